@@ -1,0 +1,140 @@
+"""`vibe` command line. Each subcommand is a thin shell over one stage; errors the user can fix are printed
+as one clear message each (exit 2), never as a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from engine.datasets import DatasetError
+from engine.plan import PlanError, summarize
+from engine.spec.problems import SpecError
+
+EXIT_OK, EXIT_FAILED_TASKS, EXIT_USAGE = 0, 1, 2
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from engine.spec.load import schema
+
+    print(json.dumps(schema(), indent=2))
+    return EXIT_OK
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from engine.spec.load import load_spec
+
+    status = EXIT_OK
+    for path in args.specs:
+        try:
+            load_spec(path)
+        except SpecError as exc:
+            for problem in exc.problems:
+                print(problem, file=sys.stderr)
+            status = EXIT_USAGE
+        else:
+            print(f"{path}: valid")
+    return status
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from engine.execute.cache import Cache
+    from engine.pipeline import default_cache_path, prepare
+
+    prepared = prepare(args.spec)
+    plan = prepared.plan
+    cached: set[str] = set()
+    cache_path = Path(args.cache) if args.cache else default_cache_path()
+    if cache_path.exists():
+        with Cache(cache_path) as cache:
+            cached = cache.known(t.id for t in plan.tasks)
+    if args.json:
+        Path(args.json).write_text(plan.to_json(), encoding="utf-8")
+    table = Table(title=f"plan for {plan.spec_name} (spec {plan.spec_hash[:12]})")
+    for col in ("stage", "endpoint", "tasks", "calls", "cached", "input tok", "output tok", "$ (max)"):
+        table.add_column(col, justify="left" if col in ("stage", "endpoint") else "right")
+    rows = summarize(plan, cached)
+    for row in rows:
+        table.add_row(row["stage"], row["endpoint"], f"{row['tasks']:,}", f"{row['calls']:,}",
+                      f"{row['cached']:,}", f"{row['input_tokens']:,}", f"{row['output_tokens']:,}",
+                      f"{row['cost']:.2f}")
+    table.add_row("total", "", f"{sum(r['tasks'] for r in rows):,}", f"{sum(r['calls'] for r in rows):,}",
+                  f"{sum(r['cached'] for r in rows):,}", f"{sum(r['input_tokens'] for r in rows):,}",
+                  f"{sum(r['output_tokens'] for r in rows):,}", f"{sum(r['cost'] for r in rows):.2f}",
+                  style="bold")
+    console = Console(width=140)
+    console.print(table)
+    if prepared.spec.skipped_judges:
+        console.print(f"optional judges left out (API key unset): {', '.join(prepared.spec.skipped_judges)}")
+    return EXIT_OK
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from engine.diff import diff_plans, spec_at_revision, to_markdown
+    from engine.pipeline import prepare
+
+    if args.git:
+        if len(args.specs) != 1:
+            raise UsageError("with --git REF give one spec: it is compared with itself at REF")
+        path = Path(args.specs[0])
+        with spec_at_revision(args.git, path) as old_path:
+            base = prepare(old_path)
+        labels = (f"{path}@{args.git}", str(path))
+        new = prepare(path)
+    else:
+        if len(args.specs) != 2:
+            raise UsageError("give BASE and NEW spec files, or one spec and --git REF")
+        base, new = prepare(args.specs[0]), prepare(args.specs[1])
+        labels = (args.specs[0], args.specs[1])
+    diff = diff_plans(base.spec.document, base.plan, new.spec.document, new.plan)
+    print(to_markdown(diff, *labels))
+    return EXIT_OK
+
+
+class UsageError(Exception):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vibe", description="Find and measure the vibes of language models.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("schema", help="print the spec's JSON Schema")
+    p.set_defaults(func=_schema)
+
+    p = sub.add_parser("validate", help="check specs; print every problem as FILE:LINE:COL: field: message")
+    p.add_argument("specs", nargs="+")
+    p.set_defaults(func=_validate)
+
+    p = sub.add_parser("plan", help="compile a spec into its run plan and show calls, tokens and cost")
+    p.add_argument("spec")
+    p.add_argument("--json", metavar="PATH", help="write the plan as JSON")
+    p.add_argument("--cache", metavar="PATH", help="cache database to count finished tasks in")
+    p.set_defaults(func=_plan)
+
+    p = sub.add_parser("diff", help="Markdown summary of what a spec change does to the plan and its cost")
+    p.add_argument("specs", nargs="+", metavar="SPEC")
+    p.add_argument("--git", metavar="REF", help="compare SPEC with its version at this git revision")
+    p.set_defaults(func=_diff)
+    return parser
+
+
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SpecError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+    except (DatasetError, PlanError, UsageError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return EXIT_USAGE

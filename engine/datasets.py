@@ -1,0 +1,206 @@
+"""Dataset stage: a spec's dataset declaration → a list of typed `Item`s.
+
+Local files (JSONL, JSON list, CSV, Parquet) are always read when present. When a declared local path is
+missing, the public copy (`urls`, or `hub` + `hub_files`) is downloaded to that path if the network allows;
+otherwise the error says exactly where the data comes from. Field mapping, joins, de-duplication, filters,
+and the seeded `limit` sample are applied in that order, so the same spec always yields the same items.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import random
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.spec.model import Dataset
+
+csv.field_size_limit(sys.maxsize)
+
+
+class DatasetError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Item:
+    """One prompt with whatever the dataset knows about it."""
+
+    id: str
+    prompt: str
+    reference: str | None = None
+    difficulty: str | None = None
+    category: str | None = None
+    image: str | None = None
+    preference: str | None = None  # a model name, "tie", or None when unlabelled
+    outputs: dict[str, str] = field(default_factory=dict)  # recorded output per model name
+
+    def content_hash(self) -> str:
+        payload = json.dumps([self.prompt, self.reference, self.image], ensure_ascii=False)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def read_rows(path: Path, fmt: str | None = None) -> list[dict[str, Any]]:
+    fmt = fmt or _format_of(path)
+    if fmt == "jsonl":
+        rows = []
+        with path.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if line.strip():
+                    try:
+                        rows.append(json.loads(line))
+                    except json.JSONDecodeError as exc:
+                        raise DatasetError(f"{path}:{n}: invalid JSON line: {exc.msg}") from None
+        return rows
+    if fmt == "json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+        if not isinstance(data, list):
+            raise DatasetError(f"{path}: expected a JSON list of records")
+        return data
+    if fmt == "csv":
+        with path.open(encoding="utf-8", newline="") as fh:
+            return list(csv.DictReader(fh))
+    if fmt == "parquet":
+        import pyarrow.parquet as pq  # optional extra: only Parquet datasets need it
+
+        return pq.read_table(path).to_pylist()
+    raise DatasetError(f"{path}: unknown format {fmt!r} (jsonl, json, csv, parquet)")
+
+
+def _format_of(path: Path) -> str:
+    suffix = path.suffix.lower().lstrip(".")
+    return {"ndjson": "jsonl"}.get(suffix, suffix)
+
+
+def _remote_sources(ds: Dataset) -> list[str]:
+    if ds.source.urls:
+        return list(ds.source.urls)
+    if ds.source.hub:
+        return [f"https://huggingface.co/datasets/{ds.source.hub}/resolve/main/{f}" for f in ds.source.hub_files]
+    return []
+
+
+def ensure_local(ds: Dataset) -> list[Path]:
+    """Every local path of the dataset, downloading the public copy of any that is missing."""
+    remote = _remote_sources(ds)
+    out = []
+    for i, path in enumerate(ds.source.paths):
+        if not path.exists():
+            url = remote[i] if i < len(remote) else None
+            if url is None:
+                raise DatasetError(f"dataset {ds.name!r}: {path} not found and no public source declared")
+            _download(url, path, ds.name)
+        out.append(path)
+    return out
+
+
+def _download(url: str, dest: Path, name: str) -> None:
+    import httpx
+
+    try:
+        with httpx.stream("GET", url, follow_redirects=True, timeout=60) as resp:
+            resp.raise_for_status()
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_suffix(dest.suffix + ".part")
+            with tmp.open("wb") as fh:
+                for chunk in resp.iter_bytes():
+                    fh.write(chunk)
+            tmp.replace(dest)
+    except (httpx.HTTPError, OSError) as exc:
+        raise DatasetError(
+            f"dataset {name!r}: {dest} is missing and downloading it failed ({exc}).\n"
+            f"  Get it with:  curl -L -o {dest} {url}\n"
+            f"  or point source.path at a local copy."
+        ) from None
+
+
+def load_items(ds: Dataset) -> list[Item]:
+    rows: list[dict[str, Any]] = []
+    for path in ensure_local(ds):
+        rows.extend(read_rows(path, ds.source.format))
+    rows = _dedupe(rows, ds.source.dedupe_on)
+    id_field = ds.fields.get("id")
+    joined = {column: _index(file, id_field, value) for column, (file, value) in ds.source.join.items()}
+    for n, row in enumerate(rows):
+        key = str(row[id_field]) if id_field else str(n)
+        for column, index in joined.items():
+            row[column] = index.get(key)
+    rows = [r for r in rows if all(_keep(r, f) for f in ds.filters)]
+    items = [_item(ds, n, row) for n, row in enumerate(rows)]
+    ids = [it.id for it in items]
+    if len(set(ids)) != len(ids):
+        raise DatasetError(f"dataset {ds.name!r}: ids are not unique; map fields.id to a unique column")
+    if ds.limit is not None and ds.limit < len(items):
+        items = sorted(random.Random(ds.seed).sample(items, ds.limit), key=lambda it: ids.index(it.id))
+    return items
+
+
+def _index(path: Path, id_field: str | None, value_field: str) -> dict[str, Any]:
+    if id_field is None:
+        raise DatasetError(f"{path}: joining files needs fields.id")
+    return {str(r[id_field]): r.get(value_field) for r in read_rows(path)}
+
+
+def _dedupe(rows: list[dict[str, Any]], keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    if not keys:
+        return rows
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for row in rows:
+        key = tuple(str(row.get(k)) for k in keys)
+        if key not in seen:
+            seen.add(key)
+            out.append(row)
+    return out
+
+
+def _keep(row: dict[str, Any], rule: dict[str, Any]) -> bool:
+    value = row.get(rule["field"])
+    if "equals" in rule and value != rule["equals"]:
+        return False
+    if "in" in rule and value not in rule["in"]:
+        return False
+    if "not_in" in rule and value in rule["not_in"]:
+        return False
+    text = "" if value is None else str(value)
+    if "min_length" in rule and len(text) < rule["min_length"]:
+        return False
+    return not ("max_length" in rule and len(text) > rule["max_length"])
+
+
+def _text(row: dict[str, Any], column: str | None) -> str | None:
+    if column is None:
+        return None
+    value = row.get(column)
+    if value is None or (isinstance(value, float) and value != value):  # NaN from CSV/Parquet
+        return None
+    return str(value)
+
+
+def _item(ds: Dataset, n: int, row: dict[str, Any]) -> Item:
+    f = ds.fields
+    prompt = _text(row, f["prompt"])
+    if prompt is None:
+        raise DatasetError(f"dataset {ds.name!r}: row {n} has no {f['prompt']!r} value")
+    preference = _text(row, f.get("preference"))
+    if preference is not None and ds.preference_values:
+        preference = ds.preference_values.get(preference)
+    elif preference == "":
+        preference = None
+    return Item(
+        id=_text(row, f.get("id")) or f"{ds.name}-{n}",
+        prompt=prompt,
+        reference=_text(row, f.get("reference")),
+        difficulty=_text(row, f.get("difficulty")),
+        category=_text(row, f.get("category")),
+        image=_text(row, f.get("image")),
+        preference=preference,
+        outputs={model: text for model, col in ds.outputs.items() if (text := _text(row, col)) is not None},
+    )

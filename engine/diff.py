@@ -1,0 +1,145 @@
+"""Spec diff for review: what a change to a spec does to its content and to its plan, as Markdown.
+
+The plan side compares task hashes, so "unchanged" means "will be served from the cache": a reviewer sees
+how many calls and dollars the change really costs, not just which lines moved.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from collections import Counter
+from contextlib import contextmanager
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.plan import STAGES, Plan
+
+SECTIONS = ("models", "judges", "datasets", "vibes", "personas", "analyses")
+
+
+@dataclass
+class SpecDiff:
+    sections: dict[str, dict[str, list[str]]]  # section -> {"added"|"removed"|"changed": [entry labels]}
+    stages: dict[str, dict[str, int]]  # stage -> {"added", "removed", "unchanged"}
+    base_cost: float
+    new_cost: float
+    added_cost: float
+    description_changed: bool
+
+
+def _entries(doc: dict[str, Any], section: str) -> dict[str, Any]:
+    value = doc.get(section) or {}
+    if section == "vibes":
+        return {v.get("name", "discover"): v for v in value}
+    return value
+
+
+def _changed_fields(a: Any, b: Any, prefix: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[str] = []
+        for key in sorted(set(a) | set(b)):
+            path = f"{prefix}.{key}" if prefix else key
+            if key not in a or key not in b:
+                out.append(path)
+            else:
+                out.extend(_changed_fields(a[key], b[key], path))
+        return out
+    return [] if a == b else [prefix or "(value)"]
+
+
+def diff_plans(base_doc: dict[str, Any], base: Plan, new_doc: dict[str, Any], new: Plan) -> SpecDiff:
+    sections: dict[str, dict[str, list[str]]] = {}
+    for section in SECTIONS:
+        old_entries, new_entries = _entries(base_doc, section), _entries(new_doc, section)
+        changes = {
+            "added": sorted(set(new_entries) - set(old_entries)),
+            "removed": sorted(set(old_entries) - set(new_entries)),
+            "changed": [f"{name} ({', '.join(fields)})" for name in sorted(set(old_entries) & set(new_entries))
+                        if (fields := _changed_fields(old_entries[name], new_entries[name]))],
+        }
+        if any(changes.values()):
+            sections[section] = changes
+    base_ids = {t.id for t in base.tasks}
+    new_ids = {t.id for t in new.tasks}
+    stages: dict[str, Counter[str]] = {}
+    for t in new.tasks:
+        stages.setdefault(t.stage, Counter())["unchanged" if t.id in base_ids else "added"] += 1
+    for t in base.tasks:
+        if t.id not in new_ids:
+            stages.setdefault(t.stage, Counter())["removed"] += 1
+    order = {s: n for n, s in enumerate(STAGES)}
+    return SpecDiff(
+        sections=sections,
+        stages={s: {k: stages[s][k] for k in ("added", "removed", "unchanged")}
+                for s in sorted(stages, key=lambda s: order.get(s, 99))},
+        base_cost=sum(t.cost for t in base.tasks) + sum(d.cost for d in base.deferred),
+        new_cost=sum(t.cost for t in new.tasks) + sum(d.cost for d in new.deferred),
+        added_cost=sum(t.cost for t in new.tasks if t.id not in base_ids),
+        description_changed=base_doc.get("description") != new_doc.get("description"),
+    )
+
+
+def to_markdown(diff: SpecDiff, base_label: str, new_label: str) -> str:
+    lines = [f"### vibe spec diff: `{base_label}` → `{new_label}`", ""]
+    if not diff.sections and not diff.description_changed:
+        lines.append("No change to models, judges, datasets, vibes, personas or analyses.")
+    for section, changes in diff.sections.items():
+        lines.append(f"**{section}**")
+        for kind in ("added", "removed", "changed"):
+            for label in changes[kind]:
+                lines.append(f"- {kind}: `{label}`")
+        lines.append("")
+    if diff.description_changed:
+        lines += ["**description** changed", ""]
+    lines += ["| stage | added | removed | unchanged (cached) |", "|---|---:|---:|---:|"]
+    for stage, counts in diff.stages.items():
+        lines.append(f"| {stage} | {counts['added']:,} | {counts['removed']:,} | {counts['unchanged']:,} |")
+    total = {k: sum(c[k] for c in diff.stages.values()) for k in ("added", "removed", "unchanged")}
+    lines.append(f"| **total** | **{total['added']:,}** | **{total['removed']:,}** | **{total['unchanged']:,}** |")
+    delta = diff.new_cost - diff.base_cost
+    lines += [
+        "",
+        f"Estimated cost (upper bound): ${diff.base_cost:,.2f} → ${diff.new_cost:,.2f} "
+        f"({'+' if delta >= 0 else '-'}${abs(delta):,.2f}); running the new tasks costs at most "
+        f"${diff.added_cost:,.2f}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+@contextmanager
+def spec_at_revision(ref: str, path: Path) -> Iterator[Path]:
+    """Materialize `path` (and the chain of specs it extends) as they were at git revision `ref`, beside
+    the current file so that relative data paths still resolve."""
+    made: list[Path] = []
+    try:
+        yield _materialize(ref, path, made)
+    finally:
+        for tmp in made:
+            tmp.unlink(missing_ok=True)
+
+
+def _materialize(ref: str, path: Path, made: list[Path]) -> Path:
+    path = path.resolve()
+    top = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=path.parent, check=True,
+                              capture_output=True, text=True).stdout.strip())
+    rel = path.relative_to(top).as_posix()
+    shown = subprocess.run(["git", "show", f"{ref}:{rel}"], cwd=top, capture_output=True, text=True)
+    if shown.returncode != 0:
+        raise FileNotFoundError(f"{rel} does not exist at git revision {ref!r}: {shown.stderr.strip()}")
+    text = shown.stdout
+    doc = yaml.safe_load(text) or {}
+    if isinstance(doc, dict) and isinstance(doc.get("extends"), str):
+        base = _materialize(ref, path.parent / doc["extends"], made)
+        doc["extends"] = base.name if base.parent == path.parent else str(base)
+        text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.stem}@", suffix=".yaml",
+                                     delete=False, encoding="utf-8") as fh:
+        fh.write(text)
+    made.append(Path(fh.name))
+    return Path(fh.name)

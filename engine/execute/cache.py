@@ -1,0 +1,105 @@
+"""Result cache: SQLite in WAL mode, keyed by a task's content hash.
+
+A result is committed the moment it arrives (one short transaction per result), so a killed run loses at
+most the calls in flight. Only successes are stored: an error must be retried next time, never replayed.
+Nothing secret goes in: requests are stored by hash only, responses hold text, usage and provider metadata
+that the providers have already stripped of headers.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    task_id TEXT PRIMARY KEY,
+    stage TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    output TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost REAL NOT NULL,
+    latency_s REAL NOT NULL,
+    meta TEXT NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one finished task produced."""
+
+    task_id: str
+    stage: str
+    endpoint: str
+    provider: str
+    output: Any  # text for calls; a JSON-able value for offline judges
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    latency_s: float = 0.0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class Cache:
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across process kills
+        self._db.execute(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Cache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def put(self, result: Result) -> None:
+        row = (result.task_id, result.stage, result.endpoint, result.provider, json.dumps(result.output),
+               result.input_tokens, result.output_tokens, result.cost, result.latency_s,
+               json.dumps(result.meta, sort_keys=True), time.time())
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?)", row)
+
+    def put_many(self, results: Iterable[Result]) -> None:
+        rows = [(r.task_id, r.stage, r.endpoint, r.provider, json.dumps(r.output), r.input_tokens,
+                 r.output_tokens, r.cost, r.latency_s, json.dumps(r.meta, sort_keys=True), time.time())
+                for r in results]
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+            self._db.execute("COMMIT")
+
+    def _select(self, columns: str, task_ids: Iterable[str]) -> list[tuple[Any, ...]]:
+        ids = list(task_ids)
+        rows: list[tuple[Any, ...]] = []
+        with self._lock:
+            for start in range(0, len(ids), 900):  # stay under SQLite's bound-parameter limit
+                chunk = ids[start:start + 900]
+                marks = ",".join("?" * len(chunk))
+                rows.extend(self._db.execute(f"SELECT {columns} FROM results WHERE task_id IN ({marks})", chunk))
+        return rows
+
+    def get_many(self, task_ids: Iterable[str]) -> dict[str, Result]:
+        return {row[0]: Result(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], row[7],
+                               row[8], json.loads(row[9]))
+                for row in self._select("*", task_ids)}
+
+    def known(self, task_ids: Iterable[str]) -> set[str]:
+        return {row[0] for row in self._select("task_id", task_ids)}

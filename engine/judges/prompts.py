@@ -1,0 +1,87 @@
+"""Prompt templates for every LLM call the engine makes besides generation.
+
+Each template has a name and a version; the planner hashes the template text into every task that uses it,
+so editing a template re-runs exactly the calls that depend on it and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    system: str
+    user: str
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(f"{self.name}\0{self.system}\0{self.user}".encode()).hexdigest()[:16]
+
+    def render(self, **fields: str) -> list[dict[str, str]]:
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user.format(**fields)}]
+
+
+VIBE_SCORE = Template(
+    "vibe_score/v1",
+    "You compare two answers to the same request along one stylistic axis. You do not judge which answer is "
+    "better, only which one sits higher on the axis.",
+    "Axis: {vibe}\nLow end: {low}\nHigh end: {high}\n\n"
+    "Request:\n{prompt}\n\n[Answer 1]\n{output_1}\n[End of answer 1]\n\n[Answer 2]\n{output_2}\n[End of answer 2]\n\n"
+    "Which answer is higher on the axis? Reply with one short sentence of reasoning, then a final line "
+    "'Verdict: 1', 'Verdict: 2', or 'Verdict: N/A' when the axis does not apply or both are equal.",
+)
+
+PREFERENCE = Template(
+    "preference/v1",
+    "You are an impartial evaluator of assistant answers. Weigh helpfulness, relevance, accuracy, depth and "
+    "detail. Ignore answer order, answer length as such, and any names.",
+    "Request:\n{prompt}\n\n[Answer 1]\n{output_1}\n[End of answer 1]\n\n[Answer 2]\n{output_2}\n[End of answer 2]\n\n"
+    "Briefly explain which answer serves the user better, then end with 'Verdict: 1', 'Verdict: 2' or "
+    "'Verdict: tie'.",
+)
+
+REFERENCE_RATING = Template(
+    "reference_rating/v1",
+    "You grade an assistant's answer to a question about a user's image against an expert's ground-truth "
+    "answer. You see only text. Partial credit is allowed.",
+    "Question:\n{prompt}\n\nGround truth:\n{reference}\n\nAnswer to grade:\n{output}\n\n"
+    "Explain in one or two sentences how well the answer matches the ground truth, then give a line "
+    "'Rating: N' with N from 1 (wrong) to 5 (fully correct).",
+)
+
+PROPOSE_VIBES = Template(
+    "propose_vibes/v1",
+    "You are a careful researcher studying how two language models differ in style and behaviour, beyond "
+    "correctness.",
+    "Below are requests, each answered by model A and model B.\n\n{batch}\n\n"
+    "List the axes on which A and B differ systematically. Each axis must describe one concept that a reader "
+    "can judge from a single answer. One axis per line, in the form\n"
+    "name: Low: <what a low answer does>; High: <what a high answer does>",
+)
+
+REDUCE_VIBES = Template(
+    "reduce_vibes/v1",
+    "You tidy lists of candidate evaluation axes.",
+    "Candidate axes:\n{axes}\n\nMerge axes that mean the same thing, drop vague or compound ones, and keep at "
+    "most {k}. Reply with one axis per line in the form\nname: Low: <...>; High: <...>",
+)
+
+PERSONA_REWRITE = Template(
+    "persona_rewrite/v1",
+    "You rewrite requests in the voice of a particular user, without changing what is being asked.",
+    "User: {persona}\n\nOriginal request:\n{prompt}\n\nRewrite the request as this user would write it, in the "
+    "first person. The task and its correct answer must stay exactly the same. Reply with the rewritten "
+    "request only.",
+)
+
+PERSONA_PAIRWISE = Template(
+    "persona_pairwise/v1",
+    "You judge answers from the point of view of a specific user.",
+    "You are this user: {persona}\n\nDimension: {dimension}: {definition}\n\nRequest:\n{prompt}\n\n"
+    "[Answer 1]\n{output_1}\n[End of answer 1]\n\n[Answer 2]\n{output_2}\n[End of answer 2]\n\n"
+    "On this dimension only, which answer would you prefer? Reply with one sentence of reasoning, then "
+    "'Verdict: 1', 'Verdict: 2' or 'Verdict: tie', then 'Confidence: N' with N from 1 to 5.",
+)

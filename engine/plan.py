@@ -1,0 +1,364 @@
+"""Plan stage: a validated `Spec` plus its loaded items → a deterministic `Plan` of every call.
+
+Each task carries the canonical form of its request and a content hash of it. That hash is the cache key:
+a task whose hash is in the cache is done, and a spec change re-runs exactly the tasks whose request
+changed. Tasks that consume other tasks' outputs (judges) name those outputs by their tasks' hashes, so a
+changed generation invalidates the judgments made of it. Estimates are upper bounds (max_tokens for
+unknown outputs, ~4 characters a token for known text) so a reviewer sees the worst case.
+
+Compiling is pure: same spec and data → byte-identical JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from engine.datasets import Item
+from engine.judges import prompts
+from engine.spec.model import Analysis, Endpoint, Judge, Spec, Vibe
+
+PLAN_VERSION = 1
+STAGES = ("generation", "preference", "discovery", "judge", "reference", "persona_rewrite", "persona_judge")
+OFFLINE_PROVIDER = "offline"
+DEFAULT_PERSONA_DIMENSIONS = {
+    "clarity": "how easy the answer is to follow for this user",
+    "tone_fit": "whether the tone and style suit this user",
+    "workflow_fit": "whether the answer fits how this user works",
+    "cognitive_load": "how much effort the answer demands of this user",
+    "context_awareness": "whether the answer respects the request's context and constraints",
+    "persona_consistency": "whether the answer suits this user's role and expertise",
+    "anthropomorphism": "how human-like and personable the answer feels",
+}
+
+
+def estimate_tokens(text: str) -> int:
+    return max(1, math.ceil(len(text) / 4))
+
+
+def content_hash(request: dict[str, Any]) -> str:
+    canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str  # content hash of `request`
+    stage: str
+    analysis: str
+    endpoint: str  # model or judge name
+    provider: str
+    item_id: str
+    request: dict[str, Any]
+    depends_on: tuple[str, ...] = ()
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+
+    @property
+    def is_call(self) -> bool:
+        """True when running the task sends a request to a model (offline and recorded tasks do not)."""
+        return self.provider not in (OFFLINE_PROVIDER, "recorded")
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """Calls whose exact requests depend on earlier results (e.g. scoring vibes not yet discovered)."""
+
+    stage: str
+    analysis: str
+    endpoint: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost: float
+    note: str
+
+
+@dataclass
+class Plan:
+    spec_name: str
+    spec_hash: str
+    tasks: list[Task] = field(default_factory=list)
+    deferred: list[Deferred] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        body = {
+            "version": PLAN_VERSION,
+            "spec_name": self.spec_name,
+            "spec_hash": self.spec_hash,
+            "tasks": [_task_json(t) for t in self.tasks],
+            "deferred": [asdict(d) for d in self.deferred],
+        }
+        return json.dumps(body, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> Plan:
+        body = json.loads(text)
+        tasks = [Task(**{**t, "depends_on": tuple(t["depends_on"])}) for t in body["tasks"]]
+        return cls(body["spec_name"], body["spec_hash"], tasks, [Deferred(**d) for d in body["deferred"]])
+
+    def by_id(self) -> dict[str, Task]:
+        return {t.id: t for t in self.tasks}
+
+
+def _task_json(task: Task) -> dict[str, Any]:
+    out = asdict(task)
+    out["cost"] = round(task.cost, 8)
+    return out
+
+
+class _Builder:
+    def __init__(self, spec: Spec, items: dict[str, list[Item]]):
+        self.spec = spec
+        self.items = items
+        self.tasks: dict[str, Task] = {}
+        self.deferred: list[Deferred] = []
+
+    def add(self, stage: str, analysis: str, endpoint_name: str, provider: str, item_id: str,
+            request: dict[str, Any], depends_on: Iterable[str] = (), input_tokens: int = 0,
+            output_tokens: int = 0, endpoint: Endpoint | None = None) -> str:
+        task_id = content_hash(request)
+        if task_id not in self.tasks:  # identical requests from two analyses run once
+            cost = endpoint.price.cost(input_tokens, output_tokens) if endpoint else 0.0
+            self.tasks[task_id] = Task(task_id, stage, analysis, endpoint_name, provider, item_id, request,
+                                       tuple(depends_on), input_tokens, output_tokens, cost)
+        return task_id
+
+    # -- generations -------------------------------------------------------------------------------
+
+    def generation(self, analysis: str, model_name: str, dataset: str, item: Item, *, sample: int = 0,
+                   prompt: str | None = None, temperature: float | None = None) -> tuple[str, int]:
+        """Plan (or reuse) one output of `model_name` for `item`; returns (task id, estimated tokens)."""
+        model = self.spec.models[model_name]
+        if model.provider == "recorded":
+            text = item.outputs.get(model_name)
+            if text is None:
+                raise PlanError(f"dataset {dataset!r} item {item.id!r} has no recorded output for {model_name!r}")
+            request = {"kind": "recorded", "dataset": dataset, "item": item.id, "model": model_name,
+                       "text_sha": hashlib.sha256(text.encode()).hexdigest()}
+            task_id = self.add("generation", analysis, model_name, "recorded", item.id, request)
+            return task_id, estimate_tokens(text)
+        messages = []
+        if model.system_prompt:
+            messages.append({"role": "system", "content": model.system_prompt})
+        content: Any = prompt if prompt is not None else item.prompt
+        if item.image:
+            content = [{"type": "image", "source": item.image}, {"type": "text", "text": content}]
+        messages.append({"role": "user", "content": content})
+        params = model.params.request_fields()
+        if temperature is not None:
+            params["temperature"] = temperature
+        request = {"kind": "chat", "endpoint": model.identity(), "messages": messages, "params": params,
+                   "sample": sample}
+        in_tokens = sum(estimate_tokens(json.dumps(m["content"])) for m in messages)
+        task_id = self.add("generation", analysis, model_name, model.provider, item.id, request,
+                           input_tokens=in_tokens, output_tokens=model.params.max_tokens, endpoint=model)
+        return task_id, model.params.max_tokens
+
+    # -- judgments ---------------------------------------------------------------------------------
+
+    def judge_pair(self, stage: str, analysis: str, judge: Judge, item: Item, template: prompts.Template,
+                   fields: dict[str, Any], outputs: tuple[str, str], out_tokens: int,
+                   extra_text: str = "") -> None:
+        """One judgment of a pair: both orders for an LLM judge, one order-free task for offline judges."""
+        base = {"kind": "judge", "judge": judge.name, "judge_kind": judge.kind, "fields": fields}
+        if judge.kind != "llm":
+            request = {**base, "config": {"metric": judge.metric, "tolerance": judge.tolerance,
+                                          "margin": judge.margin}, "outputs": list(outputs)}
+            self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id, request, outputs)
+            return
+        assert judge.endpoint is not None
+        in_tokens = estimate_tokens(template.system + template.user + item.prompt + extra_text) + out_tokens
+        params = judge.endpoint.params.request_fields()
+        for order in ("ab", "ba"):
+            shown = outputs if order == "ab" else outputs[::-1]
+            request = {**base, "endpoint": judge.endpoint.identity(), "template": template.name,
+                       "template_sha": template.digest, "params": params, "order": order,
+                       "outputs": list(shown)}
+            self.add(stage, analysis, judge.name, judge.endpoint.provider, item.id, request, outputs,
+                     input_tokens=in_tokens, output_tokens=params["max_tokens"], endpoint=judge.endpoint)
+
+    def judge_single(self, stage: str, analysis: str, judge: Judge, item: Item, output: str, out_tokens: int,
+                     repeat: int) -> None:
+        fields = {"prompt": item.prompt, "reference": item.reference}
+        base = {"kind": "rate", "judge": judge.name, "judge_kind": judge.kind, "fields": fields, "output": output}
+        if judge.kind != "llm":
+            if repeat == 0:  # offline judges are deterministic: one repeat says all
+                self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id,
+                         {**base, "config": {"metric": judge.metric}}, (output,))
+            return
+        assert judge.endpoint is not None
+        params = {**judge.endpoint.params.request_fields()}
+        template = prompts.REFERENCE_RATING
+        request = {**base, "endpoint": judge.endpoint.identity(), "template": template.name,
+                   "template_sha": template.digest, "params": params, "repeat": repeat}
+        in_tokens = estimate_tokens(template.user + item.prompt + (item.reference or "")) + out_tokens
+        self.add(stage, analysis, judge.name, judge.endpoint.provider, item.id, request, (output,),
+                 input_tokens=in_tokens, output_tokens=judge.endpoint.params.max_tokens, endpoint=judge.endpoint)
+
+    # -- analyses ----------------------------------------------------------------------------------
+
+    def vibecheck(self, a: Analysis) -> None:
+        model_a, model_b = a.models
+        items = self.items[a.dataset]
+        pairs = []
+        for item in items:
+            ga, ta = self.generation(a.name, model_a, a.dataset, item)
+            gb, tb = self.generation(a.name, model_b, a.dataset, item)
+            pairs.append((item, (ga, gb), ta + tb))
+        vibes = [v for v in self.spec.vibes if not a.options.get("vibes") or v.name in a.options["vibes"]]
+        judges = [self.spec.judges[j] for j in a.options["judges"]]
+        for vibe in vibes:
+            vibe_judges = [self.spec.judges[j] for j in vibe.judges] if vibe.judges else judges
+            fields = _vibe_fields(vibe)
+            for judge in vibe_judges:
+                for item, outputs, tokens in pairs:
+                    self.judge_pair("judge", a.name, judge, item, prompts.VIBE_SCORE,
+                                    {**fields, "prompt": item.prompt}, outputs, tokens)
+        for name in a.options.get("preference_judges", []):
+            for item, outputs, tokens in pairs:
+                if item.preference is None:
+                    self.judge_pair("preference", a.name, self.spec.judges[name], item, prompts.PREFERENCE,
+                                    {"prompt": item.prompt}, outputs, tokens)
+        if self.spec.discovery is not None:
+            self._discovery(a, pairs, judges)
+
+    def _discovery(self, a: Analysis, pairs: list[tuple[Item, tuple[str, str], int]], judges: list[Judge]) -> None:
+        d = self.spec.discovery
+        assert d is not None
+        train = math.ceil(len(pairs) * a.options.get("split", {}).get("train", 0.5))
+        scoring_calls = d.max_vibes * train * 2
+        if d.method == "llm":
+            proposer = self.spec.judges[d.proposer or ""]
+            assert proposer.endpoint is not None
+            per_batch = sum(t for _, _, t in pairs[: d.batch]) + d.batch * 200
+            calls = (math.ceil(d.pairs_per_round / d.batch) * 2 + 1) * d.iterations
+            self.deferred.append(_deferred("discovery", a.name, proposer.endpoint, calls, per_batch, 512,
+                                           "propose (both orders) and reduce vibes, per iteration"))
+        for judge in judges:
+            if judge.kind == "llm" and judge.endpoint is not None:
+                per_call = estimate_tokens(prompts.VIBE_SCORE.user) + pairs[0][2] if pairs else 0
+                self.deferred.append(_deferred("judge", a.name, judge.endpoint, scoring_calls, per_call,
+                                               judge.endpoint.params.max_tokens,
+                                               f"score up to {d.max_vibes} discovered vibes on the training split"))
+
+    def separability(self, a: Analysis) -> None:
+        samples = a.options.get("samples", 5)
+        temperature = a.options.get("temperature", 0.5)
+        for item in self.items[a.dataset]:
+            for model in a.models:
+                for s in range(samples):
+                    self.generation(a.name, model, a.dataset, item, sample=s, temperature=temperature)
+
+    def reference(self, a: Analysis) -> None:
+        judge = self.spec.judges[a.options["judge"]]
+        repeats = a.options.get("repeats", 3)
+        for item in self.items[a.dataset]:
+            for model in a.models:
+                output, tokens = self.generation(a.name, model, a.dataset, item)
+                for r in range(repeats):
+                    self.judge_single("reference", a.name, judge, item, output, tokens, r)
+
+    def personas(self, a: Analysis) -> None:
+        variants = a.options.get("variants", 2)
+        rewriter = self.spec.judges.get(a.options.get("rewriter", ""))
+        judges = [self.spec.judges[j] for j in a.options["judges"]]
+        model_a, model_b = a.models[0], a.models[1]
+        for persona_name in a.options["personas"]:
+            persona = self.spec.personas[persona_name]
+            dimensions = persona.dimensions or dict.fromkeys(DEFAULT_PERSONA_DIMENSIONS, 1)
+            for item in self.items[a.dataset]:
+                prompts_for_item = [("original", item.prompt)]
+                for v in range(variants):
+                    rewrite = _persona_rewrite(persona.description, item.prompt, v)
+                    if rewriter is not None and rewriter.endpoint is not None:
+                        request = {"kind": "rewrite", "endpoint": rewriter.endpoint.identity(),
+                                   "template": prompts.PERSONA_REWRITE.name,
+                                   "template_sha": prompts.PERSONA_REWRITE.digest, "persona": persona.description,
+                                   "prompt": item.prompt, "variant": v,
+                                   "params": rewriter.endpoint.params.request_fields()}
+                        self.add("persona_rewrite", a.name, rewriter.name, rewriter.endpoint.provider, item.id,
+                                 request, input_tokens=estimate_tokens(persona.description + item.prompt) + 80,
+                                 output_tokens=rewriter.endpoint.params.max_tokens, endpoint=rewriter.endpoint)
+                    prompts_for_item.append((f"persona{v}", rewrite))
+                for label, text in prompts_for_item:
+                    ga, ta = self.generation(a.name, model_a, a.dataset, item, prompt=text)
+                    gb, tb = self.generation(a.name, model_b, a.dataset, item, prompt=text)
+                    for dim in dimensions:
+                        fields = {"persona": persona.description, "dimension": dim,
+                                  "definition": DEFAULT_PERSONA_DIMENSIONS.get(dim, dim.replace("_", " ")),
+                                  "prompt": text, "variant": label}
+                        for judge in judges:
+                            self.judge_pair("persona_judge", a.name, judge, item, prompts.PERSONA_PAIRWISE,
+                                            fields, (ga, gb), ta + tb)
+
+
+class PlanError(Exception):
+    pass
+
+
+def _vibe_fields(vibe: Vibe) -> dict[str, Any]:
+    out: dict[str, Any] = {"vibe": vibe.name, "low": vibe.low, "high": vibe.high}
+    if vibe.metric:
+        out["metric"] = vibe.metric
+    return out
+
+
+def _persona_rewrite(description: str, prompt: str, variant: int) -> str:
+    """The offline personalization: the persona speaks before the unchanged request (a prefix rewrite, as
+    vibe-testing does for code stubs). An LLM rewriter, when declared, replaces it at run time."""
+    lead = ("About me: {d}\n\n{p}", "{p}\n\n(Context: {d})")[variant % 2]
+    return lead.format(d=description.strip(), p=prompt)
+
+
+def _deferred(stage: str, analysis: str, endpoint: Endpoint, calls: int, in_tokens: int, out_tokens: int,
+              note: str) -> Deferred:
+    return Deferred(stage, analysis, endpoint.name, calls, calls * in_tokens, calls * out_tokens,
+                    endpoint.price.cost(calls * in_tokens, calls * out_tokens), note)
+
+
+def spec_hash(spec: Spec) -> str:
+    return content_hash(spec.document)
+
+
+def compile_plan(spec: Spec, items: dict[str, list[Item]]) -> Plan:
+    """Every task of every analysis, in spec order, de-duplicated by content hash."""
+    builder = _Builder(spec, items)
+    for analysis in spec.analyses.values():
+        method = getattr(builder, analysis.method, None)
+        if method is not None:  # rankings reads outcomes the other analyses produce; it plans no calls
+            method(analysis)
+    order = {stage: n for n, stage in enumerate(STAGES)}
+    tasks = sorted(builder.tasks.values(), key=lambda t: order[t.stage])  # stable: keeps spec order within
+    return Plan(spec.name, spec_hash(spec), tasks, builder.deferred)
+
+
+def summarize(plan: Plan, cached: set[str] | frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """One row per (stage, endpoint): calls, cached, tokens and cost still to spend."""
+    rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(
+        lambda: {"tasks": 0, "calls": 0, "cached": 0, "input_tokens": 0, "output_tokens": 0, "cost": 0.0})
+    for t in plan.tasks:
+        row = rows[(t.stage, t.endpoint)]
+        row["tasks"] += 1
+        row["calls"] += int(t.is_call)
+        if t.id in cached:
+            row["cached"] += 1
+            continue
+        row["input_tokens"] += t.input_tokens
+        row["output_tokens"] += t.output_tokens
+        row["cost"] += t.cost
+    for d in plan.deferred:
+        row = rows[(d.stage + " (deferred)", d.endpoint)]
+        row["calls"] += d.calls
+        row["input_tokens"] += d.input_tokens
+        row["output_tokens"] += d.output_tokens
+        row["cost"] += d.cost
+    order = {stage: n for n, stage in enumerate(STAGES)}
+    keys = sorted(rows, key=lambda k: (order.get(k[0].split(" ")[0], 99), k[0], k[1]))
+    return [{"stage": s, "endpoint": e, **rows[(s, e)]} for s, e in keys]

@@ -1,0 +1,179 @@
+"""Spec stage: YAML file(s) → one merged, validated document → typed `Spec`.
+
+Order of checks: YAML syntax and duplicate keys (per file), `extends` resolution (cycles rejected), JSON
+Schema (every error, not the first), then semantic checks the schema cannot express (references between
+sections, files that must exist). Each problem carries the file and line of the value it is about, which
+after an `extends` merge may be the base file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from engine.spec.model import Spec, expand_path, spec_from_document
+from engine.spec.problems import Problem, SpecError
+from engine.spec.semantics import check_semantics
+from engine.spec.yaml_source import PathKey, SourceMap, dotted, load_yaml
+
+ANALYSIS_METHODS = ("vibecheck", "separability", "reference", "personas", "rankings")
+
+
+@cache
+def schema() -> dict[str, Any]:
+    return json.loads(resources.files("engine.spec").joinpath("schema.json").read_text(encoding="utf-8"))
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Load, merge, validate and type a spec; raise SpecError listing every problem."""
+    document, source = load_document(Path(path))
+    problems = validate_document(document, source, Path(path))
+    if problems:
+        raise SpecError(problems)
+    return spec_from_document(document, Path(path))
+
+
+def load_document(path: Path, _chain: tuple[Path, ...] = ()) -> tuple[dict[str, Any], SourceMap]:
+    """Read a spec and every spec it extends, deep-merged with the child winning."""
+    resolved = path.resolve()
+    data, source = load_yaml(path)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        mark = source.locate(())
+        raise SpecError([Problem(str(path), mark.line, mark.col, "", "a spec must be a mapping at the top level")])
+    base_ref = data.get("extends")
+    if base_ref is None:
+        return data, source
+    mark = source.locate(("extends",))
+    if not isinstance(base_ref, str):
+        raise SpecError([Problem(mark.file, mark.line, mark.col, "extends", "must be a path string")])
+    base_path = (path.parent / base_ref)
+    chain = (*_chain, resolved)
+    if base_path.resolve() in chain:
+        names = " -> ".join(str(p) for p in (*chain, base_path.resolve()))
+        raise SpecError([Problem(mark.file, mark.line, mark.col, "extends", f"extends cycle: {names}")])
+    if not base_path.is_file():
+        raise SpecError([Problem(mark.file, mark.line, mark.col, "extends", f"base spec not found: {base_path}")])
+    base, base_source = load_document(base_path, chain)
+    _rebase_paths(base, base_path.parent, path.parent)
+    merged_source = SourceMap()
+    merged_source.update(base_source)
+    merged_source.update(source)
+    child = {k: v for k, v in data.items() if k != "extends"}
+    return deep_merge(base, child), merged_source
+
+
+def _rebase_paths(doc: dict[str, Any], old_dir: Path, new_dir: Path) -> None:
+    """Make the base's relative file paths relative to the child's folder, so that the merged document
+    means the same files whichever folder each part came from."""
+    if old_dir.resolve() == new_dir.resolve():
+        return
+
+    def rebase(raw: str) -> str:
+        raw = expand_path(raw)
+        return raw if Path(raw).is_absolute() else os.path.relpath(old_dir / raw, new_dir)
+
+    for ds in (doc.get("datasets") or {}).values():
+        src = ds.get("source") if isinstance(ds, dict) else None
+        if not isinstance(src, dict):
+            continue
+        if isinstance(src.get("path"), str):
+            src["path"] = rebase(src["path"])
+        if isinstance(src.get("paths"), list):
+            src["paths"] = [rebase(p) if isinstance(p, str) else p for p in src["paths"]]
+        if isinstance(src.get("join"), dict):
+            for entry in src["join"].values():
+                if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                    entry["path"] = rebase(entry["path"])
+    for persona in (doc.get("personas") or {}).values():
+        if isinstance(persona, dict) and isinstance(persona.get("profile"), str):
+            persona["profile"] = rebase(persona["profile"])
+    for section in ("models", "judges"):
+        for entry in (doc.get(section) or {}).values():
+            if isinstance(entry, dict) and str(entry.get("model", "")).endswith(".gguf"):
+                entry["model"] = rebase(entry["model"])
+
+
+def deep_merge(base: Any, child: Any) -> Any:
+    """Mappings merge key by key. Lists of named entries (vibes) merge by name, so a child can add or
+    override one vibe without restating the others; any other value, lists included, is replaced."""
+    if isinstance(base, dict) and isinstance(child, dict):
+        out = dict(base)
+        for key, value in child.items():
+            out[key] = deep_merge(base[key], value) if key in base else value
+        return out
+    if isinstance(base, list) and isinstance(child, list):
+        base_keys, child_keys = [_entry_key(v) for v in base], [_entry_key(v) for v in child]
+        if None not in base_keys and None not in child_keys:
+            merged = dict(zip(base_keys, base, strict=True))
+            for key, value in zip(child_keys, child, strict=True):
+                merged[key] = deep_merge(merged[key], value) if key in merged else value
+            return list(merged.values())
+    return child
+
+
+def _entry_key(entry: Any) -> str | None:
+    if isinstance(entry, dict):
+        if isinstance(entry.get("name"), str):
+            return entry["name"]
+        if "discover" in entry:
+            return "\0discover"
+    return None
+
+
+def validate_document(document: dict[str, Any], source: SourceMap, spec_path: Path) -> list[Problem]:
+    _default_analysis_methods(document)
+    problems = [_schema_problem(err, source) for err in _schema_errors(document)]
+    if not problems:
+        problems.extend(check_semantics(document, source, spec_path))
+    return problems
+
+
+def _default_analysis_methods(document: dict[str, Any]) -> None:
+    """`analyses: {vibecheck: {...}}` may omit `method:` when its key names the method."""
+    analyses = document.get("analyses")
+    if isinstance(analyses, dict):
+        for key, body in analyses.items():
+            if isinstance(body, dict) and "method" not in body and key in ANALYSIS_METHODS:
+                body["method"] = key
+
+
+def _schema_errors(document: dict[str, Any]) -> list[jsonschema.ValidationError]:
+    validator = jsonschema.Draft202012Validator(schema())
+    leaves: list[jsonschema.ValidationError] = []
+
+    def collect(err: jsonschema.ValidationError) -> None:
+        # if/then and oneOf wrap the useful errors; report the most specific ones.
+        if err.context and err.validator in ("oneOf", "anyOf"):
+            best = jsonschema.exceptions.best_match(err.context)
+            collect(best)
+        else:
+            leaves.append(err)
+
+    for err in validator.iter_errors(document):
+        collect(err)
+    return leaves
+
+
+def _schema_problem(err: jsonschema.ValidationError, source: SourceMap) -> Problem:
+    path: PathKey = tuple(err.absolute_path)
+    message = err.message
+    if err.validator == "additionalProperties":
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        if extra:
+            path = (*path, extra[0])
+            allowed = ", ".join(sorted(err.schema.get("properties", {})))
+            message = f"unknown field {extra[0]!r} (allowed: {allowed})"
+    elif err.validator == "required":
+        message = err.message.replace("is a required property", "is required")
+    elif err.validator == "propertyNames":
+        message = f"invalid name: {err.message}"
+    mark = source.locate(path)
+    return Problem(mark.file, mark.line, mark.col, dotted(path), message)

@@ -1,0 +1,284 @@
+"""Typed view of a validated spec: the data contract between the spec stage and the planner.
+
+Only validated documents reach `spec_from_document`, so these constructors fill defaults but do not check.
+Relative file paths are resolved against the spec's folder here, once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Params:
+    temperature: float = 0.0
+    top_p: float | None = None
+    max_tokens: int = 512
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+
+    def request_fields(self) -> dict[str, Any]:
+        """Only what is set, so that adding a default later does not change every content hash."""
+        out: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.top_p is not None:
+            out["top_p"] = self.top_p
+        if self.seed is not None:
+            out["seed"] = self.seed
+        if self.stop:
+            out["stop"] = list(self.stop)
+        return out
+
+
+@dataclass(frozen=True)
+class Price:
+    input: float = 0.0  # $ per million input tokens
+    output: float = 0.0
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input + output_tokens * self.output) / 1e6
+
+
+@dataclass(frozen=True)
+class Limits:
+    concurrency: int = 8
+    rpm: float | None = None
+    tpm: float | None = None
+    timeout_s: float = 120.0
+    max_retries: int = 5
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A callable model: what a provider needs to send one request. Shared by models and LLM judges."""
+
+    name: str
+    provider: str
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    system_prompt: str | None = None
+    params: Params = Params()
+    price: Price = Price()
+    limits: Limits = Limits()
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that change what the endpoint answers; the cache key is built from these."""
+        out: dict[str, Any] = {"provider": self.provider, "model": self.model}
+        if self.base_url:
+            out["base_url"] = self.base_url
+        return out
+
+
+@dataclass(frozen=True)
+class Judge:
+    name: str
+    kind: str  # llm | metric | embedding
+    endpoint: Endpoint | None = None
+    metric: str = "auto"
+    tolerance: float = 0.05
+    margin: float = 0.02
+
+
+@dataclass(frozen=True)
+class DatasetSource:
+    paths: tuple[Path, ...] = ()
+    format: str | None = None
+    urls: tuple[str, ...] = ()
+    hub: str | None = None
+    hub_files: tuple[str, ...] = ()
+    dedupe_on: tuple[str, ...] = ()
+    join: dict[str, tuple[Path, str]] = field(default_factory=dict)  # column -> (file, field)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    source: DatasetSource
+    fields: dict[str, str]
+    outputs: dict[str, str]  # model name -> column
+    preference_values: dict[str, str]
+    filters: tuple[dict[str, Any], ...] = ()
+    limit: int | None = None
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Vibe:
+    name: str
+    low: str
+    high: str
+    metric: str | None = None
+    judges: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Discovery:
+    method: str = "statistical"
+    proposer: str | None = None
+    max_vibes: int = 10
+    pairs_per_round: int = 20
+    batch: int = 5
+    iterations: int = 3
+    kappa_min: float = 0.2
+    separability_min: float = 0.05
+
+
+@dataclass(frozen=True)
+class Persona:
+    name: str
+    description: str
+    dimensions: dict[str, int] = field(default_factory=dict)
+    asks_for: str | None = None
+    profile: Path | None = None
+    derive_with: str | None = None
+
+
+@dataclass(frozen=True)
+class Analysis:
+    name: str
+    method: str
+    dataset: str
+    models: tuple[str, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    path: Path
+    description: str
+    models: dict[str, Endpoint]
+    judges: dict[str, Judge]
+    datasets: dict[str, Dataset]
+    vibes: tuple[Vibe, ...]
+    discovery: Discovery | None
+    personas: dict[str, Persona]
+    analyses: dict[str, Analysis]
+    report: dict[str, Any]
+    document: dict[str, Any]  # the merged, validated document (for hashing and diffs)
+    skipped_judges: tuple[str, ...] = ()  # optional judges left out because their API key is unset
+
+
+JUDGE_MAX_TOKENS = 256  # a verdict with a sentence of reasoning; generations default to Params.max_tokens
+
+
+def _endpoint(name: str, raw: dict[str, Any], default_max_tokens: int | None = None) -> Endpoint:
+    params = dict(raw.get("params", {}))
+    if default_max_tokens is not None:
+        params.setdefault("max_tokens", default_max_tokens)
+    return Endpoint(
+        name=name,
+        provider=raw["provider"],
+        model=raw.get("model", name),
+        base_url=raw.get("base_url"),
+        api_key_env=raw.get("api_key_env"),
+        system_prompt=raw.get("system_prompt"),
+        params=Params(**{**params, "stop": tuple(params.get("stop", ()))}),
+        price=Price(**raw.get("price", {})),
+        limits=Limits(**raw.get("limits", {})),
+    )
+
+
+_VAR = re.compile(r"\$\{([A-Z_][A-Z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_path(raw: str) -> str:
+    """Expand `${NAME}` and `${NAME:-default}` in a data path, so one spec finds its data on every machine
+    (`VIBE_DATA=/mnt/data vibe run ...`) while the spec text, and so its hash, stays the same."""
+    return _VAR.sub(lambda m: os.environ.get(m.group(1)) or (m.group(2) or ""), raw)
+
+
+def resolve_path(base: Path, raw: str) -> Path:
+    path = Path(expand_path(raw))
+    return path if path.is_absolute() else (base / path)
+
+
+def _dataset(name: str, raw: dict[str, Any], base: Path) -> Dataset:
+    src = raw["source"]
+    paths = [src["path"]] if "path" in src else list(src.get("paths", []))
+    fields = {k: v for k, v in raw["fields"].items() if k != "outputs"}
+    return Dataset(
+        name=name,
+        source=DatasetSource(
+            paths=tuple(resolve_path(base, p) for p in paths),
+            format=src.get("format"),
+            urls=tuple(src.get("urls", ())),
+            hub=src.get("hub"),
+            hub_files=tuple(src.get("hub_files", ())),
+            dedupe_on=tuple(src.get("dedupe_on", ())),
+            join={k: (resolve_path(base, v["path"]), v["field"]) for k, v in src.get("join", {}).items()},
+        ),
+        fields=fields,
+        outputs=dict(raw["fields"].get("outputs", {})),
+        preference_values=dict(raw.get("preference_values", {})),
+        filters=tuple(raw.get("filters", ())),
+        limit=raw.get("limit"),
+        seed=raw.get("seed", 0),
+    )
+
+
+def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
+    base = path.parent
+    judges: dict[str, Judge] = {}
+    skipped = {name for name, raw in (doc.get("judges") or {}).items()
+               if raw.get("optional") and not os.environ.get(raw["api_key_env"])}
+    for name, raw in (doc.get("judges") or {}).items():
+        if name in skipped:
+            continue
+        judges[name] = Judge(
+            name=name,
+            kind=raw["kind"],
+            endpoint=_endpoint(name, raw, JUDGE_MAX_TOKENS) if raw["kind"] == "llm" else None,
+            metric=raw.get("metric", "auto"),
+            tolerance=raw.get("tolerance", 0.05),
+            margin=raw.get("margin", 0.02),
+        )
+    vibes: list[Vibe] = []
+    discovery: Discovery | None = None
+    for raw in doc.get("vibes") or []:
+        if "discover" in raw:
+            discovery = Discovery(**raw["discover"])
+        else:
+            vibe_judges = tuple(j for j in raw.get("judges", ()) if j not in skipped)
+            vibes.append(Vibe(raw["name"], raw["low"], raw["high"], raw.get("metric"), vibe_judges))
+    personas = {
+        name: Persona(
+            name=name,
+            description=raw["description"],
+            dimensions=dict(raw.get("dimensions", {})),
+            asks_for=raw.get("asks_for"),
+            profile=resolve_path(base, raw["profile"]) if "profile" in raw else None,
+            derive_with=raw.get("derive_with"),
+        )
+        for name, raw in (doc.get("personas") or {}).items()
+    }
+    analyses = {
+        name: Analysis(
+            name=name,
+            method=raw["method"],
+            dataset=raw["dataset"],
+            models=tuple(raw.get("models", ())),
+            options={k: ([j for j in v if j not in skipped] if k in ("judges", "preference_judges") else v)
+                     for k, v in raw.items() if k not in ("method", "dataset", "models", "description")},
+        )
+        for name, raw in (doc.get("analyses") or {}).items()
+    }
+    return Spec(
+        name=doc["name"],
+        path=path,
+        description=doc.get("description", ""),
+        models={name: _endpoint(name, raw) for name, raw in (doc.get("models") or {}).items()},
+        judges=judges,
+        datasets={name: _dataset(name, raw, base) for name, raw in (doc.get("datasets") or {}).items()},
+        vibes=tuple(vibes),
+        discovery=discovery,
+        personas=personas,
+        analyses=analyses,
+        report=dict(doc.get("report") or {}),
+        document=doc,
+        skipped_judges=tuple(sorted(skipped)),
+    )

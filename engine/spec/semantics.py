@@ -1,0 +1,220 @@
+"""Checks the JSON Schema cannot express: names that must refer to declared entries, files that must exist,
+and combinations of settings that only make sense together."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from engine.judges.metrics import METRICS
+from engine.spec.model import resolve_path
+from engine.spec.problems import Problem
+from engine.spec.yaml_source import PathKey, SourceMap, dotted
+
+BUNDLED_LOCAL_MODELS = ("smollm2-135m-instruct",)
+
+
+class _Checker:
+    def __init__(self, document: dict[str, Any], source: SourceMap, spec_path: Path):
+        self.doc = document
+        self.source = source
+        self.spec_dir = spec_path.parent
+        self.problems: list[Problem] = []
+
+    def report(self, path: PathKey, message: str) -> None:
+        mark = self.source.locate(path)
+        self.problems.append(Problem(mark.file, mark.line, mark.col, dotted(path), message))
+
+    def section(self, key: str) -> dict[str, Any]:
+        return self.doc.get(key) or {}
+
+    def must_exist(self, path: PathKey, name: str, section: str) -> bool:
+        if name in self.section(section):
+            return True
+        declared = ", ".join(sorted(self.section(section))) or "none declared"
+        self.report(path, f"unknown {section[:-1]} {name!r} (declared: {declared})")
+        return False
+
+    def each_ref(self, path: PathKey, names: Iterable[str], section: str) -> None:
+        for i, name in enumerate(names):
+            self.must_exist((*path, i), name, section)
+
+    def file_path(self, path: PathKey, raw: str) -> Path:
+        """Paths are relative to the spec file (a base spec's paths were rebased when merged)."""
+        return resolve_path(self.spec_dir, raw)
+
+
+def check_semantics(document: dict[str, Any], source: SourceMap, spec_path: Path) -> list[Problem]:
+    checker = _Checker(document, source, spec_path)
+    _check_models(checker)
+    _check_judges(checker)
+    _check_datasets(checker)
+    _check_vibes(checker)
+    _check_personas(checker)
+    _check_analyses(checker)
+    return checker.problems
+
+
+def _check_endpoint(c: _Checker, path: PathKey, entry: dict[str, Any]) -> None:
+    provider = entry.get("provider")
+    if provider == "local":
+        model = entry["model"]
+        if model not in BUNDLED_LOCAL_MODELS:
+            gguf = c.file_path((*path, "model"), model)
+            if not gguf.is_file():
+                c.report((*path, "model"), f"local model {model!r} is neither bundled "
+                         f"({', '.join(BUNDLED_LOCAL_MODELS)}) nor an existing GGUF file")
+    if provider in ("openai", "anthropic") and "base_url" in entry:
+        c.report((*path, "base_url"), f"base_url belongs to provider 'openai-compatible', not {provider!r}")
+    if provider in ("local", "recorded") and "api_key_env" in entry:
+        c.report((*path, "api_key_env"), f"provider {provider!r} takes no API key")
+    if provider == "recorded" and ("params" in entry or "price" in entry):
+        c.report((*path,), "a recorded model makes no calls: params and price do not apply")
+
+
+def _check_models(c: _Checker) -> None:
+    for name, model in c.section("models").items():
+        _check_endpoint(c, ("models", name), model)
+
+
+def _check_judges(c: _Checker) -> None:
+    for name, judge in c.section("judges").items():
+        path = ("judges", name)
+        if judge["kind"] == "llm":
+            _check_endpoint(c, path, judge)
+            if judge.get("provider") == "recorded":
+                c.report((*path, "provider"), "an LLM judge needs a provider that can be called, not 'recorded'")
+        elif judge["kind"] == "embedding" and judge.get("provider") not in (None, "local"):
+            c.report((*path, "provider"), "embedding judges run locally; leave provider out")
+        metric = judge.get("metric", "auto")
+        if judge["kind"] == "metric" and metric != "auto" and metric not in METRICS:
+            c.report((*path, "metric"), f"unknown metric {metric!r} (known: auto, {', '.join(sorted(METRICS))})")
+        if judge.get("optional") and "api_key_env" not in judge:
+            c.report((*path, "optional"), "optional judges are skipped when api_key_env is unset; give api_key_env")
+
+
+def _check_datasets(c: _Checker) -> None:
+    for name, ds in c.section("datasets").items():
+        path = ("datasets", name)
+        src = ds["source"]
+        raw_paths = [src["path"]] if "path" in src else list(src.get("paths", []))
+        remote = "urls" in src or "hub" in src
+        if not raw_paths:
+            c.report((*path, "source"), "give a local 'path' or 'paths' (where the data is, or is cached to)")
+        if "urls" in src and len(src["urls"]) != len(raw_paths):
+            c.report((*path, "source", "urls"), f"{len(src['urls'])} urls for {len(raw_paths)} local paths")
+        if "hub" in src and len(src.get("hub_files", [])) != len(raw_paths):
+            c.report((*path, "source", "hub"), "hub needs hub_files, one per local path")
+        for i, raw in enumerate(raw_paths):
+            key = (*path, "source", "path") if "path" in src else (*path, "source", "paths", i)
+            if not remote and not c.file_path(key, raw).exists():
+                c.report(key, f"file not found: {c.file_path(key, raw)}")
+        for column, entry in src.get("join", {}).items():
+            key = (*path, "source", "join", column, "path")
+            if not c.file_path(key, entry["path"]).is_file():
+                c.report(key, f"file not found: {c.file_path(key, entry['path'])}")
+        for model in ds["fields"].get("outputs", {}):
+            c.must_exist((*path, "fields", "outputs", model), model, "models")
+        for raw, model in ds.get("preference_values", {}).items():
+            if model != "tie":
+                c.must_exist((*path, "preference_values", raw), model, "models")
+        if "preference_values" in ds and "preference" not in ds["fields"]:
+            c.report((*path, "preference_values"), "preference_values needs fields.preference")
+
+
+def _check_vibes(c: _Checker) -> None:
+    seen: dict[str, int] = {}
+    discover_blocks = 0
+    for i, vibe in enumerate(c.doc.get("vibes") or []):
+        path = ("vibes", i)
+        if "discover" in vibe:
+            discover_blocks += 1
+            if discover_blocks > 1:
+                c.report(path, "only one discover block per spec")
+            block = vibe["discover"]
+            method = block.get("method", "statistical")
+            if method == "llm":
+                if "proposer" not in block:
+                    c.report((*path, "discover"), "LLM discovery needs a 'proposer' judge")
+                elif c.must_exist((*path, "discover", "proposer"), block["proposer"], "judges"):
+                    if c.section("judges")[block["proposer"]]["kind"] != "llm":
+                        c.report((*path, "discover", "proposer"), "the proposer must be an 'llm' judge")
+            elif "proposer" in block:
+                c.report((*path, "discover", "proposer"), "statistical discovery takes no proposer")
+            continue
+        name = vibe["name"]
+        if "metric" in vibe and vibe["metric"] not in METRICS:
+            c.report((*path, "metric"), f"unknown metric {vibe['metric']!r} (known: {', '.join(sorted(METRICS))})")
+        if name in seen:
+            c.report((*path, "name"), f"duplicate vibe {name!r} (also vibes[{seen[name]}])")
+        seen[name] = i
+        c.each_ref((*path, "judges"), vibe.get("judges", []), "judges")
+
+
+def _check_personas(c: _Checker) -> None:
+    for name, persona in c.section("personas").items():
+        path = ("personas", name)
+        if "profile" in persona and not c.file_path((*path, "profile"), persona["profile"]).is_file():
+            c.report((*path, "profile"), f"profile not found: {c.file_path((*path, 'profile'), persona['profile'])}")
+        if "derive_with" in persona:
+            c.must_exist((*path, "derive_with"), persona["derive_with"], "judges")
+        if not any(k in persona for k in ("profile", "dimensions", "derive_with")):
+            c.report(path, "give 'dimensions' (weights), a 'profile' file, or 'derive_with' an LLM judge")
+
+
+def _check_analyses(c: _Checker) -> None:
+    vibes = c.doc.get("vibes") or []
+    vibe_names = {v["name"] for v in vibes if "name" in v}
+    for name, analysis in c.section("analyses").items():
+        path = ("analyses", name)
+        method = analysis.get("method")
+        if method is None:
+            c.report(path, "missing 'method' (vibecheck, separability, reference, personas, rankings)")
+            continue
+        dataset_ok = c.must_exist((*path, "dataset"), analysis["dataset"], "datasets")
+        models = analysis.get("models", [])
+        c.each_ref((*path, "models"), models, "models")
+        for key in ("judges", "preference_judges"):
+            c.each_ref((*path, key), analysis.get(key, []), "judges")
+        for key in ("judge", "rewriter"):
+            if key in analysis:
+                c.must_exist((*path, key), analysis[key], "judges")
+        if method == "vibecheck":
+            if len(models) != 2:
+                c.report((*path, "models"), f"vibecheck compares exactly 2 models, got {len(models)}")
+            if not vibes:
+                c.report(path, "vibecheck needs vibes: declare some under 'vibes' or add a discover block")
+            for i, vibe in enumerate(analysis.get("vibes", [])):
+                if vibe not in vibe_names:
+                    c.report((*path, "vibes", i), f"unknown vibe {vibe!r}")
+        for i, judge_name in enumerate(analysis.get("judges", [])):
+            judge = c.section("judges").get(judge_name, {})
+            if judge.get("kind") == "metric" and judge.get("metric", "auto") == "auto":
+                for vibe in vibes:
+                    if "name" in vibe and "metric" not in vibe and not vibe.get("judges"):
+                        c.report((*path, "judges", i), f"metric judge {judge_name!r} has metric 'auto' but vibe "
+                                 f"{vibe['name']!r} names no metric; give the vibe a 'metric' or the judge one")
+        if method == "separability":
+            if len(models) < 2:
+                c.report((*path, "models"), "separability needs at least 2 models")
+            for i, model in enumerate(models):
+                if c.section("models").get(model, {}).get("provider") == "recorded":
+                    c.report((*path, "models", i), "separability samples K generations; a recorded model cannot")
+        if method == "personas":
+            c.each_ref((*path, "personas"), analysis["personas"], "personas")
+        if dataset_ok:
+            _check_recorded_outputs(c, path, analysis)
+
+
+def _check_recorded_outputs(c: _Checker, path: PathKey, analysis: dict[str, Any]) -> None:
+    dataset = c.section("datasets")[analysis["dataset"]]
+    outputs = dataset["fields"].get("outputs", {})
+    for i, model in enumerate(analysis.get("models", [])):
+        entry = c.section("models").get(model)
+        if entry and entry["provider"] == "recorded" and model not in outputs:
+            c.report((*path, "models", i),
+                     f"model {model!r} is recorded but dataset {analysis['dataset']!r} maps no output column to it "
+                     "(fields.outputs)")
+    if analysis["method"] == "reference" and "reference" not in dataset["fields"]:
+        c.report((*path, "dataset"), f"reference judging needs fields.reference in dataset {analysis['dataset']!r}")

@@ -1,0 +1,149 @@
+"""Safe YAML loading that remembers where every value came from.
+
+PyYAML's safe loader already refuses object tags; on top of it this module
+- rejects duplicate mapping keys (PyYAML silently keeps the last one, which hides typos in reviews),
+- refuses alias bombs by bounding the number of nodes an expansion may visit,
+- records the file, line and column of every value and key, keyed by its path in the document,
+so that later checks can point at the exact place in the exact file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.spec.problems import Problem, SpecError
+
+MAX_NODES = 200_000  # a real spec has a few thousand; "billion laughs" needs far more
+
+PathKey = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Mark:
+    file: str
+    line: int
+    col: int
+
+
+@dataclass
+class SourceMap:
+    """Where each value (and each mapping key) of a loaded document lives."""
+
+    values: dict[PathKey, Mark] = field(default_factory=dict)
+    keys: dict[PathKey, Mark] = field(default_factory=dict)
+
+    def locate(self, path: PathKey) -> Mark:
+        """The key's position if the path names a mapping entry, else the value's; else the nearest parent."""
+        probe = tuple(path)
+        while True:
+            if probe in self.keys:
+                return self.keys[probe]
+            if probe in self.values:
+                return self.values[probe]
+            if not probe:
+                return Mark("<unknown>", 1, 1)
+            probe = probe[:-1]
+
+    def update(self, other: SourceMap) -> None:
+        self.values.update(other.values)
+        self.keys.update(other.keys)
+
+
+def dotted(path: PathKey) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe loader; a distinct class so that nothing we do leaks into yaml.SafeLoader."""
+
+
+def load_yaml(path: Path) -> tuple[Any, SourceMap]:
+    """Load one YAML file into plain Python values plus its source map; raise SpecError on any problem."""
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError([Problem(name, 1, 1, "", "file not found")]) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError([Problem(name, 1, 1, "", f"not UTF-8 text: {exc.reason}")]) from None
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise SpecError([Problem(name, line, col, "", f"YAML syntax: {exc.problem or exc}")]) from None
+    finally:
+        loader.dispose()
+    if node is None:
+        return None, SourceMap()
+    builder = _Builder(name, loader)
+    data = builder.build(node, ())
+    if builder.problems:
+        raise SpecError(builder.problems)
+    return data, builder.source
+
+
+class _Builder:
+    def __init__(self, file: str, loader: _Loader):
+        self.file = file
+        self.loader = loader
+        self.source = SourceMap()
+        self.problems: list[Problem] = []
+        self.visited = 0
+
+    def _mark(self, node: yaml.Node) -> Mark:
+        return Mark(self.file, node.start_mark.line + 1, node.start_mark.column + 1)
+
+    def _problem(self, node: yaml.Node, path: PathKey, message: str) -> None:
+        mark = self._mark(node)
+        self.problems.append(Problem(self.file, mark.line, mark.col, dotted(path), message))
+
+    def build(self, node: yaml.Node, path: PathKey) -> Any:
+        self.visited += 1
+        if self.visited > MAX_NODES:
+            mark = self._mark(node)
+            raise SpecError([Problem(self.file, mark.line, mark.col, dotted(path),
+                                     f"document expands to more than {MAX_NODES} nodes (alias bomb?)")])
+        self.source.values[path] = self._mark(node)
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(child, (*path, i)) for i, child in enumerate(node.value)]
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except yaml.constructor.ConstructorError as exc:
+            self._problem(node, path, f"unsupported YAML value: {exc.problem}")
+            return None
+
+    def _mapping(self, node: yaml.MappingNode, path: PathKey) -> dict[str, Any]:
+        explicit = {id(key) for key, _ in node.value if key.tag != "tag:yaml.org,2002:merge"}
+        try:
+            self.loader.flatten_mapping(node)  # resolves "<<" merge keys; merged entries come first
+        except yaml.constructor.ConstructorError as exc:
+            self._problem(node, path, f"bad merge key: {exc.problem}")
+            return {}
+        out: dict[str, Any] = {}
+        explicit_seen: set[str] = set()
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                self._problem(key_node, path, "mapping keys must be plain strings")
+                continue
+            key = str(self.loader.construct_object(key_node))
+            child = (*path, key)
+            if id(key_node) in explicit:
+                if key in explicit_seen:
+                    first = self.source.keys[child]
+                    self._problem(key_node, child, f"duplicate key {key!r} (first defined at line {first.line})")
+                    continue
+                explicit_seen.add(key)
+            self.source.keys[child] = self._mark(key_node)
+            out[key] = self.build(value_node, child)
+        return out
