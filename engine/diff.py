@@ -9,8 +9,8 @@ from __future__ import annotations
 import subprocess
 import tempfile
 from collections import Counter
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any

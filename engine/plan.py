@@ -80,12 +80,23 @@ class Deferred:
     note: str
 
 
+@dataclass(frozen=True)
+class Binding:
+    """Which generation tasks hold an analysis's outputs for one item (and variant). Identical requests
+    share one task, so items are tied to outputs here rather than through `Task.item_id`."""
+
+    item: str
+    variant: str
+    outputs: dict[str, list[str]]  # model name -> generation task ids (K of them for separability)
+
+
 @dataclass
 class Plan:
     spec_name: str
     spec_hash: str
     tasks: list[Task] = field(default_factory=list)
     deferred: list[Deferred] = field(default_factory=list)
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)  # analysis name -> bindings
 
     def to_json(self) -> str:
         body = {
@@ -94,6 +105,7 @@ class Plan:
             "spec_hash": self.spec_hash,
             "tasks": [_task_json(t) for t in self.tasks],
             "deferred": [asdict(d) for d in self.deferred],
+            "bindings": {name: [asdict(b) for b in bs] for name, bs in self.bindings.items()},
         }
         return json.dumps(body, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
@@ -101,7 +113,8 @@ class Plan:
     def from_json(cls, text: str) -> Plan:
         body = json.loads(text)
         tasks = [Task(**{**t, "depends_on": tuple(t["depends_on"])}) for t in body["tasks"]]
-        return cls(body["spec_name"], body["spec_hash"], tasks, [Deferred(**d) for d in body["deferred"]])
+        bindings = {name: [Binding(**b) for b in bs] for name, bs in body["bindings"].items()}
+        return cls(body["spec_name"], body["spec_hash"], tasks, [Deferred(**d) for d in body["deferred"]], bindings)
 
     def by_id(self) -> dict[str, Task]:
         return {t.id: t for t in self.tasks}
@@ -119,6 +132,10 @@ class _Builder:
         self.items = items
         self.tasks: dict[str, Task] = {}
         self.deferred: list[Deferred] = []
+        self.bindings: dict[str, list[Binding]] = defaultdict(list)
+
+    def bind(self, analysis: str, item: Item, outputs: dict[str, list[str]], variant: str = "original") -> None:
+        self.bindings[analysis].append(Binding(item.id, variant, outputs))
 
     def add(self, stage: str, analysis: str, endpoint_name: str, provider: str, item_id: str,
             request: dict[str, Any], depends_on: Iterable[str] = (), input_tokens: int = 0,
@@ -211,6 +228,7 @@ class _Builder:
         for item in items:
             ga, ta = self.generation(a.name, model_a, a.dataset, item)
             gb, tb = self.generation(a.name, model_b, a.dataset, item)
+            self.bind(a.name, item, {model_a: [ga], model_b: [gb]})
             pairs.append((item, (ga, gb), ta + tb))
         vibes = [v for v in self.spec.vibes if not a.options.get("vibes") or v.name in a.options["vibes"]]
         judges = [self.spec.judges[j] for j in a.options["judges"]]
@@ -252,18 +270,22 @@ class _Builder:
         samples = a.options.get("samples", 5)
         temperature = a.options.get("temperature", 0.5)
         for item in self.items[a.dataset]:
-            for model in a.models:
-                for s in range(samples):
-                    self.generation(a.name, model, a.dataset, item, sample=s, temperature=temperature)
+            self.bind(a.name, item, {
+                model: [self.generation(a.name, model, a.dataset, item, sample=s, temperature=temperature)[0]
+                        for s in range(samples)]
+                for model in a.models})
 
     def reference(self, a: Analysis) -> None:
         judge = self.spec.judges[a.options["judge"]]
         repeats = a.options.get("repeats", 3)
         for item in self.items[a.dataset]:
+            outputs = {}
             for model in a.models:
                 output, tokens = self.generation(a.name, model, a.dataset, item)
+                outputs[model] = [output]
                 for r in range(repeats):
                     self.judge_single("reference", a.name, judge, item, output, tokens, r)
+            self.bind(a.name, item, outputs)
 
     def personas(self, a: Analysis) -> None:
         variants = a.options.get("variants", 2)
@@ -290,6 +312,7 @@ class _Builder:
                 for label, text in prompts_for_item:
                     ga, ta = self.generation(a.name, model_a, a.dataset, item, prompt=text)
                     gb, tb = self.generation(a.name, model_b, a.dataset, item, prompt=text)
+                    self.bind(a.name, item, {model_a: [ga], model_b: [gb]}, variant=f"{persona_name}/{label}")
                     for dim in dimensions:
                         fields = {"persona": persona.description, "dimension": dim,
                                   "definition": DEFAULT_PERSONA_DIMENSIONS.get(dim, dim.replace("_", " ")),
@@ -336,7 +359,7 @@ def compile_plan(spec: Spec, items: dict[str, list[Item]]) -> Plan:
             method(analysis)
     order = {stage: n for n, stage in enumerate(STAGES)}
     tasks = sorted(builder.tasks.values(), key=lambda t: order[t.stage])  # stable: keeps spec order within
-    return Plan(spec.name, spec_hash(spec), tasks, builder.deferred)
+    return Plan(spec.name, spec_hash(spec), tasks, builder.deferred, dict(builder.bindings))
 
 
 def summarize(plan: Plan, cached: set[str] | frozenset[str] = frozenset()) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ HEADING_LINE = re.compile(r"^\s*(?:#{1,6}\s+\S|[^\n]{1,60}:\s*$)", re.M)
 BOLD = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")
 CODE_BLOCK = re.compile(r"```")
 INLINE_CODE = re.compile(r"`[^`\n]+`")
-EMOJI = re.compile("[\U0001F300-\U0001FAFF\U00002600-\U000027BF\U0001F000-\U0001F2FF]")
+EMOJI = re.compile("[\U0001f300-\U0001faff\U00002600-\U000027bf\U0001f000-\U0001f2ff]")
 VOWEL_GROUPS = re.compile(r"[aeiouy]+")
 
 HEDGES = frozenset("""might may perhaps possibly probably likely unlikely seems appear appears suggest suggests
@@ -70,8 +70,10 @@ METRICS: dict[str, tuple[Callable[[str], float], str]] = {
     "list_density": (lambda t: len(LIST_LINE.findall(t)) / _lines(t), "more of the answer in bullet or numbered lists"),
     "heading_density": (lambda t: len(HEADING_LINE.findall(t)) / _lines(t), "more headings and section labels"),
     "bold_density": (lambda t: _per_100_words(len(BOLD.findall(t)), t), "more bold emphasis"),
-    "code_blocks": (lambda t: CODE_BLOCK.findall(t).__len__() / 2 + 0.25 * len(INLINE_CODE.findall(t)),
-                    "more code blocks and inline code"),
+    "code_blocks": (
+        lambda t: CODE_BLOCK.findall(t).__len__() / 2 + 0.25 * len(INLINE_CODE.findall(t)),
+        "more code blocks and inline code",
+    ),
     "emoji": (lambda t: _per_100_words(len(EMOJI.findall(t)), t), "more emoji"),
     "exclamations": (lambda t: _per_100_words(t.count("!"), t), "more exclamation marks"),
     "questions_to_user": (lambda t: _per_100_words(t.count("?"), t), "more questions put back to the user"),

@@ -51,7 +51,7 @@ def load_document(path: Path, _chain: tuple[Path, ...] = ()) -> tuple[dict[str, 
     base_ref = data.get("extends")
     if base_ref is None:
         return data, source
-    mark = source.locate(("extends",))
+    mark = source.locate_key(("extends",))
     if not isinstance(base_ref, str):
         raise SpecError([Problem(mark.file, mark.line, mark.col, "extends", "must be a path string")])
     base_path = (path.parent / base_ref)
@@ -171,6 +171,8 @@ def _schema_problem(err: jsonschema.ValidationError, source: SourceMap) -> Probl
             path = (*path, extra[0])
             allowed = ", ".join(sorted(err.schema.get("properties", {})))
             message = f"unknown field {extra[0]!r} (allowed: {allowed})"
+            mark = source.locate_key(path)
+            return Problem(mark.file, mark.line, mark.col, dotted(path), message)
     elif err.validator == "required":
         message = err.message.replace("is a required property", "is required")
     elif err.validator == "propertyNames":

@@ -137,9 +137,9 @@ def _check_vibes(c: _Checker) -> None:
             if method == "llm":
                 if "proposer" not in block:
                     c.report((*path, "discover"), "LLM discovery needs a 'proposer' judge")
-                elif c.must_exist((*path, "discover", "proposer"), block["proposer"], "judges"):
-                    if c.section("judges")[block["proposer"]]["kind"] != "llm":
-                        c.report((*path, "discover", "proposer"), "the proposer must be an 'llm' judge")
+                elif (c.must_exist((*path, "discover", "proposer"), block["proposer"], "judges")
+                      and c.section("judges")[block["proposer"]]["kind"] != "llm"):
+                    c.report((*path, "discover", "proposer"), "the proposer must be an 'llm' judge")
             elif "proposer" in block:
                 c.report((*path, "discover", "proposer"), "statistical discovery takes no proposer")
             continue

@@ -20,6 +20,7 @@ from engine.spec.problems import Problem, SpecError
 MAX_NODES = 200_000  # a real spec has a few thousand; "billion laughs" needs far more
 
 PathKey = tuple[str | int, ...]
+_MAP_TAG, _SEQ_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 
 
 @dataclass(frozen=True)
@@ -37,16 +38,24 @@ class SourceMap:
     keys: dict[PathKey, Mark] = field(default_factory=dict)
 
     def locate(self, path: PathKey) -> Mark:
-        """The key's position if the path names a mapping entry, else the value's; else the nearest parent."""
+        """Where the value at `path` starts; for a path that does not exist, its nearest existing parent.
+        A block mapping or list starts on the line after its key; the key is the better place to point."""
+        mark = self._nearest(path, self.values)
+        key = self.keys.get(tuple(path))
+        return key if key is not None and key.line < mark.line else mark
+
+    def locate_key(self, path: PathKey) -> Mark:
+        """Where the mapping key naming `path` starts (for unknown or duplicate fields)."""
+        return self._nearest(path, self.keys) if tuple(path) in self.keys else self.locate(path)
+
+    @staticmethod
+    def _nearest(path: PathKey, marks: dict[PathKey, Mark]) -> Mark:
         probe = tuple(path)
-        while True:
-            if probe in self.keys:
-                return self.keys[probe]
-            if probe in self.values:
-                return self.values[probe]
+        while probe not in marks:
             if not probe:
                 return Mark("<unknown>", 1, 1)
             probe = probe[:-1]
+        return marks[probe]
 
     def update(self, other: SourceMap) -> None:
         self.values.update(other.values)
@@ -113,6 +122,9 @@ class _Builder:
             raise SpecError([Problem(self.file, mark.line, mark.col, dotted(path),
                                      f"document expands to more than {MAX_NODES} nodes (alias bomb?)")])
         self.source.values[path] = self._mark(node)
+        if isinstance(node, yaml.CollectionNode) and node.tag not in (_MAP_TAG, _SEQ_TAG):
+            self._problem(node, path, f"unsupported YAML value: tag {node.tag!r} is not allowed")
+            return None
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):

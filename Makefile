@@ -1,0 +1,28 @@
+# Two entry points, both self-installing on a fresh machine (Python >= 3.11, gcc for llama.cpp):
+#   make demo  - install, then run the embedded default spec (local SmolLM2, offline judges) and build its leaderboard
+#   make test  - install (with test extras and a headless browser), then run the test suite
+# torch is pinned to the CPU wheel in the same pip command as bert-score (any other torch pulls CUDA builds).
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check -q
+export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc)
+
+.PHONY: install install-test demo test
+
+$(PY):
+	python3 -m venv $(VENV)
+
+install: $(PY)
+	$(PIP_INSTALL) -e '.[embeddings,local,parquet,docs]' torch==2.13.0
+
+install-test: $(PY)
+	$(PIP_INSTALL) -e '.[all]' torch==2.13.0
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+demo: install
+	$(VENV)/bin/vibe run specs/smollm2-terse-vs-chatty.yaml
+
+test: install-test
+	$(PY) -m ruff check engine tests benchmarks
+	$(PY) -m pytest -q

@@ -1,0 +1,174 @@
+"""Plan compilation: determinism, hash stability, de-duplication, estimates, `extends` merge, and the diff."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from engine.diff import diff_plans, to_markdown
+from engine.pipeline import prepare
+from engine.plan import Plan, content_hash, estimate_tokens
+from engine.spec.load import load_document
+
+ROOT = Path(__file__).parent.parent
+DEFAULT_SPEC = ROOT / "specs" / "smollm2-terse-vs-chatty.yaml"
+
+SPEC = """\
+name: priced
+models:
+  a:
+    provider: openai
+    model: gpt-4o-mini
+    params: {max_tokens: 100}
+    price: {input: 1.0, output: 2.0}
+  b:
+    provider: anthropic
+    model: claude-3-5-haiku
+    params: {max_tokens: 50}
+    price: {input: 10.0, output: 20.0}
+judges:
+  j:
+    kind: llm
+    provider: openai
+    model: gpt-4o-mini
+    params: {max_tokens: 10}
+    price: {input: 1.0, output: 1.0}
+datasets:
+  d:
+    source: {path: data.jsonl}
+    fields: {id: id, prompt: q}
+vibes:
+  - {name: verbosity, low: brief answers, high: long answers}
+  - {name: humor, low: serious tone, high: jokes and playfulness}
+analyses:
+  vibecheck:
+    dataset: d
+    models: [a, b]
+    judges: [j]
+"""
+
+
+def write_spec(tmp_path: Path, text: str = SPEC, name: str = "spec.yaml") -> Path:
+    rows = (json.dumps({"id": f"p{i}", "q": f"question {i:02d} " + "x" * 28}) for i in range(3))
+    (tmp_path / "data.jsonl").write_text("".join(row + "\n" for row in rows))
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_same_spec_gives_byte_identical_plan(tmp_path: Path) -> None:
+    path = write_spec(tmp_path)
+    first, second = prepare(path).plan.to_json(), prepare(path).plan.to_json()
+    assert first == second
+    assert Plan.from_json(first).to_json() == first
+
+
+def test_hash_is_canonical_and_pinned() -> None:
+    # Key order must not matter, and the function must not drift: cached results depend on it.
+    assert content_hash({"b": 1, "a": [1, "é"]}) == content_hash({"a": [1, "é"], "b": 1})
+    assert content_hash({"a": 1}) == "015abd7f5cc57a2dd94b7590f04ad808"
+
+
+def test_identical_requests_share_one_task_and_stay_bound(tmp_path: Path) -> None:
+    path = write_spec(tmp_path)
+    (tmp_path / "data.jsonl").write_text('{"id": "p0", "q": "same"}\n{"id": "p1", "q": "same"}\n')
+    plan = prepare(path).plan
+    assert sum(t.stage == "generation" for t in plan.tasks) == 2  # one per model, not per item
+    bindings = plan.bindings["vibecheck"]
+    assert [b.item for b in bindings] == ["p0", "p1"]
+    assert bindings[0].outputs == bindings[1].outputs
+
+
+def test_task_counts_and_estimates(tmp_path: Path) -> None:
+    plan = prepare(write_spec(tmp_path)).plan
+    stages = [t.stage for t in plan.tasks]
+    # 3 items x 2 models; 3 items x 2 vibes x 1 judge x 2 orders
+    assert stages.count("generation") == 6 and stages.count("judge") == 12
+    gen_a = next(t for t in plan.tasks if t.endpoint == "a")
+    assert gen_a.input_tokens == estimate_tokens(json.dumps("x" * 40)) == 11
+    assert gen_a.output_tokens == 100
+    assert abs(gen_a.cost - (11 * 1.0 + 100 * 2.0) / 1e6) < 1e-12
+    judge = next(t for t in plan.tasks if t.stage == "judge")
+    assert judge.output_tokens == 10
+    assert set(judge.depends_on) <= {t.id for t in plan.tasks if t.stage == "generation"}
+    orders = {t.request["order"] for t in plan.tasks if t.stage == "judge"}
+    assert orders == {"ab", "ba"}
+
+
+def test_changing_one_model_changes_only_its_tasks_and_judgments(tmp_path: Path) -> None:
+    base = prepare(write_spec(tmp_path)).plan
+    changed = prepare(write_spec(tmp_path, SPEC.replace("max_tokens: 50", "max_tokens: 60"))).plan
+    base_ids = {t.id: t for t in base.tasks}
+    new_only = [t for t in changed.tasks if t.id not in base_ids]
+    # b's 3 generations change, and so does every judgment that reads one of them (all 12)
+    assert sorted({(t.stage, t.endpoint) for t in new_only}) == [("generation", "b"), ("judge", "j")]
+    assert sum(t.stage == "generation" for t in new_only) == 3
+    assert all(t.id in base_ids for t in changed.tasks if t.endpoint == "a")
+
+
+def test_extends_deep_merges_and_child_wins(tmp_path: Path) -> None:
+    write_spec(tmp_path, name="base.yaml")
+    child = tmp_path / "child.yaml"
+    child.write_text("name: child\nextends: base.yaml\nmodels:\n  b:\n    params: {max_tokens: 7}\n"
+                     "vibes:\n  - {name: humor, low: dry and serious, high: joking}\n"
+                     "  - {name: warmth, low: cold tone, high: warm tone}\n")
+    doc, _ = load_document(child)
+    assert doc["name"] == "child"
+    assert doc["models"]["b"] == {"provider": "anthropic", "model": "claude-3-5-haiku", "params": {"max_tokens": 7},
+                                  "price": {"input": 10.0, "output": 20.0}}
+    assert [v["name"] for v in doc["vibes"]] == ["verbosity", "humor", "warmth"]
+    assert doc["vibes"][1]["low"] == "dry and serious"
+    assert "extends" not in doc
+
+
+def test_extends_from_another_folder_keeps_data_paths(tmp_path: Path) -> None:
+    write_spec(tmp_path, name="base.yaml")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "child.yaml").write_text("name: child\nextends: ../base.yaml\n")
+    prepared = prepare(tmp_path / "sub" / "child.yaml")
+    assert len(prepared.items["d"]) == 3
+
+
+def test_diff_markdown_on_real_specs(tmp_path: Path) -> None:
+    base_path = write_spec(tmp_path, name="base.yaml")
+    new_text = (SPEC.replace("max_tokens: 50", "max_tokens: 60")
+                .replace("  - {name: humor, low: serious tone, high: jokes and playfulness}\n",
+                         "  - {name: caution, low: bold claims, high: careful caveats}\n"))
+    new_path = write_spec(tmp_path, new_text, name="new.yaml")
+    base, new = prepare(base_path), prepare(new_path)
+    markdown = to_markdown(diff_plans(base.spec.document, base.plan, new.spec.document, new.plan),
+                           "base.yaml", "new.yaml")
+    assert "- changed: `b (params.max_tokens)`" in markdown
+    assert "- added: `caution`" in markdown and "- removed: `humor`" in markdown
+    # generation: b's 3 re-run; judge: all 6 caution tasks and the 6 verbosity ones that read b's outputs
+    assert "| generation | 3 | 3 | 3 |" in markdown
+    assert "| judge | 12 | 12 | 0 |" in markdown
+    added = [t for t in new.plan.tasks if t.id not in {b.id for b in base.plan.tasks}]
+    assert f"costs at most ${sum(t.cost for t in added):,.2f}" in markdown
+
+
+def test_diff_against_git_revision(tmp_path: Path) -> None:
+    path = write_spec(tmp_path)
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], cwd=tmp_path, check=True)
+    path.write_text(SPEC.replace("max_tokens: 10", "max_tokens: 20"))
+    out = subprocess.run([sys.executable, "-m", "engine", "diff", "--git", "HEAD", str(path)], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "- changed: `j (params.max_tokens)`" in out.stdout
+    assert "| judge | 12 | 12 | 0 |" in out.stdout
+    assert not list(tmp_path.glob(".spec@*")), "temporary base spec left behind"
+
+
+def test_plan_cli_writes_json_and_table(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "engine", "plan", str(DEFAULT_SPEC), "--json",
+                          str(tmp_path / "plan.json"), "--cache", str(tmp_path / "none.sqlite")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    plan = Plan.from_json((tmp_path / "plan.json").read_text())
+    assert sum(t.stage == "generation" for t in plan.tasks) == 60
+    assert "total" in out.stdout and "generation" in out.stdout

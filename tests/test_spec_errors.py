@@ -1,0 +1,197 @@
+"""Every class of spec error, each from a real file, located by file, line and field."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.spec.load import load_spec
+from engine.spec.problems import SpecError
+
+GOOD = """\
+name: demo
+models:
+  a:
+    provider: recorded
+  b:
+    provider: openai
+    model: gpt-4o-mini
+    api_key_env: OPENAI_API_KEY
+judges:
+  m:
+    kind: metric
+    metric: length_words
+datasets:
+  d:
+    source: {path: data.jsonl}
+    fields: {prompt: q, outputs: {a: out_a}}
+vibes:
+  - name: verbosity
+    low: short answers
+    high: long answers
+analyses:
+  vibecheck:
+    dataset: d
+    models: [a, b]
+    judges: [m]
+"""
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    (tmp_path / "data.jsonl").write_text('{"q": "hi", "out_a": "hello"}\n')
+    return tmp_path
+
+
+def problems_for(workdir: Path, text: str, name: str = "spec.yaml") -> list[str]:
+    path = workdir / name
+    path.write_text(textwrap.dedent(text))
+    with pytest.raises(SpecError) as info:
+        load_spec(path)
+    return [str(p) for p in info.value.problems]
+
+
+def test_good_spec_loads(workdir: Path) -> None:
+    (workdir / "spec.yaml").write_text(GOOD)
+    spec = load_spec(workdir / "spec.yaml")
+    assert spec.models["b"].model == "gpt-4o-mini"
+    assert spec.analyses["vibecheck"].method == "vibecheck"
+
+
+# (replacement applied to GOOD, expected line, expected field, expected message fragment)
+CASES = [
+    ("name: demo", "name: 'bad name!'", 1, "name", "does not match"),
+    ("    provider: recorded\n  b:", "    provider: recordd\n  b:", 4, "models.a.provider", "is not one of"),
+    ("    model: gpt-4o-mini\n", "    model: gpt-4o-mini\n    temprature: 0.2\n", 8, "models.b.temprature",
+     "unknown field 'temprature'"),
+    ("    api_key_env: OPENAI_API_KEY\n", "    api_key_env: OPENAI_API_KEY\n    params: {temperature: 3}\n", 9,
+     "models.b.params.temperature", "maximum"),
+    ("    api_key_env: OPENAI_API_KEY\n", "    api_key_env: OPENAI_API_KEY\n    params: {max_tokens: 0}\n", 9,
+     "models.b.params.max_tokens", "minimum"),
+    ("    api_key_env: OPENAI_API_KEY", "    api_key_env: sk-live-123", 8, "models.b.api_key_env", "does not match"),
+    ("    model: gpt-4o-mini\n", "", 5, "models.b", "'model' is required"),
+    ("    provider: openai\n", "    provider: openai-compatible\n", 5, "models.b", "'base_url' is required"),
+    ("    provider: openai\n", "    provider: openai\n    base_url: http://x\n", 7, "models.b.base_url",
+     "belongs to provider 'openai-compatible'"),
+    ("    provider: recorded\n  b:", "    provider: recorded\n    api_key_env: KEY\n  b:", 5, "models.a.api_key_env",
+     "takes no API key"),
+    ("    metric: length_words", "    metric: lenght", 12, "judges.m.metric", "unknown metric 'lenght'"),
+    ("    kind: metric", "    kind: oracle", 11, "judges.m.kind", "is not one of"),
+    ("{path: data.jsonl}", "{path: missing.jsonl}", 15, "datasets.d.source.path", "file not found"),
+    ("fields: {prompt: q, outputs: {a: out_a}}", "fields: {question: q}", 16, "datasets.d.fields.question",
+     "unknown field 'question'"),
+    ("outputs: {a: out_a}", "outputs: {a: out_a, c: out_c}", 16, "datasets.d.fields.outputs.c", "unknown model 'c'"),
+    ("    low: short answers\n", "", 18, "vibes[0]", "'low' is required"),
+    ("    high: long answers\n", "    high: long answers\n  - name: verbosity\n    low: terse\n    high: wordy\n",
+     21, "vibes[1].name", "duplicate vibe 'verbosity'"),
+    ("    dataset: d", "    dataset: dd", 23, "analyses.vibecheck.dataset", "unknown dataset 'dd'"),
+    ("    models: [a, b]", "    models: [a, z]", 24, "analyses.vibecheck.models[1]", "unknown model 'z'"),
+    ("    models: [a, b]", "    models: [a]", 24, "analyses.vibecheck.models", "exactly 2 models"),
+    ("    judges: [m]", "    judges: [m, gpt5]", 25, "analyses.vibecheck.judges[1]", "unknown judge 'gpt5'"),
+    ("    judges: [m]", "    judges: [m]\n    split: {train: 1.5}", 26, "analyses.vibecheck.split.train",
+     "maximum"),
+    ("outputs: {a: out_a}", "outputs: {b: out_b}", 24, "analyses.vibecheck.models[0]",
+     "recorded but dataset 'd' maps no output column"),
+    ("analyses:\n  vibecheck:", "analyses:\n  compare:", 22, "analyses.compare", "missing 'method'"),
+    ("  vibecheck:\n    dataset: d", "  vibecheck:\n    method: vibes\n    dataset: d", 23,
+     "analyses.vibecheck.method", "is not one of"),
+    ("name: demo\n", "name: demo\nmodel: {}\n", 2, "model", "unknown field 'model'"),
+    ("vibes:\n", "vibes:\n  - discover: {method: llm}\n", 18, "vibes[0].discover", "needs a 'proposer'"),
+    ("vibes:\n", "vibes:\n  - discover: {method: llm, proposer: m}\n", 18, "vibes[0].discover.proposer",
+     "must be an 'llm' judge"),
+    ("    kind: metric\n    metric: length_words\n", "    kind: metric\n", 24, "analyses.vibecheck.judges[0]",
+     "names no metric"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "line", "field", "message"), CASES,
+                         ids=[f"{c[3]}:{c[4][:20]}" for c in CASES])
+def test_bad_spec(workdir: Path, old: str, new: str, line: int, field: str, message: str) -> None:
+    assert old in GOOD
+    found = problems_for(workdir, GOOD.replace(old, new, 1))
+    expected_prefix = f"{workdir / 'spec.yaml'}:{line}:"
+    matching = [p for p in found if p.startswith(expected_prefix) and f": {field}: " in p and message in p]
+    assert matching, f"wanted line {line} {field} '{message}', got:\n" + "\n".join(found)
+
+
+def test_duplicate_key_names_both_lines(workdir: Path) -> None:
+    found = problems_for(workdir, GOOD.replace("    metric: length_words\n",
+                                               "    metric: length_words\n    metric: hedging\n"))
+    assert found == [f"{workdir / 'spec.yaml'}:13:5: judges.m.metric: duplicate key 'metric' "
+                     "(first defined at line 12)"]
+
+
+def test_yaml_syntax_error_is_located(workdir: Path) -> None:
+    found = problems_for(workdir, "name: demo\nmodels: {a: [1, 2}\n")
+    assert len(found) == 1 and found[0].startswith(f"{workdir / 'spec.yaml'}:2:") and "YAML syntax" in found[0]
+
+
+def test_python_object_tag_refused(workdir: Path) -> None:
+    found = problems_for(workdir, "name: !!python/object/apply:os.system ['echo pwned']\n")
+    assert "unsupported YAML value" in found[0] and ":1:" in found[0]
+
+
+def test_alias_bomb_refused_quickly(workdir: Path) -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
+    start = time.perf_counter()
+    found = problems_for(workdir, "\n".join(lines) + "\nname: demo\n")
+    assert time.perf_counter() - start < 2.0
+    assert "alias bomb" in found[0]
+
+
+def test_all_problems_reported_not_just_first(workdir: Path) -> None:
+    text = GOOD.replace("    dataset: d", "    dataset: dd").replace("    judges: [m]", "    judges: [x]")
+    found = problems_for(workdir, text)
+    assert any("unknown dataset 'dd'" in p for p in found)
+    assert any("unknown judge 'x'" in p for p in found)
+
+
+def test_error_in_base_spec_points_at_base_file(workdir: Path) -> None:
+    (workdir / "base.yaml").write_text(GOOD.replace("    metric: length_words", "    metric: nope"))
+    found = problems_for(workdir, "name: child\nextends: base.yaml\n", name="child.yaml")
+    assert found == [f"{workdir / 'base.yaml'}:12:13: judges.m.metric: unknown metric 'nope' (known: auto, "
+                     + found[0].split("(known: auto, ")[1]]
+
+
+def test_extends_cycle_rejected(workdir: Path) -> None:
+    (workdir / "a.yaml").write_text("name: a\nextends: b.yaml\n")
+    (workdir / "b.yaml").write_text("name: b\nextends: a.yaml\n")
+    with pytest.raises(SpecError) as info:
+        load_spec(workdir / "a.yaml")
+    (problem,) = info.value.problems
+    assert problem.file.endswith("b.yaml") and problem.line == 2 and problem.field == "extends"
+    assert "extends cycle" in problem.message
+
+
+def test_missing_base_rejected(workdir: Path) -> None:
+    found = problems_for(workdir, "name: a\nextends: nowhere.yaml\n")
+    assert found[0].startswith(f"{workdir / 'spec.yaml'}:2:1: extends: base spec not found")
+
+
+def test_cli_validate_exit_codes_and_format(workdir: Path) -> None:
+    (workdir / "good.yaml").write_text(GOOD)
+    (workdir / "bad.yaml").write_text(GOOD.replace("dataset: d", "dataset: nope"))
+    ok = subprocess.run([sys.executable, "-m", "engine", "validate", str(workdir / "good.yaml")],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0 and "valid" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "engine", "validate", str(workdir / "good.yaml"),
+                          str(workdir / "bad.yaml")], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "Traceback" not in bad.stderr
+    assert bad.stderr.strip() == (f"{workdir / 'bad.yaml'}:23:14: analyses.vibecheck.dataset: "
+                                  "unknown dataset 'nope' (declared: d)")
+
+
+def test_example_specs_validate() -> None:
+    specs = sorted(Path(__file__).parent.parent.joinpath("specs").glob("*.yaml"))
+    assert len(specs) >= 3
+    for spec in specs:
+        text = spec.read_text()
+        assert text.startswith("# yaml-language-server: $schema=../engine/spec/schema.json"), spec
+        load_spec(spec)
