@@ -95,6 +95,26 @@ def _diff(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _run(args: argparse.Namespace) -> int:
+    from engine.execute.cache import Cache
+    from engine.execute.run import execute
+    from engine.pipeline import default_cache_path, default_run_dir, prepare
+
+    prepared = prepare(args.spec)
+    run_dir = Path(args.out) if args.out else default_run_dir(prepared.spec)
+    with Cache(Path(args.cache) if args.cache else default_cache_path()) as cache:
+        summary = execute(prepared, run_dir, cache, quiet=args.quiet)
+    failed = summary.total - summary.done
+    print(f"{prepared.spec.name}: {summary.done:,}/{summary.total:,} tasks done ({summary.ran_now:,} run now, "
+          f"{failed:,} not done), ${summary.cost:.4f} spent; outputs in {run_dir}")
+    for endpoint, message in sorted(summary.endpoint_errors.items()):
+        print(f"  stopped {endpoint}: {message}", file=sys.stderr)
+    if summary.interrupted:
+        print("interrupted: finished results are cached; run the same command again to resume", file=sys.stderr)
+        return 130
+    return EXIT_FAILED_TASKS if failed else EXIT_OK
+
+
 class UsageError(Exception):
     pass
 
@@ -120,6 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("specs", nargs="+", metavar="SPEC")
     p.add_argument("--git", metavar="REF", help="compare SPEC with its version at this git revision")
     p.set_defaults(func=_diff)
+
+    p = sub.add_parser("run", help="execute a spec's plan (cached, resumable) and write the run directory")
+    p.add_argument("spec")
+    p.add_argument("--out", metavar="DIR", help="run directory (default: runs/<spec name>)")
+    p.add_argument("--cache", metavar="PATH", help="cache database (default: runs/cache.sqlite)")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.set_defaults(func=_run)
     return parser
 
 

@@ -85,3 +85,6 @@ PERSONA_PAIRWISE = Template(
     "On this dimension only, which answer would you prefer? Reply with one sentence of reasoning, then "
     "'Verdict: 1', 'Verdict: 2' or 'Verdict: tie', then 'Confidence: N' with N from 1 to 5.",
 )
+
+TEMPLATES = {t.name: t for t in (VIBE_SCORE, PREFERENCE, REFERENCE_RATING, PROPOSE_VIBES, REDUCE_VIBES,
+                                 PERSONA_REWRITE, PERSONA_PAIRWISE)}

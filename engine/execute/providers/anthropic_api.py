@@ -1,0 +1,88 @@
+"""Anthropic messages API through the official SDK (system prompt as a top-level field, images as base64
+or URL source blocks). The SDK's own retries are off: the scheduler retries every provider alike."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anthropic
+import httpx
+
+from engine.execute.providers.base import (
+    Completion,
+    Messages,
+    ProviderError,
+    api_key,
+    error_from_status,
+    read_image,
+    register,
+)
+from engine.spec.model import Endpoint
+
+
+def _image_block(source: str) -> dict[str, Any]:
+    if source.startswith(("http://", "https://")):
+        return {"type": "image", "source": {"type": "url", "url": source}}
+    mime, data = read_image(source)
+    return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
+
+
+def to_anthropic(messages: Messages) -> tuple[str | None, list[dict[str, Any]]]:
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system") or None
+    out = []
+    for message in messages:
+        if message["role"] == "system":
+            continue
+        content = message["content"]
+        if isinstance(content, list):
+            content = [_image_block(part["source"]) if part["type"] == "image" else part for part in content]
+        out.append({"role": message["role"], "content": content})
+    return system, out
+
+
+@register("anthropic")
+class AnthropicProvider:
+    def __init__(self, endpoint: Endpoint):
+        self.endpoint = endpoint
+        self.client = anthropic.AsyncAnthropic(
+            api_key=api_key(endpoint, "ANTHROPIC_API_KEY"),
+            base_url=endpoint.base_url,
+            max_retries=0,
+            http_client=httpx.AsyncClient(limits=httpx.Limits(max_connections=endpoint.limits.concurrency * 2)),
+        )
+
+    async def complete(self, messages: Messages, params: dict[str, Any], timeout: float) -> Completion:
+        system, turns = to_anthropic(messages)
+        extra: dict[str, Any] = {k: v for k, v in params.items() if k in ("temperature", "top_p")}
+        if "stop" in params:
+            extra["stop_sequences"] = params["stop"]
+        if system:
+            extra["system"] = system
+        start = time.perf_counter()
+        try:
+            response = await self.client.messages.create(model=self.endpoint.model, messages=turns,
+                                                         max_tokens=params["max_tokens"], timeout=timeout, **extra)
+        except anthropic.APIStatusError as exc:
+            raise error_from_status(exc.status_code, exc.response.text, exc.response.headers, self.endpoint) from None
+        except anthropic.APITimeoutError:
+            raise ProviderError(f"{self.endpoint.name}: timed out after {timeout:g}s", retryable=True) from None
+        except anthropic.APIConnectionError as exc:
+            raise ProviderError(f"{self.endpoint.name}: cannot reach {self.client.base_url} ({exc.__cause__ or exc})",
+                                retryable=True) from None
+        except (anthropic.APIResponseValidationError, ValueError) as exc:
+            raise ProviderError(f"{self.endpoint.name}: malformed response ({exc})", retryable=True) from None
+        texts = [block.text for block in (response.content or []) if getattr(block, "type", "") == "text"]
+        if not texts:
+            raise ProviderError(f"{self.endpoint.name}: response has no text content", retryable=True)
+        return Completion(
+            text="".join(texts),
+            input_tokens=response.usage.input_tokens,
+            output_tokens=response.usage.output_tokens,
+            model=response.model or self.endpoint.model,
+            finish_reason=response.stop_reason,
+            meta={"id": response.id, "latency_s": round(time.perf_counter() - start, 4)},
+        )
+
+    async def aclose(self) -> None:
+        await self.client.close()

@@ -1,0 +1,116 @@
+"""What every provider returns and raises, and the registry that maps a spec's `provider:` to a class.
+
+Providers only translate: one request in, one `Completion` or one `ProviderError` out. Retrying, pacing
+and bookkeeping belong to the scheduler, so every provider gets them the same way.
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import mimetypes
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine.spec.model import Endpoint
+
+Messages = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    input_tokens: int
+    output_tokens: int
+    model: str = ""
+    finish_reason: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class ProviderError(Exception):
+    """A failed call. `retryable` errors are retried with backoff; `endpoint_fatal` ones (bad key, unknown
+    model, unreachable server) stop every remaining task of that endpoint with this one message."""
+
+    def __init__(self, message: str, *, retryable: bool = False, endpoint_fatal: bool = False,
+                 status: int | None = None, retry_after: float | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.endpoint_fatal = endpoint_fatal
+        self.status = status
+        self.retry_after = retry_after
+
+
+class Provider(Protocol):
+    endpoint: Endpoint
+
+    async def complete(self, messages: Messages, params: dict[str, Any], timeout: float) -> Completion: ...
+
+    async def aclose(self) -> None: ...
+
+
+ProviderFactory = Callable[[Endpoint], Provider]
+_REGISTRY: dict[str, ProviderFactory] = {}
+
+
+def register(*names: str) -> Callable[[ProviderFactory], ProviderFactory]:
+    def decorate(factory: ProviderFactory) -> ProviderFactory:
+        for name in names:
+            _REGISTRY[name] = factory
+        return factory
+
+    return decorate
+
+
+def create_provider(endpoint: Endpoint) -> Provider:
+    if endpoint.provider not in _REGISTRY:
+        raise ProviderError(f"no provider named {endpoint.provider!r}", endpoint_fatal=True)
+    return _REGISTRY[endpoint.provider](endpoint)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header, which may hold delta-seconds or an HTTP-date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+ENDPOINT_FATAL_STATUS = frozenset({400, 401, 403, 404})
+
+
+def error_from_status(status: int, body: str, headers: Any, endpoint: Endpoint) -> ProviderError:
+    retry_after = parse_retry_after(headers.get("retry-after")) if headers is not None else None
+    summary = f"{endpoint.name}: HTTP {status} from {endpoint.provider} ({endpoint.model}): {body[:300]}"
+    return ProviderError(summary, retryable=status in RETRYABLE_STATUS, endpoint_fatal=status in ENDPOINT_FATAL_STATUS,
+                         status=status, retry_after=retry_after)
+
+
+def read_image(path: str) -> tuple[str, str]:
+    """(media type, base64 data) of a local image file, for providers that take inline images."""
+    mime = mimetypes.guess_type(path)[0] or "image/png"
+    with open(path, "rb") as fh:
+        return mime, base64.b64encode(fh.read()).decode()
+
+
+def api_key(endpoint: Endpoint, default_env: str | None) -> str | None:
+    """The key from the environment variable the spec names; its value is never logged or stored."""
+    env = endpoint.api_key_env or default_env
+    if env is None:
+        return None
+    key = os.environ.get(env)
+    if not key:
+        raise ProviderError(f"{endpoint.name}: environment variable {env} is not set (it should hold the API key "
+                            f"for {endpoint.provider})", endpoint_fatal=True)
+    return key

@@ -1,0 +1,83 @@
+"""OpenAI chat completions through the official SDK; also any OpenAI-compatible server (vLLM, llama.cpp
+server, Ollama) via `base_url`. The SDK's own retries are off: the scheduler retries every provider alike."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import openai
+
+from engine.execute.providers.base import (
+    Completion,
+    Messages,
+    ProviderError,
+    api_key,
+    error_from_status,
+    read_image,
+    register,
+)
+from engine.spec.model import Endpoint
+
+
+def image_url(source: str) -> str:
+    """An image part's URL: http(s) and data: URLs pass through; a local file is inlined as base64."""
+    if source.startswith(("http://", "https://", "data:")):
+        return source
+    mime, data = read_image(source)
+    return f"data:{mime};base64,{data}"
+
+
+def to_openai_messages(messages: Messages) -> list[dict[str, Any]]:
+    out = []
+    for message in messages:
+        content = message["content"]
+        if isinstance(content, list):
+            content = [{"type": "image_url", "image_url": {"url": image_url(part["source"])}}
+                       if part["type"] == "image" else part for part in content]
+        out.append({"role": message["role"], "content": content})
+    return out
+
+
+@register("openai", "openai-compatible")
+class OpenAIProvider:
+    def __init__(self, endpoint: Endpoint, base_url: str | None = None):
+        self.endpoint = endpoint
+        key = api_key(endpoint, "OPENAI_API_KEY" if endpoint.provider == "openai" else None)
+        self.client = openai.AsyncOpenAI(
+            api_key=key or "not-needed",
+            base_url=base_url or endpoint.base_url,
+            max_retries=0,
+            http_client=httpx.AsyncClient(limits=httpx.Limits(max_connections=endpoint.limits.concurrency * 2)),
+        )
+
+    async def complete(self, messages: Messages, params: dict[str, Any], timeout: float) -> Completion:
+        start = time.perf_counter()
+        try:
+            response = await self.client.chat.completions.create(
+                model=self.endpoint.model, messages=to_openai_messages(messages), timeout=timeout, **params)
+        except openai.APIStatusError as exc:
+            raise error_from_status(exc.status_code, exc.response.text, exc.response.headers, self.endpoint) from None
+        except openai.APITimeoutError:
+            raise ProviderError(f"{self.endpoint.name}: timed out after {timeout:g}s", retryable=True) from None
+        except openai.APIConnectionError as exc:
+            raise ProviderError(f"{self.endpoint.name}: cannot reach {self.client.base_url} ({exc.__cause__ or exc})",
+                                retryable=True) from None
+        except (openai.APIResponseValidationError, ValueError) as exc:
+            raise ProviderError(f"{self.endpoint.name}: malformed response ({exc})", retryable=True) from None
+        if not getattr(response, "choices", None):
+            raise ProviderError(f"{self.endpoint.name}: response has no choices", retryable=True)
+        choice = response.choices[0]
+        usage = response.usage
+        return Completion(
+            text=choice.message.content or "",
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+            model=response.model or self.endpoint.model,
+            finish_reason=choice.finish_reason,
+            meta={"id": response.id, "latency_s": round(time.perf_counter() - start, 4)},
+        )
+
+    async def aclose(self) -> None:
+        await self.client.close()

@@ -1,0 +1,33 @@
+"""Turn a planned task into the messages and parameters a provider sends.
+
+Generation tasks carry their messages already. Judge, rating and rewrite tasks carry a template name plus
+fields, and name the outputs they judge by task id: those are filled in here from finished results, which
+is why a judgment can only run after the generations it reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.execute.cache import Result
+from engine.judges.prompts import TEMPLATES
+from engine.plan import Task
+
+Messages = list[dict[str, Any]]
+
+
+def render(task: Task, results: dict[str, Result]) -> tuple[Messages, dict[str, Any]]:
+    request = task.request
+    kind = request["kind"]
+    if kind == "chat":
+        return request["messages"], request["params"]
+    template = TEMPLATES[request["template"]]
+    fields = {k: str(v) for k, v in request.get("fields", {}).items() if v is not None}
+    if kind == "judge":
+        first, second = (str(results[tid].output) for tid in request["outputs"])
+        fields.update(output_1=first, output_2=second)
+    elif kind == "rate":
+        fields["output"] = str(results[request["output"]].output)
+    elif kind == "rewrite":
+        fields.update(persona=request["persona"], prompt=request["prompt"])
+    return template.render(**fields), request["params"]

@@ -1,0 +1,201 @@
+"""Execute stage: run every unfinished task of a plan, stage by stage, then write the run directory.
+
+Resume is the cache: a finished task is never run again, so re-running after a crash, a Ctrl-C or a
+`kill -9` picks up exactly where the last committed result left off. The run directory is rewritten from
+the cache at the end of every run (also an interrupted one), so it always matches what is really done:
+
+    runs/<spec>/plan.json         the compiled plan
+    runs/<spec>/<stage>.jsonl     one `TaskRecord` per task (pandas.read_json(..., lines=True))
+    runs/<spec>/failures.jsonl    tasks that did not finish, with the error
+    runs/<spec>/manifest.json     spec hash, versions, start/end, counts, tokens and cost
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import platform
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from engine.datasets import Item
+from engine.execute.cache import Cache, Result
+from engine.execute.progress import RunProgress
+from engine.execute.providers import Provider, ProviderError, create_provider
+from engine.execute.providers.local import local_server
+from engine.execute.requests import render
+from engine.execute.scheduler import Failure, Scheduler
+from engine.judges.offline import run_offline
+from engine.pipeline import Prepared
+from engine.plan import OFFLINE_PROVIDER, STAGES, Task
+from engine.spec.model import Endpoint
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """One line of a stage's JSONL file."""
+
+    task_id: str
+    stage: str
+    analysis: str
+    endpoint: str
+    provider: str
+    item_id: str
+    output: Any
+    input_tokens: int
+    output_tokens: int
+    cost: float
+    latency_s: float
+    meta: dict[str, Any]
+
+
+@dataclass
+class RunSummary:
+    run_dir: Path
+    total: int
+    done: int
+    ran_now: int
+    failed: list[Failure] = field(default_factory=list)
+    endpoint_errors: dict[str, str] = field(default_factory=dict)
+    cost: float = 0.0
+    interrupted: bool = False
+
+
+def _endpoints(prepared: Prepared) -> dict[str, Endpoint]:
+    spec = prepared.spec
+    out = dict(spec.models)
+    out.update({name: j.endpoint for name, j in spec.judges.items() if j.endpoint is not None})
+    return out
+
+
+def _recorded_results(tasks: list[Task], items: dict[str, list[Item]]) -> list[Result]:
+    by_id = {(ds, it.id): it for ds, its in items.items() for it in its}
+    out = []
+    for task in tasks:
+        req = task.request
+        text = by_id[(req["dataset"], req["item"])].outputs[req["model"]]
+        out.append(Result(task.id, task.stage, task.endpoint, "recorded", text, meta={"source": req["dataset"]}))
+    return out
+
+
+def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = False) -> RunSummary:
+    plan = prepared.plan
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "plan.json").write_text(plan.to_json(), encoding="utf-8")
+    started = datetime.now(UTC)
+    done = cache.known(t.id for t in plan.tasks)
+    pending = [t for t in plan.tasks if t.id not in done]
+    summary = RunSummary(run_dir, len(plan.tasks), len(done), 0)
+    endpoints = _endpoints(prepared)
+    local_models = {endpoints[t.endpoint].model for t in pending if t.provider == "local"}
+    progress = RunProgress(pending, quiet=quiet)
+    try:
+        with progress, local_server(local_models):
+            asyncio.run(_execute_stages(pending, prepared, endpoints, cache, progress, summary))
+    except KeyboardInterrupt:
+        summary.interrupted = True
+    except ProviderError as exc:  # the local server could not start: every local task fails with one reason
+        summary.endpoint_errors["local"] = str(exc)
+    finally:
+        _write_outputs(prepared, run_dir, cache, summary, started)
+    return summary
+
+
+async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: dict[str, Endpoint], cache: Cache,
+                          progress: RunProgress, summary: RunSummary) -> None:
+    providers: dict[str, Provider | ProviderError] = {}
+    used = {t.endpoint for t in pending if t.is_call}
+    for name in used:
+        try:
+            providers[name] = create_provider(endpoints[name])
+        except ProviderError as exc:
+            providers[name] = exc
+    scheduler = Scheduler(cache, {n: endpoints[n] for n in used}, providers, on_result=progress.advance)
+    try:
+        for stage in STAGES:
+            stage_tasks = [t for t in pending if t.stage == stage]
+            if not stage_tasks:
+                continue
+            recorded = _recorded_results([t for t in stage_tasks if t.provider == "recorded"], prepared.items)
+            cache.put_many(recorded)
+            offline = [t for t in stage_tasks if t.provider == OFFLINE_PROVIDER]
+            calls = [t for t in stage_tasks if t.is_call]
+            known = cache.known({d for t in calls for d in t.depends_on})
+            runnable = [t for t in calls if all(d in known for d in t.depends_on)]
+            for task in calls:
+                if task not in runnable:
+                    summary.failed.append(Failure(task.id, task.stage, task.endpoint, "skipped: an input failed", 0))
+            dependency_results = cache.get_many({d for t in runnable for d in t.depends_on})
+            failures = await scheduler.run(runnable, lambda t: render(t, dependency_results))
+            summary.failed.extend(failures)
+            new_offline = run_offline(offline, cache) if offline else []
+            for task in offline:
+                progress.advance(task, None)
+            summary.ran_now += len(recorded) + len(new_offline) + len(runnable) - len(failures)
+            missing = {t.id for t in offline} - {r.task_id for r in new_offline}
+            summary.failed.extend(Failure(t.id, t.stage, t.endpoint, "skipped: an input failed", 0)
+                                  for t in offline if t.id in missing)
+    finally:
+        summary.endpoint_errors.update(scheduler.stop_messages)
+        for provider in providers.values():
+            if not isinstance(provider, ProviderError):
+                await provider.aclose()
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for package in ("vibe-bench", "openai", "anthropic", "llama-cpp-python", "torch", "bert-score"):
+        try:
+            out[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: RunSummary, started: datetime) -> None:
+    plan = prepared.plan
+    results = cache.get_many(t.id for t in plan.tasks)
+    summary.done = len(results)
+    by_stage: dict[str, list[str]] = {}
+    for task in plan.tasks:
+        result = results.get(task.id)
+        if result is None:
+            continue
+        record = TaskRecord(task.id, task.stage, task.analysis, task.endpoint, task.provider, task.item_id,
+                            result.output, result.input_tokens, result.output_tokens, result.cost, result.latency_s,
+                            result.meta)
+        by_stage.setdefault(task.stage, []).append(json.dumps(asdict(record), ensure_ascii=False))
+    for stage in STAGES:
+        path = run_dir / f"{stage}.jsonl"
+        if stage in by_stage:
+            path.write_text("\n".join(by_stage[stage]) + "\n", encoding="utf-8")
+        else:
+            path.unlink(missing_ok=True)
+    failed_ids = {f.task_id for f in summary.failed}
+    (run_dir / "failures.jsonl").write_text(
+        "".join(json.dumps(asdict(f)) + "\n" for f in summary.failed if f.task_id not in results), encoding="utf-8")
+    summary.cost = sum(r.cost for r in results.values())
+    manifest = {
+        "spec_name": plan.spec_name,
+        "spec_hash": plan.spec_hash,
+        "spec_path": str(prepared.spec.path),
+        "started_at": started.isoformat(timespec="seconds"),
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "status": "interrupted" if summary.interrupted else ("complete" if summary.done == summary.total else "partial"),
+        "tasks": {"total": summary.total, "done": summary.done, "ran_now": summary.ran_now,
+                  "failed": len(failed_ids - set(results))},
+        "by_stage": dict(Counter(t.stage for t in plan.tasks)),
+        "tokens": {"input": sum(r.input_tokens for r in results.values()),
+                   "output": sum(r.output_tokens for r in results.values())},
+        "cost_usd": round(summary.cost, 6),
+        "endpoint_errors": summary.endpoint_errors,
+        "skipped_judges": list(prepared.spec.skipped_judges),
+        "versions": _versions(),
+        "wall_s": round(time.time() - started.timestamp(), 3),
+    }
+    (run_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
