@@ -65,8 +65,6 @@ def _check_endpoint(c: _Checker, path: PathKey, entry: dict[str, Any]) -> None:
             if not gguf.is_file():
                 c.report((*path, "model"), f"local model {model!r} is neither bundled "
                          f"({', '.join(BUNDLED_LOCAL_MODELS)}) nor an existing GGUF file")
-    if provider in ("openai", "anthropic") and "base_url" in entry:
-        c.report((*path, "base_url"), f"base_url belongs to provider 'openai-compatible', not {provider!r}")
     if provider in ("local", "recorded") and "api_key_env" in entry:
         c.report((*path, "api_key_env"), f"provider {provider!r} takes no API key")
     if provider == "recorded" and ("params" in entry or "price" in entry):

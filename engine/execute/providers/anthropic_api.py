@@ -7,7 +7,6 @@ import time
 from typing import Any
 
 import anthropic
-import httpx
 
 from engine.execute.providers.base import (
     Completion,
@@ -15,6 +14,7 @@ from engine.execute.providers.base import (
     ProviderError,
     api_key,
     error_from_status,
+    limits,
     read_image,
     register,
 )
@@ -49,12 +49,16 @@ class AnthropicProvider:
             api_key=api_key(endpoint, "ANTHROPIC_API_KEY"),
             base_url=endpoint.base_url,
             max_retries=0,
-            http_client=httpx.AsyncClient(limits=httpx.Limits(max_connections=endpoint.limits.concurrency * 2)),
+            # the SDK's own client class (its httpx flavour differs between SDK majors), sized for our concurrency
+            http_client=anthropic.DefaultAsyncHttpxClient(limits=limits(endpoint)),
         )
 
     async def complete(self, messages: Messages, params: dict[str, Any], timeout: float) -> Completion:
         system, turns = to_anthropic(messages)
-        extra: dict[str, Any] = {k: v for k, v in params.items() if k in ("temperature", "top_p")}
+        extra: dict[str, Any] = {}
+        sampling = {k: v for k, v in params.items() if k in ("temperature", "top_p")}
+        if sampling:  # newer SDK majors no longer take these as arguments; the API still reads them
+            extra["extra_body"] = sampling
         if "stop" in params:
             extra["stop_sequences"] = params["stop"]
         if system:

@@ -97,6 +97,14 @@ def error_from_status(status: int, body: str, headers: Any, endpoint: Endpoint) 
                          status=status, retry_after=retry_after)
 
 
+def limits(endpoint: Endpoint) -> Any:
+    """Connection-pool limits for an SDK's httpx client: enough connections for the endpoint's concurrency."""
+    import httpx
+
+    return httpx.Limits(max_connections=endpoint.limits.concurrency * 2,
+                        max_keepalive_connections=endpoint.limits.concurrency * 2)
+
+
 def read_image(path: str) -> tuple[str, str]:
     """(media type, base64 data) of a local image file, for providers that take inline images."""
     mime = mimetypes.guess_type(path)[0] or "image/png"

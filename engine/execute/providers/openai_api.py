@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import httpx
 import openai
 
 from engine.execute.providers.base import (
@@ -15,6 +14,7 @@ from engine.execute.providers.base import (
     ProviderError,
     api_key,
     error_from_status,
+    limits,
     read_image,
     register,
 )
@@ -49,7 +49,8 @@ class OpenAIProvider:
             api_key=key or "not-needed",
             base_url=base_url or endpoint.base_url,
             max_retries=0,
-            http_client=httpx.AsyncClient(limits=httpx.Limits(max_connections=endpoint.limits.concurrency * 2)),
+            # the SDK's own client class (its httpx flavour differs between SDK majors), sized for our concurrency
+            http_client=openai.DefaultAsyncHttpxClient(limits=limits(endpoint)),
         )
 
     async def complete(self, messages: Messages, params: dict[str, Any], timeout: float) -> Completion:

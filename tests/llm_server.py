@@ -1,0 +1,178 @@
+"""A small OpenAI- and Anthropic-compatible HTTP server for tests and benchmarks, on 127.0.0.1.
+
+Plain asyncio (HTTP/1.1 with keep-alive), so that it handles well over 1,000 requests/s and is never the
+bottleneck. Behaviour is chosen per request by a marker in the last user message:
+
+    [[429]]        first call: 429 with Retry-After: 1 (seconds); then success
+    [[429date]]    same, with an HTTP-date Retry-After 2 s ahead (dates have 1 s resolution)
+    [[500x2]]      two 500s, then success
+    [[timeout]]    sleeps 30 s (client timeouts fire first)
+    [[malformed]]  200 with a body that is not JSON
+    [[empty]]      200 with an empty `choices` list / empty `content`
+    [[400]]        400 every time
+
+The model name `missing-model` gets 404. Answers echo the prompt so a test can tell them apart. Every
+request is logged (path, marker, status, body key), which is how tests count what the server really saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import hashlib
+import json
+import re
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+MARKER = re.compile(r"\[\[(\w+)\]\]")
+
+
+@dataclass
+class Logged:
+    path: str
+    marker: str | None
+    status: int
+    key: str
+    text: str
+
+
+@dataclass
+class ServerState:
+    latency_s: float = 0.0
+    log: list[Logged] = field(default_factory=list)
+    seen: Counter[str] = field(default_factory=Counter)
+    log_requests: bool = True
+
+    def successes(self) -> Counter[str]:
+        return Counter(entry.key for entry in self.log if entry.status == 200)
+
+
+def _last_user_text(body: dict[str, Any]) -> str:
+    for message in reversed(body.get("messages", [])):
+        if message.get("role") == "user":
+            content = message["content"]
+            if isinstance(content, list):
+                return " ".join(p.get("text", "") for p in content if p.get("type") == "text")
+            return str(content)
+    return ""
+
+
+def _respond(path: str, body: dict[str, Any], state: ServerState) -> tuple[int, dict[str, str], bytes]:
+    text = _last_user_text(body)
+    key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+    match = MARKER.search(text)
+    marker = match.group(1) if match else None
+    state.seen[key] += 1
+    attempt = state.seen[key]
+    status, headers, payload = 200, {}, b""
+    if body.get("model") == "missing-model":
+        status, payload = 404, b'{"error": {"message": "model not found"}}'
+    elif marker == "400":
+        status, payload = 400, b'{"error": {"message": "bad request"}}'
+    elif marker in ("429", "429date") and attempt == 1:
+        when = "1" if marker == "429" else email.utils.formatdate(time.time() + 2, usegmt=True)
+        status, headers, payload = 429, {"Retry-After": when}, b'{"error": {"message": "slow down"}}'
+    elif marker == "500x2" and attempt <= 2:
+        status, payload = 500, b'{"error": {"message": "boom"}}'
+    elif marker == "malformed":
+        payload = b'{"id": "x", "choices": [ this is not json'
+    elif path.endswith("/messages"):
+        content = [] if marker == "empty" else [{"type": "text", "text": f"echo: {text}"}]
+        payload = json.dumps({"id": f"msg_{key}", "type": "message", "role": "assistant", "model": body["model"],
+                              "content": content, "stop_reason": "end_turn", "stop_sequence": None,
+                              "usage": {"input_tokens": len(text.split()), "output_tokens": 3}}).encode()
+    else:
+        choices = [] if marker == "empty" else [{"index": 0, "finish_reason": "stop",
+                                                "message": {"role": "assistant", "content": f"echo: {text}"}}]
+        payload = json.dumps({"id": f"chatcmpl-{key}", "object": "chat.completion", "created": 0,
+                              "model": body["model"], "choices": choices,
+                              "usage": {"prompt_tokens": len(text.split()), "completion_tokens": 3,
+                                        "total_tokens": len(text.split()) + 3}}).encode()
+    if state.log_requests:
+        state.log.append(Logged(path, marker, status, key, text))
+    return status, headers, payload
+
+
+async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, state: ServerState) -> None:
+    try:
+        while True:
+            request_line = await reader.readline()
+            if not request_line:
+                break
+            method, path, _ = request_line.decode().split(" ", 2)
+            headers: dict[str, str] = {}
+            while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+                name, _, value = line.decode().partition(":")
+                headers[name.strip().lower()] = value.strip()
+            raw = await reader.readexactly(int(headers.get("content-length", "0")))
+            if method == "GET":
+                status, extra, payload = 200, {}, b'{"object": "list", "data": []}'
+            else:
+                body = json.loads(raw or b"{}")
+                if "[[timeout]]" in _last_user_text(body):
+                    await asyncio.sleep(30)
+                if state.latency_s:
+                    await asyncio.sleep(state.latency_s)
+                status, extra, payload = _respond(path, body, state)
+            head = [f"HTTP/1.1 {status} {'OK' if status == 200 else 'ERR'}", "Content-Type: application/json",
+                    f"Content-Length: {len(payload)}", *(f"{k}: {v}" for k, v in extra.items())]
+            writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
+            await writer.drain()
+    except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+        pass
+    finally:
+        writer.close()
+
+
+class LLMServer:
+    """Runs the server on its own event loop in a background thread; use as a context manager."""
+
+    def __init__(self, latency_s: float = 0.0, log_requests: bool = True):
+        self.state = ServerState(latency_s=latency_s, log_requests=log_requests)
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        server = self._loop.run_until_complete(
+            asyncio.start_server(lambda r, w: _handle(r, w, self.state), "127.0.0.1", 0))
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        self._loop.run_forever()
+        server.close()
+
+    def __enter__(self) -> LLMServer:
+        self._thread.start()
+        self._ready.wait(5)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+        self._loop.close()
+
+
+def serve_forever(port: int, latency_s: float) -> None:
+    """Entry point for a server in its own process (benchmarks): no request log, fixed port."""
+    state = ServerState(latency_s=latency_s, log_requests=False)
+
+    async def main() -> None:
+        server = await asyncio.start_server(lambda r, w: _handle(r, w, state), "127.0.0.1", port, backlog=1024)
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())

@@ -1,0 +1,57 @@
+"""kill -9 mid-run, then resume: every task ends with exactly one result, and no finished call is repeated."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from llm_server import LLMServer
+from test_providers import make_spec
+
+from engine.execute.cache import Cache
+from engine.pipeline import prepare
+
+
+def cached_outputs(db: Path) -> list[str]:
+    with sqlite3.connect(db) as conn:
+        return [row[0] for row in conn.execute("SELECT output FROM results WHERE stage = 'generation'")]
+
+
+def test_sigkill_then_resume(tmp_path: Path) -> None:
+    with LLMServer(latency_s=0.05) as server:
+        prompts = [f"prompt number {i}" for i in range(200)]
+        spec = make_spec(tmp_path, server, prompts, limits="{concurrency: 4}")
+        db = tmp_path / "cache.sqlite"
+        cmd = [sys.executable, "-m", "engine", "run", str(spec), "--cache", str(db), "--out", str(tmp_path / "run"),
+               "--quiet"]
+        child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if db.exists() and len([o for o in cached_outputs(db) if o.startswith('"echo')]) >= 60:
+                break
+            time.sleep(0.05)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        finished = {o for o in cached_outputs(db) if o.startswith('"echo')}
+        assert 60 <= len(finished) < 200, "the kill should land mid-run"
+
+        resumed = subprocess.run(cmd, capture_output=True, text=True)
+        assert resumed.returncode == 0, resumed.stderr
+
+    prepared = prepare(spec)
+    with Cache(db) as cache:
+        results = cache.get_many(t.id for t in prepared.plan.tasks)
+    assert len(results) == len(prepared.plan.tasks)  # every task has its (single, primary-keyed) result
+    successes: dict[str, int] = {}
+    for entry in server.state.log:
+        if entry.status == 200:
+            successes[entry.text] = successes.get(entry.text, 0) + 1
+    for output in finished:
+        prompt = output.strip('"').removeprefix("echo: ")
+        assert successes[prompt] == 1, f"{prompt!r} was served twice"
+    assert set(successes) == set(prompts)
