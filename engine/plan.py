@@ -99,15 +99,13 @@ class Plan:
     bindings: dict[str, list[Binding]] = field(default_factory=dict)  # analysis name -> bindings
 
     def to_json(self) -> str:
-        body = {
-            "version": PLAN_VERSION,
-            "spec_name": self.spec_name,
-            "spec_hash": self.spec_hash,
-            "tasks": [_task_json(t) for t in self.tasks],
-            "deferred": [asdict(d) for d in self.deferred],
-            "bindings": {name: [asdict(b) for b in bs] for name, bs in self.bindings.items()},
-        }
-        return json.dumps(body, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+        """Stable JSON, one task per line: byte-identical for the same spec, and readable in a diff."""
+        head = {"version": PLAN_VERSION, "spec_name": self.spec_name, "spec_hash": self.spec_hash,
+                "deferred": [asdict(d) for d in self.deferred],
+                "bindings": {name: [asdict(b) for b in bs] for name, bs in self.bindings.items()}}
+        lines = [json.dumps(_task_json(t), sort_keys=True, ensure_ascii=False) for t in self.tasks]
+        return (json.dumps(head, sort_keys=True, ensure_ascii=False)[:-1] + ', "tasks": [\n'
+                + ",\n".join(lines) + "\n]}\n")
 
     @classmethod
     def from_json(cls, text: str) -> Plan:
@@ -121,9 +119,11 @@ class Plan:
 
 
 def _task_json(task: Task) -> dict[str, Any]:
-    out = asdict(task)
-    out["cost"] = round(task.cost, 8)
-    return out
+    # Built by hand: dataclasses.asdict deep-copies every request, which dominates large plans.
+    return {"id": task.id, "stage": task.stage, "analysis": task.analysis, "endpoint": task.endpoint,
+            "provider": task.provider, "item_id": task.item_id, "request": task.request,
+            "depends_on": list(task.depends_on), "input_tokens": task.input_tokens,
+            "output_tokens": task.output_tokens, "cost": round(task.cost, 8)}
 
 
 class _Builder:

@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from llm_server import LLMServer  # noqa: E402
+from llm_server import LLMServer
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -13,10 +13,13 @@ the cache at the end of every run (also an interrupted one), so it always matche
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import json
 import platform
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
@@ -27,7 +30,6 @@ from engine.datasets import Item
 from engine.execute.cache import Cache, Result
 from engine.execute.progress import RunProgress
 from engine.execute.providers import Provider, ProviderError, create_provider
-from engine.execute.providers.local import local_server
 from engine.execute.requests import render
 from engine.execute.scheduler import Failure, Scheduler
 from engine.judges.offline import run_offline
@@ -95,7 +97,7 @@ def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = Fa
     local_models = {endpoints[t.endpoint].model for t in pending if t.provider == "local"}
     progress = RunProgress(pending, quiet=quiet)
     try:
-        with progress, local_server(local_models):
+        with progress, _local_models_served(local_models):
             asyncio.run(_execute_stages(pending, prepared, endpoints, cache, progress, summary))
     except KeyboardInterrupt:
         summary.interrupted = True
@@ -104,6 +106,17 @@ def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = Fa
     finally:
         _write_outputs(prepared, run_dir, cache, summary, started)
     return summary
+
+
+@contextlib.contextmanager
+def _local_models_served(models: set[str]) -> Iterator[None]:
+    if not models:  # no llama.cpp import unless a local model has work to do
+        yield
+        return
+    from engine.execute.providers.local import local_server
+
+    with local_server(models):
+        yield
 
 
 async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: dict[str, Endpoint], cache: Cache,
@@ -130,8 +143,8 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
             for task in calls:
                 if task not in runnable:
                     summary.failed.append(Failure(task.id, task.stage, task.endpoint, "skipped: an input failed", 0))
-            dependency_results = cache.get_many({d for t in runnable for d in t.depends_on})
-            failures = await scheduler.run(runnable, lambda t: render(t, dependency_results))
+            inputs = cache.get_many({d for t in runnable for d in t.depends_on})
+            failures = await scheduler.run(runnable, functools.partial(_render_with, inputs))
             summary.failed.extend(failures)
             new_offline = run_offline(offline, cache) if offline else []
             for task in offline:
@@ -145,6 +158,10 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
         for provider in providers.values():
             if not isinstance(provider, ProviderError):
                 await provider.aclose()
+
+
+def _render_with(inputs: dict[str, Result], task: Task) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    return render(task, inputs)
 
 
 def _versions() -> dict[str, str]:
@@ -186,7 +203,8 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
         "spec_path": str(prepared.spec.path),
         "started_at": started.isoformat(timespec="seconds"),
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "status": "interrupted" if summary.interrupted else ("complete" if summary.done == summary.total else "partial"),
+        "status": "interrupted" if summary.interrupted else (
+            "complete" if summary.done == summary.total else "partial"),
         "tasks": {"total": summary.total, "done": summary.done, "ran_now": summary.ran_now,
                   "failed": len(failed_ids - set(results))},
         "by_stage": dict(Counter(t.stage for t in plan.tasks)),

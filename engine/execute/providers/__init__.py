@@ -1,6 +1,6 @@
-"""Provider registry: importing this package registers every provider module."""
+"""Provider registry. Provider modules are imported on first use: the SDKs are slow to import, and a run
+that only needs one of them should not pay for the others."""
 
-from engine.execute.providers import anthropic_api, local, openai_api  # noqa: F401  (registration)
 from engine.execute.providers.base import Completion, Provider, ProviderError, create_provider
 
 __all__ = ["Completion", "Provider", "ProviderError", "create_provider"]

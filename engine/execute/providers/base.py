@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import importlib
 import mimetypes
 import os
 import time
@@ -53,6 +54,12 @@ class Provider(Protocol):
 
 ProviderFactory = Callable[[Endpoint], Provider]
 _REGISTRY: dict[str, ProviderFactory] = {}
+_MODULES = {  # provider name -> the module whose import registers it
+    "openai": "engine.execute.providers.openai_api",
+    "openai-compatible": "engine.execute.providers.openai_api",
+    "anthropic": "engine.execute.providers.anthropic_api",
+    "local": "engine.execute.providers.local",
+}
 
 
 def register(*names: str) -> Callable[[ProviderFactory], ProviderFactory]:
@@ -65,6 +72,8 @@ def register(*names: str) -> Callable[[ProviderFactory], ProviderFactory]:
 
 
 def create_provider(endpoint: Endpoint) -> Provider:
+    if endpoint.provider not in _REGISTRY and endpoint.provider in _MODULES:
+        importlib.import_module(_MODULES[endpoint.provider])
     if endpoint.provider not in _REGISTRY:
         raise ProviderError(f"no provider named {endpoint.provider!r}", endpoint_fatal=True)
     return _REGISTRY[endpoint.provider](endpoint)

@@ -57,7 +57,8 @@ class LocalServer:
         self.port = _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self._process: subprocess.Popen[bytes] | None = None
-        self._log = tempfile.NamedTemporaryFile(prefix="vibe-llama-", suffix=".log", delete=False)
+        self._log = tempfile.NamedTemporaryFile(prefix="vibe-llama-", suffix=".log", delete=False)  # noqa: SIM115
+        # (kept open for the server's lifetime; its path is quoted in errors)
 
     def start(self) -> None:
         try:
@@ -96,6 +97,7 @@ class LocalServer:
                 self._process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self._process.kill()
+        self._log.close()
         if LocalServer.current is self:
             LocalServer.current = None
 

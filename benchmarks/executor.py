@@ -1,0 +1,234 @@
+"""Executor throughput, side by side in one run, against a local asyncio server with 50 ms latency.
+
+1. The server alone (raw keep-alive sockets, 128 connections): must reach >= 1,000 req/s so it is not the
+   bottleneck.
+2. vibe's scheduler: 2,000 planned generation calls at concurrency 16; ideal = 16 / 0.05 s = 320 req/s.
+   Target: ratio >= 0.8.
+3. promptfoo `eval -j 16` on the same 2,000 prompts against the same server (startup time, measured with a
+   1-prompt eval, subtracted). Target: vibe >= 2.5x promptfoo's req/s. promptfoo is looked up in
+   benchmarks/.promptfoo (install: npm install --prefix benchmarks/.promptfoo node@22 promptfoo) or on PATH.
+4. A fully cached re-run of a 10,000-task plan through `vibe run` (a fresh process, imports included).
+   Target: < 3 s wall and zero HTTP requests.
+
+Last line: ratio_c16=<float> vs_promptfoo=<float> cached_rerun_s=<float>
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from llm_server import LLMServer, serve_forever  # noqa: E402
+
+from engine.execute.cache import Cache, Result  # noqa: E402
+from engine.execute.providers import create_provider  # noqa: E402
+from engine.execute.run import _render_with  # noqa: E402
+from engine.execute.scheduler import Scheduler  # noqa: E402
+from engine.pipeline import prepare  # noqa: E402
+
+LATENCY_S = 0.05
+CALLS = 2000
+CONCURRENCY = 16
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(port: int) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("benchmark server did not start")
+
+
+async def _raw_client(port: int, requests: int) -> None:
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    for _ in range(requests):
+        writer.write(head + body)
+        await writer.drain()
+        length = 0
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        await reader.readexactly(length)
+    writer.close()
+
+
+def server_capacity(port: int, connections: int = 128, per_connection: int = 25) -> float:
+    start = time.perf_counter()
+
+    async def main() -> None:
+        await asyncio.gather(*(_raw_client(port, per_connection) for _ in range(connections)))
+
+    asyncio.run(main())
+    return connections * per_connection / (time.perf_counter() - start)
+
+
+def write_dataset(root: Path, n: int) -> None:
+    with (root / "prompts.jsonl").open("w") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"id": f"p{i}", "q": f"Prompt number {i}: say something."}) + "\n")
+
+
+def vibe_throughput(root: Path, port: int) -> float:
+    write_dataset(root, CALLS)
+    (root / "gen.yaml").write_text(f"""\
+name: bench-executor
+models:
+  a:
+    provider: openai-compatible
+    model: m
+    base_url: http://127.0.0.1:{port}/v1
+    params: {{max_tokens: 16}}
+    limits: {{concurrency: {CONCURRENCY}, max_retries: 0}}
+  b: {{provider: recorded}}
+datasets:
+  d: {{source: {{path: prompts.jsonl}}, fields: {{id: id, prompt: q, outputs: {{b: q}}}}}}
+vibes: [{{name: verbosity, low: short, high: long, metric: length_words}}]
+judges: {{m: {{kind: metric}}}}
+analyses:
+  vibecheck: {{dataset: d, models: [a, b], judges: [m]}}
+""")
+    prepared = prepare(root / "gen.yaml")
+    tasks = [t for t in prepared.plan.tasks if t.provider == "openai-compatible"]
+    assert len(tasks) == CALLS
+    endpoint = prepared.spec.models["a"]
+    with Cache(root / "gen-cache.sqlite") as cache:
+
+        async def main() -> float:
+            scheduler = Scheduler(cache, {"a": endpoint}, {"a": create_provider(endpoint)})
+            start = time.perf_counter()
+            failures = await scheduler.run(tasks, lambda t: _render_with({}, t))
+            elapsed = time.perf_counter() - start
+            assert not failures, failures[:3]
+            return elapsed
+
+        elapsed = asyncio.run(main())
+    return CALLS / elapsed
+
+
+def promptfoo_bin() -> tuple[str, dict[str, str]] | None:
+    local = ROOT / "benchmarks" / ".promptfoo" / "node_modules" / ".bin"
+    env = dict(os.environ, PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1",
+               OPENAI_API_KEY="not-needed", PROMPTFOO_CACHE_ENABLED="false")
+    if (local / "promptfoo").exists():
+        env["PATH"] = f"{local}:{env['PATH']}"  # the node@22 binary from npm comes first
+        return str(local / "promptfoo"), env
+    found = shutil.which("promptfoo")
+    return (found, env) if found else None
+
+
+def promptfoo_run(binary: str, env: dict[str, str], root: Path, port: int, n: int) -> float:
+    config = {
+        "providers": [{"id": "openai:chat:m", "config": {"apiBaseUrl": f"http://127.0.0.1:{port}/v1",
+                                                          "max_tokens": 16}}],
+        "prompts": ["{{q}}"],
+        "tests": [{"vars": {"q": f"Prompt number {i}: say something."}} for i in range(n)],
+    }
+    path = root / f"promptfoo-{n}.json"
+    path.write_text(json.dumps(config))
+    env = dict(env, PROMPTFOO_CONFIG_DIR=str(root / "promptfoo-home"))
+    start = time.perf_counter()
+    subprocess.run([binary, "eval", "-c", str(path), "-j", str(CONCURRENCY), "--no-cache", "--no-progress-bar",
+                    "--no-table", "-o", str(root / f"promptfoo-out-{n}.json")], env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    elapsed = time.perf_counter() - start
+    results = json.loads((root / f"promptfoo-out-{n}.json").read_text())["results"]["results"]
+    assert len(results) == n and all(not r.get("error") for r in results), "promptfoo calls failed"
+    return elapsed
+
+
+def cached_rerun(root: Path) -> tuple[float, int]:
+    with LLMServer() as server:
+        (root / "judge.jsonl").write_text("".join(json.dumps({"id": f"p{i}", "q": f"Question {i}?"}) + "\n"
+                                                  for i in range(1000)))
+        (root / "cached.yaml").write_text(f"""\
+name: bench-cached
+models:
+  a: {{provider: openai-compatible, model: m, base_url: {server.base_url}}}
+  b: {{provider: openai-compatible, model: n, base_url: {server.base_url}}}
+judges:
+  j: {{kind: llm, provider: openai-compatible, model: j, base_url: {server.base_url}}}
+datasets:
+  d: {{source: {{path: judge.jsonl}}, fields: {{id: id, prompt: q}}}}
+vibes:
+  - {{name: verbosity, low: brief answers, high: long answers}}
+  - {{name: formality, low: casual wording, high: formal wording}}
+  - {{name: humor, low: serious, high: playful}}
+  - {{name: caution, low: confident, high: hedged}}
+analyses:
+  vibecheck: {{dataset: d, models: [a, b], judges: [j]}}
+""")
+        prepared = prepare(root / "cached.yaml")
+        assert len(prepared.plan.tasks) == 10_000
+        with Cache(root / "cached.sqlite") as cache:
+            cache.put_many(Result(t.id, t.stage, t.endpoint, t.provider, "Verdict: 1", 10, 5)
+                           for t in prepared.plan.tasks)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "engine", "run", str(root / "cached.yaml"), "--cache",
+                        str(root / "cached.sqlite"), "--out", str(root / "cached-run"), "--quiet"], check=True,
+                       stdout=subprocess.DEVNULL)
+        elapsed = time.perf_counter() - start
+        return elapsed, len(server.state.log)
+
+
+def main() -> None:
+    port = free_port()
+    server = multiprocessing.Process(target=serve_forever, args=(port, LATENCY_S), daemon=True)
+    server.start()
+    try:
+        wait_for(port)
+        capacity = server_capacity(port)
+        print(f"server alone: {capacity:,.0f} req/s at 128 connections ({LATENCY_S * 1000:.0f} ms latency)")
+        assert capacity >= 1000, "the test server is the bottleneck; results would be meaningless"
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            vibe_rps = vibe_throughput(root, port)
+            ideal = CONCURRENCY / LATENCY_S
+            print(f"vibe: {vibe_rps:,.1f} req/s over {CALLS} calls at concurrency {CONCURRENCY} "
+                  f"(ideal {ideal:.0f}) -> ratio {vibe_rps / ideal:.3f}")
+            found = promptfoo_bin()
+            vs_promptfoo = 0.0
+            if found:
+                binary, env = found
+                startup = promptfoo_run(binary, env, root, port, 1)
+                total = promptfoo_run(binary, env, root, port, CALLS)
+                pf_rps = CALLS / max(1e-9, total - startup)
+                vs_promptfoo = vibe_rps / pf_rps
+                print(f"promptfoo -j {CONCURRENCY}: {total:.2f} s for {CALLS} calls, {startup:.2f} s startup "
+                      f"subtracted -> {pf_rps:,.1f} req/s; vibe is {vs_promptfoo:.2f}x")
+            else:
+                print("promptfoo not found (npm install --prefix benchmarks/.promptfoo node@22 promptfoo)")
+            rerun_s, requests = cached_rerun(root)
+            print(f"cached re-run of 10,000 tasks: {rerun_s:.2f} s wall (process start included), "
+                  f"{requests} HTTP requests")
+            assert requests == 0
+    finally:
+        server.terminate()
+    print(f"ratio_c16={vibe_rps / ideal:.3f} vs_promptfoo={vs_promptfoo:.2f} cached_rerun_s={rerun_s:.2f}")
+
+
+if __name__ == "__main__":
+    main()
