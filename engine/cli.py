@@ -96,17 +96,24 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from engine.execute.cache import Cache
-    from engine.execute.run import execute
-    from engine.pipeline import default_cache_path, default_run_dir, prepare
+    from engine.pipeline import default_cache_path, run_spec
 
-    prepared = prepare(args.spec)
-    run_dir = Path(args.out) if args.out else default_run_dir(prepared.spec)
-    with Cache(Path(args.cache) if args.cache else default_cache_path()) as cache:
-        summary = execute(prepared, run_dir, cache, quiet=args.quiet)
+    summary, results, run_dir = run_spec(args.spec, Path(args.out) if args.out else None,
+                                         Path(args.cache) if args.cache else default_cache_path(), quiet=args.quiet,
+                                         report=not args.no_report)
     failed = summary.total - summary.done
-    print(f"{prepared.spec.name}: {summary.done:,}/{summary.total:,} tasks done ({summary.ran_now:,} run now, "
+    print(f"{results.spec_name}: {summary.done:,}/{summary.total:,} tasks done ({summary.ran_now:,} run now, "
           f"{failed:,} not done), ${summary.cost:.4f} spent; outputs in {run_dir}")
+    for vc in results.vibecheck:
+        kept = [v for v in vc.vibes if v.kept]
+        line = f"  {vc.analysis}: {len(kept)}/{len(vc.vibes)} vibes kept"
+        if vc.model_matching:
+            line += f"; model matching {vc.model_matching.test_accuracy:.1%} (held out)"
+        if vc.preference:
+            line += f"; preference {vc.preference.test_accuracy:.1%} (held out)"
+        print(line)
+    if (run_dir / "index.html").exists():
+        print(f"  leaderboard: {run_dir / 'index.html'}")
     for endpoint, message in sorted(summary.endpoint_errors.items()):
         print(f"  stopped {endpoint}: {message}", file=sys.stderr)
     if summary.interrupted:
@@ -146,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="run directory (default: runs/<spec name>)")
     p.add_argument("--cache", metavar="PATH", help="cache database (default: runs/cache.sqlite)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument("--no-report", action="store_true", help="skip writing the HTML leaderboard")
     p.set_defaults(func=_run)
     return parser
 

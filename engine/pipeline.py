@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 from engine.datasets import Item, load_items
@@ -23,6 +24,33 @@ def prepare(spec_path: str | Path) -> Prepared:
     used = {a.dataset for a in spec.analyses.values()}
     items = {name: load_items(ds) for name, ds in spec.datasets.items() if name in used}
     return Prepared(spec, items, compile_plan(spec, items))
+
+
+def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, quiet: bool = False,
+             report: bool = True) -> tuple[Any, Any, Path]:
+    """spec → plan → execute → (discover → plan → execute) → analyze → report. Returns the execution
+    summary, the analysis results and the run directory."""
+    from engine.analyze.discover_stage import discover_vibes, with_vibes, write_discovered
+    from engine.analyze.results import analyze_run
+    from engine.execute.cache import Cache
+    from engine.execute.run import execute
+
+    prepared = prepare(spec_path)
+    run_dir = run_dir or default_run_dir(prepared.spec)
+    origins: dict[str, str] = {}
+    with Cache(cache_path) as cache:
+        summary = execute(prepared, run_dir, cache, quiet=quiet)
+        if prepared.spec.discovery is not None and not summary.interrupted:
+            found, origins = discover_vibes(prepared, cache)
+            write_discovered(found, origins, run_dir)
+            prepared = with_vibes(prepared, found)
+            summary = execute(prepared, run_dir, cache, quiet=quiet)
+        results = analyze_run(prepared, cache, run_dir, origins)
+    if report and not summary.interrupted:
+        from engine.report.render import render_report
+
+        render_report(results, prepared, run_dir, cache_path)
+    return summary, results, run_dir
 
 
 def default_run_dir(spec: Spec) -> Path:

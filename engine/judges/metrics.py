@@ -19,6 +19,7 @@ CODE_BLOCK = re.compile(r"```")
 INLINE_CODE = re.compile(r"`[^`\n]+`")
 EMOJI = re.compile("[\U0001f300-\U0001faff\U00002600-\U000027bf\U0001f000-\U0001f2ff]")
 VOWEL_GROUPS = re.compile(r"[aeiouy]+")
+TOKEN = re.compile(r"\w+|[!?*#]")
 
 HEDGES = frozenset("""might may perhaps possibly probably likely unlikely seems appear appears suggest suggests
 generally typically usually often arguably somewhat approximately roughly around depends could""".split())
@@ -63,29 +64,61 @@ def _lexicon_rate(lexicon: frozenset[str]) -> Callable[[str], float]:
     return lambda text: _per_100_words(sum(w in lexicon for w in words(text)), text)
 
 
-METRICS: dict[str, tuple[Callable[[str], float], str]] = {
-    # name: (function, what a high value means, in words a vibe definition can reuse)
-    "length_words": (lambda t: float(len(words(t))), "longer answers (more words)"),
-    "words_per_sentence": (lambda t: len(words(t)) / _sentences(t), "longer sentences"),
-    "list_density": (lambda t: len(LIST_LINE.findall(t)) / _lines(t), "more of the answer in bullet or numbered lists"),
-    "heading_density": (lambda t: len(HEADING_LINE.findall(t)) / _lines(t), "more headings and section labels"),
-    "bold_density": (lambda t: _per_100_words(len(BOLD.findall(t)), t), "more bold emphasis"),
-    "code_blocks": (
-        lambda t: CODE_BLOCK.findall(t).__len__() / 2 + 0.25 * len(INLINE_CODE.findall(t)),
-        "more code blocks and inline code",
-    ),
-    "emoji": (lambda t: _per_100_words(len(EMOJI.findall(t)), t), "more emoji"),
-    "exclamations": (lambda t: _per_100_words(t.count("!"), t), "more exclamation marks"),
-    "questions_to_user": (lambda t: _per_100_words(t.count("?"), t), "more questions put back to the user"),
-    "hedging": (_lexicon_rate(HEDGES), "more hedging words (might, perhaps, usually, ...)"),
-    "refusal": (lambda t: float(sum(p in t.lower() for p in REFUSALS)), "more refusal or apology phrases"),
-    "personal_pronouns": (_lexicon_rate(FIRST_SECOND), "more first- and second-person pronouns (I, we, you)"),
-    "warmth": (_lexicon_rate(WARM), "more warm, friendly wording (glad, great, hope, thanks, ...)"),
-    "formal_connectives": (_lexicon_rate(FORMAL), "more formal connectives (therefore, moreover, ...)"),
-    "readability": (flesch_reading_ease, "easier to read (higher Flesch reading ease)"),
-    "paragraphs": (lambda t: float(len([p for p in re.split(r"\n\s*\n", t) if p.strip()])), "more paragraphs"),
+# name: (function, what a low value looks like, what a high value looks like) -- the two texts become the
+# low/high definitions of a vibe built on the metric, so they say exactly what is measured.
+METRICS: dict[str, tuple[Callable[[str], float], str, str]] = {
+    "length_words": (lambda t: float(len(words(t))), "Short answers with few words.",
+                     "Long answers with many words."),
+    "words_per_sentence": (lambda t: len(words(t)) / _sentences(t), "Short sentences.", "Long sentences."),
+    "list_density": (lambda t: len(LIST_LINE.findall(t)) / _lines(t), "Little or nothing in bullet or numbered lists.",
+                     "Much of the answer in bullet or numbered lists."),
+    "heading_density": (lambda t: len(HEADING_LINE.findall(t)) / _lines(t), "No headings or section labels.",
+                        "Many headings and section labels."),
+    "bold_density": (lambda t: _per_100_words(len(BOLD.findall(t)), t), "No bold emphasis.",
+                     "Frequent bold emphasis."),
+    "code_blocks": (lambda t: len(CODE_BLOCK.findall(t)) / 2 + 0.25 * len(INLINE_CODE.findall(t)),
+                    "No code formatting.", "Code blocks and inline code."),
+    "emoji": (lambda t: _per_100_words(len(EMOJI.findall(t)), t), "No emoji.", "Uses emoji."),
+    "exclamations": (lambda t: _per_100_words(t.count("!"), t), "No exclamation marks.",
+                     "Frequent exclamation marks."),
+    "questions_to_user": (lambda t: _per_100_words(t.count("?"), t), "Asks the user nothing.",
+                          "Asks the user questions."),
+    "hedging": (_lexicon_rate(HEDGES), "Flat, certain statements.",
+                "Hedged statements (might, perhaps, usually, ...)."),
+    "refusal": (lambda t: float(sum(p in t.lower() for p in REFUSALS)), "Complies without apology or refusal.",
+                "Apologizes or refuses (I'm sorry, I cannot, ...)."),
+    "personal_pronouns": (_lexicon_rate(FIRST_SECOND), "Impersonal; few first- and second-person pronouns.",
+                          "Personal; many first- and second-person pronouns (I, we, you)."),
+    "warmth": (_lexicon_rate(WARM), "Neutral wording.", "Warm, friendly wording (glad, great, hope, thanks, ...)."),
+    "formal_connectives": (_lexicon_rate(FORMAL), "Few formal connectives.",
+                           "Formal connectives (therefore, moreover, ...)."),
+    "readability": (flesch_reading_ease, "Hard to read (low Flesch reading ease).",
+                    "Easy to read (high Flesch reading ease)."),
+    "paragraphs": (lambda t: float(len([p for p in re.split(r"\n\s*\n", t) if p.strip()])), "One block of text.",
+                   "Many paragraphs."),
 }
+
+PHRASES_PREFIX = "phrases:"
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased words and the punctuation that carries style (! ? * #): the unit of phrase metrics."""
+    return TOKEN.findall(text.lower())
+
+
+def phrase_rate(phrases: list[str], text: str) -> float:
+    """Occurrences of any of the phrases (token n-grams) per 100 tokens."""
+    joined = " " + " ".join(tokens(text)) + " "
+    hits = sum(joined.count(f" {p} ") for p in phrases)
+    return 100.0 * hits / max(1, joined.count(" ") - 1)
+
+
+def is_metric(name: str) -> bool:
+    return name in METRICS or (name.startswith(PHRASES_PREFIX) and len(name) > len(PHRASES_PREFIX))
 
 
 def measure(metric: str, text: str) -> float:
+    """A metric by name; `phrases:a b|c d` counts the listed token n-grams per 100 tokens."""
+    if metric.startswith(PHRASES_PREFIX):
+        return phrase_rate(metric[len(PHRASES_PREFIX):].split("|"), text)
     return METRICS[metric][0](text)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from engine.judges.metrics import METRICS
+from engine.judges.metrics import METRICS, is_metric
 from engine.spec.model import resolve_path
 from engine.spec.problems import Problem
 from engine.spec.yaml_source import PathKey, SourceMap, dotted
@@ -142,8 +142,9 @@ def _check_vibes(c: _Checker) -> None:
                 c.report((*path, "discover", "proposer"), "statistical discovery takes no proposer")
             continue
         name = vibe["name"]
-        if "metric" in vibe and vibe["metric"] not in METRICS:
-            c.report((*path, "metric"), f"unknown metric {vibe['metric']!r} (known: {', '.join(sorted(METRICS))})")
+        if "metric" in vibe and not is_metric(vibe["metric"]):
+            c.report((*path, "metric"), f"unknown metric {vibe['metric']!r} (known: {', '.join(sorted(METRICS))}, "
+                     "or phrases:<n-gram>|<n-gram>...)")
         if name in seen:
             c.report((*path, "name"), f"duplicate vibe {name!r} (also vibes[{seen[name]}])")
         seen[name] = i

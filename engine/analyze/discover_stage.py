@@ -1,0 +1,81 @@
+"""Discovery as a pipeline step: read the training pairs a run produced, propose vibes, and add them to
+the spec so that the next plan judges them like declared ones. Only the training split is ever shown to
+discovery; the test split stays unseen until the regressions are scored."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import yaml
+
+from engine.analyze import discovery, stats
+from engine.execute.cache import Cache
+from engine.pipeline import Prepared
+from engine.plan import compile_plan
+from engine.spec.model import Analysis, Vibe
+
+
+def training_pairs(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[discovery.TrainingPair]:
+    model_a, model_b = analysis.models
+    split_cfg = analysis.options.get("split", {})
+    bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
+    train_ids, _ = stats.split([b.item for b in bindings], split_cfg.get("train", 0.5), split_cfg.get("seed", 0))
+    train = set(train_ids)
+    items = {it.id: it for it in prepared.items[analysis.dataset]}
+    wanted = [b for b in bindings if b.item in train]
+    texts = cache.get_many({b.outputs[m][0] for b in wanted for m in (model_a, model_b)})
+    pairs = []
+    for b in wanted:
+        ra, rb = texts.get(b.outputs[model_a][0]), texts.get(b.outputs[model_b][0])
+        if ra is None or rb is None:
+            continue
+        preference = items[b.item].preference
+        label = None if preference in (None, "tie") else preference == model_a
+        pairs.append(discovery.TrainingPair(str(ra.output), str(rb.output), label))
+    return pairs
+
+
+def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[str, str]]:
+    """New vibes for every vibecheck analysis, with where each came from."""
+    spec = prepared.spec
+    d = spec.discovery
+    assert d is not None
+    declared_metrics = {v.metric for v in spec.vibes if v.metric is not None}
+    found: list[Vibe] = []
+    origins: dict[str, str] = {}
+    for analysis in spec.analyses.values():
+        if analysis.method != "vibecheck":
+            continue
+        pairs = training_pairs(prepared, analysis, cache)
+        # the proposed vibes are measured properties: metric and LLM judges can score them, an embedding
+        # projection onto their definition text cannot
+        judges = tuple(j for j in analysis.options["judges"] if spec.judges[j].kind != "embedding")
+        chosen = discovery.discover(pairs, *analysis.models, max_vibes=d.max_vibes,
+                                    exclude_metrics=frozenset(declared_metrics))
+        for candidate in chosen:
+            vibe = candidate.vibe
+            if vibe.name in origins:
+                continue
+            found.append(replace(vibe, judges=judges))
+            origins[vibe.name] = f"discovered ({candidate.origin}, {len(pairs)} training pairs)"
+    return found, origins
+
+
+def with_vibes(prepared: Prepared, vibes: list[Vibe]) -> Prepared:
+    spec = replace(prepared.spec, vibes=(*prepared.spec.vibes, *vibes))
+    return Prepared(spec, prepared.items, compile_plan(spec, prepared.items))
+
+
+def vibes_yaml(vibes: list[Vibe], origins: dict[str, str]) -> str:
+    """Discovered vibes as a `vibes:` block to paste into a spec."""
+    entries = [{"name": v.name, "low": v.low, "high": v.high, **({"metric": v.metric} if v.metric else {})}
+               for v in vibes]
+    header = "".join(f"# {v.name}: {origins.get(v.name, '')}\n" for v in vibes)
+    return header + yaml.safe_dump({"vibes": entries}, sort_keys=False, allow_unicode=True, width=120)
+
+
+def write_discovered(vibes: list[Vibe], origins: dict[str, str], run_dir: Path) -> Path:
+    path = run_dir / "discovered_vibes.yaml"
+    path.write_text(vibes_yaml(vibes, origins), encoding="utf-8")
+    return path

@@ -1,0 +1,243 @@
+"""VibeCheck analysis: from judge results to per-vibe scores and the two held-out regressions.
+
+For each vibe and pair: each judge's score s_J in A/B terms (LLM judges: both orders combined by the swap
+rule; offline judges: their measured comparison), the panel verdict ν (rounded mean), then per vibe its
+separability, judge agreement (κ), and whether it passes validation on the training split. The vibes that
+pass feed two logistic regressions fitted on the training split and scored on the test split:
+model matching (was the first-shown output written by model A? trained with every pair in both display
+orders) and preference prediction (did people prefer A?).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.analyze import stats
+from engine.execute.cache import Result
+from engine.judges.llm import parse_verdict, verdict_to_score
+from engine.judges.verdicts import combine_orders
+from engine.pipeline import Prepared
+from engine.spec.model import Analysis, Vibe
+
+
+@dataclass(frozen=True)
+class VibeScore:
+    name: str
+    low: str
+    high: str
+    origin: str  # "declared" or "discovered (<how>)"
+    metric: str | None
+    judges: list[str]
+    judge_kinds: list[str]
+    separability: float  # mean ν over all pairs; > 0: model A leans high
+    separability_train: float
+    kappa: float | None  # judge agreement over all pairs; None with a single judge
+    kappa_train: float | None
+    kept: bool
+    drop_reason: str
+    n_pairs: int
+    invalid_verdicts: int
+    mm_coefficient: float | None = None
+    mm_p_value: float | None = None
+    pp_coefficient: float | None = None
+    pp_p_value: float | None = None
+
+
+@dataclass(frozen=True)
+class PairVerdicts:
+    item_id: str
+    split: str  # "train" | "test"
+    preference: str | None
+    output_a: str  # task ids of the two outputs
+    output_b: str
+    nu: dict[str, int]  # vibe -> panel verdict
+    by_judge: dict[str, dict[str, int | None]]  # vibe -> judge -> s_J (None: no verdict)
+    rationales: dict[str, dict[str, str]] = field(default_factory=dict)  # vibe -> judge -> raw LLM text
+
+
+@dataclass
+class VibeCheckResult:
+    analysis: str
+    model_a: str
+    model_b: str
+    vibes: list[VibeScore]
+    pairs: list[PairVerdicts]
+    model_matching: stats.RegressionResult | None
+    preference: stats.RegressionResult | None
+    invalid_verdicts: int
+    notes: list[str]
+
+
+def _judges_for(prepared: Prepared, analysis: Analysis, vibe: Vibe) -> list[str]:
+    return list(vibe.judges) if vibe.judges else list(analysis.options["judges"])
+
+
+def _index_judgments(prepared: Prepared) -> dict[tuple[str, str, str, str], dict[str, str]]:
+    """(judge, vibe, output A task, output B task) -> {order: task id}; offline judges use order 'any'.
+    Keyed by outputs, not by analysis: a judgment shared by two analyses is one task."""
+    index: dict[tuple[str, str, str, str], dict[str, str]] = {}
+    for task in prepared.plan.tasks:
+        request = task.request
+        if task.stage != "judge" or request.get("kind") != "judge" or "vibe" not in request.get("fields", {}):
+            continue
+        order = request.get("order", "any")
+        first, second = request["outputs"]
+        a, b = (second, first) if order == "ba" else (first, second)
+        index.setdefault((request["judge"], request["fields"]["vibe"], a, b), {})[order] = task.id
+    return index
+
+
+def _judge_score(kind: str, tasks: dict[str, str], results: dict[str, Result]) -> tuple[int | None, bool, str]:
+    """(s_J or None if missing, whether an answer was unparseable, raw LLM text for the drill-down)."""
+    if kind != "llm":
+        result = results.get(tasks.get("any", ""))
+        return (None, False, "") if result is None else (int(result.output["score"]), False, "")
+    first, second = results.get(tasks.get("ab", "")), results.get(tasks.get("ba", ""))
+    if first is None or second is None:
+        return None, False, ""
+    s1 = verdict_to_score(parse_verdict(str(first.output)), "ab")
+    s2 = verdict_to_score(parse_verdict(str(second.output)), "ba")
+    invalid = s1 is None or s2 is None
+    return combine_orders(s1, s2), invalid, f"[A first] {first.output}\n[B first] {second.output}"
+
+
+def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str, Result],
+                      origins: dict[str, str] | None = None) -> VibeCheckResult:
+    spec = prepared.spec
+    model_a, model_b = analysis.models
+    origins = origins or {}
+    discovery = spec.discovery
+    kappa_min = discovery.kappa_min if discovery else 0.2
+    sep_min = discovery.separability_min if discovery else 0.05
+    split_cfg = analysis.options.get("split", {})
+    items = {it.id: it for it in prepared.items[analysis.dataset]}
+    bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
+    train_ids, _ = stats.split([b.item for b in bindings], split_cfg.get("train", 0.5), split_cfg.get("seed", 0))
+    train_set = set(train_ids)
+    index = _index_judgments(prepared)
+    vibes = [v for v in spec.vibes if not analysis.options.get("vibes") or v.name in analysis.options["vibes"]]
+    pairs: list[PairVerdicts] = []
+    invalid_by_vibe = dict.fromkeys((v.name for v in vibes), 0)
+    for binding in bindings:
+        ga, gb = binding.outputs[model_a][0], binding.outputs[model_b][0]
+        nu, by_judge, rationales = {}, {}, {}
+        for vibe in vibes:
+            scores: dict[str, int | None] = {}
+            for judge_name in _judges_for(prepared, analysis, vibe):
+                kind = spec.judges[judge_name].kind
+                score, invalid, raw = _judge_score(kind, index.get((judge_name, vibe.name, ga, gb), {}), results)
+                scores[judge_name] = score
+                invalid_by_vibe[vibe.name] += int(invalid)
+                if raw:
+                    rationales.setdefault(vibe.name, {})[judge_name] = raw
+            by_judge[vibe.name] = scores
+            nu[vibe.name] = stats.ensemble([s for s in scores.values() if s is not None])
+        pairs.append(PairVerdicts(binding.item, "train" if binding.item in train_set else "test",
+                                  items[binding.item].preference, ga, gb, nu, by_judge, rationales))
+    scores = [_vibe_score(v, pairs, spec, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min, sep_min)
+              for v in vibes]
+    kept = [s.name for s in scores if s.kept]
+    notes: list[str] = []
+    mm, pp = _regressions(kept, pairs, model_a, notes)
+    scores = [_with_coefficients(s, mm, pp) for s in scores]
+    return VibeCheckResult(analysis.name, model_a, model_b, scores, pairs, mm, pp, sum(invalid_by_vibe.values()),
+                           notes)
+
+
+def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], spec: Any, analysis: Analysis, prepared: Prepared,
+                origins: dict[str, str], invalid: int, kappa_min: float, sep_min: float) -> VibeScore:
+    judges = _judges_for(prepared, analysis, vibe)
+    nu_all = [p.nu[vibe.name] for p in pairs]
+    nu_train = [p.nu[vibe.name] for p in pairs if p.split == "train"]
+
+    def kappa(subset: list[PairVerdicts]) -> float | None:
+        complete = [p for p in subset if all(p.by_judge[vibe.name][j] is not None for j in judges)]
+        if len(judges) < 2 or not complete:
+            return None
+        return stats.agreement([[int(p.by_judge[vibe.name][j] or 0) for p in complete] for j in judges])
+
+    kappa_train = kappa([p for p in pairs if p.split == "train"])
+    sep_train = stats.separability(nu_train)
+    reasons = []
+    if kappa_train is not None and kappa_train < kappa_min:
+        reasons.append(f"judges disagree (κ {kappa_train:.2f} < {kappa_min})")
+    if abs(sep_train) < sep_min:
+        reasons.append(f"does not separate the models (|sep| {abs(sep_train):.3f} < {sep_min})")
+    return VibeScore(
+        name=vibe.name, low=vibe.low, high=vibe.high, origin=origins.get(vibe.name, "declared"), metric=vibe.metric,
+        judges=judges, judge_kinds=sorted({spec.judges[j].kind for j in judges}),
+        separability=stats.separability(nu_all), separability_train=sep_train, kappa=kappa(pairs),
+        kappa_train=kappa_train, kept=not reasons, drop_reason="; ".join(reasons), n_pairs=len(pairs),
+        invalid_verdicts=invalid)
+
+
+def _regressions(kept: list[str], pairs: list[PairVerdicts], model_a: str,
+                 notes: list[str]) -> tuple[stats.RegressionResult | None, stats.RegressionResult | None]:
+    if not kept:
+        notes.append("no vibe passed validation: no regression fitted")
+        return None, None
+    train = [p for p in pairs if p.split == "train"]
+    test = [p for p in pairs if p.split == "test"]
+
+    def matrix(subset: list[PairVerdicts]) -> np.ndarray:
+        return np.array([[p.nu[v] for v in kept] for p in subset], dtype=float).reshape(len(subset), len(kept))
+
+    def both_orders(subset: list[PairVerdicts]) -> tuple[np.ndarray, np.ndarray]:
+        x = matrix(subset)  # display order A first -> label 1; the swapped copy has −ν and label 0
+        return np.vstack([x, -x]), np.r_[np.ones(len(subset)), np.zeros(len(subset))]
+
+    mm = None
+    try:
+        mm = stats.fit_logistic("model_matching", kept, *both_orders(train), *both_orders(test))
+    except ValueError as exc:
+        notes.append(str(exc))
+    labelled_train = [p for p in train if p.preference not in (None, "tie")]
+    labelled_test = [p for p in test if p.preference not in (None, "tie")]
+    pp = None
+    if labelled_train and labelled_test:
+        try:
+            pp = stats.fit_logistic(
+                "preference", kept, matrix(labelled_train),
+                np.array([p.preference == model_a for p in labelled_train], dtype=float),
+                matrix(labelled_test), np.array([p.preference == model_a for p in labelled_test], dtype=float))
+        except ValueError as exc:
+            notes.append(str(exc))
+    else:
+        notes.append("no human preference labels: preference prediction skipped")
+    return mm, pp
+
+
+def _with_coefficients(score: VibeScore, mm: stats.RegressionResult | None,
+                       pp: stats.RegressionResult | None) -> VibeScore:
+    values: dict[str, Any] = {}
+    for prefix, reg in (("mm", mm), ("pp", pp)):
+        if reg is not None and score.name in reg.features:
+            i = reg.features.index(score.name)
+            values[f"{prefix}_coefficient"] = reg.coefficients[i]
+            values[f"{prefix}_p_value"] = reg.p_values[i]
+    return VibeScore(**{**asdict(score), **values}) if values else score
+
+
+def write_vibecheck(result: VibeCheckResult, run_dir: Path) -> Path:
+    """CSV and JSONL beside the run, for pandas and spreadsheets."""
+    out = run_dir / result.analysis
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [asdict(s) for s in result.vibes]
+    with (out / "vibes.csv").open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["name"])
+        writer.writeheader()
+        writer.writerows({k: (";".join(v) if isinstance(v, list) else v) for k, v in row.items()} for row in rows)
+    (out / "vibes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (out / "pairs.jsonl").write_text("".join(json.dumps(asdict(p)) + "\n" for p in result.pairs), encoding="utf-8")
+    regressions = {name: asdict(reg) if reg else None
+                   for name, reg in (("model_matching", result.model_matching), ("preference", result.preference))}
+    (out / "regressions.json").write_text(json.dumps({**regressions, "notes": result.notes,
+                                                      "invalid_verdicts": result.invalid_verdicts}, indent=2),
+                                          encoding="utf-8")
+    return out

@@ -1,0 +1,46 @@
+"""LLM judge: parse a model's free-text answer into a verdict, strictly but forgiving of formatting.
+
+The prompts ask for a final `Verdict: 1 | 2 | N/A | tie` line; models wrap it in markdown, change case,
+or write "Answer 2". The last verdict-looking line wins. Anything else is invalid: recorded with its raw
+text, counted in the report, scored 0, and never allowed to crash a run.
+"""
+
+from __future__ import annotations
+
+import re
+
+VERDICT = re.compile(r"verdict\W{0,6}\s*(?:answer|output|response)?\s*(1|2|n\s*/\s*a|none|tie|equal)\b",
+                     re.IGNORECASE)
+RATING = re.compile(r"rating\W{0,6}\s*([1-5])(?:\s*/\s*5)?\b", re.IGNORECASE)
+CONFIDENCE = re.compile(r"confidence\W{0,6}\s*([1-5])\b", re.IGNORECASE)
+
+
+def parse_verdict(text: str) -> str | None:
+    """'1', '2' or '0' (N/A, tie, equal); None when no verdict can be found."""
+    found = VERDICT.findall(text or "")
+    if not found:
+        return None
+    last = found[-1].lower().replace(" ", "")
+    return last if last in ("1", "2") else "0"
+
+
+def verdict_to_score(verdict: str | None, order: str) -> int | None:
+    """Map a parsed verdict to A/B terms: +1 favours output A, −1 output B, 0 neither, None invalid.
+    `order` is "ab" when A was shown as answer 1, "ba" when B was."""
+    if verdict is None:
+        return None
+    if verdict == "0":
+        return 0
+    first_shown_wins = verdict == "1"
+    return (1 if first_shown_wins else -1) * (1 if order == "ab" else -1)
+
+
+def parse_rating(text: str) -> int | None:
+    """The 1–5 rating of a reference-based judgment; None if missing or out of range."""
+    found = RATING.findall(text or "")
+    return int(found[-1]) if found else None
+
+
+def parse_confidence(text: str) -> int | None:
+    found = CONFIDENCE.findall(text or "")
+    return int(found[-1]) if found else None
