@@ -46,10 +46,10 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
             prepared = with_vibes(prepared, found)
             summary = execute(prepared, run_dir, cache, quiet=quiet)
         results = analyze_run(prepared, cache, run_dir, origins)
-    if report and not summary.interrupted:
-        from engine.report.render import render_report
+        if report and not summary.interrupted:
+            from engine.report.render import render_report
 
-        render_report(results, prepared, run_dir, cache_path)
+            render_report(results, prepared, run_dir, cache.get_many(t.id for t in prepared.plan.tasks))
     return summary, results, run_dir
 
 

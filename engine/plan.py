@@ -235,7 +235,7 @@ class _Builder:
         for vibe in vibes:
             vibe_judges = [self.spec.judges[j] for j in vibe.judges] if vibe.judges else judges
             fields = _vibe_fields(vibe)
-            for judge in vibe_judges:
+            for judge in (j for j in vibe_judges if j.can_score(vibe)):
                 for item, outputs, tokens in pairs:
                     self.judge_pair("judge", a.name, judge, item, prompts.VIBE_SCORE,
                                     {**fields, "prompt": item.prompt}, outputs, tokens)

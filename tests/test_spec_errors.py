@@ -104,8 +104,8 @@ CASES = [
     ("vibes:\n", "vibes:\n  - discover: {method: llm}\n", 18, "vibes[0].discover", "needs a 'proposer'"),
     ("vibes:\n", "vibes:\n  - discover: {method: llm, proposer: m}\n", 18, "vibes[0].discover.proposer",
      "must be an 'llm' judge"),
-    ("    kind: metric\n    metric: length_words\n", "    kind: metric\n", 24, "analyses.vibecheck.judges[0]",
-     "names no metric"),
+    ("    kind: metric\n    metric: length_words\n", "    kind: metric\n", 17, "vibes[0]",
+     "no judge of analysis 'vibecheck' can score vibe 'verbosity'"),
 ]
 
 

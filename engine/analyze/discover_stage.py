@@ -48,16 +48,13 @@ def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[s
         if analysis.method != "vibecheck":
             continue
         pairs = training_pairs(prepared, analysis, cache)
-        # the proposed vibes are measured properties: metric and LLM judges can score them, an embedding
-        # projection onto their definition text cannot
-        judges = tuple(j for j in analysis.options["judges"] if spec.judges[j].kind != "embedding")
         chosen = discovery.discover(pairs, *analysis.models, max_vibes=d.max_vibes,
                                     exclude_metrics=frozenset(declared_metrics))
         for candidate in chosen:
             vibe = candidate.vibe
             if vibe.name in origins:
                 continue
-            found.append(replace(vibe, judges=judges))
+            found.append(vibe)
             origins[vibe.name] = f"discovered ({candidate.origin}, {len(pairs)} training pairs)"
     return found, origins
 

@@ -97,17 +97,19 @@ def fit_logistic(target: str, names: list[str], x_train: np.ndarray, y_train: np
     if len(set(y_train.tolist())) < 2:
         raise ValueError(f"{target}: the training labels have a single class")
     folds = min(5, int(np.bincount(y_train.astype(int)).min()))
-    model = (LogisticRegressionCV(Cs=10, cv=folds, max_iter=5000) if folds >= 2
+    model = (LogisticRegressionCV(Cs=10, cv=folds, max_iter=5000, scoring="accuracy", l1_ratios=(0.0,),
+                                  use_legacy_attributes=False) if folds >= 2
              else LogisticRegression(max_iter=5000)).fit(x_train, y_train)
     coefficients, p_values, intercept = model.coef_[0].tolist(), [None] * len(names), float(model.intercept_[0])
     try:
         import statsmodels.api as sm
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             logit = sm.Logit(y_train, sm.add_constant(x_train, has_constant="add")).fit(disp=0, maxiter=200)
-        p_values = [None if math.isnan(p) else float(p) for p in logit.pvalues[1:]]
-        coefficients, intercept = [float(c) for c in logit.params[1:]], float(logit.params[0])
+        if not any("separation" in str(w.message).lower() or "converge" in str(w.message).lower() for w in caught):
+            p_values = [None if math.isnan(p) else float(p) for p in logit.pvalues[1:]]
+            coefficients, intercept = [float(c) for c in logit.params[1:]], float(logit.params[0])
     except Exception:  # perfectly separated or singular designs have no Wald p-values; say so, keep the fit
         pass
     return RegressionResult(

@@ -59,6 +59,7 @@ class PairVerdicts:
     nu: dict[str, int]  # vibe -> panel verdict
     by_judge: dict[str, dict[str, int | None]]  # vibe -> judge -> s_J (None: no verdict)
     rationales: dict[str, dict[str, str]] = field(default_factory=dict)  # vibe -> judge -> raw LLM text
+    measures: dict[str, list[float]] = field(default_factory=dict)  # vibe -> [A's value, B's value] (metric judge)
 
 
 @dataclass
@@ -75,7 +76,8 @@ class VibeCheckResult:
 
 
 def _judges_for(prepared: Prepared, analysis: Analysis, vibe: Vibe) -> list[str]:
-    return list(vibe.judges) if vibe.judges else list(analysis.options["judges"])
+    names = vibe.judges or analysis.options["judges"]
+    return [name for name in names if prepared.spec.judges[name].can_score(vibe)]
 
 
 def _index_judgments(prepared: Prepared) -> dict[tuple[str, str, str, str], dict[str, str]]:
@@ -126,12 +128,16 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     invalid_by_vibe = dict.fromkeys((v.name for v in vibes), 0)
     for binding in bindings:
         ga, gb = binding.outputs[model_a][0], binding.outputs[model_b][0]
-        nu, by_judge, rationales = {}, {}, {}
+        nu, by_judge, rationales, measures = {}, {}, {}, {}
         for vibe in vibes:
             scores: dict[str, int | None] = {}
             for judge_name in _judges_for(prepared, analysis, vibe):
                 kind = spec.judges[judge_name].kind
-                score, invalid, raw = _judge_score(kind, index.get((judge_name, vibe.name, ga, gb), {}), results)
+                tasks = index.get((judge_name, vibe.name, ga, gb), {})
+                score, invalid, raw = _judge_score(kind, tasks, results)
+                if kind == "metric" and tasks.get("any") in results and vibe.name not in measures:
+                    out = results[tasks["any"]].output
+                    measures[vibe.name] = [out["value_a"], out["value_b"]]
                 scores[judge_name] = score
                 invalid_by_vibe[vibe.name] += int(invalid)
                 if raw:
@@ -139,7 +145,7 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
             by_judge[vibe.name] = scores
             nu[vibe.name] = stats.ensemble([s for s in scores.values() if s is not None])
         pairs.append(PairVerdicts(binding.item, "train" if binding.item in train_set else "test",
-                                  items[binding.item].preference, ga, gb, nu, by_judge, rationales))
+                                  items[binding.item].preference, ga, gb, nu, by_judge, rationales, measures))
     scores = [_vibe_score(v, pairs, spec, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min, sep_min)
               for v in vibes]
     kept = [s.name for s in scores if s.kept]

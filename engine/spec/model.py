@@ -82,6 +82,17 @@ class Judge:
     tolerance: float = 0.05
     margin: float = 0.02
 
+    def can_score(self, vibe: Vibe) -> bool:
+        """Which judges a panel sends a vibe to. A metric judge needs a property to measure (its own or the
+        vibe's); an embedding judge places answers between the vibe's low and high texts, which says
+        nothing about a counted property, so it scores only vibes without a metric; an LLM reads the
+        definitions and scores any vibe."""
+        if self.kind == "metric":
+            return self.metric != "auto" or vibe.metric is not None
+        if self.kind == "embedding":
+            return vibe.metric is None
+        return True
+
 
 @dataclass(frozen=True)
 class DatasetSource:

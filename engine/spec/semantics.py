@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.judges.metrics import METRICS, is_metric
-from engine.spec.model import resolve_path
+from engine.spec.model import Judge, Vibe, resolve_path
 from engine.spec.problems import Problem
 from engine.spec.yaml_source import PathKey, SourceMap, dotted
 
@@ -187,13 +187,8 @@ def _check_analyses(c: _Checker) -> None:
             for i, vibe in enumerate(analysis.get("vibes", [])):
                 if vibe not in vibe_names:
                     c.report((*path, "vibes", i), f"unknown vibe {vibe!r}")
-        for i, judge_name in enumerate(analysis.get("judges", [])):
-            judge = c.section("judges").get(judge_name, {})
-            if judge.get("kind") == "metric" and judge.get("metric", "auto") == "auto":
-                for vibe in vibes:
-                    if "name" in vibe and "metric" not in vibe and not vibe.get("judges"):
-                        c.report((*path, "judges", i), f"metric judge {judge_name!r} has metric 'auto' but vibe "
-                                 f"{vibe['name']!r} names no metric; give the vibe a 'metric' or the judge one")
+        if method == "vibecheck":
+            _check_vibes_have_judges(c, path, analysis, vibes)
         if method == "separability":
             if len(models) < 2:
                 c.report((*path, "models"), "separability needs at least 2 models")
@@ -204,6 +199,19 @@ def _check_analyses(c: _Checker) -> None:
             c.each_ref((*path, "personas"), analysis["personas"], "personas")
         if dataset_ok:
             _check_recorded_outputs(c, path, analysis)
+
+
+def _check_vibes_have_judges(c: _Checker, path: PathKey, analysis: dict[str, Any], vibes: list[Any]) -> None:
+    """Every declared vibe needs at least one judge in its panel that can score it (Judge.can_score)."""
+    for i, raw in enumerate(vibes):
+        if "name" not in raw or (analysis.get("vibes") and raw["name"] not in analysis["vibes"]):
+            continue
+        vibe = Vibe(raw["name"], raw["low"], raw["high"], raw.get("metric"))
+        panel = [c.section("judges")[j] for j in raw.get("judges") or analysis.get("judges", [])
+                 if j in c.section("judges")]
+        if not any(Judge(name="", kind=j["kind"], metric=j.get("metric", "auto")).can_score(vibe) for j in panel):
+            c.report(("vibes", i), f"no judge of analysis {path[-1]!r} can score vibe {vibe.name!r}: metric "
+                     "judges need a 'metric', embedding judges score only vibes without one")
 
 
 def _check_recorded_outputs(c: _Checker, path: PathKey, analysis: dict[str, Any]) -> None:

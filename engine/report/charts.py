@@ -1,0 +1,91 @@
+"""Charts as Vega-Lite specs built with altair, embedded in the pages and exported as SVG and PNG.
+
+Pages render charts with the Vega bundle that vl-convert ships (written once to assets/), so the report
+works from file:// and behind firewalls. Every chart is also saved as SVG and PNG for READMEs and PRs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import pandas as pd
+from markupsafe import Markup
+
+A_COLOR, B_COLOR = "#4C78A8", "#F58518"
+
+
+def safe_json(value: Any) -> Markup:
+    """JSON that can sit inside a <script> element: '<', '>' and '&' are escaped, so a model output holding
+    '</script>' cannot end the element."""
+    text = json.dumps(value, ensure_ascii=False)
+    return Markup(text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e"))
+
+
+def separability_chart(rows: list[dict[str, Any]], model_a: str, model_b: str) -> dict[str, Any]:
+    """One bar per vibe: mean panel verdict; right of zero, model A sits higher on the vibe."""
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        frame = pd.DataFrame({"vibe": [], "separability": [], "status": []})
+    chart = alt.Chart(frame).mark_bar().encode(
+        x=alt.X("separability:Q", scale=alt.Scale(domain=[-1, 1]),
+                title=f"← {model_b} higher · separability · {model_a} higher →"),
+        y=alt.Y("vibe:N", sort="-x", title=None),
+        color=alt.Color("status:N", scale=alt.Scale(domain=["kept", "dropped"], range=[A_COLOR, "#bbbbbb"]),
+                        title="validation"),
+        tooltip=["vibe", alt.Tooltip("separability:Q", format=".3f"), "status", "kappa"],
+    ).properties(width=460, height=max(80, 22 * len(frame)))
+    return chart.to_dict()
+
+
+def verdict_distribution_chart(counts: dict[str, int], model_a: str, model_b: str) -> dict[str, Any]:
+    order = [f"{model_b} higher", "tie / N/A", f"{model_a} higher"]
+    frame = pd.DataFrame({"verdict": order, "pairs": [counts.get(k, 0) for k in ("-1", "0", "1")]})
+    chart = alt.Chart(frame).mark_bar().encode(
+        x=alt.X("verdict:N", sort=order, title="panel verdict"), y=alt.Y("pairs:Q"),
+        color=alt.Color("verdict:N", sort=order, scale=alt.Scale(domain=order, range=[B_COLOR, "#bbbbbb", A_COLOR]),
+                        legend=None),
+        tooltip=["verdict", "pairs"],
+    ).properties(width=360, height=200)
+    return chart.to_dict()
+
+
+def measure_chart(values: list[dict[str, Any]], measure: str) -> dict[str, Any]:
+    """Distribution of the measured property per model (metric judges)."""
+    frame = pd.DataFrame(values)
+    chart = alt.Chart(frame).transform_density(
+        "value", groupby=["model"], as_=["value", "density"],
+    ).mark_area(opacity=0.5).encode(
+        x=alt.X("value:Q", title=measure), y=alt.Y("density:Q"), color=alt.Color("model:N"),
+    ).properties(width=420, height=200)
+    return chart.to_dict()
+
+
+def accuracy_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    frame = pd.DataFrame(rows)
+    bars = alt.Chart(frame).mark_bar().encode(
+        x=alt.X("accuracy:Q", scale=alt.Scale(domain=[0, 1]), title="held-out accuracy"),
+        y=alt.Y("task:N", title=None), color=alt.Color("task:N", legend=None),
+        tooltip=["task", alt.Tooltip("accuracy:Q", format=".1%"), "n_test"])
+    rule = alt.Chart(pd.DataFrame({"x": [0.5]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
+    return (bars + rule).properties(width=420, height=80).to_dict()
+
+
+def export(spec: dict[str, Any], path: Path) -> None:
+    """SVG and PNG copies of a chart (path without suffix)."""
+    import vl_convert as vlc
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.with_suffix(".svg").write_text(vlc.vegalite_to_svg(spec), encoding="utf-8")
+    path.with_suffix(".png").write_bytes(vlc.vegalite_to_png(spec, scale=2))
+
+
+def write_vega_bundle(assets: Path) -> None:
+    import vl_convert as vlc
+
+    target = assets / "vega-bundle.js"
+    if not target.exists():
+        assets.mkdir(parents=True, exist_ok=True)
+        target.write_text(vlc.javascript_bundle(), encoding="utf-8")

@@ -1,0 +1,139 @@
+"""Report stage: typed analysis results → a self-contained static leaderboard folder.
+
+    index.html                 the leaderboard: every analysis, every vibe, its numbers and their caveats
+    vibes/<analysis>-<vibe>.html  definition, verdict distribution, per-model measures, telling examples
+    samples/<analysis>-<n>.html   the drill-down, 50 pairs a page: prompt, both outputs, every verdict
+    charts/*.svg, *.png        every chart, for READMEs and PRs
+    assets/                    the Vega bundle and the stylesheet: no CDN, works from file://
+
+All text from models, prompts and judges goes through Jinja2 autoescaping; chart data is embedded as
+escaped JSON. Nothing from the environment is rendered.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from engine.analyze.results import RunResults
+from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
+from engine.execute.cache import Result
+from engine.pipeline import Prepared
+from engine.report import charts
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+PAIRS_PER_PAGE = 50
+EXAMPLES_PER_VIBE = 3
+PREVIEW_CHARS = 1200
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One pair as the drill-down shows it."""
+
+    pair: PairVerdicts
+    prompt: str
+    output_a: str
+    output_b: str
+    page: str
+
+
+def environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["json"] = charts.safe_json
+    env.filters["pct"] = lambda x: "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1%}"
+    env.filters["num"] = lambda x, digits=2: "—" if x is None else f"{x:.{digits}f}"
+    env.filters["pval"] = lambda p: "—" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
+    env.filters["clip"] = lambda text, n=PREVIEW_CHARS: text if len(text) <= n else text[:n] + " …"
+    return env
+
+
+def slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-") or "x"
+
+
+def render_report(results: RunResults, prepared: Prepared, run_dir: Path, outputs: dict[str, Result]) -> Path:
+    env = environment()
+    for sub in ("vibes", "samples", "charts"):
+        shutil.rmtree(run_dir / sub, ignore_errors=True)
+        (run_dir / sub).mkdir(parents=True)
+    assets = run_dir / "assets"
+    charts.write_vega_bundle(assets)
+    shutil.copy(TEMPLATES / "style.css", assets / "style.css")
+    judges = [{"name": j.name, "kind": j.kind, "model": j.endpoint.model if j.endpoint else None}
+              for j in prepared.spec.judges.values()]
+    analyses = [_render_vibecheck(env, vc, prepared, run_dir, outputs) for vc in results.vibecheck]
+    page = env.get_template("index.html.j2").render(
+        results=results, manifest=results.manifest, judges=judges, analyses=analyses,
+        skipped=prepared.spec.skipped_judges, root=".")
+    (run_dir / "index.html").write_text(page, encoding="utf-8")
+    return run_dir / "index.html"
+
+
+def _text(outputs: dict[str, Result], task_id: str) -> str:
+    result = outputs.get(task_id)
+    return "(no output: the task did not finish)" if result is None else str(result.output)
+
+
+def _render_vibecheck(env: Environment, vc: VibeCheckResult, prepared: Prepared, run_dir: Path,
+                      outputs: dict[str, Result]) -> dict[str, Any]:
+    items = {it.id: it for it in prepared.items[prepared.spec.analyses[vc.analysis].dataset]}
+    pages = max(1, math.ceil(len(vc.pairs) / PAIRS_PER_PAGE))
+    samples = [Sample(p, items[p.item_id].prompt, _text(outputs, p.output_a), _text(outputs, p.output_b),
+                      f"{slug(vc.analysis)}-{n // PAIRS_PER_PAGE + 1}.html") for n, p in enumerate(vc.pairs)]
+    sep_rows = [{"vibe": v.name, "separability": round(v.separability, 4), "status": "kept" if v.kept else "dropped",
+                 "kappa": "n/a" if v.kappa is None else round(v.kappa, 3)} for v in vc.vibes]
+    sep_chart = charts.separability_chart(sep_rows, vc.model_a, vc.model_b)
+    charts.export(sep_chart, run_dir / "charts" / f"{slug(vc.analysis)}-separability")
+    acc_rows = [{"task": name, "accuracy": reg.test_accuracy, "n_test": reg.n_test}
+                for name, reg in (("model matching", vc.model_matching), ("preference", vc.preference)) if reg]
+    acc_chart = charts.accuracy_chart(acc_rows) if acc_rows else None
+    vibe_pages = {}
+    for vibe in vc.vibes:
+        vibe_pages[vibe.name] = f"vibes/{slug(vc.analysis)}-{slug(vibe.name)}.html"
+        _render_vibe_page(env, vc, vibe, samples, run_dir / vibe_pages[vibe.name], run_dir)
+    for n in range(pages):
+        chunk = samples[n * PAIRS_PER_PAGE:(n + 1) * PAIRS_PER_PAGE]
+        html = env.get_template("samples.html.j2").render(
+            vc=vc, samples=chunk, page=n + 1, pages=pages, prefix=slug(vc.analysis), root="..",
+            vibe_names=[v.name for v in vc.vibes])
+        (run_dir / "samples" / f"{slug(vc.analysis)}-{n + 1}.html").write_text(html, encoding="utf-8")
+    return {"result": vc, "sep_chart": sep_chart, "acc_chart": acc_chart, "vibe_pages": vibe_pages,
+            "samples_page": f"samples/{slug(vc.analysis)}-1.html", "pairs": len(vc.pairs),
+            "chart_file": f"charts/{slug(vc.analysis)}-separability.svg"}
+
+
+def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, samples: list[Sample], path: Path,
+                      run_dir: Path) -> None:
+    counts = {"-1": 0, "0": 0, "1": 0}
+    for s in samples:
+        counts[str(s.pair.nu[vibe.name])] += 1
+    dist = charts.verdict_distribution_chart(counts, vc.model_a, vc.model_b)
+    charts.export(dist, run_dir / "charts" / f"{slug(vc.analysis)}-{slug(vibe.name)}-verdicts")
+    measures = _measures(vc, vibe)
+    measure_spec = charts.measure_chart(measures["values"], measures["name"]) if measures["values"] else None
+    examples = sorted((s for s in samples if s.pair.nu[vibe.name] != 0),
+                      key=lambda s: -_strength(s.pair, vibe.name))[:EXAMPLES_PER_VIBE]
+    html = env.get_template("vibe.html.j2").render(vc=vc, vibe=vibe, dist=dist, measure=measure_spec,
+                                                   measure_name=measures["name"], examples=examples, root="..")
+    path.write_text(html, encoding="utf-8")
+
+
+def _strength(pair: PairVerdicts, vibe: str) -> float:
+    """How clear-cut a pair is for a vibe: judges that agree with the panel verdict, then fewer abstentions."""
+    scores = [s for s in pair.by_judge[vibe].values() if s is not None]
+    return sum(s == pair.nu[vibe] for s in scores) + 0.01 * len(scores)
+
+
+def _measures(vc: VibeCheckResult, vibe: VibeScore) -> dict[str, Any]:
+    """Per-model values of the vibe's measured property, as the metric judge recorded them."""
+    values = [{"model": model, "value": pair.measures[vibe.name][side]}
+              for pair in vc.pairs if vibe.name in pair.measures
+              for side, model in enumerate((vc.model_a, vc.model_b))]
+    return {"name": vibe.metric or "", "values": values}
