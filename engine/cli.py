@@ -122,6 +122,29 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_FAILED_TASKS if failed else EXIT_OK
 
 
+def _discover(args: argparse.Namespace) -> int:
+    from engine.analyze.discover_stage import discover_vibes, vibes_yaml
+    from engine.execute.cache import Cache
+    from engine.execute.run import execute
+    from engine.pipeline import default_cache_path, default_run_dir, prepare
+
+    prepared = prepare(args.spec)
+    if prepared.spec.discovery is None:
+        raise UsageError(f"{args.spec} has no 'discover' block under vibes")
+    with Cache(Path(args.cache) if args.cache else default_cache_path()) as cache:
+        summary = execute(prepared, default_run_dir(prepared.spec), cache, quiet=args.quiet, stages=("generation",))
+        if summary.interrupted:
+            return 130
+        found, origins = discover_vibes(prepared, cache)
+    text = vibes_yaml(found, origins)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"{len(found)} vibes written to {args.out}")
+    else:
+        print(text, end="")
+    return EXIT_OK
+
+
 class UsageError(Exception):
     pass
 
@@ -147,6 +170,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("specs", nargs="+", metavar="SPEC")
     p.add_argument("--git", metavar="REF", help="compare SPEC with its version at this git revision")
     p.set_defaults(func=_diff)
+
+    p = sub.add_parser("discover", help="generate outputs if needed, discover vibes, print them as spec YAML")
+    p.add_argument("spec")
+    p.add_argument("--out", metavar="PATH", help="write the YAML here instead of stdout")
+    p.add_argument("--cache", metavar="PATH", help="cache database (default: runs/cache.sqlite)")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.set_defaults(func=_discover)
 
     p = sub.add_parser("run", help="execute a spec's plan (cached, resumable) and write the run directory")
     p.add_argument("spec")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from engine.datasets import Item, load_items
 from engine.plan import Plan, compile_plan

@@ -11,7 +11,8 @@ bottleneck. Behaviour is chosen per request by a marker in the last user message
     [[empty]]      200 with an empty `choices` list / empty `content`
     [[400]]        400 every time
 
-The model name `missing-model` gets 404. Answers echo the prompt so a test can tell them apart. Every
+The model name `missing-model` gets 404. Answers echo the prompt so a test can tell them apart. Tests can
+script answers: `state.replies[substring] = text` answers any request containing the substring. Every
 request is logged (path, marker, status, body key), which is how tests count what the server really saw.
 """
 
@@ -46,6 +47,7 @@ class ServerState:
     log: list[Logged] = field(default_factory=list)
     seen: Counter[str] = field(default_factory=Counter)
     log_requests: bool = True
+    replies: dict[str, str] = field(default_factory=dict)  # substring of the request -> fixed answer text
 
     def successes(self) -> Counter[str]:
         return Counter(entry.key for entry in self.log if entry.status == 200)
@@ -63,6 +65,8 @@ def _last_user_text(body: dict[str, Any]) -> str:
 
 def _respond(path: str, body: dict[str, Any], state: ServerState) -> tuple[int, dict[str, str], bytes]:
     text = _last_user_text(body)
+    everything = json.dumps(body.get("messages", []))
+    scripted = next((reply for key, reply in state.replies.items() if key in everything), None)
     key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
     match = MARKER.search(text)
     marker = match.group(1) if match else None
@@ -81,13 +85,13 @@ def _respond(path: str, body: dict[str, Any], state: ServerState) -> tuple[int, 
     elif marker == "malformed":
         payload = b'{"id": "x", "choices": [ this is not json'
     elif path.endswith("/messages"):
-        content = [] if marker == "empty" else [{"type": "text", "text": f"echo: {text}"}]
+        content = [] if marker == "empty" else [{"type": "text", "text": scripted or f"echo: {text}"}]
         payload = json.dumps({"id": f"msg_{key}", "type": "message", "role": "assistant", "model": body["model"],
                               "content": content, "stop_reason": "end_turn", "stop_sequence": None,
                               "usage": {"input_tokens": len(text.split()), "output_tokens": 3}}).encode()
     else:
-        choices = [] if marker == "empty" else [{"index": 0, "finish_reason": "stop",
-                                                "message": {"role": "assistant", "content": f"echo: {text}"}}]
+        message = {"role": "assistant", "content": scripted or f"echo: {text}"}
+        choices = [] if marker == "empty" else [{"index": 0, "finish_reason": "stop", "message": message}]
         payload = json.dumps({"id": f"chatcmpl-{key}", "object": "chat.completion", "created": 0,
                               "model": body["model"], "choices": choices,
                               "usage": {"prompt_tokens": len(text.split()), "completion_tokens": 3,

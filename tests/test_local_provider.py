@@ -57,3 +57,50 @@ def test_local_smollm2_two_variants(tmp_path: Path) -> None:
         assert record["meta"]["model"] == "smollm2-135m-instruct"
     by_model = {r["endpoint"]: r["output"] for r in records if r["item_id"] == "a"}
     assert by_model["terse"] != by_model["chatty"]  # the system prompts reach the model
+
+
+JUDGED = """\
+name: local-judge
+models: {{a: {{provider: recorded}}, b: {{provider: recorded}}}}
+judges:
+  smol:
+    kind: llm
+    provider: openai-compatible
+    base_url: {url}
+    model: smollm2-135m-instruct
+    params: {{temperature: 0, max_tokens: 40}}
+    limits: {{concurrency: 1, timeout_s: 60}}
+datasets:
+  d:
+    source: {{path: pairs.jsonl}}
+    fields: {{id: id, prompt: q, outputs: {{a: a, b: b}}}}
+vibes:
+  - {{name: enthusiasm, low: calm and flat, high: excited with exclamation marks}}
+  - {{discover: {{method: llm, proposer: smol, max_vibes: 2, pairs_per_round: 4, batch: 2, iterations: 1}}}}
+analyses:
+  vibecheck: {{dataset: d, models: [a, b], judges: [smol], split: {{train: 0.5, seed: 0}}}}
+"""
+
+
+def test_llm_judge_and_discovery_on_local_llama(tmp_path: Path) -> None:
+    """The real code path with a real (tiny) model behind an openai-compatible judge: quality is poor at
+    135M parameters, the point is that every call, parse and statistic runs for real."""
+    from engine.execute.providers.local import local_server
+    from engine.pipeline import run_spec
+
+    rows = [{"id": f"p{i}", "q": f"Tell me about topic {i}.",
+             "a": f"Wow! Topic {i} is amazing! I love it so much!", "b": f"Topic {i} is a subject."}
+            for i in range(8)]
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with local_server(["smollm2-135m-instruct"]) as server:
+        assert server is not None
+        (tmp_path / "spec.yaml").write_text(JUDGED.format(url=server.base_url))
+        summary, results, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite",
+                                             quiet=True, report=False)
+    assert summary.done == summary.total and not summary.endpoint_errors
+    (vc,) = results.vibecheck
+    assert vc.vibes[0].name == "enthusiasm" and vc.vibes[0].judge_kinds == ["llm"]
+    assert all(p.rationales.get("enthusiasm", {}).get("smol") for p in vc.pairs)  # raw answers kept
+    assert vc.invalid_verdicts >= 0  # counted, whatever the tiny model answered
+    discovered = (run_dir / "discovered_vibes.yaml").read_text()
+    assert discovered.startswith("#") or "vibes:" in discovered

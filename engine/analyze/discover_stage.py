@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 from engine.analyze import discovery, stats
@@ -36,6 +37,28 @@ def training_pairs(prepared: Prepared, analysis: Analysis, cache: Cache) -> list
     return pairs
 
 
+def _llm_vibes(prepared: Prepared, analysis: Analysis, cache: Cache,
+               pairs: list[discovery.TrainingPair]) -> list[Vibe]:
+    from engine.analyze.llm_discovery import discover_with_llm
+    from engine.analyze.vibecheck import analyze_vibecheck
+    from engine.execute.run import execute
+
+    spec = prepared.spec
+    d = spec.discovery
+    assert d is not None and d.proposer is not None
+    proposer = spec.judges[d.proposer].endpoint
+    assert proposer is not None
+
+    def score(vibes: list[Vibe]) -> np.ndarray:
+        scored = with_vibes(prepared, vibes)
+        execute(scored, Path(".vibe-discovery"), cache, quiet=True, stages=("judge",), write=False)
+        result = analyze_vibecheck(scored, analysis, cache.get_many(t.id for t in scored.plan.tasks))
+        train = [p for p in result.pairs if p.split == "train"]
+        return np.array([[p.nu[v.name] for v in vibes] for p in train], dtype=float).reshape(len(train), len(vibes))
+
+    return discover_with_llm(pairs, d, proposer, cache, score, seed=analysis.options.get("split", {}).get("seed", 0))
+
+
 def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[str, str]]:
     """New vibes for every vibecheck analysis, with where each came from."""
     spec = prepared.spec
@@ -48,14 +71,16 @@ def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[s
         if analysis.method != "vibecheck":
             continue
         pairs = training_pairs(prepared, analysis, cache)
-        chosen = discovery.discover(pairs, *analysis.models, max_vibes=d.max_vibes,
-                                    exclude_metrics=frozenset(declared_metrics))
-        for candidate in chosen:
-            vibe = candidate.vibe
-            if vibe.name in origins:
+        if d.method == "llm":
+            proposed = [(v, f"LLM proposer {d.proposer}") for v in _llm_vibes(prepared, analysis, cache, pairs)]
+        else:
+            proposed = [(c.vibe, c.origin) for c in discovery.discover(
+                pairs, *analysis.models, max_vibes=d.max_vibes, exclude_metrics=frozenset(declared_metrics))]
+        for vibe, origin in proposed:
+            if vibe.name in origins or any(v.name == vibe.name for v in spec.vibes):
                 continue
             found.append(vibe)
-            origins[vibe.name] = f"discovered ({candidate.origin}, {len(pairs)} training pairs)"
+            origins[vibe.name] = f"discovered ({origin}, {len(pairs)} training pairs)"
     return found, origins
 
 

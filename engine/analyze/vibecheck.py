@@ -95,17 +95,17 @@ def _index_judgments(prepared: Prepared) -> dict[tuple[str, str, str, str], dict
     return index
 
 
-def _judge_score(kind: str, tasks: dict[str, str], results: dict[str, Result]) -> tuple[int | None, bool, str]:
-    """(s_J or None if missing, whether an answer was unparseable, raw LLM text for the drill-down)."""
+def _judge_score(kind: str, tasks: dict[str, str], results: dict[str, Result]) -> tuple[int | None, int, str]:
+    """(s_J or None if missing, how many of the judge's answers were unparseable, raw LLM text)."""
     if kind != "llm":
         result = results.get(tasks.get("any", ""))
-        return (None, False, "") if result is None else (int(result.output["score"]), False, "")
+        return (None, 0, "") if result is None else (int(result.output["score"]), 0, "")
     first, second = results.get(tasks.get("ab", "")), results.get(tasks.get("ba", ""))
     if first is None or second is None:
-        return None, False, ""
+        return None, 0, ""
     s1 = verdict_to_score(parse_verdict(str(first.output)), "ab")
     s2 = verdict_to_score(parse_verdict(str(second.output)), "ba")
-    invalid = s1 is None or s2 is None
+    invalid = int(s1 is None) + int(s2 is None)
     return combine_orders(s1, s2), invalid, f"[A first] {first.output}\n[B first] {second.output}"
 
 
@@ -139,7 +139,7 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                     out = results[tasks["any"]].output
                     measures[vibe.name] = [out["value_a"], out["value_b"]]
                 scores[judge_name] = score
-                invalid_by_vibe[vibe.name] += int(invalid)
+                invalid_by_vibe[vibe.name] += invalid
                 if raw:
                     rationales.setdefault(vibe.name, {})[judge_name] = raw
             by_judge[vibe.name] = scores

@@ -85,13 +85,17 @@ def _recorded_results(tasks: list[Task], items: dict[str, list[Item]]) -> list[R
     return out
 
 
-def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = False) -> RunSummary:
+def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = False,
+            stages: tuple[str, ...] = STAGES, write: bool = True) -> RunSummary:
+    """Run the plan's unfinished tasks of the given stages (all by default); `write=False` leaves the run
+    directory alone (intermediate steps such as scoring candidate vibes during discovery)."""
     plan = prepared.plan
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "plan.json").write_text(plan.to_json(), encoding="utf-8")
+    if write:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "plan.json").write_text(plan.to_json(), encoding="utf-8")
     started = datetime.now(UTC)
     done = cache.known(t.id for t in plan.tasks)
-    pending = [t for t in plan.tasks if t.id not in done]
+    pending = [t for t in plan.tasks if t.id not in done and t.stage in stages]
     summary = RunSummary(run_dir, len(plan.tasks), len(done), 0)
     endpoints = _endpoints(prepared)
     local_models = {endpoints[t.endpoint].model for t in pending if t.provider == "local"}
@@ -104,7 +108,8 @@ def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = Fa
     except ProviderError as exc:  # the local server could not start: every local task fails with one reason
         summary.endpoint_errors["local"] = str(exc)
     finally:
-        _write_outputs(prepared, run_dir, cache, summary, started)
+        if write:
+            _write_outputs(prepared, run_dir, cache, summary, started)
     return summary
 
 
@@ -158,6 +163,34 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
         for provider in providers.values():
             if not isinstance(provider, ProviderError):
                 await provider.aclose()
+
+
+def run_calls(tasks: list[Task], endpoints: dict[str, Endpoint], cache: Cache) -> dict[str, Result]:
+    """Run ad-hoc call tasks (built outside the plan, e.g. discovery prompts) through the same scheduler,
+    provider registry and cache as planned ones; returns every result, cached or new."""
+    pending = [t for t in tasks if t.id not in cache.known(t.id for t in tasks)]
+
+    async def main() -> None:
+        names = {t.endpoint for t in pending}
+        providers: dict[str, Provider | ProviderError] = {}
+        for name in names:
+            try:
+                providers[name] = create_provider(endpoints[name])
+            except ProviderError as exc:
+                providers[name] = exc
+        try:
+            await Scheduler(cache, {n: endpoints[n] for n in names}, providers).run(
+                pending, functools.partial(_render_with, {}))
+        finally:
+            for provider in providers.values():
+                if not isinstance(provider, ProviderError):
+                    await provider.aclose()
+
+    if pending:
+        local = {endpoints[t.endpoint].model for t in pending if t.provider == "local"}
+        with _local_models_served(local):
+            asyncio.run(main())
+    return cache.get_many(t.id for t in tasks)
 
 
 def _render_with(inputs: dict[str, Result], task: Task) -> tuple[list[dict[str, Any]], dict[str, Any]]:

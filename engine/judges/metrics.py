@@ -27,7 +27,8 @@ REFUSALS = ("i can't", "i cannot", "i'm sorry", "i am sorry", "i won't", "i'm no
             "as an ai", "i'm unable", "i am unable", "not appropriate", "i apologize")
 FIRST_SECOND = frozenset("i me my mine we us our ours you your yours i'm i've i'll we're you're let's".split())
 WARM = frozenset("""glad happy love great wonderful lovely awesome amazing fantastic hope enjoy excited delighted
-thanks thank welcome sure absolutely feel friend dear hey hi hello""".split())
+thanks thank welcome sure absolutely feel friend friendly dear hey hi hello exciting fun delightful pleasure
+wow yay appreciate cheers warm kind""".split())
 FORMAL = frozenset("""therefore furthermore moreover however consequently thus hence accordingly regarding
 pursuant additionally nevertheless whereas""".split())
 

@@ -62,6 +62,15 @@ PROPOSE_VIBES = Template(
     "name: Low: <what a low answer does>; High: <what a high answer does>",
 )
 
+PROPOSE_MORE_VIBES = Template(
+    "propose_more_vibes/v1",
+    "You are a careful researcher studying how two language models differ in style and behaviour, beyond "
+    "correctness.",
+    "These axes are already known:\n{existing}\n\nThe pairs below are ones those axes fail to tell apart.\n\n"
+    "{batch}\n\nList new axes, not covered above, on which A and B differ in these pairs; finer-grained axes "
+    "are welcome. One axis per line, in the form\nname: Low: <what a low answer does>; High: <what a high answer does>",
+)
+
 REDUCE_VIBES = Template(
     "reduce_vibes/v1",
     "You tidy lists of candidate evaluation axes.",
@@ -86,5 +95,6 @@ PERSONA_PAIRWISE = Template(
     "'Verdict: 1', 'Verdict: 2' or 'Verdict: tie', then 'Confidence: N' with N from 1 to 5.",
 )
 
-TEMPLATES = {t.name: t for t in (VIBE_SCORE, PREFERENCE, REFERENCE_RATING, PROPOSE_VIBES, REDUCE_VIBES,
+TEMPLATES = {t.name: t for t in (VIBE_SCORE, PREFERENCE, REFERENCE_RATING, PROPOSE_VIBES, PROPOSE_MORE_VIBES,
+                                 REDUCE_VIBES,
                                  PERSONA_REWRITE, PERSONA_PAIRWISE)}

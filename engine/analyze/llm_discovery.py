@@ -1,0 +1,121 @@
+"""LLM vibe discovery, as VibeCheck does it: propose → reduce → score → iterate on what is still confused.
+
+1. The proposer sees batches of training pairs, each batch in both orders (A/B labels swapped, so a
+   position preference cannot masquerade as a vibe), and lists axes as `name: Low: ...; High: ...`.
+2. The reducer merges duplicates and keeps at most `max_vibes`.
+3. Iteration: the current vibes are scored on the training pairs by the panel, a model-matching
+   regression is fitted on them, and the training pairs it gets wrong are shown to the proposer again,
+   asking for new axes only. It stops when few pairs remain wrong or after `iterations` rounds.
+Every call is a content-hashed task through the shared scheduler and cache, so discovery resumes too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.analyze import discovery
+from engine.execute.cache import Cache
+from engine.execute.run import run_calls
+from engine.judges import prompts
+from engine.plan import Task, content_hash
+from engine.spec.model import Discovery, Endpoint, Vibe
+
+AXIS_LINE = re.compile(
+    r"^[\s>*\-\d.)]*\**([^:*\n]{2,60}?)\**\s*:\s*\**low\**\s*:\s*(.+?)\s*;\s*\**high\**\s*:\s*(.+?)\s*$",
+    re.IGNORECASE | re.MULTILINE)
+OUTPUT_CHARS = 1500
+
+
+def parse_axes(text: str) -> list[Vibe]:
+    """Every `name: Low: ...; High: ...` line; anything else is ignored."""
+    vibes = []
+    for name, low, high in AXIS_LINE.findall(text or ""):
+        slug = re.sub(r"[^a-z0-9]+", "_", name.strip().lower()).strip("_")[:60]
+        if slug and len(low) >= 3 and len(high) >= 3:
+            vibes.append(Vibe(slug, low.strip(), high.strip()))
+    return vibes
+
+
+def _batch_text(pairs: Sequence[discovery.TrainingPair], swap: bool) -> str:
+    blocks = []
+    for n, pair in enumerate(pairs, 1):
+        a, b = (pair.output_b, pair.output_a) if swap else (pair.output_a, pair.output_b)
+        blocks.append(f"### Pair {n}\n[Model A]\n{a[:OUTPUT_CHARS]}\n[Model B]\n{b[:OUTPUT_CHARS]}")
+    return "\n\n".join(blocks)
+
+
+@dataclass
+class _Caller:
+    endpoint: Endpoint
+    cache: Cache
+
+    def __call__(self, requests: list[list[dict[str, str]]]) -> list[str]:
+        tasks = []
+        for messages in requests:
+            request = {"kind": "chat", "endpoint": self.endpoint.identity(), "messages": messages,
+                       "params": self.endpoint.params.request_fields(), "sample": 0}
+            tasks.append(Task(content_hash(request), "discovery", "discovery", self.endpoint.name,
+                              self.endpoint.provider, "", request))
+        results = run_calls(tasks, {self.endpoint.name: self.endpoint}, self.cache)
+        return [str(results[t.id].output) if t.id in results else "" for t in tasks]
+
+
+def _propose(call: _Caller, pairs: Sequence[discovery.TrainingPair], d: Discovery,
+             existing: list[Vibe]) -> list[Vibe]:
+    batches = [pairs[i:i + d.batch] for i in range(0, len(pairs), d.batch)]
+    requests = []
+    for batch in batches:
+        for swap in (False, True):
+            if existing:
+                known = "\n".join(f"{v.name}: Low: {v.low}; High: {v.high}" for v in existing)
+                requests.append(prompts.PROPOSE_MORE_VIBES.render(existing=known, batch=_batch_text(batch, swap)))
+            else:
+                requests.append(prompts.PROPOSE_VIBES.render(batch=_batch_text(batch, swap)))
+    return [v for answer in call(requests) for v in parse_axes(answer)]
+
+
+def _reduce(call: _Caller, proposed: list[Vibe], keep: int) -> list[Vibe]:
+    if not proposed:
+        return []
+    axes = "\n".join(f"{v.name}: Low: {v.low}; High: {v.high}" for v in proposed)
+    (answer,) = call([prompts.REDUCE_VIBES.render(axes=axes, k=str(keep))])
+    reduced = parse_axes(answer) or proposed
+    unique: dict[str, Vibe] = {}
+    for vibe in reduced:
+        unique.setdefault(vibe.name, vibe)
+    return list(unique.values())[:keep]
+
+
+def discover_with_llm(pairs: Sequence[discovery.TrainingPair], d: Discovery, proposer: Endpoint, cache: Cache,
+                      score: Callable[[list[Vibe]], np.ndarray], seed: int = 0) -> list[Vibe]:
+    """`score(vibes)` returns the panel verdicts ν (pairs × vibes) of the given vibes on `pairs`."""
+    call = _Caller(proposer, cache)
+    rng = np.random.default_rng(seed)
+    sample = [pairs[i] for i in sorted(rng.permutation(len(pairs))[: d.pairs_per_round])]
+    vibes = _reduce(call, _propose(call, sample, d, []), d.max_vibes)
+    for _ in range(d.iterations - 1):
+        if not vibes:
+            break
+        nu = score(vibes)
+        x = np.vstack([nu, -nu])
+        y = np.r_[np.ones(len(pairs)), np.zeros(len(pairs))]
+        if len(set(y.tolist())) < 2 or not np.any(nu):
+            wrong = list(range(len(pairs)))
+        else:
+            from sklearn.linear_model import LogisticRegression
+
+            predicted = LogisticRegression(max_iter=2000).fit(x, y).predict(x[: len(pairs)])
+            wrong = [i for i, p in enumerate(predicted) if p != 1]
+        if len(wrong) <= d.pairs_per_round // 4:
+            break
+        chosen = [pairs[i] for i in sorted(rng.permutation(wrong)[: d.pairs_per_round])]
+        fresh = [v for v in _reduce(call, _propose(call, chosen, d, vibes), d.max_vibes)
+                 if v.name not in {old.name for old in vibes}]
+        if not fresh:
+            break
+        vibes = (vibes + fresh)[: 2 * d.max_vibes]  # validation later keeps the well-defined, separating ones
+    return vibes

@@ -1,0 +1,100 @@
+"""The LLM judge and LLM discovery paths over real HTTP (scripted answers from tests/llm_server.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from llm_server import LLMServer
+
+from engine.analyze.results import analyze_run
+from engine.execute.cache import Cache
+from engine.pipeline import prepare, run_spec
+
+SPEC = """\
+name: llm-judged
+models: {{a: {{provider: recorded}}, b: {{provider: recorded}}}}
+judges:
+  judge:
+    kind: llm
+    provider: openai-compatible
+    base_url: {url}
+    model: judge-model
+    params: {{temperature: 0, max_tokens: 64}}
+  m: {{kind: metric}}
+datasets:
+  d:
+    source: {{path: pairs.jsonl}}
+    fields: {{id: id, prompt: q, outputs: {{a: a, b: b}}, preference: pref}}
+vibes:
+  - {{name: warmth, low: cold tone, high: warm tone, metric: warmth}}
+{discover}
+analyses:
+  vibecheck: {{dataset: d, models: [a, b], judges: [judge, m], split: {{train: 0.5, seed: 1}}}}
+"""
+
+
+def write_pairs(tmp_path: Path, n: int = 20) -> None:
+    rows = []
+    for i in range(n):
+        warm = f"Hello friend, I am so glad you asked about item {i}! Great question, hope this helps."
+        cold = f"Item {i}: see the documentation."
+        tag = "[[noverdict]]" if i == 0 else ""
+        rows.append({"id": f"q{i}", "q": f"question {i} {tag}", "a": warm if i % 4 else cold,
+                     "b": cold if i % 4 else warm, "pref": "a" if i % 3 else "b"})
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_llm_judge_swap_and_invalid_verdicts(tmp_path: Path) -> None:
+    write_pairs(tmp_path)
+    with LLMServer() as server:
+        # a position-biased judge: always "answer 1", except one pair it cannot decide
+        server.state.replies = {"noverdict": "Both are fine, I think.", "Which answer": "It reads warmer.\nVerdict: 1"}
+        (tmp_path / "spec.yaml").write_text(SPEC.format(url=server.base_url, discover=""))
+        summary, results, _ = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite",
+                                       quiet=True, report=False)
+    assert summary.done == summary.total
+    (vc,) = results.vibecheck
+    pairs = {p.item_id: p for p in vc.pairs}
+    # "answer 1" in both orders is position bias: the swap rule gives 0 for every pair
+    assert all(p.by_judge["warmth"]["judge"] == 0 for p in vc.pairs)
+    # the metric judge still sees the planted difference, so the panel (mean of 0 and ±1) follows it
+    assert pairs["q1"].nu["warmth"] == 1 and pairs["q4"].nu["warmth"] == -1
+    (warmth,) = vc.vibes
+    assert warmth.invalid_verdicts == 2 and vc.invalid_verdicts == 2  # q0's two orders, both unparseable
+    assert "Both are fine" in pairs["q0"].rationales["warmth"]["judge"]
+    assert warmth.judge_kinds == ["llm", "metric"]
+
+
+def test_llm_discovery_proposes_reduces_and_iterates(tmp_path: Path) -> None:
+    write_pairs(tmp_path, 24)
+    discover = ("  - discover: {method: llm, proposer: judge, max_vibes: 3, pairs_per_round: 8, batch: 4, "
+                "iterations: 2}")
+    with LLMServer() as server:
+        server.state.replies = {
+            "already known": "- Formality: Low: slang and jokes; High: stiff and official",
+            "candidate evaluation axes": "Nothing to merge.",  # unparseable: the proposals are kept as they are
+            "differ systematically": "1. **Enthusiasm**: Low: flat delivery; High: excited delivery\nnot an axis",
+            "Which answer": "A is more so.\nVerdict: 1",
+        }
+        (tmp_path / "spec.yaml").write_text(SPEC.format(url=server.base_url, discover=discover))
+        out = subprocess.run([sys.executable, "-m", "engine", "discover", str(tmp_path / "spec.yaml"), "--cache",
+                              str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "vibes.yaml"), "--quiet"],
+                             capture_output=True, text=True, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        vibes = yaml.safe_load((tmp_path / "vibes.yaml").read_text())["vibes"]
+        assert [v["name"] for v in vibes] == ["enthusiasm", "formality"]
+        assert vibes[0] == {"name": "enthusiasm", "low": "flat delivery", "high": "excited delivery"}
+        proposer_calls = [e for e in server.state.log if "differ systematically" in e.text]
+        assert len(proposer_calls) == 2 * 2  # 8 pairs in batches of 4, each batch in both orders
+        assert any("already known" in e.text for e in server.state.log)  # the second round ran
+        calls = len(server.state.log)
+        again = subprocess.run([sys.executable, "-m", "engine", "discover", str(tmp_path / "spec.yaml"), "--cache",
+                                str(tmp_path / "c.sqlite"), "--quiet"], capture_output=True, text=True, cwd=tmp_path)
+        assert again.returncode == 0 and len(server.state.log) == calls  # every call came from the cache
+    with Cache(tmp_path / "c.sqlite") as cache:
+        prepared = prepare(tmp_path / "spec.yaml")
+        assert analyze_run(prepared, cache, tmp_path / "run").vibecheck
