@@ -145,6 +145,25 @@ def _discover(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _report(args: argparse.Namespace) -> int:
+    from engine.pipeline import report_run
+
+    run_dir = Path(args.run_dir)
+    if not (run_dir / "manifest.json").exists():
+        raise UsageError(f"{run_dir} is not a run directory (no manifest.json); run `vibe run SPEC` first")
+    index = report_run(run_dir, Path(args.cache) if args.cache else None)
+    print(f"leaderboard: {index}")
+    return EXIT_OK
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from engine.report.publish import publish
+
+    page = publish(Path(args.run_dir), Path(args.site))
+    print(f"published to {page}; build the site with: mkdocs build --strict -f {Path(args.site) / 'mkdocs.yml'}")
+    return EXIT_OK
+
+
 class UsageError(Exception):
     pass
 
@@ -177,6 +196,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", metavar="PATH", help="cache database (default: runs/cache.sqlite)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.set_defaults(func=_discover)
+
+    p = sub.add_parser("report", help="(re)render a run directory's static leaderboard")
+    p.add_argument("run_dir")
+    p.add_argument("--cache", metavar="PATH", help="cache database (default: the one the run used)")
+    p.set_defaults(func=_report)
+
+    p = sub.add_parser("publish", help="add a run's leaderboard to the mkdocs site and update the run index")
+    p.add_argument("run_dir")
+    p.add_argument("--site", default="site", help="the mkdocs project folder (default: site)")
+    p.set_defaults(func=_publish)
 
     p = sub.add_parser("run", help="execute a spec's plan (cached, resumable) and write the run directory")
     p.add_argument("spec")

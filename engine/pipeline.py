@@ -53,6 +53,25 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     return summary, results, run_dir
 
 
+def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:
+    """Re-render a finished run's leaderboard from its manifest, discovered vibes and the cache."""
+    import json
+
+    from engine.analyze.discover_stage import read_discovered, with_vibes
+    from engine.analyze.results import analyze_run
+    from engine.execute.cache import Cache
+    from engine.report.render import render_report
+
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    prepared = prepare(manifest["spec_path"])
+    found, origins = read_discovered(run_dir)
+    if found:
+        prepared = with_vibes(prepared, found)
+    with Cache(cache_path or Path(manifest.get("cache_path") or default_cache_path())) as cache:
+        results = analyze_run(prepared, cache, run_dir, origins)
+        return render_report(results, prepared, run_dir, cache.get_many(t.id for t in prepared.plan.tasks))
+
+
 def default_run_dir(spec: Spec) -> Path:
     return Path(spec.report.get("output_dir") or Path("runs") / spec.name)
 

@@ -4,7 +4,8 @@ discovery; the test split stays unseen until the regressions are scored."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -98,6 +99,19 @@ def vibes_yaml(vibes: list[Vibe], origins: dict[str, str]) -> str:
 
 
 def write_discovered(vibes: list[Vibe], origins: dict[str, str], run_dir: Path) -> Path:
+    """The YAML to paste into a spec, and a JSON twin that `vibe report` reads back."""
+    run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "discovered_vibes.yaml"
     path.write_text(vibes_yaml(vibes, origins), encoding="utf-8")
+    records = [{**asdict(v), "judges": list(v.judges), "origin": origins.get(v.name, "")} for v in vibes]
+    (run_dir / "discovered_vibes.json").write_text(json.dumps(records, indent=1), encoding="utf-8")
     return path
+
+
+def read_discovered(run_dir: Path) -> tuple[list[Vibe], dict[str, str]]:
+    path = run_dir / "discovered_vibes.json"
+    if not path.exists():
+        return [], {}
+    records = json.loads(path.read_text(encoding="utf-8"))
+    vibes = [Vibe(r["name"], r["low"], r["high"], r.get("metric"), tuple(r.get("judges", ()))) for r in records]
+    return vibes, {r["name"]: r["origin"] for r in records}

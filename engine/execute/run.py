@@ -234,6 +234,7 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
         "spec_name": plan.spec_name,
         "spec_hash": plan.spec_hash,
         "spec_path": str(prepared.spec.path),
+        "cache_path": str(cache.path),
         "started_at": started.isoformat(timespec="seconds"),
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "status": "interrupted" if summary.interrupted else (

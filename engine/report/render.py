@@ -104,7 +104,8 @@ def _render_vibecheck(env: Environment, vc: VibeCheckResult, prepared: Prepared,
             vc=vc, samples=chunk, page=n + 1, pages=pages, prefix=slug(vc.analysis), root="..",
             vibe_names=[v.name for v in vc.vibes])
         (run_dir / "samples" / f"{slug(vc.analysis)}-{n + 1}.html").write_text(html, encoding="utf-8")
-    return {"result": vc, "sep_chart": sep_chart, "acc_chart": acc_chart, "vibe_pages": vibe_pages,
+    ranked = sorted(vc.vibes, key=lambda v: (not v.kept, -abs(v.separability)))
+    return {"result": vc, "ranked": ranked, "sep_chart": sep_chart, "acc_chart": acc_chart, "vibe_pages": vibe_pages,
             "samples_page": f"samples/{slug(vc.analysis)}-1.html", "pairs": len(vc.pairs),
             "chart_file": f"charts/{slug(vc.analysis)}-separability.svg"}
 

