@@ -38,6 +38,7 @@ class Item:
     image: str | None = None
     preference: str | None = None  # a model name, "tie", or None when unlabelled
     outputs: dict[str, str] = field(default_factory=dict)  # recorded output per model name
+    scores: dict[str, float] = field(default_factory=dict)  # recorded score of each model's output
 
     def content_hash(self) -> str:
         payload = json.dumps([self.prompt, self.reference, self.image], ensure_ascii=False)
@@ -203,4 +204,5 @@ def _item(ds: Dataset, n: int, row: dict[str, Any]) -> Item:
         image=_text(row, f.get("image")),
         preference=preference,
         outputs={model: text for model, col in ds.outputs.items() if (text := _text(row, col)) is not None},
+        scores={model: float(value) for model, col in ds.scores.items() if (value := _text(row, col)) not in (None, "")},
     )

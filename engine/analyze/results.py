@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from engine.analyze.outcomes import STYLE_FEATURES, human_outcomes, score_outcomes
+from engine.analyze.rankings import Ranking, rank
 from engine.analyze.vibecheck import VibeCheckResult, analyze_vibecheck, write_vibecheck
 from engine.execute.cache import Cache
 from engine.pipeline import Prepared
+from engine.spec.model import Analysis
+
+
+@dataclass
+class RankingResult:
+    analysis: str
+    outcomes: str  # where the pairwise outcomes came from
+    rankings: list[Ranking]
 
 
 @dataclass
@@ -18,6 +28,7 @@ class RunResults:
     description: str
     manifest: dict
     vibecheck: list[VibeCheckResult] = field(default_factory=list)
+    rankings: list[RankingResult] = field(default_factory=list)
 
 
 def analyze_run(prepared: Prepared, cache: Cache, run_dir: Path, origins: dict[str, str] | None = None) -> RunResults:
@@ -31,4 +42,35 @@ def analyze_run(prepared: Prepared, cache: Cache, run_dir: Path, origins: dict[s
             result = analyze_vibecheck(prepared, analysis, results, origins)
             write_vibecheck(result, run_dir)
             out.vibecheck.append(result)
+        elif analysis.method == "rankings":
+            result = _rankings(prepared, analysis)
+            _write_rankings(result, run_dir)
+            out.rankings.append(result)
     return out
+
+
+def _rankings(prepared: Prepared, analysis: Analysis) -> RankingResult:
+    opts = analysis.options
+    items = prepared.items[analysis.dataset]
+    if opts["outcomes"] == "human":
+        outcomes = human_outcomes(items, *analysis.models)
+        source = f"human preference labels ({len(outcomes)} votes)"
+    else:
+        models = list(analysis.models) or sorted(prepared.spec.datasets[analysis.dataset].scores)
+        outcomes = score_outcomes(items, models, opts.get("tie_gap", 1.0))
+        source = f"per-item comparisons of recorded scores ({len(outcomes)} pairs)"
+    has_style = bool(outcomes) and all(len(o.style) == len(STYLE_FEATURES) for o in outcomes)
+    rankings = []
+    for method in opts.get("methods", ["bradley_terry", "elo"]):
+        if method == "style_controlled" and not has_style:
+            continue  # style control needs both outputs' text for every outcome
+        rankings.append(rank(method, outcomes, list(analysis.models) or None, rounds=opts.get("bootstrap", 200),
+                             seed=opts.get("seed", 0), ties=opts.get("ties", "half"), k=opts.get("k", 4.0),
+                             style_names=STYLE_FEATURES if method == "style_controlled" else ()))
+    return RankingResult(analysis.name, source, rankings)
+
+
+def _write_rankings(result: RankingResult, run_dir: Path) -> None:
+    out = run_dir / result.analysis
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "rankings.json").write_text(json.dumps(asdict(result), indent=1), encoding="utf-8")

@@ -89,3 +89,16 @@ def write_vega_bundle(assets: Path) -> None:
     if not target.exists():
         assets.mkdir(parents=True, exist_ok=True)
         target.write_text(vlc.javascript_bundle(), encoding="utf-8")
+
+
+def ratings_chart(rows: list[dict[str, Any]], title: str) -> dict[str, Any]:
+    """Rating per model with its bootstrap 95% interval."""
+    frame = pd.DataFrame(rows)
+    order = frame.sort_values("rating", ascending=False)["model"].tolist()
+    base = alt.Chart(frame).encode(y=alt.Y("model:N", sort=order, title=None))
+    bars = base.mark_rule(strokeWidth=2, color="#999").encode(x=alt.X("ci_low:Q", scale=alt.Scale(zero=False),
+                                                                      title=title), x2="ci_high:Q")
+    points = base.mark_point(filled=True, size=60, color=A_COLOR).encode(
+        x="rating:Q", tooltip=["model", alt.Tooltip("rating:Q", format=".1f"), alt.Tooltip("ci_low:Q", format=".1f"),
+                               alt.Tooltip("ci_high:Q", format=".1f")])
+    return (bars + points).properties(width=420, height=max(80, 22 * len(frame))).to_dict()

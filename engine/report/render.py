@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import shutil
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +69,15 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
     judges = [{"name": j.name, "kind": j.kind, "model": j.endpoint.model if j.endpoint else None}
               for j in prepared.spec.judges.values()]
     analyses = [_render_vibecheck(env, vc, prepared, run_dir, outputs) for vc in results.vibecheck]
+    rankings = []
+    for result in results.rankings:
+        for ranking in result.rankings:
+            spec = charts.ratings_chart([asdict(r) for r in ranking.ratings], f"{ranking.method} rating (95% CI)")
+            charts.export(spec, run_dir / "charts" / f"{slug(result.analysis)}-{ranking.method}")
+            rankings.append({"analysis": result.analysis, "source": result.outcomes, "ranking": ranking,
+                             "chart": spec, "chart_file": f"charts/{slug(result.analysis)}-{ranking.method}.svg"})
     page = env.get_template("index.html.j2").render(
-        results=results, manifest=results.manifest, judges=judges, analyses=analyses,
+        results=results, manifest=results.manifest, judges=judges, analyses=analyses, rankings=rankings,
         skipped=prepared.spec.skipped_judges, root=".")
     (run_dir / "index.html").write_text(page, encoding="utf-8")
     return run_dir / "index.html"

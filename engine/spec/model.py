@@ -112,6 +112,7 @@ class Dataset:
     fields: dict[str, str]
     outputs: dict[str, str]  # model name -> column
     preference_values: dict[str, str]
+    scores: dict[str, str] = field(default_factory=dict)  # model name -> column of a recorded score
     filters: tuple[dict[str, Any], ...] = ()
     limit: int | None = None
     seed: int = 0
@@ -211,7 +212,7 @@ def resolve_path(base: Path, raw: str) -> Path:
 def _dataset(name: str, raw: dict[str, Any], base: Path) -> Dataset:
     src = raw["source"]
     paths = [src["path"]] if "path" in src else list(src.get("paths", []))
-    fields = {k: v for k, v in raw["fields"].items() if k != "outputs"}
+    fields = {k: v for k, v in raw["fields"].items() if k not in ("outputs", "scores")}
     return Dataset(
         name=name,
         source=DatasetSource(
@@ -226,6 +227,7 @@ def _dataset(name: str, raw: dict[str, Any], base: Path) -> Dataset:
         fields=fields,
         outputs=dict(raw["fields"].get("outputs", {})),
         preference_values=dict(raw.get("preference_values", {})),
+        scores=dict(raw["fields"].get("scores", {})),
         filters=tuple(raw.get("filters", ())),
         limit=raw.get("limit"),
         seed=raw.get("seed", 0),

@@ -112,8 +112,9 @@ def _check_datasets(c: _Checker) -> None:
             key = (*path, "source", "join", column, "path")
             if not c.file_path(key, entry["path"]).is_file():
                 c.report(key, f"file not found: {c.file_path(key, entry['path'])}")
-        for model in ds["fields"].get("outputs", {}):
-            c.must_exist((*path, "fields", "outputs", model), model, "models")
+        for key in ("outputs", "scores"):
+            for model in ds["fields"].get(key, {}):
+                c.must_exist((*path, "fields", key, model), model, "models")
         for raw, model in ds.get("preference_values", {}).items():
             if model != "tie":
                 c.must_exist((*path, "preference_values", raw), model, "models")
@@ -195,6 +196,8 @@ def _check_analyses(c: _Checker) -> None:
             for i, model in enumerate(models):
                 if c.section("models").get(model, {}).get("provider") == "recorded":
                     c.report((*path, "models", i), "separability samples K generations; a recorded model cannot")
+        if method == "rankings" and analysis.get("outcomes") == "human" and len(models) != 2:
+            c.report((*path, "models"), "human preference labels compare exactly 2 models")
         if method == "personas":
             c.each_ref((*path, "personas"), analysis["personas"], "personas")
         if dataset_ok:
