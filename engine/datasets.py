@@ -204,5 +204,6 @@ def _item(ds: Dataset, n: int, row: dict[str, Any]) -> Item:
         image=_text(row, f.get("image")),
         preference=preference,
         outputs={model: text for model, col in ds.outputs.items() if (text := _text(row, col)) is not None},
-        scores={model: float(value) for model, col in ds.scores.items() if (value := _text(row, col)) not in (None, "")},
+        scores={model: float(value) for model, col in ds.scores.items()
+                if (value := _text(row, col)) not in (None, "")},
     )

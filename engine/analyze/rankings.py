@@ -146,6 +146,6 @@ def rank(method: str, outcomes: Sequence[Outcome], models: Sequence[str] | None 
     for m in sorted(models, key=lambda m: -point[m]):
         low, high = (np.percentile(boot[m], [2.5, 97.5]) if rounds else (point[m], point[m]))
         r_low, r_high = (np.percentile(boot_ranks[m], [2.5, 97.5]) if rounds else (point_ranks[m],) * 2)
-        rows.append(ModelRating(m, point[m], float(low), float(high), point_ranks[m], int(math.floor(r_low)),
-                                int(math.ceil(r_high))))
+        rows.append(ModelRating(m, point[m], float(low), float(high), point_ranks[m], math.floor(r_low),
+                                math.ceil(r_high)))
     return Ranking(method, rows, len(outcomes), sum(o.score == 0.5 for o in outcomes), rounds, coefficients)
