@@ -158,6 +158,11 @@ class LLMServer:
         self._ready.set()
         self._loop.run_forever()
         server.close()
+        # finish the connection handlers still running (e.g. a [[timeout]] sleep) before the loop closes
+        pending = [t for t in asyncio.all_tasks(self._loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
     def __enter__(self) -> LLMServer:
         self._thread.start()

@@ -170,5 +170,5 @@ def test_plan_cli_writes_json_and_table(tmp_path: Path) -> None:
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     plan = Plan.from_json((tmp_path / "plan.json").read_text())
-    assert sum(t.stage == "generation" for t in plan.tasks) == 60
+    assert sum(t.stage == "generation" for t in plan.tasks) == 2 * 60  # two models, sixty prompts
     assert "total" in out.stdout and "generation" in out.stdout
