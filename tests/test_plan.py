@@ -120,6 +120,9 @@ def test_extends_deep_merges_and_child_wins(tmp_path: Path) -> None:
                                   "price": {"input": 10.0, "output": 20.0}}
     assert [v["name"] for v in doc["vibes"]] == ["verbosity", "humor", "warmth"]
     assert doc["vibes"][1]["low"] == "dry and serious"
+    assert "j" in doc["judges"]
+    child.write_text(child.read_text() + "judges: {j: null}\n")
+    assert "j" not in load_document(child)[0]["judges"]  # null removes an inherited entry
     assert "extends" not in doc
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from engine.analyze.outcomes import STYLE_FEATURES, human_outcomes, score_outcomes
 from engine.analyze.rankings import Ranking, rank
+from engine.analyze.separability import SeparabilityResult, analyze_separability
 from engine.analyze.vibecheck import VibeCheckResult, analyze_vibecheck, write_vibecheck
 from engine.execute.cache import Cache
 from engine.pipeline import Prepared
@@ -29,6 +30,7 @@ class RunResults:
     manifest: dict
     vibecheck: list[VibeCheckResult] = field(default_factory=list)
     rankings: list[RankingResult] = field(default_factory=list)
+    separability: list[SeparabilityResult] = field(default_factory=list)
 
 
 def analyze_run(prepared: Prepared, cache: Cache, run_dir: Path, origins: dict[str, str] | None = None) -> RunResults:
@@ -42,6 +44,13 @@ def analyze_run(prepared: Prepared, cache: Cache, run_dir: Path, origins: dict[s
             result = analyze_vibecheck(prepared, analysis, results, origins)
             write_vibecheck(result, run_dir)
             out.vibecheck.append(result)
+        elif analysis.method == "separability":
+            for sep in analyze_separability(prepared, analysis, results):
+                out_dir = run_dir / analysis.name
+                out_dir.mkdir(parents=True, exist_ok=True)
+                (out_dir / f"delta-{sep.model_a}-vs-{sep.model_b}.json").write_text(
+                    json.dumps(asdict(sep), indent=1), encoding="utf-8")
+                out.separability.append(sep)
         elif analysis.method == "rankings":
             result = _rankings(prepared, analysis)
             _write_rankings(result, run_dir)

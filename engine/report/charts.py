@@ -102,3 +102,10 @@ def ratings_chart(rows: list[dict[str, Any]], title: str) -> dict[str, Any]:
         x="rating:Q", tooltip=["model", alt.Tooltip("rating:Q", format=".1f"), alt.Tooltip("ci_low:Q", format=".1f"),
                                alt.Tooltip("ci_high:Q", format=".1f")])
     return (bars + points).properties(width=420, height=max(80, 22 * len(frame))).to_dict()
+
+
+def delta_histogram(deltas: list[float], title: str) -> dict[str, Any]:
+    frame = pd.DataFrame({"delta": deltas})
+    return alt.Chart(frame).mark_bar(color=A_COLOR).encode(
+        x=alt.X("delta:Q", bin=alt.Bin(maxbins=20), title=title), y=alt.Y("count():Q", title="items"),
+    ).properties(width=420, height=200).to_dict()

@@ -76,8 +76,19 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
             charts.export(spec, run_dir / "charts" / f"{slug(result.analysis)}-{ranking.method}")
             rankings.append({"analysis": result.analysis, "source": result.outcomes, "ranking": ranking,
                              "chart": spec, "chart_file": f"charts/{slug(result.analysis)}-{ranking.method}.svg"})
+    separability = []
+    for sep in results.separability:
+        spec = charts.delta_histogram([i.delta for i in sep.items], f"δ ({sep.similarity})")
+        name = f"{slug(sep.analysis)}-{slug(sep.model_a)}-vs-{slug(sep.model_b)}-delta"
+        charts.export(spec, run_dir / "charts" / name)
+        items = {it.id: it for ds in prepared.items.values() for it in ds}
+        top = [(s, items[s.item_id].prompt) for s in sep.items[:5]]
+        bottom = [(s, items[s.item_id].prompt) for s in sep.items[-3:]]
+        separability.append({"result": sep, "chart": spec, "top": top, "bottom": bottom,
+                             "chart_file": f"charts/{name}.svg"})
     page = env.get_template("index.html.j2").render(
         results=results, manifest=results.manifest, judges=judges, analyses=analyses, rankings=rankings,
+        separability=separability,
         skipped=prepared.spec.skipped_judges, root=".")
     (run_dir / "index.html").write_text(page, encoding="utf-8")
     return run_dir / "index.html"

@@ -102,12 +102,16 @@ def _rebase_paths(doc: dict[str, Any], old_dir: Path, new_dir: Path) -> None:
 
 
 def deep_merge(base: Any, child: Any) -> Any:
-    """Mappings merge key by key. Lists of named entries (vibes) merge by name, so a child can add or
-    override one vibe without restating the others; any other value, lists included, is replaced."""
+    """Mappings merge key by key, and `key: null` in the child removes the base's entry. Lists of named
+    entries (vibes) merge by name, so a child can add or override one vibe without restating the others;
+    any other value, lists included, is replaced."""
     if isinstance(base, dict) and isinstance(child, dict):
         out = dict(base)
         for key, value in child.items():
-            out[key] = deep_merge(base[key], value) if key in base else value
+            if value is None:
+                out.pop(key, None)
+            else:
+                out[key] = deep_merge(base[key], value) if key in base else value
         return out
     if isinstance(base, list) and isinstance(child, list):
         base_keys, child_keys = [_entry_key(v) for v in base], [_entry_key(v) for v in child]

