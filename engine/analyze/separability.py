@@ -68,7 +68,8 @@ def separability_from_alignments(item_ids: list[str], raw: np.ndarray) -> list[I
     return sorted(out, key=lambda s: -s.delta)
 
 
-def analyze_separability(prepared: Prepared, analysis: Analysis, results: dict[str, Result]) -> list[SeparabilityResult]:
+def analyze_separability(prepared: Prepared, analysis: Analysis,
+                         results: dict[str, Result]) -> list[SeparabilityResult]:
     metric = analysis.options.get("similarity", "bertscore_length_adjusted")
     bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
     out = []
@@ -89,5 +90,6 @@ def analyze_separability(prepared: Prepared, analysis: Analysis, results: dict[s
         deltas = np.array([s.delta for s in items])
         out.append(SeparabilityResult(
             analysis.name, model_a, model_b, metric, analysis.options.get("samples", 5), items,
-            float(deltas.mean()), {q: float(np.quantile(deltas, float(q))) for q in ("0.1", "0.25", "0.5", "0.75", "0.9")}))
+            float(deltas.mean()),
+            {q: float(np.quantile(deltas, float(q))) for q in ("0.1", "0.25", "0.5", "0.75", "0.9")}))
     return out

@@ -124,15 +124,27 @@ def _local_models_served(models: set[str]) -> Iterator[None]:
         yield
 
 
+def _providers(names: set[str], endpoints: dict[str, Endpoint]) -> dict[str, Provider | ProviderError]:
+    """A provider per endpoint, or the reason it cannot be had (missing key...), which stops only that one."""
+    out: dict[str, Provider | ProviderError] = {}
+    for name in names:
+        try:
+            out[name] = create_provider(endpoints[name])
+        except ProviderError as exc:
+            out[name] = exc
+    return out
+
+
+async def _close(providers: dict[str, Provider | ProviderError]) -> None:
+    for provider in providers.values():
+        if not isinstance(provider, ProviderError):
+            await provider.aclose()
+
+
 async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: dict[str, Endpoint], cache: Cache,
                           progress: RunProgress, summary: RunSummary) -> None:
-    providers: dict[str, Provider | ProviderError] = {}
     used = {t.endpoint for t in pending if t.is_call}
-    for name in used:
-        try:
-            providers[name] = create_provider(endpoints[name])
-        except ProviderError as exc:
-            providers[name] = exc
+    providers = _providers(used, endpoints)
     scheduler = Scheduler(cache, {n: endpoints[n] for n in used}, providers, on_result=progress.advance)
     try:
         for stage in STAGES:
@@ -160,9 +172,7 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
                                   for t in offline if t.id in missing)
     finally:
         summary.endpoint_errors.update(scheduler.stop_messages)
-        for provider in providers.values():
-            if not isinstance(provider, ProviderError):
-                await provider.aclose()
+        await _close(providers)
 
 
 def run_calls(tasks: list[Task], endpoints: dict[str, Endpoint], cache: Cache) -> dict[str, Result]:
@@ -172,19 +182,12 @@ def run_calls(tasks: list[Task], endpoints: dict[str, Endpoint], cache: Cache) -
 
     async def main() -> None:
         names = {t.endpoint for t in pending}
-        providers: dict[str, Provider | ProviderError] = {}
-        for name in names:
-            try:
-                providers[name] = create_provider(endpoints[name])
-            except ProviderError as exc:
-                providers[name] = exc
+        providers = _providers(names, endpoints)
         try:
             await Scheduler(cache, {n: endpoints[n] for n in names}, providers).run(
                 pending, functools.partial(_render_with, {}))
         finally:
-            for provider in providers.values():
-                if not isinstance(provider, ProviderError):
-                    await provider.aclose()
+            await _close(providers)
 
     if pending:
         local = {endpoints[t.endpoint].model for t in pending if t.provider == "local"}

@@ -13,10 +13,10 @@ from engine.execute.providers.base import (
     Messages,
     ProviderError,
     api_key,
-    error_from_status,
     limits,
     read_image,
     register,
+    sdk_errors,
 )
 from engine.spec.model import Endpoint
 
@@ -64,18 +64,9 @@ class AnthropicProvider:
         if system:
             extra["system"] = system
         start = time.perf_counter()
-        try:
+        with sdk_errors(anthropic, self.endpoint, self.client.base_url, timeout):
             response = await self.client.messages.create(model=self.endpoint.model, messages=turns,
                                                          max_tokens=params["max_tokens"], timeout=timeout, **extra)
-        except anthropic.APIStatusError as exc:
-            raise error_from_status(exc.status_code, exc.response.text, exc.response.headers, self.endpoint) from None
-        except anthropic.APITimeoutError:
-            raise ProviderError(f"{self.endpoint.name}: timed out after {timeout:g}s", retryable=True) from None
-        except anthropic.APIConnectionError as exc:
-            raise ProviderError(f"{self.endpoint.name}: cannot reach {self.client.base_url} ({exc.__cause__ or exc})",
-                                retryable=True) from None
-        except (anthropic.APIResponseValidationError, ValueError) as exc:
-            raise ProviderError(f"{self.endpoint.name}: malformed response ({exc})", retryable=True) from None
         texts = [block.text for block in (response.content or []) if getattr(block, "type", "") == "text"]
         if not texts:
             raise ProviderError(f"{self.endpoint.name}: response has no text content", retryable=True)

@@ -7,12 +7,13 @@ and bookkeeping belong to the scheduler, so every provider gets them the same wa
 from __future__ import annotations
 
 import base64
+import contextlib
 import email.utils
 import importlib
 import mimetypes
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -104,6 +105,23 @@ def error_from_status(status: int, body: str, headers: Any, endpoint: Endpoint) 
     summary = f"{endpoint.name}: HTTP {status} from {endpoint.provider} ({endpoint.model}): {body[:300]}"
     return ProviderError(summary, retryable=status in RETRYABLE_STATUS, endpoint_fatal=status in ENDPOINT_FATAL_STATUS,
                          status=status, retry_after=retry_after)
+
+
+@contextlib.contextmanager
+def sdk_errors(sdk: Any, endpoint: Endpoint, base_url: object, timeout: float) -> Iterator[None]:
+    """Translate the exceptions of an official SDK (openai and anthropic share their shape) into
+    ProviderError, so the scheduler treats every provider alike."""
+    try:
+        yield
+    except sdk.APIStatusError as exc:
+        raise error_from_status(exc.status_code, exc.response.text, exc.response.headers, endpoint) from None
+    except sdk.APITimeoutError:
+        raise ProviderError(f"{endpoint.name}: timed out after {timeout:g}s", retryable=True) from None
+    except sdk.APIConnectionError as exc:
+        raise ProviderError(f"{endpoint.name}: cannot reach {base_url} ({exc.__cause__ or exc})",
+                            retryable=True) from None
+    except (sdk.APIResponseValidationError, ValueError) as exc:
+        raise ProviderError(f"{endpoint.name}: malformed response ({exc})", retryable=True) from None
 
 
 def limits(endpoint: Endpoint) -> Any:

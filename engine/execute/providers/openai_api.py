@@ -13,10 +13,10 @@ from engine.execute.providers.base import (
     Messages,
     ProviderError,
     api_key,
-    error_from_status,
     limits,
     read_image,
     register,
+    sdk_errors,
 )
 from engine.spec.model import Endpoint
 
@@ -55,18 +55,9 @@ class OpenAIProvider:
 
     async def complete(self, messages: Messages, params: dict[str, Any], timeout: float) -> Completion:
         start = time.perf_counter()
-        try:
+        with sdk_errors(openai, self.endpoint, self.client.base_url, timeout):
             response = await self.client.chat.completions.create(
                 model=self.endpoint.model, messages=to_openai_messages(messages), timeout=timeout, **params)
-        except openai.APIStatusError as exc:
-            raise error_from_status(exc.status_code, exc.response.text, exc.response.headers, self.endpoint) from None
-        except openai.APITimeoutError:
-            raise ProviderError(f"{self.endpoint.name}: timed out after {timeout:g}s", retryable=True) from None
-        except openai.APIConnectionError as exc:
-            raise ProviderError(f"{self.endpoint.name}: cannot reach {self.client.base_url} ({exc.__cause__ or exc})",
-                                retryable=True) from None
-        except (openai.APIResponseValidationError, ValueError) as exc:
-            raise ProviderError(f"{self.endpoint.name}: malformed response ({exc})", retryable=True) from None
         if not getattr(response, "choices", None):
             raise ProviderError(f"{self.endpoint.name}: response has no choices", retryable=True)
         choice = response.choices[0]
