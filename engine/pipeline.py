@@ -40,11 +40,14 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     origins: dict[str, str] = {}
     with Cache(cache_path) as cache:
         summary = execute(prepared, run_dir, cache, quiet=quiet)
-        if prepared.spec.discovery is not None and not summary.interrupted:
+        wants_discovery = any(a.method == "vibecheck" for a in prepared.spec.analyses.values())
+        if prepared.spec.discovery is not None and wants_discovery and not summary.interrupted:
             found, origins = discover_vibes(prepared, cache)
             write_discovered(found, origins, run_dir)
             prepared = with_vibes(prepared, found)
+            before = summary.ran_now
             summary = execute(prepared, run_dir, cache, quiet=quiet)
+            summary.ran_now += before
         results = analyze_run(prepared, cache, run_dir, origins)
         if report and not summary.interrupted:
             from engine.report.render import render_report

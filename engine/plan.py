@@ -171,6 +171,8 @@ class _Builder:
         params = model.params.request_fields()
         if temperature is not None:
             params["temperature"] = temperature
+        if "seed" in params:  # K samples must differ, yet stay reproducible: one seed per sample
+            params["seed"] += sample
         request = {"kind": "chat", "endpoint": model.identity(), "messages": messages, "params": params,
                    "sample": sample}
         in_tokens = sum(estimate_tokens(json.dumps(m["content"])) for m in messages)

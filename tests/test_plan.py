@@ -175,3 +175,14 @@ def test_plan_cli_writes_json_and_table(tmp_path: Path) -> None:
     plan = Plan.from_json((tmp_path / "plan.json").read_text())
     assert sum(t.stage == "generation" for t in plan.tasks) == 2 * 60  # two models, sixty prompts
     assert "total" in out.stdout and "generation" in out.stdout
+
+
+def test_separability_samples_get_distinct_seeds(tmp_path: Path) -> None:
+    text = SPEC.replace("params: {max_tokens: 100}", "params: {max_tokens: 100, seed: 7}").replace(
+        "analyses:\n  vibecheck:\n    dataset: d\n    models: [a, b]\n    judges: [j]\n",
+        "analyses:\n  separability: {dataset: d, models: [a, b], samples: 3, temperature: 0.5}\n")
+    plan = prepare(write_spec(tmp_path, text)).plan
+    seeds = sorted(t.request["params"].get("seed") for t in plan.tasks if t.endpoint == "a" and t.item_id == "p0")
+    assert seeds == [7, 8, 9]
+    assert {t.request["params"]["temperature"] for t in plan.tasks} == {0.5}
+    assert len(plan.bindings["separability"][0].outputs["a"]) == 3
