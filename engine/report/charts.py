@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import altair as alt
+import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
@@ -52,13 +53,21 @@ def verdict_distribution_chart(counts: dict[str, int], model_a: str, model_b: st
     return chart.to_dict()
 
 
-def measure_chart(values: list[dict[str, Any]], measure: str) -> dict[str, Any]:
-    """Distribution of the measured property per model (metric judges)."""
+def measure_chart(values: list[dict[str, Any]], measure: str, bins: int = 30) -> dict[str, Any]:
+    """Distribution of the measured property per model (metric judges), binned here so that the page
+    carries 30 numbers per model rather than every value."""
     frame = pd.DataFrame(values)
-    chart = alt.Chart(frame).transform_density(
-        "value", groupby=["model"], as_=["value", "density"],
-    ).mark_area(opacity=0.5).encode(
-        x=alt.X("value:Q", title=measure), y=alt.Y("density:Q"), color=alt.Color("model:N"),
+    edges = np.histogram_bin_edges(frame["value"], bins=bins)
+    rows = []
+    for model, group in frame.groupby("model", sort=False):
+        counts, _ = np.histogram(group["value"], bins=edges)
+        share = counts / max(1, counts.sum())
+        rows += [{"model": model, "start": float(lo), "end": float(hi), "share": float(c)}
+                 for lo, hi, c in zip(edges[:-1], edges[1:], share, strict=True)]
+    chart = alt.Chart(pd.DataFrame(rows)).mark_bar(opacity=0.55).encode(
+        x=alt.X("start:Q", title=measure[:60]), x2="end:Q", y=alt.Y("share:Q", title="share of answers", stack=None),
+        color=alt.Color("model:N"), tooltip=["model", alt.Tooltip("start:Q", format=".2f"),
+                                             alt.Tooltip("share:Q", format=".1%")],
     ).properties(width=420, height=200)
     return chart.to_dict()
 
@@ -104,8 +113,9 @@ def ratings_chart(rows: list[dict[str, Any]], title: str) -> dict[str, Any]:
     return (bars + points).properties(width=420, height=max(80, 22 * len(frame))).to_dict()
 
 
-def delta_histogram(deltas: list[float], title: str) -> dict[str, Any]:
-    frame = pd.DataFrame({"delta": deltas})
+def delta_histogram(deltas: list[float], title: str, bins: int = 20) -> dict[str, Any]:
+    counts, edges = np.histogram(deltas, bins=bins, range=(min(0.0, min(deltas, default=0.0)), 1.0))
+    frame = pd.DataFrame({"start": edges[:-1], "end": edges[1:], "items": counts})
     return alt.Chart(frame).mark_bar(color=A_COLOR).encode(
-        x=alt.X("delta:Q", bin=alt.Bin(maxbins=20), title=title), y=alt.Y("count():Q", title="items"),
+        x=alt.X("start:Q", title=title), x2="end:Q", y=alt.Y("items:Q"), tooltip=["start", "end", "items"],
     ).properties(width=420, height=200).to_dict()
