@@ -17,7 +17,7 @@ import asyncio
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from engine.execute.cache import Cache, Result
@@ -72,8 +72,6 @@ class _EndpointState:
     tokens: TokenBucket | None
     stopped: str | None = None
     successes: int = 0
-    attempts_made: int = 0
-    failures: list[str] = field(default_factory=list)
 
 
 def backoff_delay(attempt: int, retry_after: float | None, rng: random.Random) -> float:

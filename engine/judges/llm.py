@@ -12,7 +12,6 @@ import re
 VERDICT = re.compile(r"verdict\W{0,6}\s*(?:answer|output|response)?\s*(1|2|n\s*/\s*a|none|tie|equal)\b",
                      re.IGNORECASE)
 RATING = re.compile(r"rating\W{0,6}\s*([1-5])(?:\s*/\s*5)?\b", re.IGNORECASE)
-CONFIDENCE = re.compile(r"confidence\W{0,6}\s*([1-5])\b", re.IGNORECASE)
 
 
 def parse_verdict(text: str) -> str | None:
@@ -40,7 +39,3 @@ def parse_rating(text: str) -> int | None:
     found = RATING.findall(text or "")
     return int(found[-1]) if found else None
 
-
-def parse_confidence(text: str) -> int | None:
-    found = CONFIDENCE.findall(text or "")
-    return int(found[-1]) if found else None
