@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.analyze.similarity import bertscore_matrix, default_encoder
+from engine.analyze.similarity import default_encoder, grouped_bertscore
 from engine.embeddings import model_path
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "alpaca_eval"
@@ -56,18 +56,16 @@ def main() -> None:
     assert len(pairs) == 22_500, len(pairs)
 
     start = time.perf_counter()
-    encoder = default_encoder()
-    encoded = encoder.encode([t for a, b in groups for t in a + b])
+    texts_per_group = [a + b for a, b in groups]
     batched: dict[tuple[str, str], float] = {}
-    for a, b in groups:
-        texts = a + b
-        matrix = bertscore_matrix([encoded[t] for t in texts], [encoded[t] for t in texts])
+    for texts, matrix in zip(texts_per_group, grouped_bertscore(texts_per_group, default_encoder()), strict=True):
         for i in range(2 * K):
             for j in range(2 * K):
                 batched[(texts[i], texts[j])] = float(matrix[i, j])
     batched_s = time.perf_counter() - start
+    distinct = len({t for texts in texts_per_group for t in texts})
     print(f"batched: {len(pairs):,} pairs in {batched_s:.1f} s ({len(pairs) / batched_s:,.0f} pairs/s), "
-          f"{len(encoded):,} distinct texts encoded once")
+          f"{distinct:,} distinct texts encoded once each")
 
     import bert_score
 

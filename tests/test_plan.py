@@ -189,8 +189,9 @@ def test_separability_samples_get_distinct_seeds(tmp_path: Path) -> None:
 
 
 def test_run_refuses_analyses_not_built_yet(tmp_path: Path) -> None:
-    text = SPEC.replace("vibes:\n", "personas:\n  novice: {description: a beginner programmer, dimensions: {clarity: 5}}\n"
-                        "vibes:\n") + "  personas: {dataset: d, models: [a, b], personas: [novice], judges: [j]}\n"
+    persona = "personas:\n  novice: {description: a beginner programmer, dimensions: {clarity: 5}}\n"
+    text = (SPEC.replace("vibes:\n", persona + "vibes:\n")
+            + "  personas: {dataset: d, models: [a, b], personas: [novice], judges: [j]}\n")
     path = write_spec(tmp_path, text)
     assert any(t.stage == "persona_judge" for t in prepare(path).plan.tasks)  # planned and costed
     out = subprocess.run([sys.executable, "-m", "engine", "run", str(path), "--cache", str(tmp_path / "c.sqlite")],

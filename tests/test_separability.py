@@ -79,3 +79,9 @@ def test_batched_bertscore_equals_bert_score_per_pair() -> None:
             expected = float(bert_score.score([a], [b], model_type=model_path(), num_layers=6)[2][0])
             assert matrix[i, j] == pytest.approx(expected, abs=1e-4)
     assert matrix[0, 0] > matrix[0, 1]  # the paraphrase is closer than the unrelated sentence
+    # grouped scoring (encode per chunk, drop embeddings no longer needed) gives the same numbers
+    from engine.analyze.similarity import grouped_bertscore
+
+    groups = [left + right[:1], right[1:] + left[:1], left + right[:1]]
+    first, _, third = grouped_bertscore(groups, chunk=1)
+    assert first[0, 2] == pytest.approx(matrix[0, 0], abs=1e-6) and np.allclose(first, third)

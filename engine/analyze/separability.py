@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.analyze.similarity import default_encoder, similarity_matrix
+from engine.analyze.similarity import group_similarity
 from engine.execute.cache import Result
 from engine.pipeline import Prepared
 from engine.spec.model import Analysis
@@ -51,11 +51,8 @@ def alignments(sim: np.ndarray, self_pairs: bool) -> float:
     return float(sim.mean())
 
 
-def item_alignments(metric: str, a: list[str], b: list[str], encoded: dict | None) -> tuple[float, float, float]:
-    """(Â_AA, Â_BB, Â_AB) from one batched similarity matrix over the item's 2K texts."""
-    texts = a + b
-    sim = similarity_matrix(metric, texts, texts, encoded)
-    k = len(a)
+def item_alignments(sim: np.ndarray, k: int) -> tuple[float, float, float]:
+    """(Â_AA, Â_BB, Â_AB) from the similarity matrix over an item's 2K texts (A's K first)."""
     return alignments(sim[:k, :k], True), alignments(sim[k:, k:], True), alignments(sim[:k, k:], False)
 
 
@@ -82,10 +79,8 @@ def analyze_separability(prepared: Prepared, analysis: Analysis,
                 groups.append((binding.item, a, b))
         if not groups:
             continue
-        encoded = None
-        if metric.startswith("bertscore"):
-            encoded = default_encoder().encode([t for _, a, b in groups for t in a + b])
-        raw = np.array([item_alignments(metric, a, b, encoded) for _, a, b in groups])
+        matrices = group_similarity(metric, [a + b for _, a, b in groups])
+        raw = np.array([item_alignments(sim, len(a)) for sim, (_, a, _) in zip(matrices, groups, strict=True)])
         items = separability_from_alignments([g[0] for g in groups], raw)
         deltas = np.array([s.delta for s in items])
         out.append(SeparabilityResult(

@@ -68,7 +68,7 @@ class Encoded:
 class TokenEncoder:
     """Contextual token embeddings from a BERT-style model, truncated to `num_layers` as bert_score does."""
 
-    def __init__(self, model_path: str, num_layers: int = 6, batch_size: int = 64):
+    def __init__(self, model_path: str, num_layers: int = 6, batch_size: int = 16):
         quiet_transformers()
         import torch
         from transformers import AutoModel, AutoTokenizer
@@ -136,15 +136,42 @@ def bertscore_matrix(left: Sequence[Encoded], right: Sequence[Encoded]) -> np.nd
     return f1.nan_to_num(0.0).numpy()
 
 
-def similarity_matrix(metric: str, left: Sequence[str], right: Sequence[str],
-                      encoded: dict[str, Encoded] | None = None) -> np.ndarray:
-    """s(left[i], right[j]) for every pair, for one of METRICS."""
+def grouped_bertscore(groups: Sequence[Sequence[str]], encoder: TokenEncoder | None = None,
+                      chunk: int = 32) -> list[np.ndarray]:
+    """BERTScore F1 among the texts of each group (e.g. one item's 2K samples), for many groups.
+
+    Texts are encoded a chunk of groups at a time, each distinct text once; a text's token embeddings are
+    dropped as soon as no later group needs it, so memory stays bounded however many groups there are."""
+    encoder = encoder or default_encoder()
+    remaining = Counter(t for group in groups for t in set(group))
+    held: dict[str, Encoded] = {}
+    out = []
+    for start in range(0, len(groups), chunk):
+        batch = groups[start:start + chunk]
+        held.update(encoder.encode([t for group in batch for t in group if t not in held]))
+        for group in batch:
+            encoded = [held[t] for t in group]
+            out.append(bertscore_matrix(encoded, encoded))
+            for text in set(group):
+                remaining[text] -= 1
+                if remaining[text] == 0:
+                    del held[text]
+    return out
+
+
+def group_similarity(metric: str, groups: Sequence[Sequence[str]]) -> list[np.ndarray]:
+    """For each group of texts, the matrix of s(text_i, text_j) under one of METRICS."""
     if metric in ("bertscore", "bertscore_length_adjusted"):
-        assert encoded is not None, "encode the texts first (TokenEncoder.encode)"
-        scores = bertscore_matrix([encoded[t] for t in left], [encoded[t] for t in right])
+        matrices = grouped_bertscore(groups)
         if metric == "bertscore_length_adjusted":
-            scores = scores * np.array([[length_penalty(a, b) for b in right] for a in left])
-        return scores
+            matrices = [m * np.array([[length_penalty(a, b) for b in g] for a in g]) for m, g in zip(
+                matrices, groups, strict=True)]
+        return matrices
+    return [similarity_matrix(metric, g, g) for g in groups]
+
+
+def similarity_matrix(metric: str, left: Sequence[str], right: Sequence[str]) -> np.ndarray:
+    """s(left[i], right[j]) for every pair, for the metrics that need no token embeddings."""
     if metric == "embedding_cosine":
         from engine.embeddings import embed
 
