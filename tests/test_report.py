@@ -57,9 +57,12 @@ def test_arena_report_renders_in_browser(tmp_path: Path, shared_data: Path) -> N
     assert (run_dir / "charts" / "vibecheck-separability.png").read_bytes()[:4] == b"\x89PNG"
     vibe_page = run_dir / "vibes" / "vibecheck-verbosity.html"
     assert "Most telling pairs" in vibe_page.read_text()
-    pages = [run_dir / "index.html", vibe_page, run_dir / "samples" / "vibecheck-1.html"]
+    regressions = (run_dir / "vibecheck-regressions.html").read_text()
+    assert "Model matching" in regressions and "p-value" in regressions
+    pages = [run_dir / "index.html", vibe_page, run_dir / "samples" / "vibecheck-1.html",
+             run_dir / "vibecheck-regressions.html"]
     assert open_pages(pages, tmp_path) == []
-    assert len(list(tmp_path.glob("page-*.png"))) == 3
+    assert len(list(tmp_path.glob("page-*.png"))) == 4
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian chromium")

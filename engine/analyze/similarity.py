@@ -68,7 +68,7 @@ class Encoded:
 class TokenEncoder:
     """Contextual token embeddings from a BERT-style model, truncated to `num_layers` as bert_score does."""
 
-    def __init__(self, model_path: str, num_layers: int = 6, batch_size: int = 16):
+    def __init__(self, model_path: str, num_layers: int = 6, batch_size: int = 8):
         quiet_transformers()
         import torch
         from transformers import AutoModel, AutoTokenizer
@@ -127,17 +127,19 @@ def bertscore_matrix(left: Sequence[Encoded], right: Sequence[Encoded]) -> np.nd
 
     lv, lw, lm = pad(left)
     rv, rw, rm = pad(right)
-    sim = torch.einsum("ild,jmd->ijlm", lv, rv)
-    pair_valid = lm[:, None, :, None] & rm[None, :, None, :]
-    sim = sim.masked_fill(~pair_valid, float("-inf"))
-    precision = (sim.max(dim=3).values.nan_to_num(neginf=0.0) * lw[:, None, :]).sum(dim=2)
-    recall = (sim.max(dim=2).values.nan_to_num(neginf=0.0) * rw[None, :, :]).sum(dim=2)
-    f1 = 2 * precision * recall / (precision + recall)
-    return f1.nan_to_num(0.0).numpy()
+    rows = []
+    for i in range(len(left)):  # one left text at a time: the (right × tokens × tokens) tensor stays small
+        sim = torch.einsum("ld,jmd->jlm", lv[i], rv)
+        valid = lm[i][None, :, None] & rm[:, None, :]
+        sim = sim.masked_fill(~valid, float("-inf"))
+        precision = (sim.max(dim=2).values.nan_to_num(neginf=0.0) * lw[i][None, :]).sum(dim=1)
+        recall = (sim.max(dim=1).values.nan_to_num(neginf=0.0) * rw).sum(dim=1)
+        rows.append((2 * precision * recall / (precision + recall)).nan_to_num(0.0))
+    return torch.stack(rows).numpy()
 
 
 def grouped_bertscore(groups: Sequence[Sequence[str]], encoder: TokenEncoder | None = None,
-                      chunk: int = 32) -> list[np.ndarray]:
+                      chunk: int = 16) -> list[np.ndarray]:
     """BERTScore F1 among the texts of each group (e.g. one item's 2K samples), for many groups.
 
     Texts are encoded a chunk of groups at a time, each distinct text once; a text's token embeddings are

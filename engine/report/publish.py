@@ -13,7 +13,7 @@ from pathlib import Path
 
 from engine.report.render import slug
 
-REPORT_PARTS = ("index.html", "vibes", "samples", "charts", "assets")
+REPORT_PARTS = ("vibes", "samples", "charts", "assets")
 
 
 def publish(run_dir: Path, site: Path) -> Path:
@@ -25,11 +25,10 @@ def publish(run_dir: Path, site: Path) -> Path:
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     for part in REPORT_PARTS:
-        source = run_dir / part
-        if source.is_dir():
-            shutil.copytree(source, target / part)
-        elif source.exists():
-            shutil.copy(source, target / part)
+        if (run_dir / part).is_dir():
+            shutil.copytree(run_dir / part, target / part)
+    for page in run_dir.glob("*.html"):  # the index and the per-analysis pages
+        shutil.copy(page, target / page.name)
     registry_path = site / "docs" / "runs" / "runs.json"
     registry = json.loads(registry_path.read_text(encoding="utf-8")) if registry_path.exists() else []
     registry = [r for r in registry if r["name"] != name]

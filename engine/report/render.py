@@ -116,6 +116,9 @@ def _render_vibecheck(env: Environment, vc: VibeCheckResult, prepared: Prepared,
     for vibe in vc.vibes:
         vibe_pages[vibe.name] = f"vibes/{slug(vc.analysis)}-{slug(vibe.name)}.html"
         _render_vibe_page(env, vc, vibe, samples, run_dir / vibe_pages[vibe.name], run_dir)
+    regressions_page = f"{slug(vc.analysis)}-regressions.html"
+    (run_dir / regressions_page).write_text(env.get_template("regressions.html.j2").render(vc=vc, root="."),
+                                            encoding="utf-8")
     for n in range(pages):
         chunk = samples[n * PAIRS_PER_PAGE:(n + 1) * PAIRS_PER_PAGE]
         html = env.get_template("samples.html.j2").render(
@@ -123,7 +126,8 @@ def _render_vibecheck(env: Environment, vc: VibeCheckResult, prepared: Prepared,
             vibe_names=[v.name for v in vc.vibes])
         (run_dir / "samples" / f"{slug(vc.analysis)}-{n + 1}.html").write_text(html, encoding="utf-8")
     ranked = sorted(vc.vibes, key=lambda v: (not v.kept, -abs(v.separability)))
-    return {"result": vc, "ranked": ranked, "sep_chart": sep_chart, "acc_chart": acc_chart, "vibe_pages": vibe_pages,
+    return {"result": vc, "ranked": ranked, "sep_chart": sep_chart, "regressions_page": regressions_page,
+            "acc_chart": acc_chart, "vibe_pages": vibe_pages,
             "samples_page": f"samples/{slug(vc.analysis)}-1.html", "pairs": len(vc.pairs),
             "chart_file": f"charts/{slug(vc.analysis)}-separability.svg"}
 
