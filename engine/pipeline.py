@@ -54,11 +54,12 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
             before = summary.ran_now
             summary = execute(prepared, run_dir, cache, quiet=quiet)
             summary.ran_now += before
-        results = analyze_run(prepared, cache, run_dir, origins)
+        finished = cache.get_many(t.id for t in prepared.plan.tasks)
+        results = analyze_run(prepared, finished, run_dir, origins)
         if report and not summary.interrupted:
             from engine.report.render import render_report
 
-            render_report(results, prepared, run_dir, cache.get_many(t.id for t in prepared.plan.tasks))
+            render_report(results, prepared, run_dir, finished)
     return summary, results, run_dir
 
 
@@ -77,8 +78,8 @@ def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:
     if found:
         prepared = with_vibes(prepared, found)
     with Cache(cache_path or Path(manifest.get("cache_path") or default_cache_path())) as cache:
-        results = analyze_run(prepared, cache, run_dir, origins)
-        return render_report(results, prepared, run_dir, cache.get_many(t.id for t in prepared.plan.tasks))
+        finished = cache.get_many(t.id for t in prepared.plan.tasks)
+        return render_report(analyze_run(prepared, finished, run_dir, origins), prepared, run_dir, finished)
 
 
 def default_run_dir(spec: Spec) -> Path:

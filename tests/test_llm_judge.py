@@ -97,4 +97,5 @@ def test_llm_discovery_proposes_reduces_and_iterates(tmp_path: Path) -> None:
         assert again.returncode == 0 and len(server.state.log) == calls  # every call came from the cache
     with Cache(tmp_path / "c.sqlite") as cache:
         prepared = prepare(tmp_path / "spec.yaml")
-        assert analyze_run(prepared, cache, tmp_path / "run").vibecheck
+        finished = cache.get_many(t.id for t in prepared.plan.tasks)
+        assert analyze_run(prepared, finished, tmp_path / "run").vibecheck

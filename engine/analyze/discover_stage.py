@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from engine.analyze import discovery, stats
+from engine.analyze import discovery
+from engine.analyze.vibecheck import split_bindings
 from engine.execute.cache import Cache
 from engine.pipeline import Prepared
 from engine.plan import compile_plan
@@ -20,10 +21,7 @@ from engine.spec.model import Analysis, Vibe
 
 def training_pairs(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[discovery.TrainingPair]:
     model_a, model_b = analysis.models
-    split_cfg = analysis.options.get("split", {})
-    bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
-    train_ids, _ = stats.split([b.item for b in bindings], split_cfg.get("train", 0.5), split_cfg.get("seed", 0))
-    train = set(train_ids)
+    bindings, train = split_bindings(prepared, analysis)
     items = {it.id: it for it in prepared.items[analysis.dataset]}
     wanted = [b for b in bindings if b.item in train]
     texts = cache.get_many({b.outputs[m][0] for b in wanted for m in (model_a, model_b)})

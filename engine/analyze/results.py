@@ -10,7 +10,7 @@ from engine.analyze.outcomes import STYLE_FEATURES, human_outcomes, score_outcom
 from engine.analyze.rankings import Ranking, rank
 from engine.analyze.separability import SeparabilityResult, analyze_separability
 from engine.analyze.vibecheck import VibeCheckResult, analyze_vibecheck, write_vibecheck
-from engine.execute.cache import Cache
+from engine.execute.cache import Result
 from engine.pipeline import Prepared
 from engine.spec.model import Analysis
 
@@ -33,9 +33,11 @@ class RunResults:
     separability: list[SeparabilityResult] = field(default_factory=list)
 
 
-def analyze_run(prepared: Prepared, cache: Cache, run_dir: Path, origins: dict[str, str] | None = None) -> RunResults:
+def analyze_run(prepared: Prepared, results: dict[str, Result], run_dir: Path,
+                origins: dict[str, str] | None = None) -> RunResults:
+    """`results`: the finished tasks' results (from the cache), read once by the caller and shared with the
+    report stage."""
     spec = prepared.spec
-    results = cache.get_many(t.id for t in prepared.plan.tasks)
     manifest_path = run_dir / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     out = RunResults(spec.name, spec.report.get("title") or spec.name, spec.description, manifest)

@@ -23,6 +23,7 @@ from engine.execute.cache import Result
 from engine.judges.llm import parse_verdict, verdict_to_score
 from engine.judges.verdicts import combine_orders
 from engine.pipeline import Prepared
+from engine.plan import Binding
 from engine.spec.model import Analysis, Vibe
 
 
@@ -75,6 +76,15 @@ class VibeCheckResult:
     notes: list[str]
 
 
+def split_bindings(prepared: Prepared, analysis: Analysis) -> tuple[list[Binding], set[str]]:
+    """The analysis' pairs (original prompts) and the ids of the training split, as every step that must
+    agree on the split (discovery, validation, regressions) reads them."""
+    split_cfg = analysis.options.get("split", {})
+    bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
+    train_ids, _ = stats.split([b.item for b in bindings], split_cfg.get("train", 0.5), split_cfg.get("seed", 0))
+    return bindings, set(train_ids)
+
+
 def _judges_for(prepared: Prepared, analysis: Analysis, vibe: Vibe) -> list[str]:
     names = vibe.judges or analysis.options["judges"]
     return [name for name in names if prepared.spec.judges[name].can_score(vibe)]
@@ -117,11 +127,8 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     discovery = spec.discovery
     kappa_min = discovery.kappa_min if discovery else 0.2
     sep_min = discovery.separability_min if discovery else 0.05
-    split_cfg = analysis.options.get("split", {})
     items = {it.id: it for it in prepared.items[analysis.dataset]}
-    bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
-    train_ids, _ = stats.split([b.item for b in bindings], split_cfg.get("train", 0.5), split_cfg.get("seed", 0))
-    train_set = set(train_ids)
+    bindings, train_set = split_bindings(prepared, analysis)
     index = _index_judgments(prepared)
     vibes = [v for v in spec.vibes if not analysis.options.get("vibes") or v.name in analysis.options["vibes"]]
     pairs: list[PairVerdicts] = []
