@@ -114,9 +114,6 @@ class Plan:
         bindings = {name: [Binding(**b) for b in bs] for name, bs in body["bindings"].items()}
         return cls(body["spec_name"], body["spec_hash"], tasks, [Deferred(**d) for d in body["deferred"]], bindings)
 
-    def by_id(self) -> dict[str, Task]:
-        return {t.id: t for t in self.tasks}
-
 
 def _task_json(task: Task) -> dict[str, Any]:
     # Built by hand: dataclasses.asdict deep-copies every request, which dominates large plans.
