@@ -34,7 +34,7 @@ from llm_server import LLMServer, serve_forever  # noqa: E402
 
 from engine.execute.cache import Cache, Result  # noqa: E402
 from engine.execute.providers import create_provider  # noqa: E402
-from engine.execute.run import _render_with  # noqa: E402
+from engine.execute.requests import render  # noqa: E402
 from engine.execute.scheduler import Scheduler  # noqa: E402
 from engine.pipeline import prepare  # noqa: E402
 
@@ -120,7 +120,7 @@ analyses:
         async def main() -> float:
             scheduler = Scheduler(cache, {"a": endpoint}, {"a": create_provider(endpoint)})
             start = time.perf_counter()
-            failures = await scheduler.run(tasks, lambda t: _render_with({}, t))
+            failures = await scheduler.run(tasks, lambda t: render(t, {}))
             elapsed = time.perf_counter() - start
             assert not failures, failures[:3]
             return elapsed

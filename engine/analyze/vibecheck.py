@@ -153,7 +153,7 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
             nu[vibe.name] = stats.ensemble([s for s in scores.values() if s is not None])
         pairs.append(PairVerdicts(binding.item, "train" if binding.item in train_set else "test",
                                   items[binding.item].preference, ga, gb, nu, by_judge, rationales, measures))
-    scores = [_vibe_score(v, pairs, spec, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min, sep_min)
+    scores = [_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min, sep_min)
               for v in vibes]
     kept = [s.name for s in scores if s.kept]
     notes: list[str] = []
@@ -163,8 +163,9 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                            notes)
 
 
-def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], spec: Any, analysis: Analysis, prepared: Prepared,
+def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepared: Prepared,
                 origins: dict[str, str], invalid: int, kappa_min: float, sep_min: float) -> VibeScore:
+    spec = prepared.spec
     judges = _judges_for(prepared, analysis, vibe)
     nu_all = [p.nu[vibe.name] for p in pairs]
     nu_train = [p.nu[vibe.name] for p in pairs if p.split == "train"]

@@ -156,12 +156,14 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
             offline = [t for t in stage_tasks if t.provider == OFFLINE_PROVIDER]
             calls = [t for t in stage_tasks if t.is_call]
             known = cache.known({d for t in calls for d in t.depends_on})
-            runnable = [t for t in calls if all(d in known for d in t.depends_on)]
+            runnable = []
             for task in calls:
-                if task not in runnable:
+                if all(d in known for d in task.depends_on):
+                    runnable.append(task)
+                else:
                     summary.failed.append(Failure(task.id, task.stage, task.endpoint, "skipped: an input failed", 0))
             inputs = cache.get_many({d for t in runnable for d in t.depends_on})
-            failures = await scheduler.run(runnable, functools.partial(_render_with, inputs))
+            failures = await scheduler.run(runnable, functools.partial(render, results=inputs))
             summary.failed.extend(failures)
             new_offline = run_offline(offline, cache) if offline else []
             for task in offline:
@@ -178,14 +180,15 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
 def run_calls(tasks: list[Task], endpoints: dict[str, Endpoint], cache: Cache) -> dict[str, Result]:
     """Run ad-hoc call tasks (built outside the plan, e.g. discovery prompts) through the same scheduler,
     provider registry and cache as planned ones; returns every result, cached or new."""
-    pending = [t for t in tasks if t.id not in cache.known(t.id for t in tasks)]
+    finished = cache.known(t.id for t in tasks)
+    pending = [t for t in tasks if t.id not in finished]
 
     async def main() -> None:
         names = {t.endpoint for t in pending}
         providers = _providers(names, endpoints)
         try:
             await Scheduler(cache, {n: endpoints[n] for n in names}, providers).run(
-                pending, functools.partial(_render_with, {}))
+                pending, functools.partial(render, results={}))
         finally:
             await _close(providers)
 
@@ -194,10 +197,6 @@ def run_calls(tasks: list[Task], endpoints: dict[str, Endpoint], cache: Cache) -
         with _local_models_served(local):
             asyncio.run(main())
     return cache.get_many(t.id for t in tasks)
-
-
-def _render_with(inputs: dict[str, Result], task: Task) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    return render(task, inputs)
 
 
 def _versions() -> dict[str, str]:
