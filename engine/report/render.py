@@ -81,7 +81,7 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
         spec = charts.delta_histogram([i.delta for i in sep.items], f"δ ({sep.similarity})")
         name = f"{slug(sep.analysis)}-{slug(sep.model_a)}-vs-{slug(sep.model_b)}-delta"
         charts.export(spec, run_dir / "charts" / name)
-        items = {it.id: it for ds in prepared.items.values() for it in ds}
+        items = {it.id: it for it in prepared.items[prepared.spec.analyses[sep.analysis].dataset]}
         top = [(s, items[s.item_id].prompt) for s in sep.items[:5]]
         bottom = [(s, items[s.item_id].prompt) for s in sep.items[-3:]]
         separability.append({"result": sep, "chart": spec, "top": top, "bottom": bottom,
