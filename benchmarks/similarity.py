@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.analyze.similarity import default_encoder, grouped_bertscore
-from engine.embeddings import model_path
+from engine.analyze.similarity import grouped_bertscore
+from engine.embeddings import default_encoder, model_path
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "alpaca_eval"
 MODELS_A = ["gpt4_1106_preview", "Meta-Llama-3-70B-Instruct", "claude-3-opus-20240229", "Mixtral-8x7B-Instruct-v0.1",

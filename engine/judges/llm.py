@@ -39,3 +39,10 @@ def parse_rating(text: str) -> int | None:
     found = RATING.findall(text or "")
     return int(found[-1]) if found else None
 
+
+
+def rating_explanation(text: str) -> str:
+    """The judge's reasoning: what precedes its last rating line, without an "Explanation:" label."""
+    found = list(RATING.finditer(text or ""))
+    head = (text[: found[-1].start()] if found else text or "").strip()
+    return re.sub(r"^\W*explanation\W*", "", head, flags=re.IGNORECASE).strip()

@@ -1,4 +1,6 @@
-"""Run the offline judge tasks of a plan in batches, by judge kind, and cache their verdicts."""
+"""Run the offline judge tasks of a plan in batches, by judge kind, and cache their results: pairwise
+verdicts (`judge` tasks) from metric and embedding judges, and reference ratings (`rate` tasks) from the
+reference-similarity judge."""
 
 from __future__ import annotations
 
@@ -7,24 +9,27 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.execute.cache import Cache, Result
-from engine.judges import embedding, metric
+from engine.judges import embedding, metric, reference
 from engine.plan import Task
 
 Batch = Callable[[list[dict[str, Any]], dict[str, str]], list[dict[str, Any]]]
 PAIR_JUDGES: dict[str, Batch] = {"metric": metric.judge_pairs, "embedding": embedding.judge_pairs}
 
 
-def run_offline(tasks: list[Task], cache: Cache) -> list[Result]:
-    """Judge every task whose inputs are available; returns the new results (also written to the cache)."""
+def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, ...]]) -> list[Result]:
+    """Judge every task whose inputs are available; returns the new results (also written to the cache).
+    `corpora`: reference corpus hash → the references, for rating tasks (see `engine.judges.reference`)."""
     needed = {dep for t in tasks for dep in t.depends_on}
     texts = {tid: str(r.output) for tid, r in cache.get_many(needed).items()}
-    by_kind: dict[str, list[Task]] = defaultdict(list)
+    groups: dict[str, list[Task]] = defaultdict(list)
     for task in tasks:
-        if all(dep in texts for dep in task.depends_on) and task.request["kind"] == "judge":
-            by_kind[task.request["judge_kind"]].append(task)
+        if all(dep in texts for dep in task.depends_on):
+            kind = task.request["kind"]
+            groups["rate" if kind == "rate" else task.request["judge_kind"]].append(task)
     results = []
-    for kind, group in by_kind.items():
-        verdicts = PAIR_JUDGES[kind]([t.request for t in group], texts)
+    for kind, group in groups.items():
+        requests = [t.request for t in group]
+        verdicts = reference.rate(requests, texts, corpora) if kind == "rate" else PAIR_JUDGES[kind](requests, texts)
         results.extend(Result(t.id, t.stage, t.endpoint, t.provider, v) for t, v in zip(group, verdicts, strict=True))
     cache.put_many(results)
     return results

@@ -1,0 +1,232 @@
+"""Vibe-Eval reference scoring: each model's answers rated 1–5 against gold references, reported as a
+percentage overall and per difficulty, with bootstrap intervals, plus the pairwise preferences those
+ratings imply and the Bradley–Terry / Elo rankings fitted on them.
+
+Score % = mean over items of 25·(r̄ − 1), where r̄ is the mean of an item's valid repeat ratings (Vibe-Eval
+averages three). "all" pools every item, so it is the item-weighted mean of the subsets, as the paper
+reports. An LLM rating that cannot be parsed is left out of its item's mean and counted; an item with no
+valid rating is left out of the model's score and its n.
+
+When the dataset also carries recorded ratings of the same answers (Vibe-Eval ships Reka Core's), the
+result reports them on the same scale and how well this judge agrees with them: Spearman's ρ over every
+(item, model) rating and Kendall's τ over the models' scores.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import kendalltau, spearmanr
+
+from engine.analyze.outcomes import style_vector
+from engine.analyze.rankings import Outcome, Ranking, rank
+from engine.execute.cache import Result
+from engine.judges.llm import parse_rating, rating_explanation
+from engine.pipeline import Prepared
+from engine.spec.model import Analysis
+
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class SubsetScore:
+    subset: str  # "all" or a difficulty (normal, hard, …)
+    n: int
+    score: float  # percent, 0–100
+    ci_low: float
+    ci_high: float
+
+
+@dataclass
+class ModelScore:
+    model: str
+    subsets: list[SubsetScore]  # "all" first
+    invalid: int = 0  # unparseable ratings
+    recorded: list[SubsetScore] = field(default_factory=list)  # the dataset's own ratings, same items
+
+
+@dataclass(frozen=True)
+class ItemRating:
+    item_id: str
+    subset: str
+    model: str
+    rating: float | None  # mean of the valid repeats
+    repeats: tuple[float | None, ...]
+    explanation: str
+    recorded: float | None = None
+
+
+@dataclass
+class Agreement:
+    """This judge against the dataset's recorded ratings."""
+
+    item_spearman: float
+    model_kendall: float
+    n_ratings: int
+    n_models: int
+
+
+@dataclass
+class ReferenceResult:
+    analysis: str
+    dataset: str
+    judge: str
+    judge_label: str
+    repeats: int
+    tie_gap: float
+    scores: list[ModelScore]  # best overall score first
+    ratings: list[ItemRating]
+    rankings: list[Ranking] = field(default_factory=list)
+    agreement: Agreement | None = None
+
+
+def score_percent(ratings: list[float]) -> float:
+    """Vibe-Eval's score: the mean of 25·(r − 1) over items, so 1 → 0% and 5 → 100%."""
+    return float(np.mean([25.0 * (r - 1.0) for r in ratings])) if ratings else float("nan")
+
+
+def subset_scores(per_item: dict[str, tuple[str, float]], rounds: int, seed: int) -> list[SubsetScore]:
+    """`per_item`: item id → (subset, mean rating). Percentile bootstrap over items, seeded, per subset."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    for subset, rating in per_item.values():
+        groups[ALL].append(rating)
+        groups[subset].append(rating)
+    out = []
+    rng = np.random.default_rng(seed)
+    for subset in [ALL, *sorted(g for g in groups if g != ALL)]:
+        values = np.array(groups[subset])
+        if not len(values):
+            out.append(SubsetScore(subset, 0, float("nan"), float("nan"), float("nan")))
+            continue
+        boot = 25.0 * (rng.choice(values, (rounds, len(values))).mean(axis=1) - 1.0) if rounds else None
+        low, high = np.percentile(boot, [2.5, 97.5]) if boot is not None else (np.nan, np.nan)
+        out.append(SubsetScore(subset, len(values), score_percent(list(values)), float(low), float(high)))
+    return out
+
+
+def item_rating(raw: list[Result], llm: bool) -> tuple[float | None, tuple[float | None, ...], str, int]:
+    """(mean of valid repeats, every repeat, an explanation, invalid count) for one answer."""
+    if not llm:
+        out = raw[0].output
+        assert isinstance(out, dict)
+        text = (f"match {out['match']:.2f}: BERTScore recall {out['bertscore_recall']:.2f}, key-term recall "
+                f"{out['key_term_recall']:.2f}, cosine {out['cosine']:.2f}")
+        return float(out["rating"]), (float(out["rating"]),), text, 0
+    repeats = tuple(float(r) if (r := parse_rating(str(res.output))) is not None else None for res in raw)
+    valid = [r for r in repeats if r is not None]
+    explanation = next((rating_explanation(str(res.output)) for res, r in zip(raw, repeats, strict=True)
+                        if r is not None), str(raw[0].output)[:300] if raw else "")
+    return (float(np.mean(valid)) if valid else None), repeats, explanation, len(repeats) - len(valid)
+
+
+def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str, Result]) -> ReferenceResult:
+    spec = prepared.spec
+    judge = spec.judges[analysis.options["judge"]]
+    llm = judge.kind == "llm"
+    repeats = analysis.options.get("repeats", 3) if llm else 1
+    tie_gap = float(analysis.options.get("tie_gap", 1.0))
+    seed = int(analysis.options.get("seed", 0))
+    rounds = int(analysis.options.get("bootstrap", 1000))
+    items = {item.id: item for item in prepared.items[analysis.dataset]}
+    ratings_of: dict[str, list[Result]] = defaultdict(list)  # generation task id -> its rating results
+    for task in prepared.plan.tasks:
+        if task.request["kind"] == "rate" and task.request["judge"] == judge.name and task.id in results:
+            ratings_of[task.request["output"]].append(results[task.id])
+    per_model: dict[str, dict[str, tuple[str, float]]] = defaultdict(dict)
+    invalid: dict[str, int] = defaultdict(int)
+    texts: dict[tuple[str, str], str] = {}
+    rows: list[ItemRating] = []
+    for binding in prepared.plan.bindings.get(analysis.name, []):
+        item = items[binding.item]
+        subset = _subset(item.difficulty)
+        for model, (gen,) in binding.outputs.items():
+            raw = ratings_of.get(gen, [])
+            if gen in results:
+                texts[(item.id, model)] = str(results[gen].output)
+            if not raw:
+                continue
+            mean, each, explanation, bad = item_rating(raw, llm)
+            invalid[model] += bad
+            if mean is not None:
+                per_model[model][item.id] = (subset, mean)
+            rows.append(ItemRating(item.id, subset, model, mean, each, explanation, item.scores.get(model)))
+    scores = []
+    for model in analysis.models:
+        recorded = {i: (_subset(items[i].difficulty), float(items[i].scores[model]))
+                    for i in per_model[model] if model in items[i].scores}
+        scores.append(ModelScore(model, subset_scores(per_model[model], rounds, seed), invalid[model],
+                                 subset_scores(recorded, rounds, seed) if recorded else []))
+    scores.sort(key=lambda s: -s.subsets[0].score if s.subsets[0].n else float("inf"))
+    outcomes = preference_outcomes(per_model, texts, tie_gap)
+    rankings = []
+    if len(per_model) >= 2 and outcomes:
+        for method in ("bradley_terry", "elo"):
+            rankings.append(rank(method, outcomes, list(analysis.models), rounds=analysis.options.get(
+                "ranking_bootstrap", 200), seed=seed))
+    return ReferenceResult(analysis.name, analysis.dataset, judge.name, judge_label(judge.kind, judge.name, repeats),
+                           repeats, tie_gap, scores, rows, rankings, agreement(rows, scores))
+
+
+def _subset(difficulty: str | None) -> str:
+    """Vibe-Eval's categories read "difficulty-normal" / "difficulty-hard"; report them as normal / hard."""
+    if not difficulty:
+        return "unlabelled"
+    return difficulty.removeprefix("difficulty-")
+
+
+def judge_label(kind: str, name: str, repeats: int) -> str:
+    if kind == "llm":
+        return f"LLM judge {name}: 1–5 rating against the reference, mean of {repeats} repeat(s)"
+    return (f"offline reference-similarity judge {name} (not an LLM): 1 + 4 × match, where match weighs "
+            "BERTScore recall, key-term recall and MiniLM cosine against the reference")
+
+
+def preference_outcomes(per_model: dict[str, dict[str, tuple[str, float]]], texts: dict[tuple[str, str], str],
+                        tie_gap: float) -> list[Outcome]:
+    """Every pair of models on every item both were rated on: the higher mean rating wins; a gap below
+    `tie_gap` rating points is a tie (Vibe-Eval's comparison with human preferences asks for a gap of 2:
+    `tie_gap: 2`)."""
+    out = []
+    for a, b in itertools.combinations(sorted(per_model), 2):
+        for item_id in sorted(per_model[a].keys() & per_model[b].keys()):
+            gap = per_model[a][item_id][1] - per_model[b][item_id][1]
+            score = 0.5 if abs(gap) < tie_gap else float(gap > 0)
+            out.append(Outcome(a, b, score, style=style_vector(texts.get((item_id, a)), texts.get((item_id, b)))))
+    return out
+
+
+def agreement(rows: list[ItemRating], scores: list[ModelScore]) -> Agreement | None:
+    paired = [(r.rating, r.recorded) for r in rows if r.rating is not None and r.recorded is not None]
+    with_recorded = [s for s in scores if s.recorded]
+    if len(paired) < 3 or len(with_recorded) < 2:
+        return None
+    ours, theirs = zip(*paired, strict=True)
+    tau = kendalltau([s.subsets[0].score for s in with_recorded], [s.recorded[0].score for s in with_recorded])
+    return Agreement(float(spearmanr(ours, theirs).statistic), float(tau.statistic), len(paired), len(with_recorded))
+
+
+def write_reference(result: ReferenceResult, run_dir: Path) -> Path:
+    """scores.csv (one row per model and subset), ratings.jsonl (every answer) and reference.json."""
+    out = run_dir / result.analysis
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "scores.csv").open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["model", "judge", "subset", "n", "score_percent", "ci_low", "ci_high", "invalid"])
+        for s in result.scores:
+            for sub in s.subsets:
+                writer.writerow([s.model, result.judge, sub.subset, sub.n, f"{sub.score:.2f}", f"{sub.ci_low:.2f}",
+                                 f"{sub.ci_high:.2f}", s.invalid])
+            for sub in s.recorded:
+                writer.writerow([s.model, "recorded", sub.subset, sub.n, f"{sub.score:.2f}", f"{sub.ci_low:.2f}",
+                                 f"{sub.ci_high:.2f}", 0])
+    (out / "ratings.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in result.ratings),
+                                       encoding="utf-8")
+    body = {k: v for k, v in asdict(result).items() if k != "ratings"}
+    (out / "reference.json").write_text(json.dumps(body, indent=1), encoding="utf-8")
+    return out

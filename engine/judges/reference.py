@@ -1,0 +1,117 @@
+"""Offline reference judge: rates an answer 1–5 by how much of the gold reference it reproduces.
+
+This is a similarity measurement, not a reading of the answer, and every result says so
+(`method: reference-similarity`). Three signals, each in [0, 1]:
+
+- `bertscore_recall`: BERTScore recall of the reference's tokens in the answer (all-MiniLM-L6-v2, 6 layers),
+  with idf weights from the dataset's references, and zero weight for tokens the question already contains:
+  restating the question is not answering it.
+- `key_term_recall`: the idf-weighted share of the reference's content words (lower-cased, light suffix
+  stemming, question words excluded) that the answer uses. Names, numbers and rare words weigh most.
+- `cosine`: cosine of the two texts' sentence embeddings (clipped at 0).
+
+`match = (3·bertscore_recall + 2·key_term_recall + 3·cosine) / 8`, and the rating is `1 + 4·match`, a
+continuous value on the LLM judge's 1–5 scale. The weights give each signal about the same spread on
+Vibe-Eval's 3,476 recorded answers (the key-term recall varies about 1.5 times as much as the other two);
+they were set from those spreads, not fitted to any judge's ratings.
+
+idf depends on the whole reference set, so a batch is judged against its corpus (every reference of the
+analysis' dataset, named in each request by a hash), never against whichever subset happens to be pending.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from engine.embeddings import default_encoder, embed
+
+METHOD = "reference-similarity"
+WEIGHTS = {"bertscore_recall": 3.0, "key_term_recall": 2.0, "cosine": 3.0}
+TERM = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
+STOPWORDS = frozenset("""a an the of to in on and or is are was were be been being it its this that these those
+there their they them he she his her i you we our your for with as at by from but not no so if then than which
+who what when where how why do does did can could would should may might will just also very more most some any
+all each both such into about over under up down out only own same other too s t image picture photo shown
+appears show shows based""".split())
+
+
+def content_terms(text: str) -> list[str]:
+    """Content words, lower-cased and lightly stemmed; thousands separators dropped so 1,000 = 1000."""
+    return [_stem(w) for w in TERM.findall(text.lower().replace(",", "")) if w not in STOPWORDS]
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s", "ly"):
+        if len(word) > 4 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def smoothed_idf(document_frequency: int, documents: int) -> float:
+    return math.log((documents + 1) / (document_frequency + 1))
+
+
+def key_term_recall(answer: str, reference: str, question: str, idf: dict[str, float], default_idf: float) -> float:
+    """idf-weighted share of the reference's content words, not in the question, that the answer uses."""
+    used, asked = set(content_terms(answer)), set(content_terms(question))
+    weights = {t: idf.get(t, default_idf) + 1.0 for t in content_terms(reference) if t not in asked}
+    total = sum(weights.values())
+    return sum(w for t, w in weights.items() if t in used) / total if total else 0.0
+
+
+@cache
+def _corpus_statistics(references: tuple[str, ...]) -> tuple[dict[str, float], dict[int, float], int]:
+    """Word idf and wordpiece idf over a reference corpus (each reference one document)."""
+    words = Counter(t for r in references for t in set(content_terms(r)))
+    tokenizer = default_encoder().tokenizer
+    pieces = Counter(p for r in references for p in set(tokenizer.encode(r.strip(), add_special_tokens=False)))
+    n = len(references)
+    return ({t: smoothed_idf(c, n) for t, c in words.items()},
+            {p: smoothed_idf(c, n) for p, c in pieces.items()}, n)
+
+
+def bertscore_recall(answer_vectors: Any, reference_vectors: Any, weights: np.ndarray) -> float:
+    """Weighted mean over reference tokens of their best cosine match among the answer's tokens."""
+    if weights.sum() <= 0:
+        return 0.0
+    best = (reference_vectors @ answer_vectors.T).max(dim=1).values.numpy()
+    return float((best * weights).sum() / weights.sum())
+
+
+def rate(requests: Sequence[dict[str, Any]], texts: dict[str, str],
+         corpora: dict[str, tuple[str, ...]]) -> list[dict[str, Any]]:
+    """One rating per request. `texts` maps generation task ids to answers; `corpora` maps a corpus hash to
+    its references."""
+    if not requests:
+        return []
+    encoder = default_encoder()
+    answers = [texts[r["output"]] for r in requests]
+    references = [r["fields"]["reference"] or "" for r in requests]
+    tokens = encoder.encode([a or " " for a in answers] + references)
+    sentence = dict(zip(answers + references, embed(answers + references), strict=True))
+    out = []
+    for request, answer, reference in zip(requests, answers, references, strict=True):
+        word_idf, piece_idf, n = _corpus_statistics(corpora[request["config"]["corpus"]])
+        default_idf = smoothed_idf(0, n)
+        question = request["fields"].get("prompt") or ""
+        asked = set(encoder.tokenizer.encode(question, add_special_tokens=False))
+        ids = encoder.tokenizer.encode(reference.strip(), add_special_tokens=True, truncation=True,
+                                       max_length=encoder.tokenizer.model_max_length)
+        weights = np.array([0.0 if p in encoder.special or p in asked else piece_idf.get(p, default_idf)
+                            for p in ids])
+        signals = {
+            "bertscore_recall": bertscore_recall(tokens[answer or " "].vectors, tokens[reference].vectors, weights),
+            "key_term_recall": key_term_recall(answer, reference, question, word_idf, default_idf),
+            "cosine": max(0.0, float(sentence[answer] @ sentence[reference])) if answer.strip() else 0.0,
+        }
+        match = sum(WEIGHTS[k] * v for k, v in signals.items()) / sum(WEIGHTS.values())
+        out.append({"kind": "embedding", "method": METHOD, "rating": 1.0 + 4.0 * match, "match": match,
+                    **signals})
+    return out
