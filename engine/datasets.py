@@ -185,6 +185,13 @@ def _text(row: dict[str, Any], column: str | None) -> str | None:
     return str(value)
 
 
+def _image(ds: Dataset, value: str | None) -> str | None:
+    """URLs pass through; a file name is read relative to the dataset file, as the dataset's rows are."""
+    if not value or "://" in value or value.startswith("data:") or Path(value).is_absolute() or not ds.source.paths:
+        return value
+    return str(ds.source.paths[0].parent / value)
+
+
 def _item(ds: Dataset, n: int, row: dict[str, Any]) -> Item:
     f = ds.fields
     prompt = _text(row, f["prompt"])
@@ -201,7 +208,7 @@ def _item(ds: Dataset, n: int, row: dict[str, Any]) -> Item:
         reference=_text(row, f.get("reference")),
         difficulty=_text(row, f.get("difficulty")),
         category=_text(row, f.get("category")),
-        image=_text(row, f.get("image")),
+        image=_image(ds, _text(row, f.get("image"))),
         preference=preference,
         outputs={model: text for model, col in ds.outputs.items() if (text := _text(row, col)) is not None},
         scores={model: float(value) for model, col in ds.scores.items()

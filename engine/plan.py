@@ -17,6 +17,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from engine.datasets import Item
@@ -163,7 +164,7 @@ class _Builder:
             messages.append({"role": "system", "content": model.system_prompt})
         content: Any = prompt if prompt is not None else item.prompt
         if item.image:
-            content = [{"type": "image", "source": item.image}, {"type": "text", "text": content}]
+            content = [_image_part(dataset, item), {"type": "text", "text": content}]
         messages.append({"role": "user", "content": content})
         params = model.params.request_fields()
         if temperature is not None:
@@ -331,6 +332,20 @@ class _Builder:
 
 class PlanError(Exception):
     pass
+
+
+def _image_part(dataset: str, item: Item) -> dict[str, str]:
+    """An image message part. A local file is named by path and content hash, so replacing the image
+    re-runs the generations that showed it; a missing file stops planning with its path."""
+    assert item.image is not None
+    if "://" in item.image or item.image.startswith("data:"):
+        return {"type": "image", "source": item.image}
+    try:
+        digest = hashlib.sha256(Path(item.image).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise PlanError(f"dataset {dataset!r} item {item.id!r}: image {item.image} cannot be read "
+                        f"({exc.strerror or exc})") from None
+    return {"type": "image", "source": item.image, "sha256": digest}
 
 
 def reference_corpus(items: Iterable[Item]) -> tuple[str, tuple[str, ...]]:

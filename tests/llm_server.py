@@ -39,6 +39,7 @@ class Logged:
     status: int
     key: str
     text: str
+    images: tuple[str, ...] = ()  # image parts as sent: an OpenAI image URL or Anthropic base64 data
 
 
 @dataclass
@@ -61,6 +62,17 @@ def _last_user_text(body: dict[str, Any]) -> str:
                 return " ".join(p.get("text", "") for p in content if p.get("type") == "text")
             return str(content)
     return ""
+
+
+def _images(body: dict[str, Any]) -> tuple[str, ...]:
+    found = []
+    for message in body.get("messages", []):
+        for part in message["content"] if isinstance(message.get("content"), list) else []:
+            if part.get("type") == "image_url":
+                found.append(part["image_url"]["url"])
+            elif part.get("type") == "image":
+                found.append(part["source"].get("data") or part["source"].get("url", ""))
+    return tuple(found)
 
 
 def _respond(path: str, body: dict[str, Any], state: ServerState) -> tuple[int, dict[str, str], bytes]:
@@ -97,7 +109,7 @@ def _respond(path: str, body: dict[str, Any], state: ServerState) -> tuple[int, 
                               "usage": {"prompt_tokens": len(text.split()), "completion_tokens": 3,
                                         "total_tokens": len(text.split()) + 3}}).encode()
     if state.log_requests:
-        state.log.append(Logged(path, marker, status, key, text))
+        state.log.append(Logged(path, marker, status, key, text, _images(body)))
     return status, headers, payload
 
 

@@ -111,6 +111,7 @@ def rate(requests: Sequence[dict[str, Any]], texts: dict[str, str],
             "key_term_recall": key_term_recall(answer, reference, question, word_idf, default_idf),
             "cosine": max(0.0, float(sentence[answer] @ sentence[reference])) if answer.strip() else 0.0,
         }
+        signals = {k: min(1.0, v) for k, v in signals.items()}  # float error puts identical texts at 1.0000001
         match = sum(WEIGHTS[k] * v for k, v in signals.items()) / sum(WEIGHTS.values())
         out.append({"kind": "embedding", "method": METHOD, "rating": 1.0 + 4.0 * match, "match": match,
                     **signals})
