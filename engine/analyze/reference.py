@@ -183,7 +183,7 @@ def _subset(difficulty: str | None) -> str:
 def judge_label(kind: str, name: str, repeats: int) -> str:
     if kind == "llm":
         return f"LLM judge {name}: 1–5 rating against the reference, mean of {repeats} repeat(s)"
-    return (f"offline reference-similarity judge {name} (not an LLM): 1 + 4 × match, where match weighs "
+    return (f"offline reference-similarity judge ‘{name}’, not an LLM: rating = 1 + 4 × match, where match weighs "
             "BERTScore recall, key-term recall and MiniLM cosine against the reference")
 
 

@@ -3,6 +3,7 @@
     index.html                 the leaderboard: every analysis, every vibe, its numbers and their caveats
     vibes/<analysis>-<vibe>.html  definition, verdict distribution, per-model measures, telling examples
     samples/<analysis>-<n>.html   the drill-down, 50 pairs a page: prompt, both outputs, every verdict
+    answers/<analysis>-<n>.html   every rated answer, 25 prompts a page: reference, ratings, the judge's reasons
     charts/*.svg, *.png        every chart, for READMEs and PRs
     assets/                    the Vega bundle and the stylesheet: no CDN, works from file://
 
@@ -20,14 +21,17 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from engine.analyze.reference import ReferenceResult
 from engine.analyze.results import RunResults
 from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
 from engine.execute.cache import Result
 from engine.pipeline import Prepared
 from engine.report import charts
+from engine.spec.model import REPORT_FOLDERS
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 PAIRS_PER_PAGE = 50
+ITEMS_PER_PAGE = 25
 EXAMPLES_PER_VIBE = 3
 PREVIEW_CHARS = 1200
 
@@ -60,7 +64,7 @@ def slug(text: str) -> str:
 
 def render_report(results: RunResults, prepared: Prepared, run_dir: Path, outputs: dict[str, Result]) -> Path:
     env = environment()
-    for sub in ("vibes", "samples", "charts"):
+    for sub in REPORT_FOLDERS[:-1]:  # every page folder; assets are rewritten below
         shutil.rmtree(run_dir / sub, ignore_errors=True)
         (run_dir / sub).mkdir(parents=True)
     assets = run_dir / "assets"
@@ -86,9 +90,10 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
         bottom = [(s, items[s.item_id].prompt) for s in sep.items[-3:]]
         separability.append({"result": sep, "chart": spec, "top": top, "bottom": bottom,
                              "chart_file": f"charts/{name}.svg"})
+    reference = [_render_reference(env, ref, prepared, run_dir, outputs) for ref in results.reference]
     page = env.get_template("index.html.j2").render(
         results=results, manifest=results.manifest, judges=judges, analyses=analyses, rankings=rankings,
-        separability=separability,
+        separability=separability, reference=reference,
         skipped=prepared.spec.skipped_judges, root=".")
     (run_dir / "index.html").write_text(page, encoding="utf-8")
     return run_dir / "index.html"
@@ -130,6 +135,38 @@ def _render_vibecheck(env: Environment, vc: VibeCheckResult, prepared: Prepared,
             "acc_chart": acc_chart, "vibe_pages": vibe_pages,
             "samples_page": f"samples/{slug(vc.analysis)}-1.html", "pairs": len(vc.pairs),
             "chart_file": f"charts/{slug(vc.analysis)}-separability.svg"}
+
+
+def _render_reference(env: Environment, ref: ReferenceResult, prepared: Prepared, run_dir: Path,
+                      outputs: dict[str, Result]) -> dict[str, Any]:
+    """The index section's figures, plus the drill-down: every prompt with each model's rating and reason."""
+    analysis = prepared.spec.analyses[ref.analysis]
+    items = {it.id: it for it in prepared.items[analysis.dataset]}
+    answers = {(b.item, model): _text(outputs, gen) for b in prepared.plan.bindings.get(ref.analysis, [])
+               for model, (gen,) in b.outputs.items()}
+    by_item: dict[str, list[tuple[Any, str]]] = {}
+    for r in ref.ratings:
+        by_item.setdefault(r.item_id, []).append((r, answers.get((r.item_id, r.model), "")))
+    entries = [{"item_id": i, "subset": rows[0][0].subset, "prompt": items[i].prompt,
+                "reference": items[i].reference or "", "rows": sorted(rows, key=lambda x: -(x[0].rating or 0))}
+               for i, rows in by_item.items()]
+    has_recorded = any(r.recorded is not None for r in ref.ratings)
+    prefix = slug(ref.analysis)
+    pages = max(1, math.ceil(len(entries) / ITEMS_PER_PAGE))
+    for n in range(pages):
+        html = env.get_template("reference.html.j2").render(
+            ref=ref, entries=entries[n * ITEMS_PER_PAGE:(n + 1) * ITEMS_PER_PAGE], page=n + 1, pages=pages,
+            prefix=prefix, has_recorded=has_recorded, root="..")
+        (run_dir / "answers" / f"{prefix}-{n + 1}.html").write_text(html, encoding="utf-8")
+    overall = [{"model": s.model, "rating": s.subsets[0].score, "ci_low": s.subsets[0].ci_low,
+                "ci_high": s.subsets[0].ci_high} for s in ref.scores if s.subsets[0].n]
+    spec = charts.ratings_chart(overall, "score % against the references (95% CI)")
+    charts.export(spec, run_dir / "charts" / f"{prefix}-reference")
+    subsets = list(dict.fromkeys(sub.subset for s in ref.scores for sub in s.subsets))
+    return {"result": ref, "kind": prepared.spec.judges[ref.judge].kind, "chart": spec,
+            "chart_file": f"charts/{prefix}-reference.svg", "page": f"answers/{prefix}-1.html",
+            "subsets": subsets, "has_recorded": has_recorded, "rounds": analysis.options.get("bootstrap", 1000),
+            "by_subset": {s.model: {sub.subset: sub for sub in s.subsets} for s in ref.scores}}
 
 
 def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, samples: list[Sample], path: Path,

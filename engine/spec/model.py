@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# Folders the report writes beside an analysis' own output folder (run_dir/<analysis>/): an analysis may not
+# take one of these names, or re-rendering the report would replace its results.
+REPORT_FOLDERS = ("vibes", "samples", "charts", "answers", "assets")
+
 
 @dataclass(frozen=True)
 class Params:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.judges.metrics import METRICS, is_metric
-from engine.spec.model import Judge, Vibe, resolve_path
+from engine.spec.model import REPORT_FOLDERS, Judge, Vibe, resolve_path
 from engine.spec.problems import Problem
 from engine.spec.yaml_source import PathKey, SourceMap, dotted
 
@@ -168,6 +168,8 @@ def _check_analyses(c: _Checker) -> None:
     vibe_names = {v["name"] for v in vibes if "name" in v}
     for name, analysis in c.section("analyses").items():
         path = ("analyses", name)
+        if name in REPORT_FOLDERS:
+            c.report(path, f"analysis name {name!r} is a folder of the report ({', '.join(REPORT_FOLDERS)}); rename it")
         method = analysis.get("method")
         if method is None:
             c.report(path, "missing 'method' (vibecheck, separability, reference, personas, rankings)")
