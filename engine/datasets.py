@@ -155,7 +155,7 @@ def _dedupe(rows: list[dict[str, Any]], keys: tuple[str, ...]) -> list[dict[str,
     seen: set[tuple[Any, ...]] = set()
     out = []
     for row in rows:
-        key = tuple(str(row.get(k)) for k in keys)
+        key = tuple(str(_field(row, k)) for k in keys)
         if key not in seen:
             seen.add(key)
             out.append(row)
@@ -163,7 +163,7 @@ def _dedupe(rows: list[dict[str, Any]], keys: tuple[str, ...]) -> list[dict[str,
 
 
 def _keep(row: dict[str, Any], rule: dict[str, Any]) -> bool:
-    value = row.get(rule["field"])
+    value = _field(row, rule["field"])
     if "equals" in rule and value != rule["equals"]:
         return False
     if "in" in rule and value not in rule["in"]:
@@ -176,10 +176,25 @@ def _keep(row: dict[str, Any], rule: dict[str, Any]) -> bool:
     return not ("max_length" in rule and len(text) > rule["max_length"])
 
 
+def _field(row: dict[str, Any], column: str) -> Any:
+    """A column, or a path into nested JSON: `turns.0` is the first element of the `turns` list."""
+    if column in row or "." not in column:
+        return row.get(column)
+    value: Any = row
+    for part in column.split("."):
+        if isinstance(value, dict):
+            value = value.get(part)
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None
+    return value
+
+
 def _text(row: dict[str, Any], column: str | None) -> str | None:
     if column is None:
         return None
-    value = row.get(column)
+    value = _field(row, column)
     if value is None or (isinstance(value, float) and value != value):  # NaN from CSV/Parquet
         return None
     return str(value)

@@ -7,11 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets import Item, load_items
-from engine.plan import Plan, PlanError, compile_plan
+from engine.plan import Plan, compile_plan
 from engine.spec.load import load_spec
 from engine.spec.model import Spec
-
-NOT_YET_RUNNABLE = ("personas",)  # planned (tasks, tokens, cost) but not executed or analyzed yet
 
 
 @dataclass
@@ -38,10 +36,6 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     from engine.execute.run import execute
 
     prepared = prepare(spec_path)
-    not_built = [f"{a.name} ({a.method})" for a in prepared.spec.analyses.values() if a.method in NOT_YET_RUNNABLE]
-    if not_built:
-        raise PlanError(f"{', '.join(not_built)}: `vibe plan` lists and costs these calls, but running and analyzing "
-                        "them is not implemented yet; remove them from the spec to run the rest")
     run_dir = run_dir or default_run_dir(prepared.spec)
     origins: dict[str, str] = {}
     with Cache(cache_path) as cache:

@@ -22,20 +22,27 @@ from typing import Any
 
 from engine.datasets import Item
 from engine.judges import prompts
-from engine.spec.model import Analysis, Endpoint, Judge, Spec, Vibe
+from engine.spec.model import Analysis, Endpoint, Judge, Persona, Spec, Vibe
 
 PLAN_VERSION = 1
-STAGES = ("generation", "preference", "discovery", "judge", "reference", "persona_rewrite", "persona_judge")
+STAGES = ("persona_rewrite", "persona_check", "generation", "preference", "discovery", "judge", "reference",
+          "persona_judge")
 OFFLINE_PROVIDER = "offline"
-DEFAULT_PERSONA_DIMENSIONS = {
+PERSONA_DIMENSIONS = {  # vibe-testing's seven judged dimensions, in our words
     "clarity": "how easy the answer is to follow for this user",
     "tone_fit": "whether the tone and style suit this user",
     "workflow_fit": "whether the answer fits how this user works",
-    "cognitive_load": "how much effort the answer demands of this user",
+    "cognitive_load": "how little effort the answer demands of this user",
     "context_awareness": "whether the answer respects the request's context and constraints",
     "persona_consistency": "whether the answer suits this user's role and expertise",
-    "anthropomorphism": "how human-like and personable the answer feels",
+    "anthropomorphism": "how human-like and personable the answer feels, as this user would want it",
 }
+# The text property an offline metric judge measures for a dimension; the persona's `prefers` says which end
+# of it that persona favours. Dimensions missing here need an LLM judge.
+DIMENSION_MEASURES = {"clarity": "readability", "cognitive_load": "length_words",
+                      "anthropomorphism": "warmth", "workflow_fit": "code_blocks"}
+CONTROL_TEMPLATES = ("Perform the following task:\n\n{p}", "{p}\n\nPlease respond to the request above.")
+DEFAULT_PRESERVATION = 0.6
 
 
 def estimate_tokens(text: str) -> int:
@@ -148,8 +155,10 @@ class _Builder:
     # -- generations -------------------------------------------------------------------------------
 
     def generation(self, analysis: str, model_name: str, dataset: str, item: Item, *, sample: int = 0,
-                   prompt: str | None = None, temperature: float | None = None) -> tuple[str, int]:
-        """Plan (or reuse) one output of `model_name` for `item`; returns (task id, estimated tokens)."""
+                   prompt: str | None = None, temperature: float | None = None,
+                   prompt_from: str | None = None) -> tuple[str, int]:
+        """Plan (or reuse) one output of `model_name` for `item`; returns (task id, estimated tokens).
+        `prompt_from` names a rewrite task whose output becomes the user message at run time."""
         model = self.spec.models[model_name]
         if model.provider == "recorded":
             text = item.outputs.get(model_name)
@@ -173,17 +182,21 @@ class _Builder:
             params["seed"] += sample
         request = {"kind": "chat", "endpoint": model.identity(), "messages": messages, "params": params,
                    "sample": sample}
+        if prompt_from:
+            request["prompt_from"] = prompt_from
         in_tokens = sum(estimate_tokens(json.dumps(m["content"])) for m in messages)
         task_id = self.add("generation", analysis, model_name, model.provider, item.id, request,
-                           input_tokens=in_tokens, output_tokens=model.params.max_tokens, endpoint=model)
+                           depends_on=(prompt_from,) if prompt_from else (), input_tokens=in_tokens,
+                           output_tokens=model.params.max_tokens, endpoint=model)
         return task_id, model.params.max_tokens
 
     # -- judgments ---------------------------------------------------------------------------------
 
     def judge_pair(self, stage: str, analysis: str, judge: Judge, item: Item, template: prompts.Template,
                    fields: dict[str, Any], outputs: tuple[str, str], out_tokens: int,
-                   extra_text: str = "") -> None:
-        """One judgment of a pair: both orders for an LLM judge, one order-free task for offline judges."""
+                   extra_text: str = "", prompt_from: str | None = None) -> None:
+        """One judgment of a pair: both orders for an LLM judge, one order-free task for offline judges.
+        `prompt_from`: a rewrite task whose output is the request the judge is shown."""
         base = {"kind": "judge", "judge": judge.name, "judge_kind": judge.kind, "fields": fields}
         if judge.kind != "llm":
             request = {**base, "config": {"metric": judge.metric, "tolerance": judge.tolerance,
@@ -198,7 +211,11 @@ class _Builder:
             request = {**base, "endpoint": judge.endpoint.identity(), "template": template.name,
                        "template_sha": template.digest, "params": params, "order": order,
                        "outputs": list(shown)}
-            self.add(stage, analysis, judge.name, judge.endpoint.provider, item.id, request, outputs,
+            depends = outputs
+            if prompt_from:
+                request["prompt_from"] = prompt_from
+                depends = (*outputs, prompt_from)
+            self.add(stage, analysis, judge.name, judge.endpoint.provider, item.id, request, depends,
                      input_tokens=in_tokens, output_tokens=params["max_tokens"], endpoint=judge.endpoint)
 
     def judge_single(self, stage: str, analysis: str, judge: Judge, item: Item, output: str, out_tokens: int,
@@ -296,38 +313,107 @@ class _Builder:
             self.bind(a.name, item, outputs)
 
     def personas(self, a: Analysis) -> None:
-        variants = a.options.get("variants", 2)
+        """Per persona and prompt: the original, `variants` personalized rewrites (each with a preservation
+        check) and `controls` neutral rewrites; both models answer each; every judge compares the two
+        answers on each dimension the persona weighs; an optional reference judge rates answers for the
+        correctness gate."""
+        variants, controls = a.options.get("variants", 2), a.options.get("controls", 2)
         rewriter = self.spec.judges.get(a.options.get("rewriter", ""))
+        gate = self.spec.judges.get(a.options.get("gate_judge", ""))
         judges = [self.spec.judges[j] for j in a.options["judges"]]
-        model_a, model_b = a.models[0], a.models[1]
-        for persona_name in a.options["personas"]:
-            persona = self.spec.personas[persona_name]
-            dimensions = persona.dimensions or dict.fromkeys(DEFAULT_PERSONA_DIMENSIONS, 1)
-            for item in self.items[a.dataset]:
-                prompts_for_item = [("original", item.prompt)]
+        threshold = a.options.get("preservation_min", DEFAULT_PRESERVATION)
+        verifier = self.spec.judges.get(a.options.get("verifier", ""))
+        items = self.items[a.dataset]
+        corpus, _ = reference_corpus(items)
+        for persona in (self.spec.personas[name] for name in a.options["personas"]):
+            if persona.derive_with and not persona.dimensions:
+                self._persona_profile(a, persona)
+            for item in items:
+                prompts_for_item: list[tuple[str, str, str | None]] = [("original", item.prompt, None)]
                 for v in range(variants):
-                    rewrite = _persona_rewrite(persona.description, item.prompt, v)
-                    if rewriter is not None and rewriter.endpoint is not None:
-                        request = {"kind": "rewrite", "endpoint": rewriter.endpoint.identity(),
-                                   "template": prompts.PERSONA_REWRITE.name,
-                                   "template_sha": prompts.PERSONA_REWRITE.digest, "persona": persona.description,
-                                   "prompt": item.prompt, "variant": v,
-                                   "params": rewriter.endpoint.params.request_fields()}
-                        self.add("persona_rewrite", a.name, rewriter.name, rewriter.endpoint.provider, item.id,
-                                 request, input_tokens=estimate_tokens(persona.description + item.prompt) + 80,
-                                 output_tokens=rewriter.endpoint.params.max_tokens, endpoint=rewriter.endpoint)
-                    prompts_for_item.append((f"persona{v}", rewrite))
-                for label, text in prompts_for_item:
-                    ga, ta = self.generation(a.name, model_a, a.dataset, item, prompt=text)
-                    gb, tb = self.generation(a.name, model_b, a.dataset, item, prompt=text)
-                    self.bind(a.name, item, {model_a: [ga], model_b: [gb]}, variant=f"{persona_name}/{label}")
-                    for dim in dimensions:
-                        fields = {"persona": persona.description, "dimension": dim,
-                                  "definition": DEFAULT_PERSONA_DIMENSIONS.get(dim, dim.replace("_", " ")),
-                                  "prompt": text, "variant": label}
-                        for judge in judges:
-                            self.judge_pair("persona_judge", a.name, judge, item, prompts.PERSONA_PAIRWISE,
-                                            fields, (ga, gb), ta + tb)
+                    text, rewrite_task = self._persona_variant(a, persona, item, v, rewriter)
+                    verify = {"kind": "verify", "persona": persona.name, "item": item.id, "variant": v,
+                              "fields": {"original": item.prompt, "rewrite": None if rewrite_task else text},
+                              "rewrite": rewrite_task, "config": {"min_cosine": threshold}}
+                    self.add("persona_rewrite", a.name, "preservation", OFFLINE_PROVIDER, item.id, verify,
+                             (rewrite_task,) if rewrite_task else ())
+                    if verifier is not None and verifier.endpoint is not None:
+                        self._persona_check(a, verifier, persona, item, v, text, rewrite_task)
+                    prompts_for_item.append((f"persona{v}", text, rewrite_task))
+                prompts_for_item += [(f"control{c}", CONTROL_TEMPLATES[c % len(CONTROL_TEMPLATES)].format(
+                    p=item.prompt), None) for c in range(controls)]
+                for label, text, rewrite_task in prompts_for_item:
+                    (ga, ta), (gb, tb) = (self.generation(a.name, m, a.dataset, item, prompt=text,
+                                                          prompt_from=rewrite_task) for m in a.models[:2])
+                    self.bind(a.name, item, {a.models[0]: [ga], a.models[1]: [gb]}, variant=f"{persona.name}/{label}")
+                    if gate is not None and item.reference:
+                        for output, tokens in ((ga, ta), (gb, tb)):
+                            self.judge_single("persona_judge", a.name, gate, item, output, tokens, 0, corpus)
+                    self._persona_judgments(a, persona, item, text, rewrite_task, judges, (ga, gb), ta + tb)
+
+    def _persona_variant(self, a: Analysis, persona: Persona, item: Item, v: int,
+                         rewriter: Judge | None) -> tuple[str, str | None]:
+        """(prompt text, rewrite task): an LLM rewrite when a rewriter is declared (its text is known only at
+        run time; the text returned is the offline one, for estimates), else the offline prefix rewrite."""
+        text = _persona_rewrite(persona.description, item.prompt, v)
+        if rewriter is None or rewriter.endpoint is None:
+            return text, None
+        request = {"kind": "rewrite", "endpoint": rewriter.endpoint.identity(),
+                   "template": prompts.PERSONA_REWRITE.name, "template_sha": prompts.PERSONA_REWRITE.digest,
+                   "persona": persona.description, "prompt": item.prompt, "variant": v,
+                   "params": rewriter.endpoint.params.request_fields()}
+        if "seed" in request["params"]:  # variants of one prompt must differ, reproducibly
+            request["params"]["seed"] += v
+        task = self.add("persona_rewrite", a.name, rewriter.name, rewriter.endpoint.provider, item.id, request,
+                        input_tokens=estimate_tokens(persona.description + item.prompt) + 80,
+                        output_tokens=rewriter.endpoint.params.max_tokens, endpoint=rewriter.endpoint)
+        return text, task
+
+    def _persona_profile(self, a: Analysis, persona: Persona) -> None:
+        """An LLM writes the persona's dimension weights from its description (read at analysis time)."""
+        judge = self.spec.judges[persona.derive_with or ""]
+        assert judge.endpoint is not None
+        template = prompts.PERSONA_PROFILE
+        dimensions = "\n".join(f"- {d}: {text}" for d, text in PERSONA_DIMENSIONS.items())
+        request = {"kind": "profile", "persona": persona.name, "endpoint": judge.endpoint.identity(),
+                   "template": template.name, "template_sha": template.digest,
+                   "fields": {"persona": persona.description, "dimensions": dimensions},
+                   "params": judge.endpoint.params.request_fields()}
+        self.add("persona_rewrite", a.name, judge.name, judge.endpoint.provider, persona.name, request,
+                 input_tokens=estimate_tokens(template.user + persona.description + dimensions),
+                 output_tokens=judge.endpoint.params.max_tokens, endpoint=judge.endpoint)
+
+    def _persona_check(self, a: Analysis, verifier: Judge, persona: Persona, item: Item, v: int, text: str,
+                       rewrite_task: str | None) -> None:
+        """The LLM half of the preservation check: does the rewrite still ask for the same thing?"""
+        assert verifier.endpoint is not None
+        template = prompts.PRESERVATION_CHECK
+        request = {"kind": "check", "persona": persona.name, "item": item.id, "variant": v,
+                   "endpoint": verifier.endpoint.identity(), "template": template.name,
+                   "template_sha": template.digest, "fields": {"original": item.prompt, "rewrite": text},
+                   "params": verifier.endpoint.params.request_fields()}
+        if rewrite_task:
+            request["prompt_from"] = rewrite_task
+        self.add("persona_check", a.name, verifier.name, verifier.endpoint.provider, item.id, request,
+                 (rewrite_task,) if rewrite_task else (),
+                 input_tokens=estimate_tokens(template.user + item.prompt + text),
+                 output_tokens=verifier.endpoint.params.max_tokens, endpoint=verifier.endpoint)
+
+    def _persona_judgments(self, a: Analysis, persona: Persona, item: Item, text: str, rewrite_task: str | None,
+                           judges: list[Judge], outputs: tuple[str, str], tokens: int) -> None:
+        for dimension in persona_dimensions(persona):
+            measure = DIMENSION_MEASURES.get(dimension)
+            for judge in judges:
+                if judge.kind == "llm":
+                    fields = {"persona": persona_text(persona), "dimension": dimension,
+                              "definition": PERSONA_DIMENSIONS.get(dimension, dimension.replace("_", " ")),
+                              "prompt": None if rewrite_task else text}
+                    self.judge_pair("persona_judge", a.name, judge, item, prompts.PERSONA_PAIRWISE, fields,
+                                    outputs, tokens, extra_text=persona_text(persona), prompt_from=rewrite_task)
+                elif judge.kind == "metric" and judge.metric == "auto" and measure in persona.prefers:
+                    # a measurement does not depend on who asks: one task serves every persona
+                    self.judge_pair("persona_judge", a.name, judge, item, prompts.PERSONA_PAIRWISE,
+                                    {"dimension": dimension, "metric": measure}, outputs, tokens)
 
 
 class PlanError(Exception):
@@ -368,6 +454,16 @@ def _vibe_fields(vibe: Vibe) -> dict[str, Any]:
     if vibe.metric:
         out["metric"] = vibe.metric
     return out
+
+
+def persona_dimensions(persona: Persona) -> dict[str, int]:
+    """The dimensions a persona is judged on, with weights (all seven at weight 1 when none are given)."""
+    return persona.dimensions or dict.fromkeys(PERSONA_DIMENSIONS, 1)
+
+
+def persona_text(persona: Persona) -> str:
+    """What an LLM judge or rewriter is told about the user."""
+    return persona.description + (f" Preferred style: {persona.style}" if persona.style else "")
 
 
 def _persona_rewrite(description: str, prompt: str, variant: int) -> str:

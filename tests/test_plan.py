@@ -186,15 +186,3 @@ def test_separability_samples_get_distinct_seeds(tmp_path: Path) -> None:
     assert seeds == [7, 8, 9]
     assert {t.request["params"]["temperature"] for t in plan.tasks} == {0.5}
     assert len(plan.bindings["separability"][0].outputs["a"]) == 3
-
-
-def test_run_refuses_analyses_not_built_yet(tmp_path: Path) -> None:
-    persona = "personas:\n  novice: {description: a beginner programmer, dimensions: {clarity: 5}}\n"
-    text = (SPEC.replace("vibes:\n", persona + "vibes:\n")
-            + "  personas: {dataset: d, models: [a, b], personas: [novice], judges: [j]}\n")
-    path = write_spec(tmp_path, text)
-    assert any(t.stage == "persona_judge" for t in prepare(path).plan.tasks)  # planned and costed
-    out = subprocess.run([sys.executable, "-m", "engine", "run", str(path), "--cache", str(tmp_path / "c.sqlite")],
-                         capture_output=True, text=True, cwd=tmp_path)
-    assert out.returncode == 2 and "personas (personas)" in out.stderr and "not implemented yet" in out.stderr
-    assert not (tmp_path / "c.sqlite").exists()  # refused before any call

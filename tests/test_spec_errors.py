@@ -106,6 +106,14 @@ CASES = [
      "must be an 'llm' judge"),
     ("    kind: metric\n    metric: length_words\n", "    kind: metric\n", 17, "vibes[0]",
      "no judge of analysis 'vibecheck' can score vibe 'verbosity'"),
+    ("analyses:\n  vibecheck:", "analyses:\n  charts:\n    method: vibecheck", 22, "analyses.charts",
+     "is a folder of the report"),
+    ("name: demo\n", "name: demo\npersonas:\n  novice: {dimensions: {clarity: 5}}\n", 3, "personas.novice",
+     "needs a 'description'"),
+    ("name: demo\n", "name: demo\npersonas:\n  novice:\n    description: a beginner\n    dimensions: {clarity: 5}\n"
+     "    prefers: {lenght: high}\n", 6, "personas.novice.prefers.lenght", "unknown metric 'lenght'"),
+    ("    judges: [m]", "    judges: [m]\n  ref:\n    method: reference\n    dataset: d\n    models: [a]\n"
+     "    judge: m", 30, "analyses.ref.judge", "use an llm judge, or an embedding judge"),
 ]
 
 

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from engine.analyze.outcomes import STYLE_FEATURES, human_outcomes, score_outcomes
+from engine.analyze.personas import PersonaResult, analyze_personas, write_personas
 from engine.analyze.rankings import Ranking, rank
 from engine.analyze.reference import ReferenceResult, analyze_reference, write_reference
 from engine.analyze.separability import SeparabilityResult, analyze_separability
@@ -33,6 +34,7 @@ class RunResults:
     rankings: list[RankingResult] = field(default_factory=list)
     separability: list[SeparabilityResult] = field(default_factory=list)
     reference: list[ReferenceResult] = field(default_factory=list)
+    personas: list[PersonaResult] = field(default_factory=list)
 
 
 def analyze_run(prepared: Prepared, results: dict[str, Result], run_dir: Path,
@@ -59,6 +61,10 @@ def analyze_run(prepared: Prepared, results: dict[str, Result], run_dir: Path,
             reference = analyze_reference(prepared, analysis, results)
             write_reference(reference, run_dir)
             out.reference.append(reference)
+        elif analysis.method == "personas":
+            personas = analyze_personas(prepared, analysis, results)
+            write_personas(personas, run_dir)
+            out.personas.append(personas)
         elif analysis.method == "rankings":
             result = _rankings(prepared, analysis)
             _write_rankings(result, run_dir)

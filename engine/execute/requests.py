@@ -1,6 +1,7 @@
 """Turn a planned task into the messages and parameters a provider sends.
 
-Generation tasks carry their messages already. Judge, rating and rewrite tasks carry a template name plus
+Generation tasks carry their messages already (a persona generation may take its user text from an LLM
+rewrite's output, named by `prompt_from`). Judge, rating and rewrite tasks carry a template name plus
 fields, and name the outputs they judge by task id: those are filled in here from finished results, which
 is why a judgment can only run after the generations it reads.
 """
@@ -19,10 +20,15 @@ Messages = list[dict[str, Any]]
 def render(task: Task, results: dict[str, Result]) -> tuple[Messages, dict[str, Any]]:
     request = task.request
     kind = request["kind"]
+    rewritten = str(results[request["prompt_from"]].output).strip() if request.get("prompt_from") else None
     if kind == "chat":
-        return request["messages"], request["params"]
+        if rewritten is None:
+            return request["messages"], request["params"]
+        return _with_user_text(request["messages"], rewritten), request["params"]
     template = TEMPLATES[request["template"]]
     fields = {k: str(v) for k, v in request.get("fields", {}).items() if v is not None}
+    if rewritten is not None:
+        fields["rewrite" if kind == "check" else "prompt"] = rewritten
     if kind == "judge":
         first, second = (str(results[tid].output) for tid in request["outputs"])
         fields.update(output_1=first, output_2=second)
@@ -31,3 +37,14 @@ def render(task: Task, results: dict[str, Result]) -> tuple[Messages, dict[str, 
     elif kind == "rewrite":
         fields.update(persona=request["persona"], prompt=request["prompt"])
     return template.render(**fields), request["params"]
+
+
+def _with_user_text(messages: Messages, text: str) -> Messages:
+    """The messages with the last user turn's text replaced (an image part, if any, is kept)."""
+    out = [dict(m) for m in messages]
+    last = out[-1]
+    if isinstance(last["content"], list):
+        last["content"] = [{**part, "text": text} if part["type"] == "text" else part for part in last["content"]]
+    else:
+        last["content"] = text
+    return out

@@ -7,11 +7,15 @@ text, counted in the report, scored 0, and never allowed to crash a run.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterable
 
 VERDICT = re.compile(r"verdict\W{0,6}\s*(?:answer|output|response)?\s*(1|2|n\s*/\s*a|none|tie|equal)\b",
                      re.IGNORECASE)
 RATING = re.compile(r"rating\W{0,6}\s*([1-5])(?:\s*/\s*5)?\b", re.IGNORECASE)
+SAME_TASK = re.compile(r"same\s+task\W{0,6}\s*(yes|no)\b", re.IGNORECASE)
+CONFIDENCE = re.compile(r"confidence\W{0,6}\s*([1-5])(?:\s*/\s*5)?\b", re.IGNORECASE)
 
 
 def parse_verdict(text: str) -> str | None:
@@ -46,3 +50,32 @@ def rating_explanation(text: str) -> str:
     found = list(RATING.finditer(text or ""))
     head = (text[: found[-1].start()] if found else text or "").strip()
     return re.sub(r"^\W*explanation\W*", "", head, flags=re.IGNORECASE).strip()
+
+
+def parse_confidence(text: str) -> int | None:
+    """The 1–5 confidence a persona judge attaches to its verdict; None if missing."""
+    found = CONFIDENCE.findall(text or "")
+    return int(found[-1]) if found else None
+
+
+def parse_same_task(text: str) -> bool | None:
+    """An LLM preservation check's answer: True (same task), False, or None when it gave none."""
+    found = SAME_TASK.findall(text or "")
+    return found[-1].lower() == "yes" if found else None
+
+
+def parse_profile(text: str, dimensions: Iterable[str]) -> tuple[dict[str, int], str | None] | None:
+    """(weights, style) from an LLM-written profile: the JSON object in the answer, weights kept for the
+    known dimensions when they are integers 1–5. None when there is no such object or no usable weight."""
+    start, end = (text or "").find("{"), (text or "").rfind("}")
+    try:
+        doc = json.loads(text[start:end + 1]) if 0 <= start < end else None
+    except json.JSONDecodeError:
+        return None
+    raw = doc.get("weights") if isinstance(doc, dict) else None
+    if not isinstance(raw, dict):
+        return None
+    weights = {d: raw[d] for d in dimensions
+               if isinstance(raw.get(d), int) and not isinstance(raw.get(d), bool) and 1 <= raw[d] <= 5}
+    style = doc.get("style") if isinstance(doc.get("style"), str) else None
+    return (weights, style) if weights else None

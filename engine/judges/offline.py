@@ -1,6 +1,6 @@
 """Run the offline judge tasks of a plan in batches, by judge kind, and cache their results: pairwise
-verdicts (`judge` tasks) from metric and embedding judges, and reference ratings (`rate` tasks) from the
-reference-similarity judge."""
+verdicts (`judge` tasks) from metric and embedding judges, reference ratings (`rate` tasks) from the
+reference-similarity judge, and the preservation check of persona rewrites (`verify` tasks)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.execute.cache import Cache, Result
-from engine.judges import embedding, metric, reference
+from engine.judges import embedding, metric, preservation, reference
 from engine.plan import Task
 
 Batch = Callable[[list[dict[str, Any]], dict[str, str]], list[dict[str, Any]]]
@@ -25,11 +25,16 @@ def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, .
     for task in tasks:
         if all(dep in texts for dep in task.depends_on):
             kind = task.request["kind"]
-            groups["rate" if kind == "rate" else task.request["judge_kind"]].append(task)
+            groups[kind if kind in ("rate", "verify") else task.request["judge_kind"]].append(task)
     results = []
     for kind, group in groups.items():
         requests = [t.request for t in group]
-        verdicts = reference.rate(requests, texts, corpora) if kind == "rate" else PAIR_JUDGES[kind](requests, texts)
+        if kind == "rate":
+            verdicts = reference.rate(requests, texts, corpora)
+        elif kind == "verify":
+            verdicts = preservation.check(requests, texts)
+        else:
+            verdicts = PAIR_JUDGES[kind](requests, texts)
         results.extend(Result(t.id, t.stage, t.endpoint, t.provider, v) for t, v in zip(group, verdicts, strict=True))
     cache.put_many(results)
     return results

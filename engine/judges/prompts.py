@@ -95,6 +95,23 @@ PERSONA_PAIRWISE = Template(
     "'Verdict: 1', 'Verdict: 2' or 'Verdict: tie', then 'Confidence: N' with N from 1 to 5.",
 )
 
+PERSONA_PROFILE = Template(
+    "persona_profile/v1",
+    "You are a user researcher. You turn a user's self-description into a structured profile.",
+    "A user describes themselves:\n{persona}\n\nWhen this user reads an answer from an AI assistant, how much "
+    "does each of these dimensions matter to them, from 1 (barely) to 5 (a great deal)?\n{dimensions}\n\n"
+    'Reply with one JSON object only: {{"weights": {{"<dimension>": <1-5>, ...}}, "style": "<one line on the '
+    'answer style this user wants>"}}',
+)
+
+PRESERVATION_CHECK = Template(
+    "preservation_check/v1",
+    "You check that a rewritten request still asks for exactly the same thing as the original.",
+    "Original request:\n{original}\n\nRewritten request:\n{rewrite}\n\nDoes the rewritten request ask for "
+    "the same task, with the same correct answer? Tone, voice and added context about the user do not matter. "
+    "Reply with one sentence of reasoning, then 'Same task: yes' or 'Same task: no'.",
+)
+
 TEMPLATES = {t.name: t for t in (VIBE_SCORE, PREFERENCE, REFERENCE_RATING, PROPOSE_VIBES, PROPOSE_MORE_VIBES,
-                                 REDUCE_VIBES,
-                                 PERSONA_REWRITE, PERSONA_PAIRWISE)}
+                                 REDUCE_VIBES, PERSONA_REWRITE, PERSONA_PAIRWISE, PERSONA_PROFILE,
+                                 PRESERVATION_CHECK)}

@@ -21,6 +21,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from engine.analyze.personas import PersonaResult
 from engine.analyze.reference import ReferenceResult
 from engine.analyze.results import RunResults
 from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
@@ -91,9 +92,10 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
         separability.append({"result": sep, "chart": spec, "top": top, "bottom": bottom,
                              "chart_file": f"charts/{name}.svg"})
     reference = [_render_reference(env, ref, prepared, run_dir, outputs) for ref in results.reference]
+    personas = [_persona_section(p, run_dir) for p in results.personas]
     page = env.get_template("index.html.j2").render(
         results=results, manifest=results.manifest, judges=judges, analyses=analyses, rankings=rankings,
-        separability=separability, reference=reference,
+        separability=separability, reference=reference, personas=personas,
         skipped=prepared.spec.skipped_judges, root=".")
     (run_dir / "index.html").write_text(page, encoding="utf-8")
     return run_dir / "index.html"
@@ -167,6 +169,22 @@ def _render_reference(env: Environment, ref: ReferenceResult, prepared: Prepared
             "chart_file": f"charts/{prefix}-reference.svg", "page": f"answers/{prefix}-1.html",
             "subsets": subsets, "has_recorded": has_recorded, "rounds": analysis.options.get("bootstrap", 1000),
             "by_subset": {s.model: {sub.subset: sub for sub in s.subsets} for s in ref.scores}}
+
+
+def _persona_section(result: PersonaResult, run_dir: Path) -> dict[str, Any]:
+    rows = []
+    for p in result.personas:
+        for c in p.cells:
+            if not c.votes:
+                continue
+            for rank_, (outcome, votes) in enumerate(((f"{result.model_a} wins", c.a_wins), ("tie", c.ties),
+                                                      (f"{result.model_b} wins", c.b_wins))):
+                rows.append({"condition": f"{p.persona} · {c.prompt_type}", "outcome": outcome, "votes": votes,
+                             "share": votes / c.votes, "rank": rank_})
+    spec = charts.persona_chart(rows, result.model_a, result.model_b)
+    name = f"{slug(result.analysis)}-personas"
+    charts.export(spec, run_dir / "charts" / name)
+    return {"result": result, "chart": spec, "chart_file": f"charts/{name}.svg"}
 
 
 def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, samples: list[Sample], path: Path,

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.spec.profiles import read_profile
+
 # Folders the report writes beside an analysis' own output folder (run_dir/<analysis>/): an analysis may not
 # take one of these names, or re-rendering the report would replace its results.
 REPORT_FOLDERS = ("vibes", "samples", "charts", "answers", "assets")
@@ -147,10 +149,12 @@ class Discovery:
 class Persona:
     name: str
     description: str
-    dimensions: dict[str, int] = field(default_factory=dict)
+    dimensions: dict[str, int] = field(default_factory=dict)  # judged dimension -> weight 1..5
     asks_for: str | None = None
     profile: Path | None = None
     derive_with: str | None = None
+    style: str | None = None  # how the persona wants answers written (the profile's expressive_style)
+    prefers: dict[str, str] = field(default_factory=dict)  # metric -> "high" | "low", for offline judges
 
 
 @dataclass(frozen=True)
@@ -180,6 +184,17 @@ class Spec:
 
 
 JUDGE_MAX_TOKENS = 256  # a verdict with a sentence of reasoning; generations default to Params.max_tokens
+
+
+def _persona(name: str, raw: dict[str, Any], base: Path) -> Persona:
+    """Inline fields win over the profile's; semantics has already read the profile once, so it parses."""
+    path = resolve_path(base, raw["profile"]) if "profile" in raw else None
+    profile = read_profile(path) if path else None
+    description = raw.get("description") or (profile.description if profile else None) or ""
+    return Persona(name=name, description=description,
+                   dimensions=dict(raw.get("dimensions") or (profile.weights if profile else {})),
+                   asks_for=raw.get("asks_for"), profile=path, derive_with=raw.get("derive_with"),
+                   style=profile.style if profile else None, prefers=dict(raw.get("prefers", {})))
 
 
 def _endpoint(name: str, raw: dict[str, Any], default_max_tokens: int | None = None) -> Endpoint:
@@ -262,17 +277,7 @@ def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
         else:
             vibe_judges = tuple(j for j in raw.get("judges", ()) if j not in skipped)
             vibes.append(Vibe(raw["name"], raw["low"], raw["high"], raw.get("metric"), vibe_judges))
-    personas = {
-        name: Persona(
-            name=name,
-            description=raw["description"],
-            dimensions=dict(raw.get("dimensions", {})),
-            asks_for=raw.get("asks_for"),
-            profile=resolve_path(base, raw["profile"]) if "profile" in raw else None,
-            derive_with=raw.get("derive_with"),
-        )
-        for name, raw in (doc.get("personas") or {}).items()
-    }
+    personas = {name: _persona(name, raw, base) for name, raw in (doc.get("personas") or {}).items()}
     analyses = {
         name: Analysis(
             name=name,

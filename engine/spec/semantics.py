@@ -10,6 +10,7 @@ from typing import Any
 from engine.judges.metrics import METRICS, is_metric
 from engine.spec.model import REPORT_FOLDERS, Judge, Vibe, resolve_path
 from engine.spec.problems import Problem
+from engine.spec.profiles import ProfileError, read_profile
 from engine.spec.yaml_source import PathKey, SourceMap, dotted
 
 BUNDLED_LOCAL_MODELS = ("smollm2-135m-instruct",)
@@ -155,10 +156,25 @@ def _check_vibes(c: _Checker) -> None:
 def _check_personas(c: _Checker) -> None:
     for name, persona in c.section("personas").items():
         path = ("personas", name)
-        if "profile" in persona and not c.file_path((*path, "profile"), persona["profile"]).is_file():
-            c.report((*path, "profile"), f"profile not found: {c.file_path((*path, 'profile'), persona['profile'])}")
-        if "derive_with" in persona:
-            c.must_exist((*path, "derive_with"), persona["derive_with"], "judges")
+        profile = c.file_path((*path, "profile"), persona["profile"]) if "profile" in persona else None
+        if profile is not None and not profile.is_file():
+            c.report((*path, "profile"), f"profile not found: {profile}")
+        elif profile is not None:
+            try:
+                read = read_profile(profile)
+            except ProfileError as exc:
+                c.report((*path, "profile"), str(exc))
+            else:
+                if not persona.get("description") and not read.description:
+                    c.report(path, f"no description here or in {profile}")
+        elif not persona.get("description"):
+            c.report(path, "a persona needs a 'description' (or a 'profile' that has one)")
+        for metric in persona.get("prefers", {}):
+            if not is_metric(metric):
+                c.report((*path, "prefers", metric), f"unknown metric {metric!r}")
+        if "derive_with" in persona and c.must_exist((*path, "derive_with"), persona["derive_with"], "judges") \
+                and c.section("judges")[persona["derive_with"]].get("kind") != "llm":
+            c.report((*path, "derive_with"), "a profile is written by an llm judge")
         if not any(k in persona for k in ("profile", "dimensions", "derive_with")):
             c.report(path, "give 'dimensions' (weights), a 'profile' file, or 'derive_with' an LLM judge")
 
@@ -179,9 +195,11 @@ def _check_analyses(c: _Checker) -> None:
         c.each_ref((*path, "models"), models, "models")
         for key in ("judges", "preference_judges"):
             c.each_ref((*path, key), analysis.get(key, []), "judges")
-        for key in ("judge", "rewriter"):
-            if key in analysis:
-                c.must_exist((*path, key), analysis[key], "judges")
+        for key in ("judge", "rewriter", "verifier", "gate_judge"):
+            if key in analysis and c.must_exist((*path, key), analysis[key], "judges"):
+                kind = c.section("judges")[analysis[key]].get("kind")
+                if key in ("rewriter", "verifier") and kind != "llm":
+                    c.report((*path, key), f"the {key} writes or reads free text: it must be an llm judge, not {kind}")
         if method == "vibecheck":
             if len(models) != 2:
                 c.report((*path, "models"), f"vibecheck compares exactly 2 models, got {len(models)}")

@@ -1,0 +1,355 @@
+"""Persona vibe-testing: does the preferred model change with who is asking?
+
+For each persona and prompt, the two models answer the original request, the persona's rewrites of it and
+neutral control rewrites. Each judge compares the two answers on every dimension the persona weighs
+(+1: model A's answer is better for this persona, −1: B's, 0: neither):
+
+- an LLM judge is asked as the persona, in both orders. Agreeing orders keep their verdict; when they
+  disagree, the more confident verdict stands (vibe-testing's rule) or, with `swap: tie`, neither does. An
+  unparseable answer in either order is a tie and is counted.
+- a metric judge measures the dimension's text property (`DIMENSION_MEASURES`) on both answers, and the
+  persona's `prefers` says which end that persona wants; it judges only dimensions with both.
+
+A sample's verdict, per judge, is the sign of S = Σ_d w_d·o_d over the dimensions that judge scored (w_d the
+persona's 1–5 weights). The correctness gate comes first: when a reference judge rates exactly one of the
+two answers as passing, that answer wins whatever the dimensions say. Rewrites that fail the preservation
+check (embedding cosine, and an LLM's "same task?" when a verifier is declared) are left out and counted.
+Weights come from the spec or the profile file, or from a profile an LLM wrote from the description.
+
+Every judge's vote counts separately. Per persona and prompt type (original, personalized, control) the
+result gives A's win rate and the tie rate, and a two-sided binomial test of A's wins against B's wins with
+p = 0.5: the sign test. Each vote compares the two models' answers to the same prompt, so the data are
+paired; the sign test asks only which answer of each pair won, needs no assumption about how much better
+it was, and leaves ties out because a tie says nothing about direction.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scipy.stats import binomtest
+
+from engine.execute.cache import Result
+from engine.judges.llm import (
+    parse_confidence,
+    parse_profile,
+    parse_rating,
+    parse_same_task,
+    parse_verdict,
+    verdict_to_score,
+)
+from engine.pipeline import Prepared
+from engine.plan import DIMENSION_MEASURES, PERSONA_DIMENSIONS, persona_dimensions, persona_text
+from engine.spec.model import Analysis, Persona
+
+PROMPT_TYPES = ("original", "personalized", "control")
+
+
+@dataclass(frozen=True)
+class DimensionVerdict:
+    dimension: str
+    judge: str
+    kind: str
+    score: int  # +1: A's answer better for this persona, −1: B's, 0: neither
+    valid: bool = True
+    detail: str = ""
+
+
+@dataclass
+class PersonaSample:
+    persona: str
+    item_id: str
+    variant: str  # original | persona0 | persona1 | control0 | …
+    prompt_type: str
+    preserved: bool | None  # None: not a rewrite, or its check has not run
+    cosine: float | None
+    gate: int | None  # +1 / −1 when the correctness gate decided, else None
+    same_task: bool | None = None  # the LLM preservation check's answer, when a verifier ran
+    votes: dict[str, int] = field(default_factory=dict)  # judge -> sample verdict
+    weighted: dict[str, float] = field(default_factory=dict)  # judge -> S
+    dimensions: list[DimensionVerdict] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Cell:
+    prompt_type: str
+    votes: int
+    a_wins: int
+    b_wins: int
+    ties: int
+    win_rate_a: float
+    tie_rate: float
+    p_value: float | None  # two-sided sign test of a_wins vs b_wins; None without decisive votes
+
+
+@dataclass(frozen=True)
+class DimensionRate:
+    dimension: str
+    judge: str
+    kind: str
+    weight: int
+    measure: str | None  # metric judges: the property measured, and the end this persona prefers
+    prefers: str | None
+    a_wins: int
+    b_wins: int
+    ties: int
+
+
+@dataclass
+class PersonaSummary:
+    persona: str
+    description: str
+    weights: dict[str, int]
+    weights_source: str
+    prefers: dict[str, str]
+    cells: list[Cell]
+    dimensions: list[DimensionRate]
+    rejected: int  # rewrites that failed the preservation check
+    gate_decided: int  # samples the correctness gate decided
+    preferred: str | None  # on personalized prompts: the model with more wins (None if level)
+
+
+@dataclass
+class PersonaResult:
+    analysis: str
+    model_a: str
+    model_b: str
+    judges: dict[str, str]  # name -> kind
+    swap: str
+    personas: list[PersonaSummary]
+    samples: list[PersonaSample]
+    invalid: int = 0  # LLM judge answers that could not be parsed
+    gate: str | None = None  # "<judge> rating ≥ <threshold>" when the correctness gate is on
+    notes: list[str] = field(default_factory=list)
+
+
+def llm_dimension_score(first: str, second: str, swap: str = "confidence") -> tuple[int, bool]:
+    """(score, valid) from the two orders' answers: `first` shows A's answer as answer 1, `second` B's."""
+    s1 = verdict_to_score(parse_verdict(first), "ab")
+    s2 = verdict_to_score(parse_verdict(second), "ba")
+    if s1 is None or s2 is None:
+        return 0, False
+    if s1 == s2:
+        return s1, True
+    if swap == "tie":
+        return 0, True
+    c1, c2 = parse_confidence(first), parse_confidence(second)
+    if c1 is None or c2 is None or c1 == c2:
+        return 0, True
+    return (s1 if c1 > c2 else s2), True
+
+
+def metric_dimension_score(verdict: dict[str, Any], prefers: str) -> int:
+    """The metric judge's +1 means A measured higher; a persona preferring the low end reverses it."""
+    return int(verdict["score"]) * (1 if prefers == "high" else -1)
+
+
+def weighted_vote(scores: dict[str, int], weights: dict[str, int]) -> tuple[float, int]:
+    """S = Σ w_d·o_d and its sign."""
+    s = float(sum(weights.get(d, 1) * o for d, o in scores.items()))
+    return s, (s > 0) - (s < 0)
+
+
+def gate_verdict(passes_a: bool | None, passes_b: bool | None) -> int | None:
+    """+1 / −1 when exactly one answer passes; None when both, neither, or either is unrated."""
+    if passes_a is None or passes_b is None or passes_a == passes_b:
+        return None
+    return 1 if passes_a else -1
+
+
+def sign_test(a_wins: int, b_wins: int) -> float | None:
+    n = a_wins + b_wins
+    return float(binomtest(a_wins, n, 0.5).pvalue) if n else None
+
+
+def cell(prompt_type: str, votes: list[int]) -> Cell:
+    a, b = votes.count(1), votes.count(-1)
+    n = len(votes)
+    return Cell(prompt_type, n, a, b, n - a - b, a / n if n else float("nan"), (n - a - b) / n if n else float("nan"),
+                sign_test(a, b))
+
+
+def _prompt_type(variant: str) -> str:
+    if variant.startswith("persona"):
+        return "personalized"
+    return "control" if variant.startswith("control") else "original"
+
+
+class _Index:
+    """The plan's persona tasks, keyed the way the analysis looks them up."""
+
+    def __init__(self, prepared: Prepared, results: dict[str, Result]):
+        self.verify: dict[tuple[str, str, int], Any] = {}
+        self.pairs: dict[tuple[str, str, str | None, str, str], dict[str, Any]] = defaultdict(dict)
+        self.ratings: dict[tuple[str, str], Any] = {}
+        self.checks: dict[tuple[str, str, int], Any] = {}
+        self.profiles: dict[str, Any] = {}
+        for task in prepared.plan.tasks:
+            r = task.request
+            if task.id not in results or task.stage not in ("persona_rewrite", "persona_check", "persona_judge"):
+                continue
+            out = results[task.id].output
+            if r["kind"] == "verify":
+                self.verify[(r["persona"], r["item"], r["variant"])] = out
+            elif r["kind"] == "check":
+                self.checks[(r["persona"], r["item"], r["variant"])] = out
+            elif r["kind"] == "profile":
+                self.profiles[r["persona"]] = out
+            elif r["kind"] == "rate":
+                self.ratings[(r["judge"], r["output"])] = out
+            elif r["kind"] == "judge":
+                a, b = r["outputs"] if r.get("order", "ab") == "ab" else r["outputs"][::-1]
+                self.pairs[(r["judge"], r["fields"]["dimension"], r["fields"].get("persona"), a, b)][
+                    r.get("order", "ab")] = out
+
+
+def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, Result]) -> PersonaResult:
+    spec = prepared.spec
+    opts = analysis.options
+    judges = [spec.judges[j] for j in opts["judges"]]
+    swap = opts.get("swap", "confidence")
+    gate = spec.judges.get(opts.get("gate_judge", ""))
+    threshold = float(opts.get("gate_threshold", 4))
+    index = _Index(prepared, results)
+    model_a, model_b = analysis.models[0], analysis.models[1]
+    weights = {name: persona_weights(spec.personas[name], index.profiles.get(name)) for name in opts["personas"]}
+    samples, invalid = [], 0
+    for binding in prepared.plan.bindings.get(analysis.name, []):
+        persona_name, variant = binding.variant.split("/", 1)
+        persona = spec.personas[persona_name]
+        (ga,), (gb,) = binding.outputs[model_a], binding.outputs[model_b]
+        key = (persona.name, binding.item, int(variant[7:])) if variant.startswith("persona") else None
+        check, llm_check = index.verify.get(key) if key else None, index.checks.get(key) if key else None
+        same_task = None if llm_check is None else parse_same_task(str(llm_check))
+        preserved = None if check is None else bool(check["passed"]) and same_task is not False
+        sample = PersonaSample(persona.name, binding.item, variant, _prompt_type(variant), preserved,
+                               None if check is None else float(check["cosine"]), None, same_task)
+        if gate is not None:
+            sample.gate = gate_verdict(*(_passes(index.ratings.get((gate.name, g)), gate.kind, threshold)
+                                         for g in (ga, gb)))
+        per_judge: dict[str, dict[str, int]] = defaultdict(dict)
+        for dimension in persona_dimensions(persona):
+            for judge in judges:
+                verdict = _dimension(judge.name, judge.kind, dimension, persona, ga, gb, index, swap)
+                if verdict is None:
+                    continue
+                invalid += not verdict.valid
+                sample.dimensions.append(verdict)
+                per_judge[judge.name][dimension] = verdict.score
+        for judge_name, scores in per_judge.items():
+            sample.weighted[judge_name], sign = weighted_vote(scores, weights[persona.name][0])
+            sample.votes[judge_name] = sample.gate if sample.gate is not None else sign
+        samples.append(sample)
+    summaries = [_summarize(spec.personas[name], [s for s in samples if s.persona == name], judges, model_a, model_b,
+                            *weights[name]) for name in opts["personas"]]
+    notes = _notes(spec.personas, opts, judges, gate)
+    return PersonaResult(analysis.name, model_a, model_b, {j.name: j.kind for j in judges}, swap, summaries,
+                         samples, invalid, f"{gate.name} rating ≥ {threshold:g}" if gate else None, notes)
+
+
+def _passes(out: Any, kind: str, threshold: float) -> bool | None:
+    if out is None:
+        return None
+    rating = float(out["rating"]) if isinstance(out, dict) else parse_rating(str(out))
+    return None if rating is None else rating >= threshold
+
+
+def _dimension(judge: str, kind: str, dimension: str, persona: Persona, ga: str, gb: str, index: _Index,
+               swap: str) -> DimensionVerdict | None:
+    if kind == "llm":
+        orders = index.pairs.get((judge, dimension, persona_text(persona), ga, gb), {})
+        if len(orders) < 2:
+            return None
+        score, valid = llm_dimension_score(str(orders["ab"]), str(orders["ba"]), swap)
+        return DimensionVerdict(dimension, judge, kind, score, valid)
+    measure = DIMENSION_MEASURES.get(dimension)
+    verdict = index.pairs.get((judge, dimension, None, ga, gb), {}).get("ab")
+    if verdict is None or measure not in persona.prefers:
+        return None
+    prefers = persona.prefers[measure]
+    detail = f"{measure}: {verdict['value_a']:.2f} vs {verdict['value_b']:.2f}, prefers {prefers}"
+    return DimensionVerdict(dimension, judge, kind, metric_dimension_score(verdict, prefers), True, detail)
+
+
+def persona_weights(persona: Persona, derived: Any) -> tuple[dict[str, int], str]:
+    """(weights, where they came from): the spec's or profile file's, else the LLM-written profile's (a
+    dimension it left out weighs 1), else every dimension 1."""
+    if persona.dimensions:
+        return dict(persona.dimensions), "profile file" if persona.profile else "spec"
+    parsed = parse_profile(str(derived), PERSONA_DIMENSIONS) if derived is not None else None
+    if parsed is not None:
+        return {d: parsed[0].get(d, 1) for d in PERSONA_DIMENSIONS}, f"written by {persona.derive_with}"
+    if persona.derive_with:
+        return persona_dimensions(persona), f"all 1: {persona.derive_with}'s profile was missing or unreadable"
+    return persona_dimensions(persona), "all 1 (none given)"
+
+
+def _summarize(persona: Persona, samples: list[PersonaSample], judges: list[Any], model_a: str, model_b: str,
+               weights: dict[str, int], weights_source: str) -> PersonaSummary:
+    kept = [s for s in samples if s.preserved is not False]
+    cells = [cell(t, [v for s in kept if s.prompt_type == t for v in s.votes.values()]) for t in PROMPT_TYPES]
+    tallies: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for s in kept:
+        for d in s.dimensions:
+            tallies[(d.dimension, d.judge)].append(d.score)
+    kinds = {j.name: j.kind for j in judges}
+    dimensions = []
+    for (dim, judge), scores in sorted(tallies.items()):
+        measure = DIMENSION_MEASURES.get(dim) if kinds[judge] == "metric" else None
+        dimensions.append(DimensionRate(dim, judge, kinds[judge], weights.get(dim, 1), measure,
+                                        persona.prefers.get(measure) if measure else None, scores.count(1),
+                                        scores.count(-1), scores.count(0)))
+    personalized = cells[PROMPT_TYPES.index("personalized")]
+    preferred = None
+    if personalized.a_wins != personalized.b_wins:
+        preferred = model_a if personalized.a_wins > personalized.b_wins else model_b
+    return PersonaSummary(persona.name, persona.description, weights, weights_source, dict(persona.prefers), cells,
+                          dimensions, sum(s.preserved is False for s in samples), sum(s.gate is not None for s in kept),
+                          preferred)
+
+
+def _notes(personas: dict[str, Persona], opts: dict[str, Any], judges: list[Any], gate: Any) -> list[str]:
+    notes = []
+    if gate is None:
+        notes.append("No correctness gate: the analysis names no gate_judge.")
+    for name in opts["personas"]:
+        persona = personas[name]
+        unjudged = [d for d in persona_dimensions(persona)
+                    if not any(j.kind == "llm" or (j.kind == "metric" and DIMENSION_MEASURES.get(d) in persona.prefers)
+                               for j in judges)]
+        if unjudged:
+            notes.append(f"{name}: no judge here can score {', '.join(unjudged)} (they need an LLM judge, or a "
+                         "measured property the persona states a preference on).")
+    return notes
+
+
+def write_personas(result: PersonaResult, run_dir: Path) -> Path:
+    """cells.csv (persona × prompt type), dimensions.csv, samples.jsonl and personas.json."""
+    out = run_dir / result.analysis
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "cells.csv").open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["persona", "prompt_type", "votes", f"{result.model_a}_wins", f"{result.model_b}_wins", "ties",
+                         "win_rate_a", "tie_rate", "sign_test_p"])
+        for p in result.personas:
+            for c in p.cells:
+                writer.writerow([p.persona, c.prompt_type, c.votes, c.a_wins, c.b_wins, c.ties, f"{c.win_rate_a:.4f}",
+                                 f"{c.tie_rate:.4f}", "" if c.p_value is None else f"{c.p_value:.4g}"])
+    with (out / "dimensions.csv").open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["persona", "dimension", "judge", "kind", "weight", "measure", "prefers", "a_wins", "b_wins",
+                         "ties"])
+        for p in result.personas:
+            for d in p.dimensions:
+                writer.writerow([p.persona, d.dimension, d.judge, d.kind, d.weight, d.measure or "", d.prefers or "",
+                                 d.a_wins, d.b_wins, d.ties])
+    (out / "samples.jsonl").write_text("".join(json.dumps(asdict(s)) + "\n" for s in result.samples),
+                                       encoding="utf-8")
+    body = {k: v for k, v in asdict(result).items() if k != "samples"}
+    (out / "personas.json").write_text(json.dumps(body, indent=1), encoding="utf-8")
+    return out

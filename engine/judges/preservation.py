@@ -1,0 +1,31 @@
+"""Semantic-preservation check of persona rewrites: a rewritten request must still ask for the same thing.
+
+Measured as the cosine between the sentence embeddings (all-MiniLM-L6-v2) of the original and the rewrite;
+below the analysis' `preservation_min` the rewrite is rejected and its samples are left out of the
+persona results (and counted). An embedding cannot tell a changed number or constraint from a paraphrase,
+so this is a floor against rewrites that drifted off the task, not a proof that the answer is unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from engine.embeddings import embed
+
+
+def check(requests: list[dict[str, Any]], texts: dict[str, str]) -> list[dict[str, Any]]:
+    """One {cosine, passed} per verify request; `texts` holds the LLM rewrites' outputs by task id."""
+    if not requests:
+        return []
+    originals = [r["fields"]["original"] for r in requests]
+    rewrites = [r["fields"]["rewrite"] if r["rewrite"] is None else texts[r["rewrite"]].strip() for r in requests]
+    vectors = embed(originals + rewrites)
+    n = len(requests)
+    out = []
+    for i, request in enumerate(requests):
+        cosine = float(np.dot(vectors[i], vectors[n + i])) if rewrites[i] else 0.0
+        out.append({"kind": "embedding", "method": "preservation", "cosine": cosine,
+                    "passed": cosine >= request["config"]["min_cosine"], "rewrite": rewrites[i]})
+    return out

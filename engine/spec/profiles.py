@@ -1,0 +1,68 @@
+"""Persona profiles in the vibe-testing format (`user_profiles/*.yaml`): who the user is and how much each
+output dimension matters to them (weights 1–5).
+
+The profile format names broader dimensions than the seven that vibe-testing's coding experiments judge;
+`PROFILE_FIELDS` says which profile weight each judged dimension takes. Tone fit and cognitive load have no
+field of their own, and the paper weighs both 1 for every persona, so that is their default here too.
+With these rules the shipped novice and advanced-developer profiles give exactly the paper's Table 4 weights
+(5/1/2/1/4/4/5 and 3/1/5/1/4/4/1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+JUDGED_DIMENSIONS = ("clarity", "tone_fit", "workflow_fit", "cognitive_load", "context_awareness",
+                     "persona_consistency", "anthropomorphism")
+PROFILE_FIELDS = {
+    "clarity": "clarity_and_comprehensibility",
+    "workflow_fit": "workflow_fit",
+    "context_awareness": "persona_consistency_and_context_awareness",
+    "persona_consistency": "persona_consistency_and_context_awareness",
+    "anthropomorphism": "anthropomorphism",
+}
+UNPROFILED_WEIGHT = 1
+
+
+class ProfileError(ValueError):
+    def __init__(self, path: Path, field: str, message: str):
+        self.path, self.field = path, field
+        super().__init__(f"{path}: {field}: {message}")
+
+
+@dataclass(frozen=True)
+class Profile:
+    description: str | None
+    summary: str | None
+    style: str | None
+    weights: dict[str, int] = field(default_factory=dict)  # judged dimension -> 1..5
+
+
+def read_profile(path: Path) -> Profile:
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ProfileError(path, "<file>", f"cannot be read as YAML ({exc})") from None
+    if not isinstance(doc, dict):
+        raise ProfileError(path, "<root>", "a profile is a mapping")
+    outputs = doc.get("output_dimensions")
+    if not isinstance(outputs, dict):
+        raise ProfileError(path, "output_dimensions", "missing: a mapping of dimension -> weight 1-5")
+    weights = {}
+    for dimension in JUDGED_DIMENSIONS:
+        source = PROFILE_FIELDS.get(dimension)
+        if source is None:
+            weights[dimension] = UNPROFILED_WEIGHT
+            continue
+        value = outputs.get(source)
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 5:
+            raise ProfileError(path, f"output_dimensions.{source}", f"must be an integer weight 1-5, got {value!r}")
+        weights[dimension] = value
+    text = {key: doc.get(key) if isinstance(doc.get(key), str) else None
+            for key in ("description", "persona_description")}
+    style = outputs.get("expressive_style")
+    return Profile(text["description"], text["persona_description"], style if isinstance(style, str) else None,
+                   weights)
