@@ -200,3 +200,54 @@ def test_publish_and_strict_mkdocs_build(tmp_path: Path, shared_data: Path) -> N
     built = site / "site"
     assert (built / "runs" / "pub" / "index.html").exists() and (built / "runs" / "index.html").exists()
     assert "fonts.googleapis" not in (built / "index.html").read_text()
+
+
+def test_reference_and_persona_sections_render_escaped(tmp_path: Path) -> None:
+    """Reference scores (LLM judge over HTTP) and persona results on one leaderboard, with hostile text in
+    prompts, references, answers, the judge's explanations and the persona's description."""
+    rows = [{"id": f"r{i}", "q": f"Question {p}", "ref": f"Reference {p}", "level": ("normal", "hard")[i % 2],
+             "a": f"Answer A {p}", "b": f"B {p}"} for i, p in enumerate(PAYLOADS)]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with LLMServer() as server:
+        server.state.replies = {"Ground truth": "<script>alert('why')</script> Close.\nRating: 4",
+                                "MODEL-A": "Great question, friend! Here is a gentle walk-through. " * 3,
+                                "MODEL-B": "```python\nprint(1)\n```"}
+        (tmp_path / "spec.yaml").write_text(f"""\
+name: ref-and-personas
+models:
+  a: {{provider: recorded}}
+  b: {{provider: recorded}}
+  warm: {{provider: openai-compatible, base_url: {server.base_url}, model: m, system_prompt: MODEL-A}}
+  coder: {{provider: openai-compatible, base_url: {server.base_url}, model: m, system_prompt: MODEL-B}}
+judges:
+  grader: {{kind: llm, provider: openai-compatible, base_url: {server.base_url}, model: g}}
+  metrics: {{kind: metric}}
+datasets:
+  d: {{source: {{path: items.jsonl}}, fields: {{id: id, prompt: q, reference: ref, difficulty: level,
+                                              outputs: {{a: a, b: b}}}}}}
+personas:
+  novice:
+    description: "I am new here <img src=x onerror=alert('persona')>"
+    dimensions: {{clarity: 5, anthropomorphism: 5, cognitive_load: 1}}
+    prefers: {{readability: high, warmth: high, length_words: high}}
+analyses:
+  reference: {{method: reference, dataset: d, models: [a, b], judge: grader, repeats: 2}}
+  personas: {{method: personas, dataset: d, models: [warm, coder], personas: [novice], judges: [metrics],
+             variants: 1, controls: 1}}
+""")
+        summary, results, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite",
+                                             quiet=True)
+    assert summary.done == summary.total
+    (persona,) = results.personas[0].personas
+    assert persona.preferred == "warm"  # longer, warmer answers, as this persona prefers
+    index = (run_dir / "index.html").read_text()
+    assert "reference: score against reference answers" in index and "LLM judge grader" in index
+    assert "as different users" in index and "sign test" in index
+    answers = run_dir / "answers" / "reference-1.html"
+    assert "&lt;script&gt;alert(&#39;why&#39;)&lt;/script&gt;" in answers.read_text()
+    for page in sorted(run_dir.rglob("*.html")):
+        audit = _Audit()
+        audit.feed(page.read_text())
+        assert audit.bad == [], (page, audit.bad)
+    assert (run_dir / "charts" / "personas-personas.svg").read_text().startswith("<svg")
+    assert open_pages([run_dir / "index.html", answers], tmp_path) == []
