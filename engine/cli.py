@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -219,8 +220,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM (a cancelled CI job, `kill`) stops a run the way Ctrl-C does: finished work stays cached, the
+    manifest records the interruption, and a local llama.cpp server is stopped rather than orphaned."""
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         return args.func(args)
     except SpecError as exc:

@@ -57,6 +57,11 @@ class Limits:
     max_retries: int = 5
 
 
+# llama.cpp's server answers one request at a time: more in flight only queue there and run into the client's
+# timeout (then the retry repeats the work). One at a time per model, with room for a long generation.
+LOCAL_LIMITS = {"concurrency": 1, "timeout_s": 600.0}
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """A callable model: what a provider needs to send one request. Shared by models and LLM judges."""
@@ -210,7 +215,7 @@ def _endpoint(name: str, raw: dict[str, Any], default_max_tokens: int | None = N
         system_prompt=raw.get("system_prompt"),
         params=Params(**{**params, "stop": tuple(params.get("stop", ()))}),
         price=Price(**raw.get("price", {})),
-        limits=Limits(**raw.get("limits", {})),
+        limits=Limits(**{**(LOCAL_LIMITS if raw["provider"] == "local" else {}), **raw.get("limits", {})}),
     )
 
 
