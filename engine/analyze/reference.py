@@ -130,7 +130,7 @@ def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str,
     judge = spec.judges[analysis.options["judge"]]
     llm = judge.kind == "llm"
     repeats = analysis.options.get("repeats", 3) if llm else 1
-    tie_gap = float(analysis.options.get("tie_gap", 1.0))
+    tie_gap = float(analysis.options.get("tie_gap", 2.0))
     seed = int(analysis.options.get("seed", 0))
     rounds = int(analysis.options.get("bootstrap", 1000))
     items = {item.id: item for item in prepared.items[analysis.dataset]}
@@ -190,8 +190,8 @@ def judge_label(kind: str, name: str, repeats: int) -> str:
 def preference_outcomes(per_model: dict[str, dict[str, tuple[str, float]]], texts: dict[tuple[str, str], str],
                         tie_gap: float) -> list[Outcome]:
     """Every pair of models on every item both were rated on: the higher mean rating wins; a gap below
-    `tie_gap` rating points is a tie (Vibe-Eval's comparison with human preferences asks for a gap of 2:
-    `tie_gap: 2`)."""
+    `tie_gap` rating points is a tie. The default, 2, is Vibe-Eval's: a one-point difference on the 1–5
+    scale is no preference."""
     out = []
     for a, b in itertools.combinations(sorted(per_model), 2):
         for item_id in sorted(per_model[a].keys() & per_model[b].keys()):

@@ -12,8 +12,7 @@ import shutil
 from pathlib import Path
 
 from engine.report.render import slug
-
-REPORT_PARTS = ("vibes", "samples", "charts", "assets")
+from engine.spec.model import REPORT_FOLDERS
 
 
 def publish(run_dir: Path, site: Path) -> Path:
@@ -24,7 +23,7 @@ def publish(run_dir: Path, site: Path) -> Path:
     target = site / "docs" / "runs" / name
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
-    for part in REPORT_PARTS:
+    for part in REPORT_FOLDERS:
         if (run_dir / part).is_dir():
             shutil.copytree(run_dir / part, target / part)
     for page in run_dir.glob("*.html"):  # the index and the per-analysis pages
@@ -54,6 +53,13 @@ def _headline(run_dir: Path) -> str:
         for key, label in (("model_matching", "model matching"), ("preference", "preference")):
             if data.get(key):
                 parts.append(f"{label} {data[key]['test_accuracy']:.1%}")
+    for path in sorted(run_dir.glob("*/reference.json")):
+        scores = json.loads(path.read_text(encoding="utf-8"))["scores"]
+        if scores and scores[0]["subsets"]:
+            parts.append(f"top reference score {scores[0]['model']} {scores[0]['subsets'][0]['score']:.1f}%")
+    for path in sorted(run_dir.glob("*/personas.json")):
+        for persona in json.loads(path.read_text(encoding="utf-8"))["personas"]:
+            parts.append(f"{persona['persona']} prefers {persona['preferred'] or 'neither'}")
     return ", ".join(parts) or "—"
 
 
