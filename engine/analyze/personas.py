@@ -230,8 +230,7 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
         sample = PersonaSample(persona.name, binding.item, variant, _prompt_type(variant), preserved,
                                None if check is None else float(check["cosine"]), None, same_task)
         if gate is not None:
-            sample.gate = gate_verdict(*(_passes(index.ratings.get((gate.name, g)), gate.kind, threshold)
-                                         for g in (ga, gb)))
+            sample.gate = gate_verdict(*(_passes(index.ratings.get((gate.name, g)), threshold) for g in (ga, gb)))
         per_judge: dict[str, dict[str, int]] = defaultdict(dict)
         for dimension in persona_dimensions(persona):
             for judge in judges:
@@ -252,7 +251,8 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
                          samples, invalid, f"{gate.name} rating ≥ {threshold:g}" if gate else None, notes)
 
 
-def _passes(out: Any, kind: str, threshold: float) -> bool | None:
+def _passes(out: Any, threshold: float) -> bool | None:
+    """Offline ratings are records with a `rating`; an LLM's is parsed from its text."""
     if out is None:
         return None
     rating = float(out["rating"]) if isinstance(out, dict) else parse_rating(str(out))
