@@ -297,7 +297,10 @@ class _Builder:
                 for model in a.models})
 
     def reference(self, a: Analysis) -> None:
-        judge = self.spec.judges[a.options["judge"]]
+        judge = self.spec.judges.get(a.options["judge"])
+        if judge is None:  # the only way a validated name is missing: an optional judge without its key
+            raise PlanError(f"analysis {a.name!r} rates with judge {a.options['judge']!r}, an optional judge whose "
+                            "API key is not set; set the key or choose another judge")
         repeats = a.options.get("repeats", 3)
         items = [item for item in self.items[a.dataset] if item.reference]
         corpus, _ = reference_corpus(items)
@@ -326,7 +329,7 @@ class _Builder:
         items = self.items[a.dataset]
         corpus, _ = reference_corpus(items)
         for persona in (self.spec.personas[name] for name in a.options["personas"]):
-            if persona.derive_with and not persona.dimensions:
+            if persona.derive_with in self.spec.judges and not persona.dimensions:
                 self._persona_profile(a, persona)
             for item in items:
                 prompts_for_item: list[tuple[str, str, str | None]] = [("original", item.prompt, None)]

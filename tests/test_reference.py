@@ -243,3 +243,15 @@ def test_vibe_eval_loads_with_its_difficulty_split(shared_data: Path) -> None:
     # Reka Core's recorded ratings reproduce the published score: mean of 25·(r − 1)
     gemini = [i.scores["gemini-1.5-pro-002"] for i in items if "gemini-1.5-pro-002" in i.scores]
     assert score_percent(gemini) == pytest.approx(63.75, abs=0.01)
+
+
+def test_optional_reference_judge_without_key_is_a_clear_error(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GRADER_KEY", raising=False)
+    write_items(tmp_path, "grader")
+    text = (tmp_path / "spec.yaml").read_text().replace("    model: grader\n",
+                                                        "    model: grader\n    api_key_env: GRADER_KEY\n"
+                                                        "    optional: true\n")
+    (tmp_path / "spec.yaml").write_text(text)
+    with pytest.raises(PlanError, match="optional judge whose API key is not set"):
+        prepare(tmp_path / "spec.yaml")
