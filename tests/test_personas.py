@@ -4,6 +4,7 @@ preservation check, and the LLM rewriter and persona judge over real HTTP."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,16 @@ def test_llm_rewriter_and_persona_judge_over_http(tmp_path: Path) -> None:
     rows = (run_dir / "personas" / "cells.csv").read_text().splitlines()
     assert rows[0] == "persona,prompt_type,votes,a_wins,b_wins,ties,win_rate_a,tie_rate,sign_test_p"
     assert "novice,control,4,4,0,0,1.0000,0.0000,0.125" in rows
+
+
+def test_persona_votes_become_ranking_outcomes() -> None:
+    from engine.analyze.personas import PersonaSample, _summarize
+    from engine.spec.model import Persona
+
+    persona = Persona("p", "I am p.", {"clarity": 1})
+    samples = [PersonaSample("p", f"i{n}", "persona0", "personalized", True, 0.9, None, votes={"j": v})
+               for n, v in enumerate([1, 1, 1, -1])]  # 3 wins, 1 loss
+    summary = _summarize(persona, samples, [], "a", "b", {"clarity": 1}, "spec")
+    ratings = {r.model: r.rating for r in summary.ranking.ratings}
+    # maximum likelihood for 3 of 4: P(a beats b) = 3/4, so the gap is 400·log10(3) Elo points
+    assert ratings["a"] - ratings["b"] == pytest.approx(400 * math.log10(3), abs=0.5)

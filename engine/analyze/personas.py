@@ -16,7 +16,9 @@ two answers as passing, that answer wins whatever the dimensions say. Rewrites t
 check (embedding cosine, and an LLM's "same task?" when a verifier is declared) are left out and counted.
 Weights come from the spec or the profile file, or from a profile an LLM wrote from the description.
 
-Every judge's vote counts separately. Per persona and prompt type (original, personalized, control) the
+Every judge's vote counts separately, and the personalized votes also become ranking outcomes (a win, a
+loss or a half for a tie), so a persona's preference reads as a Bradley–Terry gap with a bootstrap interval.
+Per persona and prompt type (original, personalized, control) the
 result gives A's win rate and the tie rate, and a two-sided binomial test of A's wins against B's wins with
 p = 0.5: the sign test. Each vote compares the two models' answers to the same prompt, so the data are
 paired; the sign test asks only which answer of each pair won, needs no assumption about how much better
@@ -34,6 +36,7 @@ from typing import Any
 
 from scipy.stats import binomtest
 
+from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.execute.cache import Result
 from engine.judges.llm import (
     parse_confidence,
@@ -112,6 +115,7 @@ class PersonaSummary:
     rejected: int  # rewrites that failed the preservation check
     gate_decided: int  # samples the correctness gate decided
     preferred: str | None  # on personalized prompts: the model with more wins (None if level)
+    ranking: Ranking | None = None  # Bradley–Terry on the personalized votes: the gap on the Elo scale, with CIs
 
 
 @dataclass
@@ -308,9 +312,12 @@ def _summarize(persona: Persona, samples: list[PersonaSample], judges: list[Any]
     preferred = None
     if personalized.a_wins != personalized.b_wins:
         preferred = model_a if personalized.a_wins > personalized.b_wins else model_b
+    outcomes = [Outcome(model_a, model_b, (v + 1) / 2) for s in kept if s.prompt_type == "personalized"
+                 for v in s.votes.values()]
+    ranking = rank("bradley_terry", outcomes, [model_a, model_b], rounds=200) if outcomes else None
     return PersonaSummary(persona.name, persona.description, weights, weights_source, dict(persona.prefers), cells,
                           dimensions, sum(s.preserved is False for s in samples), sum(s.gate is not None for s in kept),
-                          preferred)
+                          preferred, ranking)
 
 
 def _notes(personas: dict[str, Persona], opts: dict[str, Any], judges: list[Any], gate: Any) -> list[str]:
