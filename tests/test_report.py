@@ -250,4 +250,6 @@ analyses:
         audit.feed(page.read_text())
         assert audit.bad == [], (page, audit.bad)
     assert (run_dir / "charts" / "personas-personas.svg").read_text().startswith("<svg")
-    assert open_pages([run_dir / "index.html", answers], tmp_path) == []
+    drill = run_dir / "answers" / "personas-novice-1.html"
+    assert "&lt;img src=x onerror=alert(&#39;persona&#39;)&gt;" in drill.read_text()  # the prefix rewrite, as text
+    assert open_pages([run_dir / "index.html", answers, drill], tmp_path) == []

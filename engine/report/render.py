@@ -4,6 +4,7 @@
     vibes/<analysis>-<vibe>.html  definition, verdict distribution, per-model measures, telling examples
     samples/<analysis>-<n>.html   the drill-down, 50 pairs a page: prompt, both outputs, every verdict
     answers/<analysis>-<n>.html   every rated answer, 25 prompts a page: reference, ratings, the judge's reasons
+    answers/<analysis>-<persona>-<n>.html  every prompt as one persona's: both answers, per-dimension verdicts
     charts/*.svg, *.png        every chart, for READMEs and PRs
     assets/                    the Vega bundle and the stylesheet: no CDN, works from file://
 
@@ -27,6 +28,7 @@ from engine.analyze.results import RunResults
 from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
 from engine.execute.cache import Result
 from engine.pipeline import Prepared
+from engine.plan import Task
 from engine.report import charts
 from engine.spec.model import REPORT_FOLDERS
 
@@ -92,7 +94,7 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
         separability.append({"result": sep, "chart": spec, "top": top, "bottom": bottom,
                              "chart_file": f"charts/{name}.svg"})
     reference = [_render_reference(env, ref, prepared, run_dir, outputs) for ref in results.reference]
-    personas = [_persona_section(p, run_dir) for p in results.personas]
+    personas = [_persona_section(env, p, prepared, run_dir, outputs) for p in results.personas]
     page = env.get_template("index.html.j2").render(
         results=results, manifest=results.manifest, judges=judges, analyses=analyses, rankings=rankings,
         separability=separability, reference=reference, personas=personas,
@@ -171,7 +173,9 @@ def _render_reference(env: Environment, ref: ReferenceResult, prepared: Prepared
             "by_subset": {s.model: {sub.subset: sub for sub in s.subsets} for s in ref.scores}}
 
 
-def _persona_section(result: PersonaResult, run_dir: Path) -> dict[str, Any]:
+def _persona_section(env: Environment, result: PersonaResult, prepared: Prepared, run_dir: Path,
+                     outputs: dict[str, Result]) -> dict[str, Any]:
+    """The index section's chart, plus a drill-down per persona: every prompt as the models saw it."""
     rows = []
     for p in result.personas:
         for c in p.cells:
@@ -184,7 +188,34 @@ def _persona_section(result: PersonaResult, run_dir: Path) -> dict[str, Any]:
     spec = charts.persona_chart(rows, result.model_a, result.model_b)
     name = f"{slug(result.analysis)}-personas"
     charts.export(spec, run_dir / "charts" / name)
-    return {"result": result, "chart": spec, "chart_file": f"charts/{name}.svg"}
+    tasks = {t.id: t for t in prepared.plan.tasks}
+    bindings = {(b.item, b.variant): b for b in prepared.plan.bindings.get(result.analysis, [])}
+    pages = {}
+    for p in result.personas:
+        entries = []
+        for sample in (s for s in result.samples if s.persona == p.persona):
+            binding = bindings[(sample.item_id, f"{p.persona}/{sample.variant}")]
+            ga, gb = binding.outputs[result.model_a][0], binding.outputs[result.model_b][0]
+            entries.append({"sample": sample, "prompt": _shown_prompt(tasks[ga], outputs),
+                            "answer_a": _text(outputs, ga), "answer_b": _text(outputs, gb)})
+        prefix = f"{slug(result.analysis)}-{slug(p.persona)}"
+        count = max(1, math.ceil(len(entries) / ITEMS_PER_PAGE))
+        for n in range(count):
+            html = env.get_template("personas.html.j2").render(
+                pr=result, persona=p.persona, weights=p.weights, page=n + 1, pages=count, prefix=prefix, root="..",
+                entries=entries[n * ITEMS_PER_PAGE:(n + 1) * ITEMS_PER_PAGE])
+            (run_dir / "answers" / f"{prefix}-{n + 1}.html").write_text(html, encoding="utf-8")
+        pages[p.persona] = f"answers/{prefix}-1.html"
+    return {"result": result, "chart": spec, "chart_file": f"charts/{name}.svg", "pages": pages}
+
+
+def _shown_prompt(generation: Task, outputs: dict[str, Result]) -> str:
+    """The user message a generation answered: an LLM rewrite's output, or the planned text."""
+    source = generation.request.get("prompt_from")
+    if source:
+        return _text(outputs, source)
+    content = generation.request["messages"][-1]["content"]
+    return content if isinstance(content, str) else " ".join(p.get("text", "") for p in content)
 
 
 def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, samples: list[Sample], path: Path,
