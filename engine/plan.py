@@ -363,7 +363,7 @@ class _Builder:
             return text, None
         request = {"kind": "rewrite", "endpoint": rewriter.endpoint.identity(),
                    "template": prompts.PERSONA_REWRITE.name, "template_sha": prompts.PERSONA_REWRITE.digest,
-                   "persona": persona.description, "prompt": item.prompt, "variant": v,
+                   "persona": persona_text(persona), "prompt": item.prompt, "variant": v,
                    "params": rewriter.endpoint.params.request_fields()}
         if "seed" in request["params"]:  # variants of one prompt must differ, reproducibly
             request["params"]["seed"] += v
@@ -466,7 +466,8 @@ def persona_dimensions(persona: Persona) -> dict[str, int]:
 
 def persona_text(persona: Persona) -> str:
     """What an LLM judge or rewriter is told about the user."""
-    return persona.description + (f" Preferred style: {persona.style}" if persona.style else "")
+    return " ".join([persona.description, *([f"What I ask for: {persona.asks_for}."] if persona.asks_for else []),
+                     *([f"Answers I like: {persona.style}."] if persona.style else [])])
 
 
 def _persona_rewrite(description: str, prompt: str, variant: int) -> str:

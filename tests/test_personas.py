@@ -189,3 +189,10 @@ def test_persona_votes_become_ranking_outcomes() -> None:
     ratings = {r.model: r.rating for r in summary.ranking.ratings}
     # maximum likelihood for 3 of 4: P(a beats b) = 3/4, so the gap is 400·log10(3) Elo points
     assert ratings["a"] - ratings["b"] == pytest.approx(400 * math.log10(3), abs=0.5)
+
+
+def test_profile_says_what_the_persona_asks_for(shared_data: Path) -> None:
+    novice = read_profile(PROFILES / "novice_user.yaml")
+    assert novice.asks_for == ("context: academic coursework; wants the assistant as a tutor; when a request is "
+                               "vague: ask simple clarifying questions when needed; otherwise proceed with safe "
+                               "defaults and explain them step by step")

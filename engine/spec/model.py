@@ -155,7 +155,7 @@ class Persona:
     name: str
     description: str
     dimensions: dict[str, int] = field(default_factory=dict)  # judged dimension -> weight 1..5
-    asks_for: str | None = None
+    asks_for: str | None = None  # what they ask for and how (the profile's input dimensions)
     profile: Path | None = None
     derive_with: str | None = None
     style: str | None = None  # how the persona wants answers written (the profile's expressive_style)
@@ -198,7 +198,8 @@ def _persona(name: str, raw: dict[str, Any], base: Path) -> Persona:
     description = raw.get("description") or (profile.description if profile else None) or ""
     return Persona(name=name, description=description,
                    dimensions=dict(raw.get("dimensions") or (profile.weights if profile else {})),
-                   asks_for=raw.get("asks_for"), profile=path, derive_with=raw.get("derive_with"),
+                   asks_for=raw.get("asks_for") or (profile.asks_for if profile else None), profile=path,
+                   derive_with=raw.get("derive_with"),
                    style=profile.style if profile else None, prefers=dict(raw.get("prefers", {})))
 
 

@@ -38,6 +38,7 @@ class Profile:
     description: str | None
     summary: str | None
     style: str | None
+    asks_for: str | None = None  # what they ask for and how: the profile's input dimensions, in one line
     weights: dict[str, int] = field(default_factory=dict)  # judged dimension -> 1..5
 
 
@@ -65,4 +66,17 @@ def read_profile(path: Path) -> Profile:
             for key in ("description", "persona_description")}
     style = outputs.get("expressive_style")
     return Profile(text["description"], text["persona_description"], style if isinstance(style, str) else None,
-                   weights)
+                   _asks_for(doc.get("input_dimensions")), weights)
+
+
+def _asks_for(inputs: object) -> str | None:
+    """The input dimensions that say what the user asks for, as one line for rewriters and judges."""
+    if not isinstance(inputs, dict):
+        return None
+    handling = inputs.get("preference_and_underspecification_handling")
+    parts = [f"context: {inputs['real_world_context_embedding']}" if inputs.get("real_world_context_embedding")
+             else "", f"wants the assistant as a {inputs['persona_based_task_framing']}"
+             if inputs.get("persona_based_task_framing") else "",
+             f"when a request is vague: {handling['default_behavior']}"
+             if isinstance(handling, dict) and handling.get("default_behavior") else ""]
+    return "; ".join(p for p in parts if p) or None
