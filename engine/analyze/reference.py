@@ -32,6 +32,7 @@ from engine.pipeline import Prepared
 from engine.spec.model import Analysis
 
 ALL = "all"
+RANKING_ROUNDS = 200  # bootstrap rounds of the rankings fitted on the derived preferences
 
 
 @dataclass(frozen=True)
@@ -167,8 +168,7 @@ def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str,
     rankings = []
     if len(per_model) >= 2 and outcomes:
         for method in ("bradley_terry", "elo"):
-            rankings.append(rank(method, outcomes, list(analysis.models), rounds=analysis.options.get(
-                "ranking_bootstrap", 200), seed=seed))
+            rankings.append(rank(method, outcomes, list(analysis.models), rounds=RANKING_ROUNDS, seed=seed))
     return ReferenceResult(analysis.name, analysis.dataset, judge.name, judge_label(judge.kind, judge.name, repeats),
                            repeats, tie_gap, scores, rows, rankings, agreement(rows, scores))
 
