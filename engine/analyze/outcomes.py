@@ -38,12 +38,20 @@ def human_outcomes(items: list[Item], model_a: str, model_b: str) -> list[Outcom
 
 
 def score_outcomes(items: list[Item], models: list[str], tie_gap: float = 1.0) -> list[Outcome]:
-    """Every pair of models on every item both were scored on; a gap below `tie_gap` is a tie."""
+    """Per-item comparisons of the scores a dataset records for each model."""
+    texts = {(item.id, model): text for item in items for model, text in item.outputs.items()}
+    return rating_outcomes({item.id: item.scores for item in items}, models, texts, tie_gap)
+
+
+def rating_outcomes(ratings: dict[str, dict[str, float]], models: list[str], texts: dict[tuple[str, str], str],
+                    tie_gap: float) -> list[Outcome]:
+    """`ratings`: item → model → score. Every pair of models on every item both were scored on, the higher
+    score winning; a gap below `tie_gap` is a tie. `texts` ((item, model) → answer) gives the style vector."""
     out = []
-    for item in items:
-        scored = [m for m in models if m in item.scores]
-        for a, b in itertools.combinations(scored, 2):
-            gap = item.scores[a] - item.scores[b]
+    for item_id, scored in ratings.items():
+        present = [m for m in models if m in scored]
+        for a, b in itertools.combinations(present, 2):
+            gap = scored[a] - scored[b]
             score = 0.5 if abs(gap) < tie_gap else float(gap > 0)
-            out.append(Outcome(a, b, score, style=style_vector(item.outputs.get(a), item.outputs.get(b))))
+            out.append(Outcome(a, b, score, style=style_vector(texts.get((item_id, a)), texts.get((item_id, b)))))
     return out

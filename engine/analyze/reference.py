@@ -15,7 +15,6 @@ result reports them on the same scale and how well this judge agrees with them: 
 from __future__ import annotations
 
 import csv
-import itertools
 import json
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -24,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import kendalltau, spearmanr
 
-from engine.analyze.outcomes import style_vector
+from engine.analyze.outcomes import rating_outcomes
 from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.execute.cache import Result
 from engine.judges.llm import parse_rating, rating_explanation
@@ -189,16 +188,14 @@ def judge_label(kind: str, name: str, repeats: int) -> str:
 
 def preference_outcomes(per_model: dict[str, dict[str, tuple[str, float]]], texts: dict[tuple[str, str], str],
                         tie_gap: float) -> list[Outcome]:
-    """Every pair of models on every item both were rated on: the higher mean rating wins; a gap below
-    `tie_gap` rating points is a tie. The default, 2, is Vibe-Eval's: a one-point difference on the 1–5
-    scale is no preference."""
-    out = []
-    for a, b in itertools.combinations(sorted(per_model), 2):
-        for item_id in sorted(per_model[a].keys() & per_model[b].keys()):
-            gap = per_model[a][item_id][1] - per_model[b][item_id][1]
-            score = 0.5 if abs(gap) < tie_gap else float(gap > 0)
-            out.append(Outcome(a, b, score, style=style_vector(texts.get((item_id, a)), texts.get((item_id, b)))))
-    return out
+    """The pairwise preferences the mean ratings imply (`per_model`: model → item → (subset, rating)). A
+    gap below `tie_gap` rating points is a tie; the default, 2, is Vibe-Eval's: a one-point difference on the
+    1–5 scale is no preference."""
+    ratings: dict[str, dict[str, float]] = defaultdict(dict)
+    for model, rated in per_model.items():
+        for item_id, (_, rating) in rated.items():
+            ratings[item_id][model] = rating
+    return rating_outcomes(dict(sorted(ratings.items())), sorted(per_model), texts, tie_gap)
 
 
 def agreement(rows: list[ItemRating], scores: list[ModelScore]) -> Agreement | None:
