@@ -108,10 +108,19 @@ def _text(outputs: dict[str, Result], task_id: str) -> str:
     return "(no output: the task did not finish)" if result is None else str(result.output)
 
 
+def _write_pages(env: Environment, template: str, folder: Path, prefix: str, rows_name: str, rows: list[Any],
+                 per_page: int, **context: Any) -> None:
+    """A paged drill-down: <folder>/<prefix>-<n>.html, `per_page` rows each (one page even with no rows)."""
+    pages = max(1, math.ceil(len(rows) / per_page))
+    for n in range(pages):
+        html = env.get_template(template).render(**{rows_name: rows[n * per_page:(n + 1) * per_page]}, page=n + 1,
+                                                 pages=pages, prefix=prefix, root="..", **context)
+        (folder / f"{prefix}-{n + 1}.html").write_text(html, encoding="utf-8")
+
+
 def _render_vibecheck(env: Environment, vc: VibeCheckResult, prepared: Prepared, run_dir: Path,
                       outputs: dict[str, Result]) -> dict[str, Any]:
     items = {it.id: it for it in prepared.items[prepared.spec.analyses[vc.analysis].dataset]}
-    pages = max(1, math.ceil(len(vc.pairs) / PAIRS_PER_PAGE))
     samples = [Sample(p, items[p.item_id].prompt, _text(outputs, p.output_a), _text(outputs, p.output_b),
                       f"{slug(vc.analysis)}-{n // PAIRS_PER_PAGE + 1}.html") for n, p in enumerate(vc.pairs)]
     sep_rows = [{"vibe": v.name, "separability": round(v.separability, 4), "status": "kept" if v.kept else "dropped",
@@ -128,12 +137,8 @@ def _render_vibecheck(env: Environment, vc: VibeCheckResult, prepared: Prepared,
     regressions_page = f"{slug(vc.analysis)}-regressions.html"
     (run_dir / regressions_page).write_text(env.get_template("regressions.html.j2").render(vc=vc, root="."),
                                             encoding="utf-8")
-    for n in range(pages):
-        chunk = samples[n * PAIRS_PER_PAGE:(n + 1) * PAIRS_PER_PAGE]
-        html = env.get_template("samples.html.j2").render(
-            vc=vc, samples=chunk, page=n + 1, pages=pages, prefix=slug(vc.analysis), root="..",
-            vibe_names=[v.name for v in vc.vibes])
-        (run_dir / "samples" / f"{slug(vc.analysis)}-{n + 1}.html").write_text(html, encoding="utf-8")
+    _write_pages(env, "samples.html.j2", run_dir / "samples", slug(vc.analysis), "samples", samples, PAIRS_PER_PAGE,
+                 vc=vc, vibe_names=[v.name for v in vc.vibes])
     ranked = sorted(vc.vibes, key=lambda v: (not v.kept, -abs(v.separability)))
     return {"result": vc, "ranked": ranked, "sep_chart": sep_chart, "regressions_page": regressions_page,
             "acc_chart": acc_chart, "vibe_pages": vibe_pages,
@@ -156,12 +161,8 @@ def _render_reference(env: Environment, ref: ReferenceResult, prepared: Prepared
                for i, rows in by_item.items()]
     has_recorded = any(r.recorded is not None for r in ref.ratings)
     prefix = slug(ref.analysis)
-    pages = max(1, math.ceil(len(entries) / ITEMS_PER_PAGE))
-    for n in range(pages):
-        html = env.get_template("reference.html.j2").render(
-            ref=ref, entries=entries[n * ITEMS_PER_PAGE:(n + 1) * ITEMS_PER_PAGE], page=n + 1, pages=pages,
-            prefix=prefix, has_recorded=has_recorded, root="..")
-        (run_dir / "answers" / f"{prefix}-{n + 1}.html").write_text(html, encoding="utf-8")
+    _write_pages(env, "reference.html.j2", run_dir / "answers", prefix, "entries", entries, ITEMS_PER_PAGE, ref=ref,
+                 has_recorded=has_recorded)
     overall = [{"model": s.model, "rating": s.subsets[0].score, "ci_low": s.subsets[0].ci_low,
                 "ci_high": s.subsets[0].ci_high} for s in ref.scores if s.subsets[0].n]
     spec = charts.ratings_chart(overall, "score % against the references (95% CI)")
@@ -199,12 +200,8 @@ def _persona_section(env: Environment, result: PersonaResult, prepared: Prepared
             entries.append({"sample": sample, "prompt": _shown_prompt(tasks[ga], outputs),
                             "answer_a": _text(outputs, ga), "answer_b": _text(outputs, gb)})
         prefix = f"{slug(result.analysis)}-{slug(p.persona)}"
-        count = max(1, math.ceil(len(entries) / ITEMS_PER_PAGE))
-        for n in range(count):
-            html = env.get_template("personas.html.j2").render(
-                pr=result, persona=p.persona, weights=p.weights, page=n + 1, pages=count, prefix=prefix, root="..",
-                entries=entries[n * ITEMS_PER_PAGE:(n + 1) * ITEMS_PER_PAGE])
-            (run_dir / "answers" / f"{prefix}-{n + 1}.html").write_text(html, encoding="utf-8")
+        _write_pages(env, "personas.html.j2", run_dir / "answers", prefix, "entries", entries, ITEMS_PER_PAGE,
+                     pr=result, persona=p.persona, weights=p.weights)
         pages[p.persona] = f"answers/{prefix}-1.html"
     return {"result": result, "chart": spec, "chart_file": f"charts/{name}.svg", "pages": pages}
 
