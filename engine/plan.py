@@ -178,8 +178,7 @@ class _Builder:
         params = model.params.request_fields()
         if temperature is not None:
             params["temperature"] = temperature
-        if "seed" in params:  # K samples must differ, yet stay reproducible: one seed per sample
-            params["seed"] += sample
+        _offset_seed(params, sample)  # K samples must differ, yet stay reproducible: one seed per sample
         request = {"kind": "chat", "endpoint": model.identity(), "messages": messages, "params": params,
                    "sample": sample}
         if prompt_from:
@@ -230,9 +229,7 @@ class _Builder:
                          {**base, "config": {"method": "reference-similarity/v1", "corpus": corpus}}, (output,))
             return
         assert judge.endpoint is not None
-        params = judge.endpoint.params.request_fields()
-        if "seed" in params:  # repeats are samples: reproducible, but not identical
-            params["seed"] += repeat
+        params = _offset_seed(judge.endpoint.params.request_fields(), repeat)  # repeats differ, reproducibly
         template = prompts.REFERENCE_RATING
         request = {**base, "endpoint": judge.endpoint.identity(), "template": template.name,
                    "template_sha": template.digest, "params": params, "repeat": repeat}
@@ -364,9 +361,7 @@ class _Builder:
         request = {"kind": "rewrite", "endpoint": rewriter.endpoint.identity(),
                    "template": prompts.PERSONA_REWRITE.name, "template_sha": prompts.PERSONA_REWRITE.digest,
                    "persona": persona_text(persona), "prompt": item.prompt, "variant": v,
-                   "params": rewriter.endpoint.params.request_fields()}
-        if "seed" in request["params"]:  # variants of one prompt must differ, reproducibly
-            request["params"]["seed"] += v
+                   "params": _offset_seed(rewriter.endpoint.params.request_fields(), v)}  # variants differ
         task = self.add("persona_rewrite", a.name, rewriter.name, rewriter.endpoint.provider, item.id, request,
                         input_tokens=estimate_tokens(persona.description + item.prompt) + 80,
                         output_tokens=rewriter.endpoint.params.max_tokens, endpoint=rewriter.endpoint)
@@ -435,6 +430,14 @@ def _image_part(dataset: str, item: Item) -> dict[str, str]:
         raise PlanError(f"dataset {dataset!r} item {item.id!r}: image {item.image} cannot be read "
                         f"({exc.strerror or exc})") from None
     return {"type": "image", "source": item.image, "sha256": digest}
+
+
+def _offset_seed(params: dict[str, Any], offset: int) -> dict[str, Any]:
+    """Samples, repeats and variants of one request differ yet stay reproducible: seed + their index (no seed,
+    no change)."""
+    if "seed" in params:
+        params["seed"] += offset
+    return params
 
 
 def reference_corpus(items: Iterable[Item]) -> tuple[str, tuple[str, ...]]:

@@ -37,11 +37,11 @@ from typing import Any
 from scipy.stats import binomtest
 
 from engine.analyze.rankings import Outcome, Ranking, rank
+from engine.analyze.reference import rating_of
 from engine.execute.cache import Result
 from engine.judges.llm import (
     parse_confidence,
     parse_profile,
-    parse_rating,
     parse_same_task,
     parse_verdict,
     verdict_to_score,
@@ -256,10 +256,7 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
 
 
 def _passes(out: Any, threshold: float) -> bool | None:
-    """Offline ratings are records with a `rating`; an LLM's is parsed from its text."""
-    if out is None:
-        return None
-    rating = float(out["rating"]) if isinstance(out, dict) else parse_rating(str(out))
+    rating = None if out is None else rating_of(out)
     return None if rating is None else rating >= threshold
 
 

@@ -19,6 +19,7 @@ import json
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.stats import kendalltau, spearmanr
@@ -110,18 +111,25 @@ def subset_scores(per_item: dict[str, tuple[str, float]], rounds: int, seed: int
     return out
 
 
+def rating_of(output: Any) -> float | None:
+    """A rating result's 1–5 value: offline judges record it, an LLM's is parsed from its text (None if absent)."""
+    if isinstance(output, dict):
+        return float(output["rating"])
+    rating = parse_rating(str(output))
+    return None if rating is None else float(rating)
+
+
 def item_rating(raw: list[Result], llm: bool) -> tuple[float | None, tuple[float | None, ...], str, int]:
     """(mean of valid repeats, every repeat, an explanation, invalid count) for one answer."""
+    repeats = tuple(rating_of(res.output) for res in raw)
+    valid = [r for r in repeats if r is not None]
     if not llm:
         out = raw[0].output
-        assert isinstance(out, dict)
-        text = (f"match {out['match']:.2f}: BERTScore recall {out['bertscore_recall']:.2f}, key-term recall "
-                f"{out['key_term_recall']:.2f}, cosine {out['cosine']:.2f}")
-        return float(out["rating"]), (float(out["rating"]),), text, 0
-    repeats = tuple(float(r) if (r := parse_rating(str(res.output))) is not None else None for res in raw)
-    valid = [r for r in repeats if r is not None]
-    explanation = next((rating_explanation(str(res.output)) for res, r in zip(raw, repeats, strict=True)
-                        if r is not None), str(raw[0].output)[:300] if raw else "")
+        explanation = (f"match {out['match']:.2f}: BERTScore recall {out['bertscore_recall']:.2f}, key-term recall "
+                       f"{out['key_term_recall']:.2f}, cosine {out['cosine']:.2f}")
+    else:
+        explanation = next((rating_explanation(str(res.output)) for res, r in zip(raw, repeats, strict=True)
+                            if r is not None), str(raw[0].output)[:300] if raw else "")
     return (float(np.mean(valid)) if valid else None), repeats, explanation, len(repeats) - len(valid)
 
 

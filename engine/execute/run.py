@@ -146,6 +146,7 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
     used = {t.endpoint for t in pending if t.is_call}
     providers = _providers(used, endpoints)
     scheduler = Scheduler(cache, {n: endpoints[n] for n in used}, providers, on_result=progress.advance)
+    corpora = reference_corpora(prepared.plan.tasks)  # whole plan: a resumed partial batch weighs words the same
     try:
         for stage in STAGES:
             stage_tasks = [t for t in pending if t.stage == stage]
@@ -165,7 +166,7 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
             inputs = cache.get_many({d for t in runnable for d in t.depends_on})
             failures = await scheduler.run(runnable, functools.partial(render, results=inputs))
             summary.failed.extend(failures)
-            new_offline = run_offline(offline, cache, reference_corpora(prepared.plan.tasks)) if offline else []
+            new_offline = run_offline(offline, cache, corpora) if offline else []
             for task in offline:
                 progress.advance(task, None)
             summary.ran_now += len(recorded) + len(new_offline) + len(runnable) - len(failures)

@@ -38,11 +38,15 @@ def verdict_to_score(verdict: str | None, order: str) -> int | None:
     return (1 if first_shown_wins else -1) * (1 if order == "ab" else -1)
 
 
-def parse_rating(text: str) -> int | None:
-    """The 1–5 rating of a reference-based judgment; None if missing or out of range."""
-    found = RATING.findall(text or "")
+def _last_score(pattern: re.Pattern[str], text: str) -> int | None:
+    """The last 1–5 value the pattern finds; None when there is none (an out-of-range number never matches)."""
+    found = pattern.findall(text or "")
     return int(found[-1]) if found else None
 
+
+def parse_rating(text: str) -> int | None:
+    """The 1–5 rating of a reference-based judgment; None if missing or out of range."""
+    return _last_score(RATING, text)
 
 
 def rating_explanation(text: str) -> str:
@@ -54,8 +58,7 @@ def rating_explanation(text: str) -> str:
 
 def parse_confidence(text: str) -> int | None:
     """The 1–5 confidence a persona judge attaches to its verdict; None if missing."""
-    found = CONFIDENCE.findall(text or "")
-    return int(found[-1]) if found else None
+    return _last_score(CONFIDENCE, text)
 
 
 def parse_same_task(text: str) -> bool | None:
