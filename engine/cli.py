@@ -218,8 +218,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-
-
 def _terminate(signum: int, frame: object) -> None:
     """SIGTERM (a cancelled CI job, `kill`) stops a run the way Ctrl-C does: finished work stays cached, the
     manifest records the interruption, and a local llama.cpp server is stopped rather than orphaned."""
