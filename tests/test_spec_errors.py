@@ -114,6 +114,11 @@ CASES = [
      "    prefers: {lenght: high}\n", 6, "personas.novice.prefers.lenght", "unknown metric 'lenght'"),
     ("    judges: [m]", "    judges: [m]\n  ref:\n    method: reference\n    dataset: d\n    models: [a]\n"
      "    judge: m", 30, "analyses.ref.judge", "use an llm judge, or an embedding judge"),
+    ("    high: long answers\n",
+     "    high: long answers\n    metric: length_words\n    examples: {low: [a], high: [b]}\n", 22,
+     "vibes[0].examples", "give one or the other"),
+    ("    high: long answers\n", "    high: long answers\n    examples: {high: [a long answer]}\n", 21,
+     "vibes[0].examples", "'low' is required"),
 ]
 
 

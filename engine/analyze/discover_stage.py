@@ -16,7 +16,7 @@ from engine.analyze.vibecheck import split_bindings
 from engine.execute.cache import Cache
 from engine.pipeline import Prepared
 from engine.plan import compile_plan
-from engine.spec.model import Analysis, Vibe
+from engine.spec.model import Analysis, Vibe, vibe_examples
 
 
 def training_pairs(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[discovery.TrainingPair]:
@@ -73,8 +73,10 @@ def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[s
         if d.method == "llm":
             proposed = [(v, f"LLM proposer {d.proposer}") for v in _llm_vibes(prepared, analysis, cache, pairs)]
         else:
+            embedding_panel = any(spec.judges[j].kind == "embedding" for j in analysis.options["judges"])
             proposed = [(c.vibe, c.origin) for c in discovery.discover(
-                pairs, *analysis.models, max_vibes=d.max_vibes, exclude_metrics=frozenset(declared_metrics))]
+                pairs, *analysis.models, max_vibes=d.max_vibes, exclude_metrics=frozenset(declared_metrics),
+                clusters=embedding_panel, seed=analysis.options.get("split", {}).get("seed", 0))]
         for vibe, origin in proposed:
             if vibe.name in origins or any(v.name == vibe.name for v in spec.vibes):
                 continue
@@ -90,10 +92,20 @@ def with_vibes(prepared: Prepared, vibes: list[Vibe]) -> Prepared:
 
 def vibes_yaml(vibes: list[Vibe], origins: dict[str, str]) -> str:
     """Discovered vibes as a `vibes:` block to paste into a spec."""
-    entries = [{"name": v.name, "low": v.low, "high": v.high, **({"metric": v.metric} if v.metric else {})}
+    entries = [{"name": v.name, "low": v.low, "high": v.high, **({"metric": v.metric} if v.metric else {}),
+                **({"examples": {"low": list(v.examples.low), "high": list(v.examples.high)}} if v.examples else {})}
                for v in vibes]
     header = "".join(f"# {v.name}: {origins.get(v.name, '')}\n" for v in vibes)
-    return header + yaml.safe_dump({"vibes": entries}, sort_keys=False, allow_unicode=True, width=120)
+    return header + yaml.dump({"vibes": entries}, Dumper=_ReadableDumper, sort_keys=False, allow_unicode=True,
+                              width=120)
+
+
+class _ReadableDumper(yaml.SafeDumper):
+    """Multi-line strings (example answers) as literal blocks, so they read as they were written."""
+
+
+_ReadableDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))
 
 
 def write_discovered(vibes: list[Vibe], origins: dict[str, str], run_dir: Path) -> Path:
@@ -111,5 +123,6 @@ def read_discovered(run_dir: Path) -> tuple[list[Vibe], dict[str, str]]:
     if not path.exists():
         return [], {}
     records = json.loads(path.read_text(encoding="utf-8"))
-    vibes = [Vibe(r["name"], r["low"], r["high"], r.get("metric"), tuple(r.get("judges", ()))) for r in records]
+    vibes = [Vibe(r["name"], r["low"], r["high"], r.get("metric"), tuple(r.get("judges", ())),
+                  vibe_examples(r.get("examples"))) for r in records]
     return vibes, {r["name"]: r["origin"] for r in records}

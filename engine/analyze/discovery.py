@@ -4,9 +4,14 @@ Candidates are interpretable properties of a single response:
 - every text metric (length, list density, exclamations, hedging, ...);
 - phrase lexicons mined from the training pairs: the token n-grams most over-used by each model relative to
   the other (log-odds with add-one smoothing), and those most over-used in the responses people preferred,
-  each grouped into a small lexicon.
-Each candidate is scored per pair exactly as the metric judge will score it (the sign of A − B beyond a
-relative tolerance). Only the training split is used. Lexicons are cross-fitted for selection: the
+  each grouped into a small lexicon;
+- when the panel has an embedding judge, embedding clusters: k-means on the MiniLM embeddings of all
+  training answers, each cluster a vibe defined by example answers (the members nearest its centroid at the
+  high end, the non-members nearest theirs at the low end) and described by its most over-used terms.
+Each candidate is scored per pair exactly as its judge will score it: metrics and lexicons as the metric
+judge does (the sign of A − B beyond a relative tolerance), clusters as the embedding judge does with its
+default margin. Only the training split is used. Clusters are found without the labels (which model wrote
+an answer, which one people preferred), so they need no cross-fitting. Lexicons are cross-fitted for selection: the
 training pairs are halved, each half is scored with the lexicon mined on the other half, so a lexicon is
 never credited for fitting the pairs it was mined from; the vibe finally proposed uses the lexicon mined
 on all training pairs. Choice is greedy forward selection: at each step the candidate that most improves
@@ -22,19 +27,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.judges.embedding import axis_end, end_texts
 from engine.judges.metrics import METRICS, PHRASES_PREFIX, measure, tokens
 from engine.judges.verdicts import compare
-from engine.spec.model import Vibe
+from engine.spec.model import Vibe, VibeExamples
 
 TOLERANCE = 0.05
+MARGIN = 0.02  # the embedding judge's default margin
 LEXICON_SIZE = 25
 MAX_CORRELATION = 0.8
+MAX_CLUSTERS = 12
+ANSWERS_PER_CLUSTER = 20  # fewer clusters than that many answers each would be mostly noise
+EXAMPLES_PER_END = 5
+EXAMPLE_CHARS = 600  # an example is an answer's opening; MiniLM reads only its first 256 word pieces anyway
 
 
 @dataclass(frozen=True)
 class Candidate:
     vibe: Vibe
-    origin: str  # "metric" | "phrases:<model>" | "phrases:preferred"
+    origin: str  # "metric" | "phrases:<model>" | "phrases:preference" | "embedding cluster"
 
 
 @dataclass(frozen=True)
@@ -44,9 +55,23 @@ class TrainingPair:
     a_preferred: bool | None  # None when the pair has no (non-tie) human label
 
 
-def pair_scores(metric: str, pairs: Sequence[TrainingPair]) -> np.ndarray:
-    return np.array([compare(measure(metric, p.output_a), measure(metric, p.output_b), TOLERANCE, relative=True)
-                     for p in pairs])
+def pair_scores(vibe: Vibe, pairs: Sequence[TrainingPair]) -> np.ndarray:
+    """Each pair's verdict on the vibe, as the judge that will score it decides: the metric judge for a
+    vibe with a metric, the embedding judge for one defined by examples."""
+    if vibe.metric is not None:
+        return np.array([compare(measure(vibe.metric, p.output_a), measure(vibe.metric, p.output_b), TOLERANCE,
+                                 relative=True) for p in pairs])
+    from engine.embeddings import embed
+
+    assert vibe.examples is not None, f"vibe {vibe.name!r} has neither a metric nor examples"
+    fields = {"examples": {"low": vibe.examples.low, "high": vibe.examples.high}}
+    ends = [end_texts(fields, end) for end in ("low", "high")]
+    answers = [t for p in pairs for t in (p.output_a, p.output_b)]
+    corpus = list(dict.fromkeys(answers + ends[0] + ends[1]))
+    vectors = dict(zip(corpus, embed(corpus), strict=True))
+    low, high = (axis_end(texts, vectors.__getitem__) for texts in ends)
+    position = {t: float(np.dot(vectors[t], high) - np.dot(vectors[t], low)) for t in set(answers)}
+    return np.array([compare(position[p.output_a], position[p.output_b], MARGIN, relative=False) for p in pairs])
 
 
 def _log_odds(pos: list[str], neg: list[str], min_docs: int) -> list[tuple[str, float]]:
@@ -102,8 +127,72 @@ def candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str) -> lis
     return out
 
 
+def _is_content(phrase: str) -> bool:
+    """A phrase that says what a cluster is about: words only, at least one of them not a stop word."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    words = phrase.split()
+    return all(w.isalpha() for w in words) and any(len(w) > 2 and w not in ENGLISH_STOP_WORDS for w in words)
+
+
+def _excerpt(text: str) -> str:
+    text = text.strip()
+    if len(text) <= EXAMPLE_CHARS:
+        return text
+    cut = text[:EXAMPLE_CHARS]
+    return cut[: cut.rfind(" ")] if " " in cut else cut
+
+
+def _nearest(vectors: np.ndarray, rows: np.ndarray, texts: list[str]) -> tuple[str, ...]:
+    """Excerpts of the distinct answers among `rows` nearest to those rows' mean direction."""
+    centre = vectors[rows].mean(axis=0)
+    chosen: list[str] = []
+    for row in rows[np.argsort(-(vectors[rows] @ centre))]:
+        excerpt = _excerpt(texts[row])
+        if excerpt and excerpt not in chosen:
+            chosen.append(excerpt)
+        if len(chosen) == EXAMPLES_PER_END:
+            break
+    return tuple(chosen)
+
+
+def cluster_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str, seed: int = 0) -> list[Candidate]:
+    """One vibe per k-means cluster of the training answers' embeddings (see the module docstring)."""
+    from sklearn.cluster import KMeans
+
+    from engine.embeddings import embed
+
+    texts = [p.output_a for p in pairs] + [p.output_b for p in pairs]
+    k = min(MAX_CLUSTERS, len(texts) // ANSWERS_PER_CLUSTER)
+    if k < 2:
+        return []
+    vectors = embed(texts)
+    labels = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(vectors)
+    out: list[Candidate] = []
+    names: set[str] = set()
+    for cluster in range(k):
+        inside = labels == cluster
+        members, others = np.flatnonzero(inside), np.flatnonzero(~inside)
+        ranked = _log_odds([texts[i] for i in members], [texts[i] for i in others], min_docs=2)
+        terms = _lexicon([(t, score) for t, score in ranked if _is_content(t)])[:6]
+        slugs = [slug[:30] for slug in map(_slug, terms) if slug][:2]
+        name = "cluster_" + "_".join(slugs) if slugs else f"cluster_{cluster}"
+        while name in names:
+            name += "_"
+        names.add(name)
+        share = float(np.mean(members < len(pairs)))
+        shown = ", ".join(f"'{t}'" for t in terms) or "no distinctive terms"
+        high = (f"Close to a group of answers marked by {shown} (an embedding cluster of {len(members)} training "
+                f"answers, {share:.0%} by {model_a} and {1 - share:.0%} by {model_b}).")
+        low = "Unlike that group: closer to the other answers."
+        examples = VibeExamples(low=_nearest(vectors, others, texts), high=_nearest(vectors, members, texts))
+        out.append(Candidate(Vibe(name, low, high, examples=examples), "embedding cluster"))
+    return out
+
+
 def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in text.lower()).strip("_")
+    """ASCII letters, digits and underscores: what a vibe name may hold."""
+    return "".join(c if c.isascii() and c.isalnum() else "_" for c in text.lower()).strip("_")
 
 
 def _fit_loglik(x: np.ndarray, y: np.ndarray) -> float:
@@ -147,23 +236,26 @@ def _too_similar(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibes: int, *,
-             exclude_metrics: frozenset[str] = frozenset(), seed: int = 0) -> list[Candidate]:
+             exclude_metrics: frozenset[str] = frozenset(), clusters: bool = False, seed: int = 0) -> list[Candidate]:
     """Propose and choose at most `max_vibes` vibes from training pairs (none measuring an excluded metric,
-    e.g. one a declared vibe already measures)."""
+    e.g. one a declared vibe already measures; embedding clusters only with `clusters`, for a panel with an
+    embedding judge to score them)."""
     pairs = list(pairs)
     order = np.random.default_rng(seed).permutation(len(pairs))
     halves = [sorted(order[: len(pairs) // 2]), sorted(order[len(pairs) // 2:])]
     final = [c for c in candidates(pairs, model_a, model_b) if c.vibe.metric not in exclude_metrics]
+    if clusters:
+        final += cluster_candidates(pairs, model_a, model_b, seed)
     scores: dict[str, np.ndarray] = {}
     for candidate in final:
-        if candidate.origin == "metric":
-            scores[candidate.vibe.name] = pair_scores(candidate.vibe.metric or "", pairs)
+        if candidate.origin in ("metric", "embedding cluster"):
+            scores[candidate.vibe.name] = pair_scores(candidate.vibe, pairs)
     for mine, score in ((halves[0], halves[1]), (halves[1], halves[0])):
         mined = {c.vibe.name: c for c in candidates([pairs[i] for i in mine], model_a, model_b)
                  if c.origin != "metric"}
         for name, candidate in mined.items():
             column = scores.setdefault(name, np.zeros(len(pairs)))
-            column[score] = pair_scores(candidate.vibe.metric or "", [pairs[i] for i in score])
+            column[score] = pair_scores(candidate.vibe, [pairs[i] for i in score])
     scores = {name: column for name, column in scores.items() if any(c.vibe.name == name for c in final)}
     labels = [p.a_preferred for p in pairs]
     labelled = [i for i, v in enumerate(labels) if v is not None]

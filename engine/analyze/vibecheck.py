@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from engine.judges.llm import parse_verdict, verdict_to_score
 from engine.judges.verdicts import combine_orders
 from engine.pipeline import Prepared
 from engine.plan import Binding
-from engine.spec.model import Analysis, Vibe
+from engine.spec.model import Analysis, Vibe, VibeExamples
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,7 @@ class VibeScore:
     mm_p_value: float | None = None
     pp_coefficient: float | None = None
     pp_p_value: float | None = None
+    examples: VibeExamples | None = None  # the answers an embedding judge measures against, when given
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,7 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
         judges=judges, judge_kinds=sorted({spec.judges[j].kind for j in judges}),
         separability=stats.separability(nu_all), separability_train=sep_train, kappa=kappa(pairs),
         kappa_train=kappa_train, kept=not reasons, drop_reason="; ".join(reasons), n_pairs=len(pairs),
-        invalid_verdicts=invalid)
+        invalid_verdicts=invalid, examples=vibe.examples)
 
 
 def _regressions(kept: list[str], pairs: list[PairVerdicts], model_a: str,
@@ -235,7 +236,7 @@ def _with_coefficients(score: VibeScore, mm: stats.RegressionResult | None,
             i = reg.features.index(score.name)
             values[f"{prefix}_coefficient"] = reg.coefficients[i]
             values[f"{prefix}_p_value"] = reg.p_values[i]
-    return VibeScore(**{**asdict(score), **values}) if values else score
+    return replace(score, **values)
 
 
 def write_vibecheck(result: VibeCheckResult, run_dir: Path) -> Path:
@@ -243,10 +244,11 @@ def write_vibecheck(result: VibeCheckResult, run_dir: Path) -> Path:
     out = run_dir / result.analysis
     out.mkdir(parents=True, exist_ok=True)
     rows = [asdict(s) for s in result.vibes]
+    flat = [{k: (";".join(v) if isinstance(v, list) else v) for k, v in row.items() if k != "examples"} for row in rows]
     with (out / "vibes.csv").open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["name"])
+        writer = csv.DictWriter(fh, fieldnames=list(flat[0]) if flat else ["name"])
         writer.writeheader()
-        writer.writerows({k: (";".join(v) if isinstance(v, list) else v) for k, v in row.items()} for row in rows)
+        writer.writerows(flat)  # example answers (multi-line) stay in vibes.jsonl
     (out / "vibes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     (out / "pairs.jsonl").write_text("".join(json.dumps(asdict(p)) + "\n" for p in result.pairs), encoding="utf-8")
     regressions = {name: asdict(reg) if reg else None

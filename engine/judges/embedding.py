@@ -1,12 +1,14 @@
 """Embedding judge: places each output on the vibe's low→high axis with all-MiniLM-L6-v2 and compares.
 
-An output's position is cos(output, high) − cos(output, low), where high and low are the vibe's own
-definitions; A scores +1 when it sits further toward "high" than B by more than `margin`. All texts of a
-batch are embedded together, each once.
+An output's position is cos(output, high) − cos(output, low). The ends are the vibe's own low and high
+definitions or, when the vibe gives example answers for each end, the normalized mean embedding of each
+end's examples. A scores +1 when it sits further toward "high" than B by more than `margin`. All texts of
+a batch are embedded together, each once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -15,15 +17,26 @@ from engine.embeddings import embed
 from engine.judges.verdicts import compare
 
 
+def end_texts(fields: dict[str, Any], end: str) -> list[str]:
+    """The texts that define one end ("low" or "high") of a vibe's axis."""
+    examples = fields.get("examples")
+    return list(examples[end]) if examples else [fields[end]]
+
+
+def axis_end(texts: list[str], vector: Callable[[str], np.ndarray]) -> np.ndarray:
+    mean = np.mean([vector(t) for t in texts], axis=0)
+    return mean / max(float(np.linalg.norm(mean)), 1e-12)
+
+
 def judge_pairs(requests: list[dict[str, Any]], texts: dict[str, str]) -> list[dict[str, Any]]:
     if not requests:
         return []
-    corpus = list(dict.fromkeys([texts[g] for r in requests for g in r["outputs"]]
-                                + [r["fields"][end] for r in requests for end in ("low", "high")]))
+    ends = [t for r in requests for end in ("low", "high") for t in end_texts(r["fields"], end)]
+    corpus = list(dict.fromkeys([texts[g] for r in requests for g in r["outputs"]] + ends))
     vectors = dict(zip(corpus, embed(corpus), strict=True))
     out = []
     for request in requests:
-        low, high = vectors[request["fields"]["low"]], vectors[request["fields"]["high"]]
+        low, high = (axis_end(end_texts(request["fields"], end), vectors.__getitem__) for end in ("low", "high"))
         a, b = (vectors[texts[g]] for g in request["outputs"])
         value_a, value_b = float(np.dot(a, high) - np.dot(a, low)), float(np.dot(b, high) - np.dot(b, low))
         score = compare(value_a, value_b, request["config"]["margin"], relative=False)

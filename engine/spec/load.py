@@ -154,10 +154,15 @@ def _schema_errors(document: dict[str, Any]) -> list[jsonschema.ValidationError]
     leaves: list[jsonschema.ValidationError] = []
 
     def collect(err: jsonschema.ValidationError) -> None:
-        # if/then and oneOf wrap the useful errors; report the most specific ones.
+        # if/then and oneOf wrap the useful errors; report the most specific ones of the branch the entry
+        # was meant for: the one whose shape (its keys) it fits best.
         if err.context and err.validator in ("oneOf", "anyOf"):
-            best = jsonschema.exceptions.best_match(err.context)
-            collect(best)
+            branches: dict[Any, list[jsonschema.ValidationError]] = {}
+            for sub in err.context:
+                branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+            meant = min(branches.values(), key=lambda errs: sum(
+                not e.relative_path and e.validator in ("additionalProperties", "required") for e in errs))
+            collect(jsonschema.exceptions.best_match(meant))
         else:
             leaves.append(err)
 

@@ -130,12 +130,27 @@ class Dataset:
 
 
 @dataclass(frozen=True)
+class VibeExamples:
+    """Answers that sit at each end of a vibe. An embedding judge then places outputs between the mean
+    embeddings of these examples instead of between the one-line definitions: a vibe found as a cluster of
+    answers is defined by answers, and a sentence describing it embeds far from them."""
+
+    low: tuple[str, ...]
+    high: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Vibe:
     name: str
     low: str
     high: str
     metric: str | None = None
     judges: tuple[str, ...] = ()
+    examples: VibeExamples | None = None
+
+
+def vibe_examples(raw: dict[str, list[str]] | None) -> VibeExamples | None:
+    return VibeExamples(tuple(raw["low"]), tuple(raw["high"])) if raw else None
 
 
 @dataclass(frozen=True)
@@ -282,7 +297,8 @@ def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
             discovery = Discovery(**raw["discover"])
         else:
             vibe_judges = tuple(j for j in raw.get("judges", ()) if j not in skipped)
-            vibes.append(Vibe(raw["name"], raw["low"], raw["high"], raw.get("metric"), vibe_judges))
+            vibes.append(Vibe(raw["name"], raw["low"], raw["high"], raw.get("metric"), vibe_judges,
+                              vibe_examples(raw.get("examples"))))
     personas = {name: _persona(name, raw, base) for name, raw in (doc.get("personas") or {}).items()}
     analyses = {
         name: Analysis(

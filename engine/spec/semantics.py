@@ -147,6 +147,9 @@ def _check_vibes(c: _Checker) -> None:
         if "metric" in vibe and not is_metric(vibe["metric"]):
             c.report((*path, "metric"), f"unknown metric {vibe['metric']!r} (known: {', '.join(sorted(METRICS))}, "
                      "or phrases:<n-gram>|<n-gram>...)")
+        if "metric" in vibe and "examples" in vibe:
+            c.report((*path, "examples"), "a vibe with a 'metric' is measured, not placed between examples: "
+                     "give one or the other")
         if name in seen:
             c.report((*path, "name"), f"duplicate vibe {name!r} (also vibes[{seen[name]}])")
         seen[name] = i
