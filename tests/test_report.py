@@ -154,13 +154,16 @@ models: {{a: {{provider: recorded}}, b: {{provider: recorded}}}}
 judges:
   j: {{kind: llm, provider: openai-compatible, base_url: {server.base_url}, model: m, api_key_env: XSS_TEST_KEY}}
   m: {{kind: metric}}
+  e: {{kind: embedding}}
 datasets:
   d: {{source: {{path: xss.jsonl}}, fields: {{id: id, prompt: q, outputs: {{a: a, b: b}}, preference: pref}}}}
 vibes:
   - {{name: verbosity, low: "<script>alert('low')</script>", high: "<b onmouseover=alert(1)>long</b>",
       metric: length_words}}
+  - {{name: topic, low: far, high: near, examples: {{low: ["<script>alert('example')</script>"],
+                                                     high: ["<img src=x onerror=alert('example')>"]}}}}
 analyses:
-  vibecheck: {{dataset: d, models: [a, b], judges: [j, m]}}
+  vibecheck: {{dataset: d, models: [a, b], judges: [j, m, e]}}
 """)
         summary, _, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
     assert summary.done == summary.total
@@ -174,11 +177,14 @@ analyses:
         assert "sk-very-secret-value" not in text and "XSS_TEST_KEY" not in text
     sample = (run_dir / "samples" / "vibecheck-1.html").read_text()
     assert "&lt;script&gt;alert(&#39;prompt&#39;)&lt;/script&gt;" in sample  # shown as text, not dropped
+    topic = (run_dir / "vibes" / "vibecheck-topic.html").read_text()
+    assert "Defined by example answers" in topic and "&lt;img src=x onerror=alert(&#39;example&#39;)&gt;" in topic
     for path in run_dir.rglob("*"):
         if path.is_file():
             assert b"sk-very-secret-value" not in path.read_bytes(), path
     assert open_pages([run_dir / "index.html", run_dir / "samples" / "vibecheck-1.html",
-                       run_dir / "vibes" / "vibecheck-verbosity.html"], tmp_path) == []
+                       run_dir / "vibes" / "vibecheck-verbosity.html", run_dir / "vibes" / "vibecheck-topic.html"],
+                      tmp_path) == []
 
 
 def test_publish_and_strict_mkdocs_build(tmp_path: Path, shared_data: Path) -> None:

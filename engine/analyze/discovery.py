@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -74,18 +75,29 @@ def pair_scores(vibe: Vibe, pairs: Sequence[TrainingPair]) -> np.ndarray:
     return np.array([compare(position[p.output_a], position[p.output_b], MARGIN, relative=False) for p in pairs])
 
 
-def _log_odds(pos: list[str], neg: list[str], min_docs: int) -> list[tuple[str, float]]:
+def _doc_terms(texts: list[str], min_docs: int) -> tuple[Any, np.ndarray]:
+    """Which token n-grams (1 to 3) each text contains: a binary document-term matrix and its vocabulary."""
     from sklearn.feature_extraction.text import CountVectorizer
 
     vectorizer = CountVectorizer(tokenizer=tokens, token_pattern=None, lowercase=False, ngram_range=(1, 3),
                                  binary=True, min_df=min_docs)
-    matrix = vectorizer.fit_transform(pos + neg)
-    vocabulary = vectorizer.get_feature_names_out()
-    in_pos = np.asarray(matrix[: len(pos)].sum(axis=0)).ravel() + 1.0
-    in_neg = np.asarray(matrix[len(pos):].sum(axis=0)).ravel() + 1.0
-    score = np.log(in_pos / (len(pos) + 1)) - np.log(in_neg / (len(neg) + 1))
-    order = np.argsort(-score)
+    return vectorizer.fit_transform(texts), vectorizer.get_feature_names_out()
+
+
+def _ranked(matrix: Any, vocabulary: np.ndarray, positive: np.ndarray,
+            min_positive: int = 0) -> list[tuple[str, float]]:
+    """N-grams by log-odds of appearing in the positive texts rather than the others (add-one smoothed),
+    leaving out those in fewer than `min_positive` positive texts."""
+    in_pos = np.asarray(matrix[positive].sum(axis=0)).ravel() + 1.0
+    in_neg = np.asarray(matrix[~positive].sum(axis=0)).ravel() + 1.0
+    score = np.log(in_pos / (positive.sum() + 1)) - np.log(in_neg / ((~positive).sum() + 1))
+    order = [i for i in np.argsort(-score) if in_pos[i] > min_positive]
     return [(vocabulary[i], float(score[i])) for i in order]
+
+
+def _log_odds(pos: list[str], neg: list[str], min_docs: int) -> list[tuple[str, float]]:
+    matrix, vocabulary = _doc_terms(pos + neg, min_docs)
+    return _ranked(matrix, vocabulary, np.arange(len(pos) + len(neg)) < len(pos))
 
 
 def _lexicon(ranked: list[tuple[str, float]]) -> list[str]:
@@ -168,14 +180,18 @@ def cluster_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str
         return []
     vectors = embed(texts)
     labels = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(vectors)
+    matrix, vocabulary = _doc_terms(texts, min_docs=2)
+    content = np.array([_is_content(term) for term in vocabulary], dtype=bool)
+    matrix, vocabulary = matrix[:, content], vocabulary[content]
     out: list[Candidate] = []
     names: set[str] = set()
     for cluster in range(k):
         inside = labels == cluster
         members, others = np.flatnonzero(inside), np.flatnonzero(~inside)
-        ranked = _log_odds([texts[i] for i in members], [texts[i] for i in others], min_docs=2)
-        terms = _lexicon([(t, score) for t, score in ranked if _is_content(t)])[:6]
-        slugs = [slug[:30] for slug in map(_slug, terms) if slug][:2]
+        # terms common in the cluster (a tenth of its answers), not just rare words it happens to hold
+        terms = _lexicon(_ranked(matrix, vocabulary, inside, min_positive=max(2, len(members) // 10)))[:6]
+        single_words_first = sorted(terms, key=lambda t: " " in t)
+        slugs = [slug[:20] for slug in map(_slug, single_words_first) if slug][:2]
         name = "cluster_" + "_".join(slugs) if slugs else f"cluster_{cluster}"
         while name in names:
             name += "_"
