@@ -4,7 +4,9 @@
 read from ../shared/data/arena/). For each of 10 seeded 50/50 splits: discovery sees only the training
 half and proposes at most 10 vibes; each vibe is scored on every pair by the metric judge; model matching
 (which model wrote the first-shown output) and preference prediction (which one people voted for) are
-fitted on the training half and scored on the test half. Paper (GPT-4-class judges): 80% / 61%.
+fitted on the training half and scored on the test half. As in the product's analysis, a phrase lexicon
+mined from the training half scores those pairs cross-fitted (the lexicon mined on the other half of them).
+Paper (GPT-4-class judges): 80% / 61%.
 A plain logistic regression on eleven style counts reaches about 77% / 56% on this data.
 
 Beside them, on the same splits, two references for preference prediction: length alone, and every
@@ -24,11 +26,22 @@ from pathlib import Path
 import numpy as np
 
 from engine.analyze import discovery, stats
+from engine.judges.metrics import PHRASES_PREFIX
 from engine.pipeline import prepare
+from engine.spec.model import Vibe
 
 ROOT = Path(__file__).resolve().parent.parent
 SPLITS = 10
 MAX_VIBES = 10
+
+
+def features(vibes: list[Vibe], train: list[discovery.TrainingPair], test: list[discovery.TrainingPair],
+             crossfit: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Verdict matrices for the training and test pairs, as the vibecheck analysis builds them: a phrase
+    lexicon mined from the training pairs scores them cross-fitted (from the other half's lexicon)."""
+    x_train = np.column_stack([crossfit[v.name] if (v.metric or "").startswith(PHRASES_PREFIX)
+                               else discovery.pair_scores(v, train) for v in vibes])
+    return x_train, np.column_stack([discovery.pair_scores(v, test) for v in vibes])
 
 
 def main() -> None:
@@ -49,21 +62,20 @@ def main() -> None:
         vibes = [c.vibe for c in discovery.discover(train, a, b, MAX_VIBES, clusters=True, seed=seed)]
         names = [v.name for v in vibes]
         chosen.update(names)
-        x_train = np.column_stack([discovery.pair_scores(v, train) for v in vibes])
-        x_test = np.column_stack([discovery.pair_scores(v, test) for v in vibes])
+        crossfit = discovery.crossfit_lexicon_scores(train, a, b, seed)
+        x_train, x_test = features(vibes, train, test, crossfit)
         mm = stats.fit_logistic("model_matching", names, np.vstack([x_train, -x_train]),
                                 np.r_[np.ones(len(train)), np.zeros(len(train))], np.vstack([x_test, -x_test]),
                                 np.r_[np.ones(len(test)), np.zeros(len(test))])
-        pp = stats.fit_logistic("preference", names, x_train, np.array([p.a_preferred for p in train], float),
-                                x_test, np.array([p.a_preferred for p in test], float))
+        y_train, y_test = (np.array([p.a_preferred for p in half], float) for half in (train, test))
+        pp = stats.fit_logistic("preference", names, x_train, y_train, x_test, y_test)
         everything = [c.vibe for c in discovery.candidates(train, a, b)
                       + discovery.cluster_candidates(train, a, b, seed)]
         length = next(v for v in everything if v.metric == "length_words")
         for pool, accs in (([length], length_acc), (everything, all_acc)):
-            xs = [np.column_stack([discovery.pair_scores(v, half) for v in pool]) for half in (train, test)]
-            accs.append(stats.fit_logistic("preference", [v.name for v in pool], xs[0],
-                                           np.array([p.a_preferred for p in train], float), xs[1],
-                                           np.array([p.a_preferred for p in test], float)).test_accuracy)
+            xs = features(pool, train, test, crossfit)
+            accs.append(stats.fit_logistic("preference", [v.name for v in pool], xs[0], y_train, xs[1],
+                                           y_test).test_accuracy)
         n_all.append(len(everything))
         mm_acc.append(mm.test_accuracy)
         pp_acc.append(pp.test_accuracy)

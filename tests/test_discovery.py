@@ -150,3 +150,25 @@ def test_planted_vibe_still_tops_with_embedding_clusters_in_the_running(tmp_path
         "judges: [m]", "judges: [m, e]"))
     assert vibes[0]["metric"] == "warmth"
     assert any("examples" in v for v in vibes)  # clusters were proposed and one was chosen
+
+
+def test_crossfit_gives_a_lexicon_no_credit_for_the_pairs_it_was_mined_from() -> None:
+    """Three pairs of one half hold the only phrase that tells A from B. Mined from all pairs, the lexicon
+    holds that phrase and calls those three pairs for A; cross-fitted, they are scored by the lexicon mined
+    on the other half, which never saw the phrase, so it calls them ties."""
+    import numpy as np
+
+    from engine.analyze.discovery import TrainingPair, candidates, crossfit_lexicon_scores, pair_scores
+
+    order = np.random.default_rng(0).permutation(8)
+    first_half = sorted(order[:4])
+    planted = set(first_half[:3])
+    pairs = [TrainingPair(("indeed my friend, " if i in planted else "") + "the answer is ok", "the answer is ok",
+                          None) for i in range(8)]
+    full = next(c.vibe for c in candidates(pairs, "a", "b") if c.vibe.name == "phrasing_a")
+    assert "indeed" in (full.metric or "")
+    in_sample = pair_scores(full, pairs)
+    crossfit = crossfit_lexicon_scores(pairs, "a", "b", seed=0)
+    assert [int(in_sample[i]) for i in sorted(planted)] == [1, 1, 1]
+    assert [int(crossfit["phrasing_a"][i]) for i in sorted(planted)] == [0, 0, 0]
+    assert not np.any(crossfit["phrasing_a"])

@@ -3,8 +3,7 @@
 Candidates are interpretable properties of a single response:
 - every text metric (length, list density, exclamations, hedging, ...);
 - phrase lexicons mined from the training pairs: the token n-grams most over-used by each model relative to
-  the other (log-odds with add-one smoothing), and those most over-used in the responses people preferred,
-  each grouped into a small lexicon;
+  the other (log-odds with add-one smoothing), grouped into a small lexicon per model;
 - when the panel has an embedding judge, embedding clusters: k-means on the MiniLM embeddings of all
   training answers, each cluster a vibe defined by example answers (the members nearest its centroid at the
   high end, the non-members nearest theirs at the low end) and described by its most over-used terms.
@@ -14,10 +13,14 @@ default margin. Only the training split is used. Clusters are found without the 
 an answer, which one people preferred), so they need no cross-fitting. Lexicons are cross-fitted for selection: the
 training pairs are halved, each half is scored with the lexicon mined on the other half, so a lexicon is
 never credited for fitting the pairs it was mined from; the vibe finally proposed uses the lexicon mined
-on all training pairs. Choice is greedy forward selection: at each step the candidate that most improves
-the log-likelihood of the model-matching and preference logistic regressions together, skipping
-near-duplicates of chosen ones. Each chosen candidate becomes a
-vibe whose low/high text states the measured property, and whose metric lets the metric judge score it.
+on all training pairs. No lexicon is mined from the human preference: "uses the phrases preferred answers
+use" restates the label it would predict, and its verdicts on the training pairs it was mined from would
+inflate the preference regression fitted on those same pairs (on Arena it took a coefficient of 3 with
+p ~ 1e-40 and held-out preference accuracy fell to 55%). Choice is greedy forward selection: at each step
+the candidate that most improves the log-likelihood of the model-matching and preference logistic
+regressions together, skipping near-duplicates of chosen ones. Each chosen candidate becomes a vibe whose
+low/high text states the measured property (or, for a cluster, its terms and examples), for its judge to
+score.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ EXAMPLE_CHARS = 600  # an example is an answer's opening; MiniLM reads only its 
 @dataclass(frozen=True)
 class Candidate:
     vibe: Vibe
-    origin: str  # "metric" | "phrases:<model>" | "phrases:preference" | "embedding cluster"
+    origin: str  # "metric" | "phrases:<model>" | "embedding cluster"
 
 
 @dataclass(frozen=True)
@@ -127,15 +130,6 @@ def candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str) -> lis
         phrases = _lexicon(_log_odds(pos, neg, min_docs))
         if phrases:
             out.append(Candidate(_phrase_vibe(f"phrasing_{_slug(model)}", phrases, model), f"phrases:{model}"))
-    labelled = [p for p in pairs if p.a_preferred is not None]
-    if labelled:
-        won = [p.output_a if p.a_preferred else p.output_b for p in labelled]
-        lost = [p.output_b if p.a_preferred else p.output_a for p in labelled]
-        for name, pos, neg, who in (("phrasing_preferred", won, lost, "preferred answers"),
-                                    ("phrasing_dispreferred", lost, won, "rejected answers")):
-            phrases = _lexicon(_log_odds(pos, neg, min_docs))
-            if phrases:
-                out.append(Candidate(_phrase_vibe(name, phrases, who), "phrases:preference"))
     return out
 
 
@@ -251,28 +245,35 @@ def _too_similar(a: np.ndarray, b: np.ndarray) -> bool:
     return abs(float(np.corrcoef(a, b)[0, 1])) > MAX_CORRELATION
 
 
+def crossfit_lexicon_scores(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
+                            seed: int = 0) -> dict[str, np.ndarray]:
+    """Each mined lexicon's verdict on every pair, from the lexicon mined on the other half of the pairs (the
+    halves drawn with `seed`): how a lexicon is judged without credit for the pairs it was mined from."""
+    pairs = list(pairs)
+    order = np.random.default_rng(seed).permutation(len(pairs))
+    halves = [sorted(order[: len(pairs) // 2]), sorted(order[len(pairs) // 2:])]
+    scores: dict[str, np.ndarray] = {}
+    for mine, score in ((halves[0], halves[1]), (halves[1], halves[0])):
+        for candidate in candidates([pairs[i] for i in mine], model_a, model_b):
+            if candidate.origin != "metric":
+                column = scores.setdefault(candidate.vibe.name, np.zeros(len(pairs)))
+                column[score] = pair_scores(candidate.vibe, [pairs[i] for i in score])
+    return scores
+
+
 def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibes: int, *,
              exclude_metrics: frozenset[str] = frozenset(), clusters: bool = False, seed: int = 0) -> list[Candidate]:
     """Propose and choose at most `max_vibes` vibes from training pairs (none measuring an excluded metric,
     e.g. one a declared vibe already measures; embedding clusters only with `clusters`, for a panel with an
     embedding judge to score them)."""
     pairs = list(pairs)
-    order = np.random.default_rng(seed).permutation(len(pairs))
-    halves = [sorted(order[: len(pairs) // 2]), sorted(order[len(pairs) // 2:])]
     final = [c for c in candidates(pairs, model_a, model_b) if c.vibe.metric not in exclude_metrics]
     if clusters:
         final += cluster_candidates(pairs, model_a, model_b, seed)
-    scores: dict[str, np.ndarray] = {}
-    for candidate in final:
-        if candidate.origin in ("metric", "embedding cluster"):
-            scores[candidate.vibe.name] = pair_scores(candidate.vibe, pairs)
-    for mine, score in ((halves[0], halves[1]), (halves[1], halves[0])):
-        mined = {c.vibe.name: c for c in candidates([pairs[i] for i in mine], model_a, model_b)
-                 if c.origin != "metric"}
-        for name, candidate in mined.items():
-            column = scores.setdefault(name, np.zeros(len(pairs)))
-            column[score] = pair_scores(candidate.vibe, [pairs[i] for i in score])
-    scores = {name: column for name, column in scores.items() if any(c.vibe.name == name for c in final)}
+    scores = {c.vibe.name: pair_scores(c.vibe, pairs) for c in final if c.origin in ("metric", "embedding cluster")}
+    names = {c.vibe.name for c in final}
+    scores.update((name, column) for name, column in crossfit_lexicon_scores(pairs, model_a, model_b, seed).items()
+                  if name in names)
     labels = [p.a_preferred for p in pairs]
     labelled = [i for i, v in enumerate(labels) if v is not None]
     if labelled and len(labelled) < len(pairs):

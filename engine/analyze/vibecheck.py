@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.analyze import stats
+from engine.analyze import discovery, stats
 from engine.execute.cache import Result
 from engine.judges.llm import parse_verdict, verdict_to_score
 from engine.judges.verdicts import combine_orders
@@ -158,7 +158,12 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
               for v in vibes]
     kept = [s.name for s in scores if s.kept]
     notes: list[str] = []
-    mm, pp = _regressions(kept, pairs, model_a, notes)
+    crossfit = _crossfit_lexicons(pairs, [v for v in vibes if v.name in kept], origins, results, analysis)
+    if crossfit:
+        notes.append(f"{', '.join(sorted(crossfit))}: phrase lexicons mined from the training pairs, so the "
+                     "regressions see each training pair scored by the lexicon mined on the other half of them "
+                     "(cross-fitted), never by one mined from that pair; test pairs keep the panel's verdicts")
+    mm, pp = _regressions(kept, pairs, model_a, notes, crossfit)
     scores = [_with_coefficients(s, mm, pp) for s in scores]
     return VibeCheckResult(analysis.name, model_a, model_b, scores, pairs, mm, pp, sum(invalid_by_vibe.values()),
                            notes)
@@ -192,8 +197,27 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
         invalid_verdicts=invalid, examples=vibe.examples)
 
 
-def _regressions(kept: list[str], pairs: list[PairVerdicts], model_a: str,
-                 notes: list[str]) -> tuple[stats.RegressionResult | None, stats.RegressionResult | None]:
+def _crossfit_lexicons(pairs: list[PairVerdicts], vibes: list[Vibe], origins: dict[str, str],
+                       results: dict[str, Result], analysis: Analysis) -> dict[str, dict[str, float]]:
+    """Training-pair verdicts of discovered phrase lexicons, cross-fitted: vibe -> item -> verdict. A lexicon
+    mined from the training pairs separates them almost perfectly by construction (on Arena its
+    model-matching coefficient ran to 26 with the fit failing to converge), which says nothing of how it
+    generalizes; scored by the lexicon from the other half, it weighs what it would on new pairs."""
+    mined = [v.name for v in vibes if origins.get(v.name, "").startswith("discovered (phrases:")]
+    train = [p for p in pairs if p.split == "train" and p.output_a in results and p.output_b in results]
+    if not mined or not train:
+        return {}
+    texts = [discovery.TrainingPair(str(results[p.output_a].output), str(results[p.output_b].output), None)
+             for p in train]
+    columns = discovery.crossfit_lexicon_scores(texts, *analysis.models,
+                                                seed=analysis.options.get("split", {}).get("seed", 0))
+    return {name: {p.item_id: float(v) for p, v in zip(train, columns[name], strict=True)}
+            for name in mined if name in columns}
+
+
+def _regressions(kept: list[str], pairs: list[PairVerdicts], model_a: str, notes: list[str],
+                 crossfit: dict[str, dict[str, float]]) -> tuple[stats.RegressionResult | None,
+                                                                  stats.RegressionResult | None]:
     if not kept:
         notes.append("no vibe passed validation: no regression fitted")
         return None, None
@@ -201,7 +225,9 @@ def _regressions(kept: list[str], pairs: list[PairVerdicts], model_a: str,
     test = [p for p in pairs if p.split == "test"]
 
     def matrix(subset: list[PairVerdicts]) -> np.ndarray:
-        return np.array([[p.nu[v] for v in kept] for p in subset], dtype=float).reshape(len(subset), len(kept))
+        rows = [[crossfit.get(v, {}).get(p.item_id, p.nu[v]) if p.split == "train" else p.nu[v] for v in kept]
+                for p in subset]
+        return np.array(rows, dtype=float).reshape(len(subset), len(kept))
 
     def both_orders(subset: list[PairVerdicts]) -> tuple[np.ndarray, np.ndarray]:
         x = matrix(subset)  # display order A first -> label 1; the swapped copy has −ν and label 0
