@@ -51,6 +51,8 @@ def test_arena_report_renders_in_browser(tmp_path: Path, shared_data: Path) -> N
     assert summary.done == summary.total
     (vc,) = results.vibecheck
     assert len(vc.pairs) == 160 and vc.model_matching is not None and vc.preference is not None
+    mined = [v.name for v in vc.vibes if v.kept and v.origin.startswith("discovered (phrases:")]
+    assert mined and any("cross-fitted" in note and mined[0] in note for note in vc.notes)
     index = (run_dir / "index.html").read_text()
     assert "model matching" in index and "llama-3-70b-instruct" in index
     assert (run_dir / "charts" / "vibecheck-separability.svg").read_text().startswith("<svg")
