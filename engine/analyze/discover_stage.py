@@ -14,6 +14,7 @@ import yaml
 from engine.analyze import discovery
 from engine.analyze.vibecheck import split_bindings
 from engine.execute.cache import Cache
+from engine.judges.metrics import PHRASES_PREFIX
 from engine.pipeline import Prepared
 from engine.plan import compile_plan
 from engine.spec.model import Analysis, Vibe, vibe_examples
@@ -95,9 +96,18 @@ def vibes_yaml(vibes: list[Vibe], origins: dict[str, str]) -> str:
     entries = [{"name": v.name, "low": v.low, "high": v.high, **({"metric": v.metric} if v.metric else {}),
                 **({"examples": {"low": list(v.examples.low), "high": list(v.examples.high)}} if v.examples else {})}
                for v in vibes]
-    header = "".join(f"# {v.name}: {origins.get(v.name, '')}\n" for v in vibes)
+    header = "".join(f"# {v.name}: {origins.get(v.name, '')}{LEXICON_CAVEAT if _is_lexicon(v) else ''}\n"
+                     for v in vibes)
     return header + yaml.dump({"vibes": entries}, Dumper=_ReadableDumper, sort_keys=False, allow_unicode=True,
                               width=120)
+
+
+LEXICON_CAVEAT = (" -- its phrases come from these training pairs: declared in a spec with the same split, it is "
+                  "scored in-sample there; a fresh split or new data keeps the regressions honest")
+
+
+def _is_lexicon(vibe: Vibe) -> bool:
+    return (vibe.metric or "").startswith(PHRASES_PREFIX)
 
 
 class _ReadableDumper(yaml.SafeDumper):
