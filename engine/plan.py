@@ -253,10 +253,13 @@ class _Builder:
         for vibe in vibes:
             vibe_judges = [self.spec.judges[j] for j in vibe.judges] if vibe.judges else judges
             fields = _vibe_fields(vibe)
+            # an LLM judge sees a vibe's example answers too, when it has them
+            template = prompts.VIBE_SCORE_EXAMPLES if vibe.examples else prompts.VIBE_SCORE
+            examples_text = "".join(vibe.examples.low + vibe.examples.high) if vibe.examples else ""
             for judge in (j for j in vibe_judges if j.can_score(vibe)):
                 for item, outputs, tokens in pairs:
-                    self.judge_pair("judge", a.name, judge, item, prompts.VIBE_SCORE,
-                                    {**fields, "prompt": item.prompt}, outputs, tokens)
+                    self.judge_pair("judge", a.name, judge, item, template, {**fields, "prompt": item.prompt},
+                                    outputs, tokens, extra_text=examples_text)
         for name in a.options.get("preference_judges", []):
             for item, outputs, tokens in pairs:
                 if item.preference is None:

@@ -99,3 +99,26 @@ def test_llm_discovery_proposes_reduces_and_iterates(tmp_path: Path) -> None:
         prepared = prepare(tmp_path / "spec.yaml")
         finished = cache.get_many(t.id for t in prepared.plan.tasks)
         assert analyze_run(prepared, finished, tmp_path / "run").vibecheck
+
+
+def test_llm_judge_reads_a_vibes_example_answers(tmp_path: Path) -> None:
+    write_pairs(tmp_path, 4)
+    spec = SPEC.format(url="{url}", discover="  - {name: docs_pointer, low: explains in place, high: points to docs,"
+                       "\n     examples: {low: ['Here is how it works, step by step.'], high: ['RTFM-EXAMPLE: see the "
+                       "manual.', 'Consult the reference page.']}}")
+    with LLMServer() as server:
+        server.state.replies = {"Examples from the high end": "Answer 2 points to the docs.\nVerdict: 2",
+                                "Which answer": "Verdict: N/A"}
+        (tmp_path / "spec.yaml").write_text(spec.replace("{url}", server.base_url))
+        summary, results, _ = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite",
+                                       quiet=True, report=False)
+        texts = [entry.text for entry in server.state.log]
+    assert summary.done == summary.total
+    with_examples = [t for t in texts if "RTFM-EXAMPLE" in t]
+    assert len(with_examples) == 8  # 4 pairs x both orders, each showing both ends' examples
+    assert all("[Example 2]\nConsult the reference page." in t and "step by step" in t for t in with_examples)
+    assert all("Examples from" not in t for t in texts if "Axis: warmth" in t)  # vibes without examples: as before
+    (vc,) = results.vibecheck
+    docs = {p.item_id: p.by_judge["docs_pointer"]["judge"] for p in vc.pairs}
+    # "answer 2" in both orders is position bias, so the swap rule scores 0; the verdicts were parsed, not invalid
+    assert set(docs.values()) == {0} and next(v for v in vc.vibes if v.name == "docs_pointer").invalid_verdicts == 0

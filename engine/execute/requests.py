@@ -27,6 +27,9 @@ def render(task: Task, results: dict[str, Result]) -> tuple[Messages, dict[str, 
         return _with_user_text(request["messages"], rewritten), request["params"]
     template = TEMPLATES[request["template"]]
     fields = {k: str(v) for k, v in request.get("fields", {}).items() if v is not None}
+    examples = request.get("fields", {}).get("examples")
+    if examples:
+        fields.update({f"examples_{end}": _listed(examples[end]) for end in ("low", "high")})
     if rewritten is not None:
         fields["rewrite" if kind == "check" else "prompt"] = rewritten
     if kind == "judge":
@@ -37,6 +40,10 @@ def render(task: Task, results: dict[str, Result]) -> tuple[Messages, dict[str, 
     elif kind == "rewrite":
         fields.update(persona=request["persona"], prompt=request["prompt"])
     return template.render(**fields), request["params"]
+
+
+def _listed(texts: list[str]) -> str:
+    return "\n".join(f"[Example {n}]\n{text}\n[End of example {n}]" for n, text in enumerate(texts, 1))
 
 
 def _with_user_text(messages: Messages, text: str) -> Messages:

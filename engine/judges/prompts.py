@@ -34,6 +34,17 @@ VIBE_SCORE = Template(
     "'Verdict: 1', 'Verdict: 2', or 'Verdict: N/A' when the axis does not apply or both are equal.",
 )
 
+VIBE_SCORE_EXAMPLES = Template(
+    "vibe_score_examples/v1",
+    VIBE_SCORE.system,
+    "Axis: {vibe}\nLow end: {low}\nHigh end: {high}\n\n"
+    "The axis is defined by example answers (possibly cut short) as much as by those two lines.\n"
+    "Examples from the low end:\n{examples_low}\n\nExamples from the high end:\n{examples_high}\n\n"
+    "Request:\n{prompt}\n\n[Answer 1]\n{output_1}\n[End of answer 1]\n\n[Answer 2]\n{output_2}\n[End of answer 2]\n\n"
+    "Which answer is closer to the high-end examples than the other? Reply with one short sentence of reasoning, "
+    "then a final line 'Verdict: 1', 'Verdict: 2', or 'Verdict: N/A' when neither is.",
+)
+
 PREFERENCE = Template(
     "preference/v1",
     "You are an impartial evaluator of assistant answers. Weigh helpfulness, relevance, accuracy, depth and "
@@ -112,6 +123,6 @@ PRESERVATION_CHECK = Template(
     "Reply with one sentence of reasoning, then 'Same task: yes' or 'Same task: no'.",
 )
 
-TEMPLATES = {t.name: t for t in (VIBE_SCORE, PREFERENCE, REFERENCE_RATING, PROPOSE_VIBES, PROPOSE_MORE_VIBES,
-                                 REDUCE_VIBES, PERSONA_REWRITE, PERSONA_PAIRWISE, PERSONA_PROFILE,
-                                 PRESERVATION_CHECK)}
+TEMPLATES = {t.name: t for t in (VIBE_SCORE, VIBE_SCORE_EXAMPLES, PREFERENCE, REFERENCE_RATING, PROPOSE_VIBES,
+                                 PROPOSE_MORE_VIBES, REDUCE_VIBES, PERSONA_REWRITE, PERSONA_PAIRWISE,
+                                 PERSONA_PROFILE, PRESERVATION_CHECK)}
