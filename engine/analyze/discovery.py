@@ -184,8 +184,8 @@ def cluster_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str
         members, others = np.flatnonzero(inside), np.flatnonzero(~inside)
         # terms common in the cluster (a tenth of its answers), not just rare words it happens to hold
         terms = _lexicon(_ranked(matrix, vocabulary, inside, min_positive=max(2, len(members) // 10)))[:6]
-        single_words_first = sorted(terms, key=lambda t: " " in t)
-        slugs = [slug[:20] for slug in map(_slug, single_words_first) if slug][:2]
+        words = [t for t in terms if " " not in t] or terms[:1]  # two words name it, or one phrase
+        slugs = [slug[:20] for slug in map(_slug, words) if slug][:2]
         name = "cluster_" + "_".join(slugs) if slugs else f"cluster_{cluster}"
         while name in names:
             name += "_"
