@@ -172,3 +172,13 @@ def test_crossfit_gives_a_lexicon_no_credit_for_the_pairs_it_was_mined_from() ->
     assert [int(in_sample[i]) for i in sorted(planted)] == [1, 1, 1]
     assert [int(crossfit["phrasing_a"][i]) for i in sorted(planted)] == [0, 0, 0]
     assert not np.any(crossfit["phrasing_a"])
+
+
+def test_degenerate_answers_give_no_clusters_rather_than_nan() -> None:
+    from engine.analyze.discovery import TrainingPair, cluster_candidates
+
+    assert cluster_candidates([TrainingPair("ok", "ok", None)] * 50, "a", "b") == []  # one distinct answer
+    assert cluster_candidates([TrainingPair("ok", "fine", None)] * 5, "a", "b") == []  # 10 answers: too few
+    numbers = cluster_candidates([TrainingPair(str(i), str(3 * i), None) for i in range(50)], "a", "b")
+    assert len(numbers) == 5 and all(c.vibe.name.startswith("cluster_") for c in numbers)  # no terms: unnamed
+    assert all(c.vibe.examples and c.vibe.examples.low and c.vibe.examples.high for c in numbers)

@@ -173,17 +173,23 @@ def cluster_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str
     if k < 2:
         return []
     vectors = embed(texts)
+    if len(np.unique(vectors.round(6), axis=0)) < k:
+        return []  # fewer distinct answers than clusters: nothing to group
     labels = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(vectors)
-    matrix, vocabulary = _doc_terms(texts, min_docs=2)
+    try:
+        matrix, vocabulary = _doc_terms(texts, min_docs=2)
+    except ValueError:  # no n-gram in two answers: clusters go unnamed
+        matrix, vocabulary = None, np.array([], dtype=object)
     content = np.array([_is_content(term) for term in vocabulary], dtype=bool)
-    matrix, vocabulary = matrix[:, content], vocabulary[content]
+    matrix, vocabulary = (matrix[:, content], vocabulary[content]) if content.any() else (None, vocabulary)
     out: list[Candidate] = []
     names: set[str] = set()
     for cluster in range(k):
         inside = labels == cluster
         members, others = np.flatnonzero(inside), np.flatnonzero(~inside)
         # terms common in the cluster (a tenth of its answers), not just rare words it happens to hold
-        terms = _lexicon(_ranked(matrix, vocabulary, inside, min_positive=max(2, len(members) // 10)))[:6]
+        terms = [] if matrix is None else _lexicon(_ranked(matrix, vocabulary, inside,
+                                                           min_positive=max(2, len(members) // 10)))[:6]
         words = [t for t in terms if " " not in t] or terms[:1]  # two words name it, or one phrase
         slugs = [slug[:20] for slug in map(_slug, words) if slug][:2]
         name = "cluster_" + "_".join(slugs) if slugs else f"cluster_{cluster}"
