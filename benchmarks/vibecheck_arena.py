@@ -2,9 +2,10 @@
 
 1,415 unique battles of Llama-3-70B-Instruct against top proprietary models (from specs/llama-vs-gpt.yaml,
 read from ../shared/data/arena/). For each of 10 seeded 50/50 splits: discovery sees only the training
-half and proposes at most 10 vibes; each vibe is scored on every pair by the metric judge; model matching
-(which model wrote the first-shown output) and preference prediction (which one people voted for) are
-fitted on the training half and scored on the test half. As in the product's analysis, a phrase lexicon
+half and proposes at most 10 vibes; each vibe is scored on every pair by its judge (the metric judge, or
+the embedding judge for an embedding cluster); model matching (which model wrote the first-shown output)
+and preference prediction (which one people voted for) are fitted on the training half and scored on the
+test half. As in the product's analysis, a phrase lexicon
 mined from the training half scores those pairs cross-fitted (the lexicon mined on the other half of them).
 Paper (GPT-4-class judges): 80% / 61%.
 A plain logistic regression on eleven style counts reaches about 77% / 56% on this data.

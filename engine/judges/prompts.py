@@ -41,8 +41,8 @@ VIBE_SCORE_EXAMPLES = Template(
     "The axis is defined by example answers (possibly cut short) as much as by those two lines.\n"
     "Examples from the low end:\n{examples_low}\n\nExamples from the high end:\n{examples_high}\n\n"
     "Request:\n{prompt}\n\n[Answer 1]\n{output_1}\n[End of answer 1]\n\n[Answer 2]\n{output_2}\n[End of answer 2]\n\n"
-    "Which answer is closer to the high-end examples than the other? Reply with one short sentence of reasoning, "
-    "then a final line 'Verdict: 1', 'Verdict: 2', or 'Verdict: N/A' when neither is.",
+    "Which answer is more like the high-end examples and less like the low-end ones? Reply with one short "
+    "sentence of reasoning, then a final line 'Verdict: 1', 'Verdict: 2', or 'Verdict: N/A' when they are alike.",
 )
 
 PREFERENCE = Template(
