@@ -16,7 +16,7 @@ never credited for fitting the pairs it was mined from; the vibe finally propose
 on all training pairs. No lexicon is mined from the human preference: "uses the phrases preferred answers
 use" restates the label it would predict, and its verdicts on the training pairs it was mined from would
 inflate the preference regression fitted on those same pairs (on Arena it took a coefficient of 3 with
-p ~ 1e-40 and held-out preference accuracy fell to 55%). Choice is greedy forward selection: at each step
+p = 3e-14 and held-out preference accuracy fell to 55%). Choice is greedy forward selection: at each step
 the candidate that most improves the log-likelihood of the model-matching and preference logistic
 regressions together, skipping near-duplicates of chosen ones. Each chosen candidate becomes a vibe whose
 low/high text states the measured property (or, for a cluster, its terms and examples), for its judge to
