@@ -252,7 +252,7 @@ class _Builder:
         judges = [self.spec.judges[j] for j in a.options["judges"]]
         for vibe in vibes:
             vibe_judges = [self.spec.judges[j] for j in vibe.judges] if vibe.judges else judges
-            fields = _vibe_fields(vibe)
+            fields = vibe_fields(vibe)
             # an LLM judge sees a vibe's example answers too, when it has them
             template = prompts.VIBE_SCORE_EXAMPLES if vibe.examples else prompts.VIBE_SCORE
             examples_text = "".join(vibe.examples.low + vibe.examples.high) if vibe.examples else ""
@@ -458,7 +458,7 @@ def reference_corpora(tasks: Iterable[Task]) -> dict[str, tuple[str, ...]]:
     return {corpus: tuple(sorted(refs)) for corpus, refs in found.items()}
 
 
-def _vibe_fields(vibe: Vibe) -> dict[str, Any]:
+def vibe_fields(vibe: Vibe) -> dict[str, Any]:
     out: dict[str, Any] = {"vibe": vibe.name, "low": vibe.low, "high": vibe.high}
     if vibe.metric:
         out["metric"] = vibe.metric

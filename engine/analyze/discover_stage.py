@@ -12,7 +12,7 @@ import numpy as np
 import yaml
 
 from engine.analyze import discovery
-from engine.analyze.vibecheck import split_bindings
+from engine.analyze.vibecheck import split_bindings, split_seed
 from engine.execute.cache import Cache
 from engine.judges.metrics import PHRASES_PREFIX
 from engine.pipeline import Prepared
@@ -56,7 +56,7 @@ def _llm_vibes(prepared: Prepared, analysis: Analysis, cache: Cache,
         train = [p for p in result.pairs if p.split == "train"]
         return np.array([[p.nu[v.name] for v in vibes] for p in train], dtype=float).reshape(len(train), len(vibes))
 
-    return discover_with_llm(pairs, d, proposer, cache, score, seed=analysis.options.get("split", {}).get("seed", 0))
+    return discover_with_llm(pairs, d, proposer, cache, score, seed=split_seed(analysis))
 
 
 def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[str, str]]:
@@ -77,7 +77,7 @@ def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[s
             embedding_panel = any(spec.judges[j].kind == "embedding" for j in analysis.options["judges"])
             proposed = [(c.vibe, c.origin) for c in discovery.discover(
                 pairs, *analysis.models, max_vibes=d.max_vibes, exclude_metrics=frozenset(declared_metrics),
-                clusters=embedding_panel, seed=analysis.options.get("split", {}).get("seed", 0))]
+                clusters=embedding_panel, seed=split_seed(analysis))]
         for vibe, origin in proposed:
             if vibe.name in origins or any(v.name == vibe.name for v in spec.vibes):
                 continue

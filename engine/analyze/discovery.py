@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from engine.judges.embedding import axis_end, end_texts
-from engine.judges.metrics import METRICS, PHRASES_PREFIX, measure, tokens
-from engine.judges.verdicts import compare
+from engine.judges import embedding, metric
+from engine.judges.metrics import METRICS, PHRASES_PREFIX, tokens
+from engine.plan import vibe_fields
 from engine.spec.model import Vibe, VibeExamples
 
 TOLERANCE = 0.05
@@ -60,22 +60,14 @@ class TrainingPair:
 
 
 def pair_scores(vibe: Vibe, pairs: Sequence[TrainingPair]) -> np.ndarray:
-    """Each pair's verdict on the vibe, as the judge that will score it decides: the metric judge for a
-    vibe with a metric, the embedding judge for one defined by examples."""
-    if vibe.metric is not None:
-        return np.array([compare(measure(vibe.metric, p.output_a), measure(vibe.metric, p.output_b), TOLERANCE,
-                                 relative=True) for p in pairs])
-    from engine.embeddings import embed
-
-    assert vibe.examples is not None, f"vibe {vibe.name!r} has neither a metric nor examples"
-    fields = {"examples": {"low": vibe.examples.low, "high": vibe.examples.high}}
-    ends = [end_texts(fields, end) for end in ("low", "high")]
-    answers = [t for p in pairs for t in (p.output_a, p.output_b)]
-    corpus = list(dict.fromkeys(answers + ends[0] + ends[1]))
-    vectors = dict(zip(corpus, embed(corpus), strict=True))
-    low, high = (axis_end(texts, vectors.__getitem__) for texts in ends)
-    position = {t: float(np.dot(vectors[t], high) - np.dot(vectors[t], low)) for t in set(answers)}
-    return np.array([compare(position[p.output_a], position[p.output_b], MARGIN, relative=False) for p in pairs])
+    """Each pair's verdict on the vibe from the judge that will score it, run here on the pairs: the metric
+    judge for a vibe with a metric, the embedding judge (at its default margin) for one defined by examples."""
+    texts = {f"{side}{i}": text for i, p in enumerate(pairs) for side, text in (("a", p.output_a), ("b", p.output_b))}
+    config = {"metric": "auto", "tolerance": TOLERANCE, "margin": MARGIN}
+    requests = [{"fields": vibe_fields(vibe), "outputs": [f"a{i}", f"b{i}"], "config": config}
+                for i in range(len(pairs))]
+    judge = metric.judge_pairs if vibe.metric is not None else embedding.judge_pairs
+    return np.array([verdict["score"] for verdict in judge(requests, texts)])
 
 
 def _doc_terms(texts: list[str], min_docs: int) -> tuple[Any, np.ndarray]:

@@ -80,10 +80,15 @@ class VibeCheckResult:
 def split_bindings(prepared: Prepared, analysis: Analysis) -> tuple[list[Binding], set[str]]:
     """The analysis' pairs (original prompts) and the ids of the training split, as every step that must
     agree on the split (discovery, validation, regressions) reads them."""
-    split_cfg = analysis.options.get("split", {})
     bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
-    train_ids, _ = stats.split([b.item for b in bindings], split_cfg.get("train", 0.5), split_cfg.get("seed", 0))
+    train_ids, _ = stats.split([b.item for b in bindings], analysis.options.get("split", {}).get("train", 0.5),
+                               split_seed(analysis))
     return bindings, set(train_ids)
+
+
+def split_seed(analysis: Analysis) -> int:
+    """The seed of the analysis' train/test split, which also seeds the steps that must follow it."""
+    return analysis.options.get("split", {}).get("seed", 0)
 
 
 def _judges_for(prepared: Prepared, analysis: Analysis, vibe: Vibe) -> list[str]:
@@ -209,8 +214,7 @@ def _crossfit_lexicons(pairs: list[PairVerdicts], vibes: list[Vibe], origins: di
         return {}
     texts = [discovery.TrainingPair(str(results[p.output_a].output), str(results[p.output_b].output), None)
              for p in train]
-    columns = discovery.crossfit_lexicon_scores(texts, *analysis.models,
-                                                seed=analysis.options.get("split", {}).get("seed", 0))
+    columns = discovery.crossfit_lexicon_scores(texts, *analysis.models, seed=split_seed(analysis))
     return {name: {p.item_id: float(v) for p, v in zip(train, columns[name], strict=True)}
             for name in mined if name in columns}
 

@@ -17,13 +17,13 @@ from engine.embeddings import embed
 from engine.judges.verdicts import compare
 
 
-def end_texts(fields: dict[str, Any], end: str) -> list[str]:
+def _end_texts(fields: dict[str, Any], end: str) -> list[str]:
     """The texts that define one end ("low" or "high") of a vibe's axis."""
     examples = fields.get("examples")
     return list(examples[end]) if examples else [fields[end]]
 
 
-def axis_end(texts: list[str], vector: Callable[[str], np.ndarray]) -> np.ndarray:
+def _axis_end(texts: list[str], vector: Callable[[str], np.ndarray]) -> np.ndarray:
     mean = np.mean([vector(t) for t in texts], axis=0)
     return mean / max(float(np.linalg.norm(mean)), 1e-12)
 
@@ -31,12 +31,12 @@ def axis_end(texts: list[str], vector: Callable[[str], np.ndarray]) -> np.ndarra
 def judge_pairs(requests: list[dict[str, Any]], texts: dict[str, str]) -> list[dict[str, Any]]:
     if not requests:
         return []
-    ends = [t for r in requests for end in ("low", "high") for t in end_texts(r["fields"], end)]
+    ends = [t for r in requests for end in ("low", "high") for t in _end_texts(r["fields"], end)]
     corpus = list(dict.fromkeys([texts[g] for r in requests for g in r["outputs"]] + ends))
     vectors = dict(zip(corpus, embed(corpus), strict=True))
     out = []
     for request in requests:
-        low, high = (axis_end(end_texts(request["fields"], end), vectors.__getitem__) for end in ("low", "high"))
+        low, high = (_axis_end(_end_texts(request["fields"], end), vectors.__getitem__) for end in ("low", "high"))
         a, b = (vectors[texts[g]] for g in request["outputs"])
         value_a, value_b = float(np.dot(a, high) - np.dot(a, low)), float(np.dot(b, high) - np.dot(b, low))
         score = compare(value_a, value_b, request["config"]["margin"], relative=False)
