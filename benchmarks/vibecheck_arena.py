@@ -1,24 +1,25 @@
-"""Held-out VibeCheck accuracy on the real Chatbot Arena battles, with offline statistical discovery.
+"""Held-out VibeCheck accuracy beside its baselines, with offline statistical discovery.
 
-1,415 unique battles of Llama-3-70B-Instruct against top proprietary models (from specs/llama-vs-gpt.yaml,
-read from ../shared/data/arena/). For each of 10 seeded 50/50 splits: discovery sees only the training
-half and proposes at most 10 vibes; each vibe is scored on every pair by its judge (the metric judge, or
-the embedding judge for an embedding cluster); model matching (which model wrote the first-shown output)
-and preference prediction (which one people voted for) are fitted on the training half and scored on the
-test half. As in the product's analysis, a phrase lexicon
-mined from the training half scores those pairs cross-fitted (the lexicon mined on the other half of them).
-Paper (GPT-4-class judges): 80% / 61%.
-A plain logistic regression on eleven style counts reaches about 77% / 56% on this data.
+Arena: 1,415 unique battles of Llama-3-70B-Instruct against top proprietary models with the human vote
+(specs/llama-vs-gpt.yaml, read from ../shared/data/arena/). AlpacaEval: two of its annotation files in
+../shared/data/alpaca_eval/ (GPT-4-Turbo's verdicts on 805 instructions: Mixtral-8x7B-Instruct and
+gpt-3.5-turbo-1106 each against gpt4_1106_preview; labels written by an LLM judge, not people).
 
-Beside them, on the same splits, two references for preference prediction: length alone, and every
-candidate the proposer had (all metrics, lexicons and embedding clusters, no limit of 10), which shows how
-much a larger vibe set could add.
+For each seeded 50/50 split: discovery sees only the training half and proposes at most 10 vibes; each is
+scored on every pair by its judge, and enters the regressions as the analysis builds them (a metric vibe as
+its signed strength, a cluster as its verdict, a mined lexicon cross-fitted on the training pairs). Model
+matching and preference prediction are fitted on the training half (each pair once, Firth's penalized
+likelihood; preference with length as a covariate and vibes entered by cross-validation) and scored on the
+test half beside "the longer answer wins" (length alone) on the same test pairs. gain_over_length is the
+preference model's accuracy minus length alone's, averaged over the Arena splits; each split's 95% bootstrap
+interval over test pairs is printed with it. Paper (GPT-4-class judges): 80% / 61%.
 
-Last line: model_matching_acc=<float> preference_acc=<float> n_vibes=<int>
+Last line: model_matching_acc=<f> preference_acc=<f> n_vibes=<int> length_only_acc=<f> gain_over_length=<f>
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections import Counter
@@ -26,70 +27,96 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.analyze import discovery, stats
+from engine.analyze import discovery, heldout, stats
 from engine.judges.metrics import PHRASES_PREFIX
 from engine.pipeline import prepare
 from engine.spec.model import Vibe
 
 ROOT = Path(__file__).resolve().parent.parent
-SPLITS = 10
+ALPACA = ROOT.parent / "shared" / "data" / "alpaca_eval"
+ARENA_SPLITS = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+ALPACA_SPLITS = int(sys.argv[2]) if len(sys.argv) > 2 else 4
 MAX_VIBES = 10
 
 
 def features(vibes: list[Vibe], train: list[discovery.TrainingPair], test: list[discovery.TrainingPair],
              crossfit: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Verdict matrices for the training and test pairs, as the vibecheck analysis builds them: a phrase
-    lexicon mined from the training pairs scores them cross-fitted (from the other half's lexicon)."""
-    x_train = np.column_stack([crossfit[v.name] if (v.metric or "").startswith(PHRASES_PREFIX)
-                               else discovery.pair_scores(v, train) for v in vibes])
-    return x_train, np.column_stack([discovery.pair_scores(v, test) for v in vibes])
+    """What the regressions read, as the vibecheck analysis builds it."""
+    def column(vibe: Vibe, pairs: list[discovery.TrainingPair], fitted: bool) -> np.ndarray:
+        if fitted and (vibe.metric or "").startswith(PHRASES_PREFIX):
+            return crossfit[vibe.name]
+        return discovery.pair_features(vibe, pairs)
+
+    shape = (len(train), 0), (len(test), 0)
+    if not vibes:
+        return np.zeros(shape[0]), np.zeros(shape[1])
+    return (np.column_stack([column(v, train, True) for v in vibes]),
+            np.column_stack([column(v, test, False) for v in vibes]))
+
+
+def length(pairs: list[discovery.TrainingPair]) -> np.ndarray:
+    return heldout.length_covariate(np.array([len(p.output_a) for p in pairs]),
+                                    np.array([len(p.output_b) for p in pairs]))
+
+
+def evaluate(name: str, pairs: list[discovery.TrainingPair], a: str, b: str, splits: int) -> dict[str, list]:
+    ids = [str(n) for n in range(len(pairs))]
+    print(f"{name}: {len(pairs)} pairs; {a} preferred in {np.mean([p.a_preferred for p in pairs]):.1%}", flush=True)
+    out: dict[str, list] = {k: [] for k in ("mm", "mm_length", "pp", "pp_length", "pp_vibes", "majority", "gain",
+                                            "n_vibes", "chosen")}
+    start = time.perf_counter()
+    for seed in range(splits):
+        train_ids, test_ids = stats.split(ids, 0.5, seed)
+        train = [pairs[int(i)] for i in train_ids]
+        test = [pairs[int(i)] for i in test_ids]
+        vibes = [c.vibe for c in discovery.discover(train, a, b, MAX_VIBES, clusters=True, seed=seed)]
+        names = [v.name for v in vibes]
+        x_train, x_test = features(vibes, train, test, discovery.crossfit_lexicon_scores(train, a, b, seed))
+        mm = heldout.model_matching(names, x_train, x_test, length(train), length(test), seed)
+        y_train, y_test = (np.array([p.a_preferred for p in half], float) for half in (train, test))
+        pp = heldout.preference(names, x_train, y_train, x_test, y_test, length(train), length(test), seed)
+        for key, value in (("mm", mm.test_accuracy), ("mm_length", mm.baseline("length alone").accuracy),
+                           ("pp", pp.test_accuracy), ("pp_length", pp.baseline("length alone").accuracy),
+                           ("pp_vibes", pp.baseline("vibes alone").accuracy),
+                           ("majority", pp.baseline("majority class").accuracy), ("gain", pp.gain_over_length),
+                           ("n_vibes", len(vibes)), ("chosen", names)):
+            out[key].append(value)
+        print(f"  split {seed}: model matching {mm.test_accuracy:.3f} (length alone {out['mm_length'][-1]:.3f}); "
+              f"preference {pp.test_accuracy:.3f} (length alone {out['pp_length'][-1]:.3f}, gain "
+              f"{pp.gain_over_length:+.3f} [{pp.gain_ci_low:+.3f}, {pp.gain_ci_high:+.3f}], vibes alone "
+              f"{out['pp_vibes'][-1]:.3f}, majority {out['majority'][-1]:.3f}); preference model: "
+              f"{', '.join(pp.features)}", flush=True)
+    print(f"  {splits} splits in {time.perf_counter() - start:.1f} s")
+    for key, label in (("mm", "model matching"), ("mm_length", "  length alone"), ("pp", "preference"),
+                       ("pp_length", "  length alone"), ("pp_vibes", "  vibes alone"), ("majority", "  majority class"),
+                       ("gain", "  gain over length")):
+        print(f"  {label:18s} {np.mean(out[key]):.4f} ± {np.std(out[key]):.4f}")
+    chosen = Counter(name for names in out["chosen"] for name in names)
+    print("  vibes chosen (splits):", ", ".join(f"{k} ({v})" for k, v in chosen.most_common()))
+    return out
+
+
+def alpaca_pairs(annotator: str, model: str) -> list[discovery.TrainingPair]:
+    """gpt4_1106_preview (output_1) against `model` (output_2); preference 1 → output_1, 2 → output_2 (the
+    weighted annotator's probabilities are read by which side of 1.5 they fall; exact halves are ties, left out)."""
+    rows = json.loads((ALPACA / model / annotator / "annotations.json").read_text(encoding="utf-8"))
+    return [discovery.TrainingPair(r["output_1"], r["output_2"], float(r["preference"]) < 1.5) for r in rows
+            if r.get("preference") is not None and float(r["preference"]) != 1.5]
 
 
 def main() -> None:
     prepared = prepare(ROOT / "specs" / "llama-vs-gpt.yaml")
-    items = prepared.items["arena"]
     a, b = "llama-3-70b-instruct", "opponent"
-    pairs = [discovery.TrainingPair(it.outputs[a], it.outputs[b], it.preference == a) for it in items]
-    ids = [it.id for it in items]
-    position = {item_id: n for n, item_id in enumerate(ids)}
-    print(f"{len(items)} battles; llama preferred in {np.mean([p.a_preferred for p in pairs]):.1%}")
-    mm_acc, pp_acc, n_vibes, chosen = [], [], [], Counter()
-    length_acc, all_acc, n_all = [], [], []
-    start = time.perf_counter()
-    for seed in range(SPLITS):
-        train_ids, test_ids = stats.split(ids, 0.5, seed)
-        train = [pairs[position[i]] for i in train_ids]
-        test = [pairs[position[i]] for i in test_ids]
-        vibes = [c.vibe for c in discovery.discover(train, a, b, MAX_VIBES, clusters=True, seed=seed)]
-        names = [v.name for v in vibes]
-        chosen.update(names)
-        crossfit = discovery.crossfit_lexicon_scores(train, a, b, seed)
-        x_train, x_test = features(vibes, train, test, crossfit)
-        mm = stats.fit_logistic("model_matching", names, np.vstack([x_train, -x_train]),
-                                np.r_[np.ones(len(train)), np.zeros(len(train))], np.vstack([x_test, -x_test]),
-                                np.r_[np.ones(len(test)), np.zeros(len(test))])
-        y_train, y_test = (np.array([p.a_preferred for p in half], float) for half in (train, test))
-        pp = stats.fit_logistic("preference", names, x_train, y_train, x_test, y_test)
-        everything = [c.vibe for c in discovery.candidates(train, a, b)
-                      + discovery.cluster_candidates(train, a, b, seed)]
-        length = next(v for v in everything if v.metric == "length_words")
-        for pool, accs in (([length], length_acc), (everything, all_acc)):
-            xs = features(pool, train, test, crossfit)
-            accs.append(stats.fit_logistic("preference", [v.name for v in pool], xs[0], y_train, xs[1],
-                                           y_test).test_accuracy)
-        n_all.append(len(everything))
-        mm_acc.append(mm.test_accuracy)
-        pp_acc.append(pp.test_accuracy)
-        n_vibes.append(len(vibes))
-        print(f"split {seed}: model matching {mm.test_accuracy:.3f}, preference {pp.test_accuracy:.3f}, "
-              f"{len(vibes)} vibes: {', '.join(names)}", flush=True)
-    print(f"{SPLITS} splits in {time.perf_counter() - start:.1f} s")
-    print(f"model matching: {np.mean(mm_acc):.3f} ± {np.std(mm_acc):.3f} (paper 0.80)")
-    print(f"preference:     {np.mean(pp_acc):.3f} ± {np.std(pp_acc):.3f} (paper 0.61)")
-    print(f"preference from length alone: {np.mean(length_acc):.3f} ± {np.std(length_acc):.3f}; from all "
-          f"{min(n_all)}-{max(n_all)} candidates: {np.mean(all_acc):.3f} ± {np.std(all_acc):.3f}")
-    print("vibes chosen (splits):", ", ".join(f"{k} ({v})" for k, v in chosen.most_common()))
-    print(f"model_matching_acc={np.mean(mm_acc):.4f} preference_acc={np.mean(pp_acc):.4f} n_vibes={max(n_vibes)}")
+    arena = [discovery.TrainingPair(it.outputs[a], it.outputs[b], it.preference == a)
+             for it in prepared.items["arena"]]
+    result = evaluate("Arena (human votes)", arena, a, b, ARENA_SPLITS)
+    for annotator, model in (("alpaca_eval_gpt4_turbo_fn", "Mixtral-8x7B-Instruct-v0.1"),
+                             ("weighted_alpaca_eval_gpt4_turbo", "gpt-3.5-turbo-1106")):
+        evaluate(f"AlpacaEval {model} (LLM-judge labels, {annotator})", alpaca_pairs(annotator, model),
+                 "gpt4_1106_preview", model, ALPACA_SPLITS)
+    print(f"model_matching_acc={np.mean(result['mm']):.4f} preference_acc={np.mean(result['pp']):.4f} "
+          f"n_vibes={max(result['n_vibes'])} length_only_acc={np.mean(result['pp_length']):.4f} "
+          f"gain_over_length={np.mean(result['gain']):.4f}")
 
 
 if __name__ == "__main__":

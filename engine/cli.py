@@ -14,7 +14,8 @@ from rich.table import Table
 
 from engine.datasets import DatasetError
 from engine.plan import PlanError, summarize
-from engine.spec.problems import SpecError
+from engine.spec.model import Spec
+from engine.spec.problems import Problem, SpecError
 
 EXIT_OK, EXIT_FAILED_TASKS, EXIT_USAGE = 0, 1, 2
 
@@ -32,14 +33,36 @@ def _validate(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for path in args.specs:
         try:
-            load_spec(path)
+            problems = _label_problems(load_spec(path))
         except SpecError as exc:
-            for problem in exc.problems:
-                print(problem, file=sys.stderr)
+            problems = exc.problems
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        if problems:
             status = EXIT_USAGE
         else:
             print(f"{path}: valid")
     return status
+
+
+def _label_problems(spec: Spec) -> list[Problem]:
+    """The data a spec's preference labels come from, read when it is on disk: every label must name a model
+    or 'tie' (see datasets.check_labels), located at the spec's `fields.preference`."""
+    from engine.datasets import load_items
+    from engine.spec.load import load_document
+
+    problems = []
+    source = None
+    for name, ds in spec.datasets.items():
+        if "preference" not in ds.fields or not all(p.is_file() for p in ds.source.paths):
+            continue
+        try:
+            load_items(ds, frozenset(spec.models))
+        except DatasetError as exc:
+            source = source or load_document(spec.path)[1]
+            mark = source.locate(("datasets", name, "fields", "preference"))
+            problems.append(Problem(mark.file, mark.line, mark.col, f"datasets.{name}.fields.preference", str(exc)))
+    return problems
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -108,10 +131,11 @@ def _run(args: argparse.Namespace) -> int:
     for vc in results.vibecheck:
         kept = [v for v in vc.vibes if v.kept]
         line = f"  {vc.analysis}: {len(kept)}/{len(vc.vibes)} vibes kept"
-        if vc.model_matching:
-            line += f"; model matching {vc.model_matching.test_accuracy:.1%} (held out)"
-        if vc.preference:
-            line += f"; preference {vc.preference.test_accuracy:.1%} (held out)"
+        for label, reg in (("model matching", vc.model_matching), ("preference", vc.preference)):
+            if reg:
+                length = reg.baseline("length alone")
+                line += (f"; {label} {reg.test_accuracy:.1%} held out"
+                         + (f" (length alone {length.accuracy:.1%})" if length else ""))
         print(line)
     if (run_dir / "index.html").exists():
         print(f"  leaderboard: {run_dir / 'index.html'}")

@@ -37,6 +37,7 @@ class Item:
     category: str | None = None
     image: str | None = None
     preference: str | None = None  # a model name, "tie", or None when unlabelled
+    raw_preference: str | None = None  # the label as the dataset wrote it
     outputs: dict[str, str] = field(default_factory=dict)  # recorded output per model name
     scores: dict[str, float] = field(default_factory=dict)  # recorded score of each model's output
 
@@ -122,7 +123,10 @@ def _download(url: str, dest: Path, name: str) -> None:
         ) from None
 
 
-def load_items(ds: Dataset) -> list[Item]:
+def load_items(ds: Dataset, models: frozenset[str] | None = None) -> list[Item]:
+    """The dataset's items. With `models`, every preference label must name one of them or 'tie' after
+    `preference_values` maps it: a label that names no model would otherwise turn into a missing one, and
+    an analysis would rank or regress on whatever few labels happen to match."""
     rows: list[dict[str, Any]] = []
     for path in ensure_local(ds):
         rows.extend(read_rows(path, ds.source.format))
@@ -135,12 +139,32 @@ def load_items(ds: Dataset) -> list[Item]:
             row[column] = index.get(key)
     rows = [r for r in rows if all(_keep(r, f) for f in ds.filters)]
     items = [_item(ds, n, row) for n, row in enumerate(rows)]
+    if models is not None:
+        check_labels(ds, items, models)
     ids = [it.id for it in items]
     if len(set(ids)) != len(ids):
         raise DatasetError(f"dataset {ds.name!r}: ids are not unique; map fields.id to a unique column")
     if ds.limit is not None and ds.limit < len(items):
         items = sorted(random.Random(ds.seed).sample(items, ds.limit), key=lambda it: ids.index(it.id))
     return items
+
+
+def check_labels(ds: Dataset, items: list[Item], models: frozenset[str]) -> None:
+    """Raise a DatasetError naming every preference value that maps to no model (with its count and first
+    row) and the `preference_values` entry that would fix it."""
+    unmapped: dict[str, list[int]] = {}
+    for n, item in enumerate(items):
+        if item.preference is not None and item.preference != "tie" and item.preference not in models:
+            unmapped.setdefault(item.raw_preference or item.preference, []).append(n)
+    if not unmapped:
+        return
+    column = ds.fields["preference"]
+    listed = ", ".join(f"{value!r} ({len(rows)} rows, first row {rows[0]})"
+                       for value, rows in sorted(unmapped.items(), key=lambda kv: -len(kv[1]))[:8])
+    example = ", ".join(f"{value!r}: <model or tie>" for value in list(unmapped)[:3])
+    raise DatasetError(
+        f"dataset {ds.name!r}: the preference column {column!r} holds values that name no model: {listed}. "
+        f"Models: {', '.join(sorted(models))}. Map each value with preference_values: {{{example}}}")
 
 
 def _index(path: Path, id_field: str | None, value_field: str) -> dict[str, Any]:
@@ -212,10 +236,11 @@ def _item(ds: Dataset, n: int, row: dict[str, Any]) -> Item:
     prompt = _text(row, f["prompt"])
     if prompt is None:
         raise DatasetError(f"dataset {ds.name!r}: row {n} has no {f['prompt']!r} value")
-    preference = _text(row, f.get("preference"))
+    raw_preference = _text(row, f.get("preference"))
+    preference = raw_preference
     if preference is not None and ds.preference_values:
-        preference = ds.preference_values.get(preference)
-    elif preference == "":
+        preference = ds.preference_values.get(preference, preference)
+    if preference == "":
         preference = None
     return Item(
         id=_text(row, f.get("id")) or f"{ds.name}-{n}",
@@ -225,6 +250,7 @@ def _item(ds: Dataset, n: int, row: dict[str, Any]) -> Item:
         category=_text(row, f.get("category")),
         image=_image(ds, _text(row, f.get("image"))),
         preference=preference,
+        raw_preference=raw_preference,
         outputs={model: text for model, col in ds.outputs.items() if (text := _text(row, col)) is not None},
         scores={model: float(value) for model, col in ds.scores.items()
                 if (value := _text(row, col)) not in (None, "")},

@@ -22,7 +22,7 @@ class Prepared:
 def prepare(spec_path: str | Path) -> Prepared:
     spec = load_spec(spec_path)
     used = {a.dataset for a in spec.analyses.values()}
-    items = {name: load_items(ds) for name, ds in spec.datasets.items() if name in used}
+    items = {name: load_items(ds, frozenset(spec.models)) for name, ds in spec.datasets.items() if name in used}
     return Prepared(spec, items, compile_plan(spec, items))
 
 

@@ -51,8 +51,10 @@ def discover(tmp_path: Path, text: str) -> list[dict]:
 
 def test_friendly_vs_cold_top_vibe_is_warmth(tmp_path: Path, shared_data: Path) -> None:
     vibes = discover(tmp_path, SPEC_FRIENDLY.format(data=shared_data))
-    assert vibes[0]["metric"] == "warmth"
-    assert "Warm, friendly wording" in vibes[0]["high"]
+    # warmth and exclamation marks both mark the planted friendliness (each separates 84% of training pairs)
+    assert vibes[0]["metric"] in ("warmth", "exclamations")
+    warmth = next(v for v in vibes if v.get("metric") == "warmth")
+    assert "Warm, friendly wording" in warmth["high"]
 
 
 def test_concise_vs_verbose_top_vibe_is_length(tmp_path: Path, shared_data: Path) -> None:
@@ -148,8 +150,36 @@ def test_planted_vibe_still_tops_with_embedding_clusters_in_the_running(tmp_path
     vibes = discover(tmp_path, SPEC_FRIENDLY.format(data=shared_data).replace(
         "judges: {m: {kind: metric}}", "judges: {m: {kind: metric}, e: {kind: embedding}}").replace(
         "judges: [m]", "judges: [m, e]"))
-    assert vibes[0]["metric"] == "warmth"
-    assert any("examples" in v for v in vibes)  # clusters were proposed and one was chosen
+    assert vibes[0].get("metric") in ("warmth", "exclamations")
+    # the two clusters of these 50 answers are topics (48% / 52% friendly): they do not separate the models
+    assert not any("examples" in v for v in vibes)
+
+
+def test_topic_clusters_balanced_across_the_models_are_never_kept() -> None:
+    """Both models answer the same prompts about cooking or astronomy in near-identical words: k-means finds
+    the topics, each cluster half one model's answers, and no pair's two answers differ in topic. Such a
+    cluster does not tell the models apart and must not be proposed. A style that one model has (an
+    exclamation on every answer) still is."""
+    import random
+
+    from engine.analyze.discovery import TrainingPair, cluster_candidates, discover
+
+    rng = random.Random(0)
+    pools = [[f"{verb} the {food} {how} before serving." for verb in ("Simmer", "Roast", "Season", "Slice", "Stir")
+              for food in ("tomato sauce", "onions", "chicken", "potatoes") for how in ("gently", "well")],
+             [f"The {thing} {does} across {where}." for thing in ("galaxy", "nebula", "comet", "star cluster")
+              for does in ("drifts", "glows", "spins", "stretches", "burns") for where in ("the sky", "space")]]
+
+    def answer(topic: int, cheerful: bool) -> str:
+        text = " ".join(rng.sample(pools[topic], 3))
+        return text[:-1] + "! Enjoy!" if cheerful else text
+
+    pairs = [TrainingPair(answer(i % 2, False), answer(i % 2, True), None) for i in range(80)]
+    clusters = cluster_candidates(pairs, "plain", "cheerful")
+    assert clusters and not any(c.one_sided() for c in clusters)  # topic clusters, half each model's answers
+    chosen = discover(pairs, "plain", "cheerful", max_vibes=5, clusters=True)
+    assert chosen and not any(c.origin == "embedding cluster" for c in chosen)
+    assert any(c.vibe.metric == "exclamations" for c in chosen)
 
 
 def test_crossfit_gives_a_lexicon_no_credit_for_the_pairs_it_was_mined_from() -> None:
@@ -182,3 +212,19 @@ def test_degenerate_answers_give_no_clusters_rather_than_nan() -> None:
     numbers = cluster_candidates([TrainingPair(str(i), str(3 * i), None) for i in range(50)], "a", "b")
     assert len(numbers) == 5 and all(c.vibe.name.startswith("cluster_") for c in numbers)  # no terms: unnamed
     assert all(c.vibe.examples and c.vibe.examples.low and c.vibe.examples.high for c in numbers)
+
+
+def test_lexicon_terms_are_words_a_reader_recognises() -> None:
+    """One model writes markdown-heavy answers with contractions and numbered bold items; its mined lexicon
+    keeps the words that mark it and none of the debris ('* key', '* * 4', 'here s', '? s')."""
+    from engine.analyze.discovery import TrainingPair as Pair
+    from engine.analyze.discovery import candidates, is_readable
+
+    a = "Here's the **key** point: * **4** steps? Sure! Let me know if you'd like more. It's **great**!"
+    b = "The answer follows from the definition and needs three steps."
+    pairs = [Pair(f"{a} Item {i}.", f"{b} Case {i}.", None) for i in range(30)]
+    lexicon = next(c.vibe for c in candidates(pairs, "md", "plain") if c.vibe.name == "phrasing_md")
+    phrases = (lexicon.metric or "").removeprefix("phrases:").split("|")
+    assert phrases and all(is_readable(p) for p in phrases), phrases
+    assert any("let me know" in p for p in phrases)
+    assert not any(p in phrases for p in ("* key", "* * 4", "here s", "? s", "it s"))

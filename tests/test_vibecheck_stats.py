@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
-from engine.analyze import stats
+from engine.analyze import heldout, stats
 from engine.judges.llm import parse_rating, parse_verdict, verdict_to_score
 from engine.judges.verdicts import combine_orders, compare
 
@@ -87,16 +89,87 @@ def test_metric_comparison_with_tolerance() -> None:
     assert compare(0.10, 0.13, 0.02, relative=False) == -1
 
 
-def test_regression_accuracy_on_tiny_fixed_dataset() -> None:
-    # feature 0 decides the label except for one training flip; feature 1 is noise
-    x_train = np.array([[1, 0], [1, 1], [1, -1], [-1, 0], [-1, 1], [-1, -1], [1, 1], [-1, 0]], dtype=float)
-    y_train = np.array([1, 1, 1, 0, 0, 0, 0, 1], dtype=float)
-    x_test = np.array([[1, 0], [-1, 1], [1, -1], [-1, -1]], dtype=float)
-    y_test = np.array([1, 0, 0, 0], dtype=float)
-    result = stats.fit_logistic("model_matching", ["a", "b"], x_train, y_train, x_test, y_test)
-    assert result.test_accuracy == 0.75  # predicts sign of feature 0: right on 3 of 4
-    assert result.train_accuracy == 0.75
-    assert result.coefficients[0] > 0 and result.p_values[0] is not None and 0 < result.p_values[0] < 1
+def test_model_matching_is_fitted_on_pairs_with_firth_by_hand() -> None:
+    """One vibe, 30 training pairs: 18 say +1 (A higher), 6 say −1, 6 are 0. Model matching has no intercept,
+    so Firth's estimate has a closed form: the cells get half a count each, w = log((18 + ½) / (6 + ½)). Its
+    standard error is 1 / √((N + 1) p (1 − p)), the curvature of the penalized log-likelihood
+    N·p(1 − p) + p(1 − p) over the N = 24 informative pairs, p = σ(w). Fitting both display orders as
+    60 rows would give the same w and a standard error about √2 smaller."""
+    x_train = np.array([1.0] * 18 + [-1.0] * 6 + [0.0] * 6)[:, None]
+    x_test = np.array([1.0, 1.0, -1.0, 0.0])[:, None]
+    length = np.zeros(30)
+    fit = heldout.model_matching(["v"], x_train, x_test, length, np.zeros(4), seed=3)
+    w = math.log(18.5 / 6.5)
+    p = 1 / (1 + math.exp(-w))
+    assert fit.n_train == 30 and fit.n_test == 4  # pairs, not pairs × orders
+    assert fit.coefficients[0] == pytest.approx(w, abs=1e-4)
+    assert fit.std_errors[0] == pytest.approx(1 / math.sqrt(25 * p * (1 - p)), rel=1e-3)
+    assert fit.intercept is None and fit.p_values[0] is not None and fit.p_values[0] < 0.05
+    # test pairs: right, right, wrong, and a coin flip where the vibe says nothing
+    assert fit.test_accuracy == pytest.approx(2.5 / 4)
+    assert fit.baseline("majority class").accuracy == 0.5
+    # the same fit whatever display orders the seed drew
+    again = heldout.model_matching(["v"], x_train, x_test, length, np.zeros(4), seed=11)
+    assert again.coefficients[0] == pytest.approx(fit.coefficients[0], abs=1e-6)
+
+
+def test_model_matching_under_separation_stays_finite() -> None:
+    """Every informative pair says +1: the likelihood grows without bound, so plain maximum likelihood has no
+    estimate. Firth's stays finite: w = log((12 + ½) / ½) = log 25, with a likelihood-ratio p-value."""
+    x_train = np.array([1.0] * 12 + [0.0] * 4)[:, None]
+    fit = heldout.model_matching(["v"], x_train, x_train, np.zeros(16), np.zeros(16))
+    assert fit.coefficients[0] == pytest.approx(math.log(25), abs=1e-4)
+    assert fit.p_values[0] is not None and fit.p_values[0] < 0.01
+    assert fit.test_accuracy == pytest.approx((12 + 0.5 * 4) / 16)
+
+
+def test_preference_keeps_length_when_a_vibe_adds_nothing() -> None:
+    """Labels follow length on 80% of pairs; the vibe is noise. Cross-validation leaves it out, so the model
+    is length alone and its gain over length alone is exactly 0 on every test pair."""
+    rng = np.random.default_rng(0)
+    n = 400
+    length = rng.normal(0, 1, n)
+    y = ((length > 0) ^ (rng.random(n) < 0.2)).astype(float)
+    noise = rng.choice([-1.0, 0.0, 1.0], size=(n, 1))
+    fit = heldout.preference(["noise"], noise[:200], y[:200], noise[200:], y[200:], length[:200], length[200:])
+    assert fit.features == [heldout.LENGTH]
+    assert fit.gain_over_length == 0 and fit.test_accuracy == fit.baseline("length alone").accuracy
+    assert fit.n_train == 200 and fit.n_test == 200
+    majority = float(y[:200].mean() >= 0.5)
+    assert fit.baseline("majority class").accuracy == pytest.approx(float(np.mean(y[200:] == majority)))
+
+
+def test_preference_takes_a_vibe_that_adds_to_length() -> None:
+    rng = np.random.default_rng(1)
+    n = 600
+    length = rng.normal(0, 1, n)
+    vibe = rng.choice([-1.0, 1.0], size=n)
+    y = (1.5 * vibe + 0.5 * length + rng.logistic(size=n) > 0).astype(float)
+    fit = heldout.preference(["vibe"], vibe[:300, None], y[:300], vibe[300:, None], y[300:], length[:300],
+                             length[300:])
+    assert fit.features == [heldout.LENGTH, "vibe"]
+    assert fit.gain_over_length is not None and fit.gain_ci_low is not None
+    assert fit.gain_over_length > 0 and fit.gain_ci_low > 0
+
+
+def test_wilson_interval_by_hand() -> None:
+    # 8 of 10: centre (0.8 + 1.96²/20) / (1 + 1.96²/10); half-width 1.96/(1 + 1.96²/10)·√(0.016 + 1.96²/400)
+    low, high = heldout.wilson(8, 10)
+    assert low == pytest.approx(0.4902, abs=1e-4) and high == pytest.approx(0.9433, abs=1e-4)
+
+
+def test_holm_adjustment_by_hand() -> None:
+    # sorted 0.005, 0.01, 0.03, 0.04 → ×4, ×3, ×2, ×1 = 0.02, 0.03, 0.06, 0.04 → running max 0.02, 0.03, 0.06, 0.06
+    assert heldout.holm([0.01, 0.04, None, 0.03, 0.005]) == pytest.approx([0.03, 0.06, None, 0.06, 0.02])
+
+
+def test_separability_interval_excludes_zero_only_when_it_should() -> None:
+    # mean 0.8, sd √(10·0.16/9) = 0.4216, t(9) = 2.2622: 0.8 ± 0.3016
+    low, high = stats.mean_interval([1] * 8 + [0] * 2)
+    assert low == pytest.approx(0.4984, abs=1e-4) and high == pytest.approx(1.1016, abs=1e-4)
+    # mean 0.5 with sd 0.756 over 8 pairs: −0.13 to 1.13, which does not exclude 0
+    assert stats.mean_interval([1, 1, 0, 1, -1, 1, 0, 1])[0] < 0
+    assert stats.mean_interval([1, -1] * 10)[0] < 0 < stats.mean_interval([1, -1] * 10)[1]
 
 
 def test_split_is_seeded_and_order_free() -> None:

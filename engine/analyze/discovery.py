@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.analyze import stats
 from engine.judges import embedding, metric
 from engine.judges.metrics import METRICS, PHRASES_PREFIX, tokens
 from engine.plan import vibe_fields
@@ -50,6 +51,15 @@ EXAMPLE_CHARS = 600  # an example is an answer's opening; MiniLM reads only its 
 class Candidate:
     vibe: Vibe
     origin: str  # "metric" | "phrases:<model>" | "embedding cluster"
+    members: tuple[int, int] | None = None  # a cluster's answers by model A, and all of them
+
+    def one_sided(self) -> bool:
+        """A cluster whose answers split between the models about evenly (two-sided binomial test of model A's
+        share against ½, p ≥ 0.05) groups answers by something both models do, usually the prompt's topic:
+        it is no vibe of either. Other candidates are judged by their verdicts alone."""
+        from scipy.stats import binomtest
+
+        return self.members is None or binomtest(*self.members, 0.5).pvalue < 0.05
 
 
 @dataclass(frozen=True)
@@ -59,15 +69,35 @@ class TrainingPair:
     a_preferred: bool | None  # None when the pair has no (non-tie) human label
 
 
-def pair_scores(vibe: Vibe, pairs: Sequence[TrainingPair]) -> np.ndarray:
-    """Each pair's verdict on the vibe from the judge that will score it, run here on the pairs: the metric
+def _judged(vibe: Vibe, pairs: Sequence[TrainingPair]) -> list[dict[str, Any]]:
+    """Each pair's verdict record from the judge that will score the vibe, run here on the pairs: the metric
     judge for a vibe with a metric, the embedding judge (at its default margin) for one defined by examples."""
     texts = {f"{side}{i}": text for i, p in enumerate(pairs) for side, text in (("a", p.output_a), ("b", p.output_b))}
     config = {"metric": "auto", "tolerance": TOLERANCE, "margin": MARGIN}
     requests = [{"fields": vibe_fields(vibe), "outputs": [f"a{i}", f"b{i}"], "config": config}
                 for i in range(len(pairs))]
     judge = metric.judge_pairs if vibe.metric is not None else embedding.judge_pairs
-    return np.array([verdict["score"] for verdict in judge(requests, texts)])
+    return judge(requests, texts)
+
+
+def pair_scores(vibe: Vibe, pairs: Sequence[TrainingPair]) -> np.ndarray:
+    """Each pair's ternary verdict on the vibe, as its judge gives it (what separability averages)."""
+    return np.array([verdict["score"] for verdict in _judged(vibe, pairs)], dtype=float)
+
+
+def pair_features(vibe: Vibe, pairs: Sequence[TrainingPair]) -> np.ndarray:
+    """What the regressions read for the vibe on each pair: the measured, signed strength
+    (a − b) / (|a| + |b|) for a metric vibe, the verdict for any other."""
+    if vibe.metric is None:
+        return pair_scores(vibe, pairs)
+    return np.array([stats.strength(v["value_a"], v["value_b"]) for v in _judged(vibe, pairs)], dtype=float)
+
+
+def separates(verdicts: np.ndarray) -> bool:
+    """Whether the mean verdict's 95% t-interval over pairs excludes 0: a vibe that does not tell the two
+    models apart on the training pairs is not worth proposing, however well it fits a label."""
+    low, high = stats.mean_interval(verdicts.tolist())
+    return not low <= 0 <= high
 
 
 def _doc_terms(texts: list[str], min_docs: int) -> tuple[Any, np.ndarray]:
@@ -95,6 +125,12 @@ def _log_odds(pos: list[str], neg: list[str], min_docs: int) -> list[tuple[str, 
     return _ranked(matrix, vocabulary, np.arange(len(pos) + len(neg)) < len(pos))
 
 
+def is_readable(phrase: str) -> bool:
+    """A phrase a reader recognises: words only (no markdown marks, digits or punctuation), and no stray
+    letter left over from splitting a contraction or an emphasis mark ('here s', '* key', '? s')."""
+    return all(w.isalpha() and (len(w) > 1 or w in ("a", "i")) for w in phrase.split())
+
+
 def _lexicon(ranked: list[tuple[str, float]]) -> list[str]:
     """The strongest phrases, skipping ones contained in a phrase already taken (so 'what a' does not
     double-count 'what a fascinating')."""
@@ -119,7 +155,7 @@ def candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str) -> lis
     min_docs = max(3, len(pairs) // 100)
     a_texts, b_texts = [p.output_a for p in pairs], [p.output_b for p in pairs]
     for model, pos, neg in ((model_a, a_texts, b_texts), (model_b, b_texts, a_texts)):
-        phrases = _lexicon(_log_odds(pos, neg, min_docs))
+        phrases = _lexicon([(p, score) for p, score in _log_odds(pos, neg, min_docs) if is_readable(p)])
         if phrases:
             out.append(Candidate(_phrase_vibe(f"phrasing_{_slug(model)}", phrases, model), f"phrases:{model}"))
     return out
@@ -194,7 +230,8 @@ def cluster_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str
                 f"answers, {share:.0%} by {model_a} and {1 - share:.0%} by {model_b}).")
         low = "Unlike that group: closer to the other answers."
         examples = VibeExamples(low=_nearest(vectors, others, texts), high=_nearest(vectors, members, texts))
-        out.append(Candidate(Vibe(name, low, high, examples=examples), "embedding cluster"))
+        out.append(Candidate(Vibe(name, low, high, examples=examples), "embedding cluster",
+                             (int((members < len(pairs)).sum()), len(members))))
     return out
 
 
@@ -214,21 +251,27 @@ def _fit_loglik(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
-def select(candidate_scores: dict[str, np.ndarray], a_preferred: np.ndarray | None, max_vibes: int) -> list[str]:
-    """Greedy forward selection of candidate names on training pairs (see the module docstring)."""
-    names = [n for n, s in candidate_scores.items() if np.any(s)]
+def select(features: dict[str, np.ndarray], a_preferred: np.ndarray | None, max_vibes: int,
+           length: np.ndarray | None = None) -> list[str]:
+    """Greedy forward selection of candidate names on training pairs (see the module docstring).
+    `a_preferred` holds 1/0 per pair and NaN where a pair has no label; the preference part of the signal
+    starts from the length covariate, as the preference regression does, so a candidate earns its place
+    by what it adds to length."""
+    names = [n for n, s in features.items() if np.any(s)]
     chosen: list[str] = []
-    n = len(next(iter(candidate_scores.values()))) if candidate_scores else 0
+    n = len(next(iter(features.values()))) if features else 0
     mm_y = np.r_[np.ones(n), np.zeros(n)]
+    labelled = np.flatnonzero(~np.isnan(a_preferred)) if a_preferred is not None else np.array([], dtype=int)
+    base = (length if length is not None else np.zeros(n))[:, None]
     while len(chosen) < max_vibes:
         best, best_gain = None, -np.inf
         for name in names:
-            if name in chosen or any(_too_similar(candidate_scores[name], candidate_scores[c]) for c in chosen):
+            if name in chosen or any(_too_similar(features[name], features[c]) for c in chosen):
                 continue
-            x = np.column_stack([candidate_scores[c] for c in [*chosen, name]])
+            x = np.column_stack([features[c] for c in [*chosen, name]])
             gain = _fit_loglik(np.vstack([x, -x]), mm_y)
-            if a_preferred is not None:
-                gain += _fit_loglik(x, a_preferred)
+            if len(labelled) and a_preferred is not None:
+                gain += _fit_loglik(np.column_stack([base, x])[labelled], a_preferred[labelled])
             if gain > best_gain:
                 best, best_gain = name, gain
         if best is None:
@@ -243,40 +286,52 @@ def _too_similar(a: np.ndarray, b: np.ndarray) -> bool:
     return abs(float(np.corrcoef(a, b)[0, 1])) > MAX_CORRELATION
 
 
-def crossfit_lexicon_scores(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
-                            seed: int = 0) -> dict[str, np.ndarray]:
-    """Each mined lexicon's verdict on every pair, from the lexicon mined on the other half of the pairs (the
-    halves drawn with `seed`): how a lexicon is judged without credit for the pairs it was mined from."""
+def crossfit_lexicons(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
+                      seed: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each mined lexicon's (strength, verdict) on every pair, from the lexicon mined on the other half of the
+    pairs (the halves drawn with `seed`): how a lexicon is judged without credit for the pairs it was mined
+    from."""
     pairs = list(pairs)
     order = np.random.default_rng(seed).permutation(len(pairs))
     halves = [sorted(order[: len(pairs) // 2]), sorted(order[len(pairs) // 2:])]
-    scores: dict[str, np.ndarray] = {}
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for mine, score in ((halves[0], halves[1]), (halves[1], halves[0])):
         for candidate in candidates([pairs[i] for i in mine], model_a, model_b):
             if candidate.origin != "metric":
-                column = scores.setdefault(candidate.vibe.name, np.zeros(len(pairs)))
-                column[score] = pair_scores(candidate.vibe, [pairs[i] for i in score])
-    return scores
+                strengths, verdicts = out.setdefault(candidate.vibe.name, (np.zeros(len(pairs)), np.zeros(len(pairs))))
+                judged = _judged(candidate.vibe, [pairs[i] for i in score])
+                strengths[score] = [stats.strength(v["value_a"], v["value_b"]) for v in judged]
+                verdicts[score] = [v["score"] for v in judged]
+    return out
+
+
+def crossfit_lexicon_scores(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
+                            seed: int = 0) -> dict[str, np.ndarray]:
+    """The cross-fitted strengths alone: what the regressions read for a mined lexicon's training pairs."""
+    return {name: strengths for name, (strengths, _) in crossfit_lexicons(pairs, model_a, model_b, seed).items()}
 
 
 def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibes: int, *,
              exclude_metrics: frozenset[str] = frozenset(), clusters: bool = False, seed: int = 0) -> list[Candidate]:
     """Propose and choose at most `max_vibes` vibes from training pairs (none measuring an excluded metric,
     e.g. one a declared vibe already measures; embedding clusters only with `clusters`, for a panel with an
-    embedding judge to score them)."""
+    embedding judge to score them). Only candidates that separate the two models on these pairs (a 95%
+    interval of their mean verdict that excludes 0) are considered."""
     pairs = list(pairs)
     final = [c for c in candidates(pairs, model_a, model_b) if c.vibe.metric not in exclude_metrics]
     if clusters:
-        final += cluster_candidates(pairs, model_a, model_b, seed)
-    scores = {c.vibe.name: pair_scores(c.vibe, pairs) for c in final if c.origin in ("metric", "embedding cluster")}
+        final += [c for c in cluster_candidates(pairs, model_a, model_b, seed) if c.one_sided()]
+    scored = [c for c in final if c.origin in ("metric", "embedding cluster")]
+    verdicts = {c.vibe.name: pair_scores(c.vibe, pairs) for c in scored}
+    features = {c.vibe.name: pair_features(c.vibe, pairs) if c.origin == "metric" else verdicts[c.vibe.name]
+                for c in scored}
     names = {c.vibe.name for c in final}
-    scores.update((name, column) for name, column in crossfit_lexicon_scores(pairs, model_a, model_b, seed).items()
-                  if name in names)
-    labels = [p.a_preferred for p in pairs]
-    labelled = [i for i, v in enumerate(labels) if v is not None]
-    if labelled and len(labelled) < len(pairs):
-        scores = {k: v[labelled] for k, v in scores.items()}
-    a_preferred = np.array([labels[i] for i in labelled], dtype=float) if labelled else None
-    chosen = select(scores, a_preferred, max_vibes)
+    for name, (column, verdict) in crossfit_lexicons(pairs, model_a, model_b, seed).items():
+        if name in names:
+            features[name], verdicts[name] = column, verdict
+    features = {name: column for name, column in features.items() if separates(verdicts[name])}
+    a_preferred = np.array([np.nan if p.a_preferred is None else float(p.a_preferred) for p in pairs])
+    length = np.log1p([len(p.output_a) for p in pairs]) - np.log1p([len(p.output_b) for p in pairs])
+    chosen = select(features, a_preferred if not np.isnan(a_preferred).all() else None, max_vibes, length)
     by_name = {c.vibe.name: c for c in final}
     return [by_name[name] for name in chosen]

@@ -1,14 +1,12 @@
-"""Statistics shared by the analyses: agreement, separability, the judge-panel ensemble, held-out
-logistic regression with Wald p-values, and seeded splits. Small pure functions, each checked against
+"""Statistics shared by the analyses: agreement, separability and its interval, the judge-panel ensemble,
+signed strengths of measures, and seeded splits. Small pure functions, each checked against
 hand-computed cases in the tests."""
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,6 +25,25 @@ def ensemble(scores: Sequence[int]) -> int:
 def separability(nu: Sequence[int]) -> float:
     """Mean panel verdict over pairs, in [−1, 1]; positive means model A leans to the vibe's high end."""
     return float(np.mean(nu)) if len(nu) else 0.0
+
+
+def mean_interval(values: Sequence[float]) -> tuple[float, float]:
+    """95% t-interval of a mean over independent units (a point when they all agree; unbounded below two)."""
+    from scipy import stats as scipy_stats
+
+    if len(values) < 2:
+        return float("-inf"), float("inf")
+    mean, sd = float(np.mean(values)), float(np.std(values, ddof=1))
+    half = float(scipy_stats.t.ppf(0.975, len(values) - 1)) * sd / math.sqrt(len(values))
+    return mean - half, mean + half
+
+
+def strength(a: float, b: float) -> float:
+    """Signed, bounded difference of two measures: 0 when equal, ±1 when one of them is 0. Chatbot Arena's
+    style control normalises its features the same way, so a coefficient reads per unit of relative
+    difference whatever the measure's scale."""
+    total = abs(a) + abs(b)
+    return 0.0 if total == 0 else (a - b) / total
 
 
 def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float:
@@ -69,50 +86,3 @@ def split(ids: Sequence[str], train_fraction: float, seed: int) -> tuple[list[st
     perm = rng.permutation(len(ordered))
     cut = round(len(ordered) * train_fraction)
     return [ordered[i] for i in perm[:cut]], [ordered[i] for i in perm[cut:]]
-
-
-@dataclass(frozen=True)
-class RegressionResult:
-    """A held-out logistic regression: fitted on train, accuracy on test, one coefficient per feature."""
-
-    target: str  # "model_matching" | "preference"
-    features: list[str]
-    coefficients: list[float]
-    p_values: list[float | None]
-    intercept: float
-    train_accuracy: float
-    test_accuracy: float
-    n_train: int
-    n_test: int
-
-
-def fit_logistic(target: str, names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
-                 y_test: np.ndarray) -> RegressionResult:
-    """Accuracy from an L2 logistic regression (C by 5-fold CV on train). Coefficients and Wald p-values from
-    an unpenalized statsmodels Logit on the same training data, so each coefficient matches its p-value;
-    where that fit is impossible (perfect separation, singular design) the penalized coefficients are
-    reported without p-values."""
-    from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
-
-    if len(set(y_train.tolist())) < 2:
-        raise ValueError(f"{target}: the training labels have a single class")
-    folds = min(5, int(np.bincount(y_train.astype(int)).min()))
-    model = (LogisticRegressionCV(Cs=10, cv=folds, max_iter=5000, scoring="accuracy", l1_ratios=(0.0,),
-                                  use_legacy_attributes=False) if folds >= 2
-             else LogisticRegression(max_iter=5000)).fit(x_train, y_train)
-    coefficients, p_values, intercept = model.coef_[0].tolist(), [None] * len(names), float(model.intercept_[0])
-    try:
-        import statsmodels.api as sm
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            logit = sm.Logit(y_train, sm.add_constant(x_train, has_constant="add")).fit(disp=0, maxiter=200)
-        if not any("separation" in str(w.message).lower() or "converge" in str(w.message).lower() for w in caught):
-            p_values = [None if math.isnan(p) else float(p) for p in logit.pvalues[1:]]
-            coefficients, intercept = [float(c) for c in logit.params[1:]], float(logit.params[0])
-    except Exception:  # perfectly separated or singular designs have no Wald p-values; say so, keep the fit
-        pass
-    return RegressionResult(
-        target=target, features=names, coefficients=coefficients, p_values=p_values, intercept=intercept,
-        train_accuracy=float(model.score(x_train, y_train)), test_accuracy=float(model.score(x_test, y_test))
-        if len(y_test) else float("nan"), n_train=len(y_train), n_test=len(y_test))

@@ -2,10 +2,11 @@
 
 For each vibe and pair: each judge's score s_J in A/B terms (LLM judges: both orders combined by the swap
 rule; offline judges: their measured comparison), the panel verdict ν (rounded mean), then per vibe its
-separability, judge agreement (κ), and whether it passes validation on the training split. The vibes that
-pass feed two logistic regressions fitted on the training split and scored on the test split:
-model matching (was the first-shown output written by model A? trained with every pair in both display
-orders) and preference prediction (did people prefer A?).
+separability, judge agreement (κ), and whether it passes validation on the training split (κ, |sep| and a
+95% interval of sep that excludes 0: all on training pairs, since that is what selection may see). Separability
+and κ are reported on the test split beside. The vibes that pass (the top-k by least-angle regression, as
+VibeCheck) feed the two held-out regressions of `heldout`: model matching (which model wrote the first-shown
+answer) and preference prediction (which answer the dataset's labels favour, with length as a covariate).
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from engine.analyze import discovery, stats
+from engine.analyze import discovery, heldout, stats
 from engine.execute.cache import Result
 from engine.judges.llm import parse_verdict, verdict_to_score
 from engine.judges.verdicts import combine_orders
 from engine.pipeline import Prepared
 from engine.plan import Binding
-from engine.spec.model import Analysis, Vibe, VibeExamples
+from engine.spec.model import Analysis, Labels, Vibe, VibeExamples
 
 
 @dataclass(frozen=True)
@@ -36,9 +37,10 @@ class VibeScore:
     metric: str | None
     judges: list[str]
     judge_kinds: list[str]
-    separability: float  # mean ν over all pairs; > 0: model A leans high
-    separability_train: float
-    kappa: float | None  # judge agreement over all pairs; None with a single judge
+    separability: float | None  # mean ν over the test pairs (None without any); > 0: model A leans high
+    separability_train: float  # mean ν over the training pairs: what the keep/drop decision used
+    separability_train_ci: tuple[float, float]  # its 95% t-interval over training pairs
+    kappa: float | None  # judge agreement on the test pairs; None with a single judge
     kappa_train: float | None
     kept: bool
     drop_reason: str
@@ -49,6 +51,11 @@ class VibeScore:
     pp_coefficient: float | None = None
     pp_p_value: float | None = None
     examples: VibeExamples | None = None  # the answers an embedding judge measures against, when given
+    n_train: int = 0
+    n_test: int = 0
+    mm_p_adjusted: float | None = None  # Holm over every coefficient test of the analysis
+    pp_p_adjusted: float | None = None
+    regression_note: str = ""  # for a kept vibe left out of a regression: why
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,14 @@ class PairVerdicts:
     by_judge: dict[str, dict[str, int | None]]  # vibe -> judge -> s_J (None: no verdict)
     rationales: dict[str, dict[str, str]] = field(default_factory=dict)  # vibe -> judge -> raw LLM text
     measures: dict[str, list[float]] = field(default_factory=dict)  # vibe -> [A's value, B's value] (metric judge)
+    chars: list[int] = field(default_factory=list)  # [A's, B's] length in characters
+
+    def feature(self, vibe: str) -> float:
+        """What the regressions read for a vibe: its measured, signed strength where a metric judge measured
+        it ((a − b) / (|a| + |b|), in [−1, 1]), else the panel verdict ν."""
+        if vibe in self.measures:
+            return stats.strength(*self.measures[vibe])
+        return float(self.nu[vibe])
 
 
 @dataclass
@@ -71,10 +86,12 @@ class VibeCheckResult:
     model_b: str
     vibes: list[VibeScore]
     pairs: list[PairVerdicts]
-    model_matching: stats.RegressionResult | None
-    preference: stats.RegressionResult | None
+    model_matching: heldout.HeldOutFit | None
+    preference: heldout.HeldOutFit | None
     invalid_verdicts: int
     notes: list[str]
+    labels: Labels = field(default_factory=Labels)
+    selection: str = ""  # which kept vibes entered the regressions, and how they were chosen
 
 
 def split_bindings(prepared: Prepared, analysis: Analysis) -> tuple[list[Binding], set[str]]:
@@ -157,29 +174,36 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                     rationales.setdefault(vibe.name, {})[judge_name] = raw
             by_judge[vibe.name] = scores
             nu[vibe.name] = stats.ensemble([s for s in scores.values() if s is not None])
+        chars = [len(str(results[g].output)) if g in results else 0 for g in (ga, gb)]
         pairs.append(PairVerdicts(binding.item, "train" if binding.item in train_set else "test",
-                                  items[binding.item].preference, ga, gb, nu, by_judge, rationales, measures))
+                                  items[binding.item].preference, ga, gb, nu, by_judge, rationales, measures, chars))
     scores = [_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min, sep_min)
               for v in vibes]
     kept = [s.name for s in scores if s.kept]
     notes: list[str] = []
     crossfit = _crossfit_lexicons(pairs, [v for v in vibes if v.name in kept], origins, results, analysis)
     if crossfit:
-        notes.append(f"{', '.join(sorted(crossfit))}: phrase lexicons mined from the training pairs, so the "
-                     "regressions see each training pair scored by the lexicon mined on the other half of them "
-                     "(cross-fitted), never by one mined from that pair; test pairs keep the panel's verdicts")
-    mm, pp = _regressions(kept, pairs, model_a, notes, crossfit)
-    scores = [_with_coefficients(s, mm, pp) for s in scores]
+        notes.append(f"{', '.join(sorted(crossfit))}: phrase lexicons mined from the training pairs. In the "
+                     "regressions each training pair is scored by the lexicon mined on the other half of them "
+                     "(cross-fitted), never by one mined from that pair; test pairs keep the panel's scores.")
+    labels = spec.datasets[analysis.dataset].labels
+    features = _Features(pairs, crossfit)
+    chosen, selection, dropped = _select(kept, features, analysis)
+    mm, pp = _regressions(chosen, features, model_a, notes, split_seed(analysis))
+    fits = heldout.adjust([f for f in (mm, pp) if f is not None])
+    mm, pp = (fits.pop(0) if mm else None), (fits.pop(0) if pp else None)
+    scores = [_with_coefficients(s, mm, pp, dropped.get(s.name, "")) for s in scores]
     return VibeCheckResult(analysis.name, model_a, model_b, scores, pairs, mm, pp, sum(invalid_by_vibe.values()),
-                           notes)
+                           notes, labels, selection)
 
 
 def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepared: Prepared,
                 origins: dict[str, str], invalid: int, kappa_min: float, sep_min: float) -> VibeScore:
     spec = prepared.spec
     judges = _judges_for(prepared, analysis, vibe)
-    nu_all = [p.nu[vibe.name] for p in pairs]
-    nu_train = [p.nu[vibe.name] for p in pairs if p.split == "train"]
+    train = [p for p in pairs if p.split == "train"]
+    test = [p for p in pairs if p.split == "test"]
+    nu_train = [p.nu[vibe.name] for p in train]
 
     def kappa(subset: list[PairVerdicts]) -> float | None:
         complete = [p for p in subset if all(p.by_judge[vibe.name][j] is not None for j in judges)]
@@ -187,27 +211,32 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
             return None
         return stats.agreement([[int(p.by_judge[vibe.name][j] or 0) for p in complete] for j in judges])
 
-    kappa_train = kappa([p for p in pairs if p.split == "train"])
+    kappa_train = kappa(train)
     sep_train = stats.separability(nu_train)
+    ci = stats.mean_interval(nu_train)
     reasons = []
     if kappa_train is not None and kappa_train < kappa_min:
-        reasons.append(f"judges disagree (κ {kappa_train:.2f} < {kappa_min})")
+        reasons.append(f"judges disagree (κ {kappa_train:.2f} < {kappa_min} on training pairs)")
     if abs(sep_train) < sep_min:
-        reasons.append(f"does not separate the models (|sep| {abs(sep_train):.3f} < {sep_min})")
+        reasons.append(f"does not separate the models (|sep| {abs(sep_train):.3f} < {sep_min} on training pairs)")
+    elif ci[0] <= 0 <= ci[1]:
+        reasons.append(f"separation not distinguishable from none (95% interval {ci[0]:+.3f} to {ci[1]:+.3f} "
+                       "on training pairs includes 0)")
     return VibeScore(
         name=vibe.name, low=vibe.low, high=vibe.high, origin=origins.get(vibe.name, "declared"), metric=vibe.metric,
         judges=judges, judge_kinds=sorted({spec.judges[j].kind for j in judges}),
-        separability=stats.separability(nu_all), separability_train=sep_train, kappa=kappa(pairs),
-        kappa_train=kappa_train, kept=not reasons, drop_reason="; ".join(reasons), n_pairs=len(pairs),
-        invalid_verdicts=invalid, examples=vibe.examples)
+        separability=stats.separability([p.nu[vibe.name] for p in test]) if test else None,
+        separability_train=sep_train, separability_train_ci=ci, kappa=kappa(test), kappa_train=kappa_train,
+        kept=not reasons, drop_reason="; ".join(reasons), n_pairs=len(pairs), invalid_verdicts=invalid,
+        examples=vibe.examples, n_train=len(train), n_test=len(test))
 
 
 def _crossfit_lexicons(pairs: list[PairVerdicts], vibes: list[Vibe], origins: dict[str, str],
                        results: dict[str, Result], analysis: Analysis) -> dict[str, dict[str, float]]:
-    """Training-pair verdicts of discovered phrase lexicons, cross-fitted: vibe -> item -> verdict. A lexicon
-    mined from the training pairs separates them almost perfectly by construction (on Arena its
-    model-matching coefficient ran to 26 with the fit failing to converge), which says nothing of how it
-    generalizes; scored by the lexicon from the other half, it weighs what it would on new pairs."""
+    """Training-pair strengths of discovered phrase lexicons, cross-fitted: vibe -> item -> strength. A
+    lexicon mined from the training pairs separates them almost perfectly by construction, which says
+    nothing of how it generalizes; scored by the lexicon from the other half, it weighs what it would on
+    new pairs."""
     mined = [v.name for v in vibes if origins.get(v.name, "").startswith("discovered (phrases:")]
     train = [p for p in pairs if p.split == "train" and p.output_a in results and p.output_b in results]
     if not mined or not train:
@@ -219,53 +248,81 @@ def _crossfit_lexicons(pairs: list[PairVerdicts], vibes: list[Vibe], origins: di
             for name in mined if name in columns}
 
 
-def _regressions(kept: list[str], pairs: list[PairVerdicts], model_a: str, notes: list[str],
-                 crossfit: dict[str, dict[str, float]]) -> tuple[stats.RegressionResult | None,
-                                                                  stats.RegressionResult | None]:
+@dataclass(frozen=True)
+class _Features:
+    """The regressions' inputs, pair by pair: each vibe's strength (cross-fitted where a lexicon was mined
+    from the training pairs) and the length covariate."""
+
+    pairs: list[PairVerdicts]
+    crossfit: dict[str, dict[str, float]]
+
+    def split(self, name: str) -> list[PairVerdicts]:
+        return [p for p in self.pairs if p.split == name]
+
+    def matrix(self, subset: list[PairVerdicts], vibes: list[str]) -> np.ndarray:
+        rows = [[self.crossfit.get(v, {}).get(p.item_id, p.feature(v)) if p.split == "train" else p.feature(v)
+                 for v in vibes] for p in subset]
+        return np.array(rows, dtype=float).reshape(len(subset), len(vibes))
+
+    @staticmethod
+    def length(subset: list[PairVerdicts]) -> np.ndarray:
+        return heldout.length_covariate(np.array([p.chars[0] for p in subset]), np.array([p.chars[1] for p in subset]))
+
+
+def _select(kept: list[str], features: _Features, analysis: Analysis) -> tuple[list[str], str, dict[str, str]]:
+    """The kept vibes that enter the regressions: VibeCheck's top-k by least-angle regression on model
+    identity (the default), or all of them."""
+    options = analysis.options.get("regression", {})
+    top = options.get("top", 10)
+    if options.get("select", "lars") == "all" or len(kept) <= top:
+        how = "every kept vibe" if options.get("select") == "all" else f"every kept vibe ({len(kept)} ≤ top {top})"
+        return kept, how, {}
+    order = heldout.lars_order(features.matrix(features.split("train"), kept), kept)[:top]
+    chosen = [v for v in kept if v in order]
+    dropped = {v: f"kept, but not among the first {top} to enter the least-angle regression path"
+               for v in kept if v not in order}
+    return chosen, (f"the first {top} of {len(kept)} kept vibes to enter a least-angle regression path "
+                    "predicting model identity on the training pairs (VibeCheck's top-k step)"), dropped
+
+
+def _regressions(kept: list[str], features: _Features, model_a: str, notes: list[str],
+                 seed: int) -> tuple[heldout.HeldOutFit | None, heldout.HeldOutFit | None]:
     if not kept:
-        notes.append("no vibe passed validation: no regression fitted")
+        notes.append("No vibe passed validation, so no regression was fitted.")
         return None, None
-    train = [p for p in pairs if p.split == "train"]
-    test = [p for p in pairs if p.split == "test"]
-
-    def matrix(subset: list[PairVerdicts]) -> np.ndarray:
-        rows = [[crossfit.get(v, {}).get(p.item_id, p.nu[v]) if p.split == "train" else p.nu[v] for v in kept]
-                for p in subset]
-        return np.array(rows, dtype=float).reshape(len(subset), len(kept))
-
-    def both_orders(subset: list[PairVerdicts]) -> tuple[np.ndarray, np.ndarray]:
-        x = matrix(subset)  # display order A first -> label 1; the swapped copy has −ν and label 0
-        return np.vstack([x, -x]), np.r_[np.ones(len(subset)), np.zeros(len(subset))]
-
-    mm = None
-    try:
-        mm = stats.fit_logistic("model_matching", kept, *both_orders(train), *both_orders(test))
-    except ValueError as exc:
-        notes.append(str(exc))
+    train, test = features.split("train"), features.split("test")
+    if not test:
+        notes.append("The split leaves no test pairs, so nothing is held out and no regression is scored.")
+        return None, None
+    mm = heldout.model_matching(kept, features.matrix(train, kept), features.matrix(test, kept),
+                                features.length(train), features.length(test), seed)
     labelled_train = [p for p in train if p.preference not in (None, "tie")]
     labelled_test = [p for p in test if p.preference not in (None, "tie")]
     pp = None
     if labelled_train and labelled_test:
         try:
-            pp = stats.fit_logistic(
-                "preference", kept, matrix(labelled_train),
+            pp = heldout.preference(
+                kept, features.matrix(labelled_train, kept),
                 np.array([p.preference == model_a for p in labelled_train], dtype=float),
-                matrix(labelled_test), np.array([p.preference == model_a for p in labelled_test], dtype=float))
+                features.matrix(labelled_test, kept),
+                np.array([p.preference == model_a for p in labelled_test], dtype=float),
+                features.length(labelled_train), features.length(labelled_test), seed)
         except ValueError as exc:
             notes.append(str(exc))
     else:
-        notes.append("no human preference labels: preference prediction skipped")
+        notes.append("No preference labels on both splits, so preference prediction was skipped.")
     return mm, pp
 
 
-def _with_coefficients(score: VibeScore, mm: stats.RegressionResult | None,
-                       pp: stats.RegressionResult | None) -> VibeScore:
-    values: dict[str, Any] = {}
+def _with_coefficients(score: VibeScore, mm: heldout.HeldOutFit | None, pp: heldout.HeldOutFit | None,
+                       left_out: str) -> VibeScore:
+    values: dict[str, Any] = {"regression_note": left_out}
     for prefix, reg in (("mm", mm), ("pp", pp)):
         if reg is not None and score.name in reg.features:
             i = reg.features.index(score.name)
             values[f"{prefix}_coefficient"] = reg.coefficients[i]
             values[f"{prefix}_p_value"] = reg.p_values[i]
+            values[f"{prefix}_p_adjusted"] = reg.p_adjusted[i] if reg.p_adjusted else None
     return replace(score, **values)
 
 
@@ -274,7 +331,8 @@ def write_vibecheck(result: VibeCheckResult, run_dir: Path) -> Path:
     out = run_dir / result.analysis
     out.mkdir(parents=True, exist_ok=True)
     rows = [asdict(s) for s in result.vibes]
-    flat = [{k: (";".join(v) if isinstance(v, list) else v) for k, v in row.items() if k != "examples"} for row in rows]
+    flat = [{k: (";".join(map(str, v)) if isinstance(v, list | tuple) else v)
+             for k, v in row.items() if k != "examples"} for row in rows]
     with (out / "vibes.csv").open("w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(flat[0]) if flat else ["name"])
         writer.writeheader()
@@ -284,6 +342,7 @@ def write_vibecheck(result: VibeCheckResult, run_dir: Path) -> Path:
     regressions = {name: asdict(reg) if reg else None
                    for name, reg in (("model_matching", result.model_matching), ("preference", result.preference))}
     (out / "regressions.json").write_text(json.dumps({**regressions, "notes": result.notes,
+                                                      "labels": asdict(result.labels), "selection": result.selection,
                                                       "invalid_verdicts": result.invalid_verdicts}, indent=2),
                                           encoding="utf-8")
     return out

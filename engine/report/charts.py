@@ -73,13 +73,24 @@ def measure_chart(values: list[dict[str, Any]], measure: str, bins: int = 30) ->
 
 
 def accuracy_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each regression's held-out accuracy beside its baselines on the same test pairs, with 95% intervals.
+    Rows: task, rule, accuracy, ci_low, ci_high, n_test. The vibes' model is dark, the baselines grey."""
     frame = pd.DataFrame(rows)
-    bars = alt.Chart(frame).mark_bar().encode(
-        x=alt.X("accuracy:Q", scale=alt.Scale(domain=[0, 1]), title="held-out accuracy"),
-        y=alt.Y("task:N", title=None), color=alt.Color("task:N", legend=None),
-        tooltip=["task", alt.Tooltip("accuracy:Q", format=".1%"), "n_test"])
-    rule = alt.Chart(pd.DataFrame({"x": [0.5]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
-    return (bars + rule).properties(width=420, height=80).to_dict()
+    frame["row"] = frame["task"] + " · " + frame["rule"]
+    frame["what"] = np.where(frame["rule"] == "vibes", "vibes' model", "baseline")
+    order = frame["row"].tolist()
+    base = alt.Chart(frame).encode(y=alt.Y("row:N", sort=order, title=None))
+    bars = base.mark_bar().encode(
+        x=alt.X("accuracy:Q", scale=alt.Scale(domain=[0, 1]), title="held-out accuracy (95% interval)"),
+        color=alt.Color("what:N", scale=alt.Scale(domain=["vibes' model", "baseline"], range=["#333333", "#bbbbbb"]),
+                        title=None),
+        tooltip=["task", "rule", alt.Tooltip("accuracy:Q", format=".1%"), alt.Tooltip("ci_low:Q", format=".1%"),
+                 alt.Tooltip("ci_high:Q", format=".1%"), alt.Tooltip("n_test:Q", title="test pairs")])
+    errors = base.mark_rule().encode(x="ci_low:Q", x2="ci_high:Q")
+    chance = alt.Chart(pd.DataFrame({"x": [0.5], "label": ["chance (50%)"]}))
+    rule = chance.mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
+    label = chance.mark_text(align="left", dx=3, dy=-6, fontSize=10).encode(x="x:Q", text="label:N", y=alt.value(0))
+    return (bars + errors + rule + label).properties(width=420, height=max(80, 22 * len(frame))).to_dict()
 
 
 def export(spec: dict[str, Any], path: Path) -> None:

@@ -52,7 +52,9 @@ def _headline(run_dir: Path) -> str:
         data = json.loads(regressions.read_text(encoding="utf-8"))
         for key, label in (("model_matching", "model matching"), ("preference", "preference")):
             if data.get(key):
-                parts.append(f"{label} {data[key]['test_accuracy']:.1%}")
+                length = next((b for b in data[key].get("baselines", []) if b["rule"] == "length alone"), None)
+                parts.append(f"{label} {data[key]['test_accuracy']:.1%}"
+                             + (f" (length alone {length['accuracy']:.1%})" if length else ""))
     for path in sorted(run_dir.glob("*/reference.json")):
         scores = json.loads(path.read_text(encoding="utf-8"))["scores"]
         if scores and scores[0]["subsets"]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from engine.analyze.heldout import Accuracy, HeldOutFit
 from engine.analyze.personas import PersonaResult
 from engine.analyze.reference import ReferenceResult
 from engine.analyze.results import RunResults
@@ -123,12 +124,16 @@ def _render_vibecheck(env: Environment, vc: VibeCheckResult, prepared: Prepared,
     items = {it.id: it for it in prepared.items[prepared.spec.analyses[vc.analysis].dataset]}
     samples = [Sample(p, items[p.item_id].prompt, _text(outputs, p.output_a), _text(outputs, p.output_b),
                       f"{slug(vc.analysis)}-{n // PAIRS_PER_PAGE + 1}.html") for n, p in enumerate(vc.pairs)]
-    sep_rows = [{"vibe": v.name, "separability": round(v.separability, 4), "status": "kept" if v.kept else "dropped",
+    sep_rows = [{"vibe": v.name, "separability": round(v.separability if v.separability is not None
+                                                       else v.separability_train, 4),
+                 "status": "kept" if v.kept else "dropped",
                  "kappa": "n/a" if v.kappa is None else round(v.kappa, 3)} for v in vc.vibes]
     sep_chart = charts.separability_chart(sep_rows, vc.model_a, vc.model_b)
     charts.export(sep_chart, run_dir / "charts" / f"{slug(vc.analysis)}-separability")
-    acc_rows = [{"task": name, "accuracy": reg.test_accuracy, "n_test": reg.n_test}
-                for name, reg in (("model matching", vc.model_matching), ("preference", vc.preference)) if reg]
+    acc_rows = [{"task": name, "rule": rule.rule, "accuracy": rule.accuracy, "ci_low": rule.ci_low,
+                 "ci_high": rule.ci_high, "n_test": rule.n}
+                for name, reg in (("model matching", vc.model_matching), ("preference", vc.preference)) if reg
+                for rule in _accuracies(reg)]
     acc_chart = charts.accuracy_chart(acc_rows) if acc_rows else None
     vibe_pages = {}
     for vibe in vc.vibes:
@@ -139,11 +144,18 @@ def _render_vibecheck(env: Environment, vc: VibeCheckResult, prepared: Prepared,
                                             encoding="utf-8")
     _write_pages(env, "samples.html.j2", run_dir / "samples", slug(vc.analysis), "samples", samples, PAIRS_PER_PAGE,
                  vc=vc, vibe_names=[v.name for v in vc.vibes])
-    ranked = sorted(vc.vibes, key=lambda v: (not v.kept, -abs(v.separability)))
+    ranked = sorted(vc.vibes, key=lambda v: (not v.kept, -abs(v.separability if v.separability is not None
+                                                              else v.separability_train)))
     return {"result": vc, "ranked": ranked, "sep_chart": sep_chart, "regressions_page": regressions_page,
             "acc_chart": acc_chart, "vibe_pages": vibe_pages,
             "samples_page": f"samples/{slug(vc.analysis)}-1.html", "pairs": len(vc.pairs),
+            "n_train": sum(p.split == "train" for p in vc.pairs), "n_test": sum(p.split == "test" for p in vc.pairs),
             "chart_file": f"charts/{slug(vc.analysis)}-separability.svg"}
+
+
+def _accuracies(reg: HeldOutFit) -> list[Accuracy]:
+    """The regression's own accuracy first, then its baselines on the same test pairs."""
+    return [Accuracy("vibes", reg.test_accuracy, reg.ci_low, reg.ci_high, reg.n_test), *reg.baselines]
 
 
 def _render_reference(env: Environment, ref: ReferenceResult, prepared: Prepared, run_dir: Path,

@@ -127,6 +127,21 @@ class Dataset:
     filters: tuple[dict[str, Any], ...] = ()
     limit: int | None = None
     seed: int = 0
+    labels: Labels = field(default_factory=lambda: Labels())
+
+
+@dataclass(frozen=True)
+class Labels:
+    """Who wrote a dataset's preference labels. A page that says "people preferred" must be able to show
+    that people did: an LLM judge's or a reward model's labels are named as such."""
+
+    source: str = "unknown"  # human | llm-judge | reward-model | metric | unknown
+    description: str = ""
+
+    def who(self) -> str:
+        """The labeller in a few words, for sentences such as "which answer {who} preferred"."""
+        return {"human": "people", "llm-judge": "an LLM judge", "reward-model": "a reward model",
+                "metric": "a metric"}.get(self.source, "the dataset's labels (source not declared)")
 
 
 @dataclass(frozen=True)
@@ -271,6 +286,7 @@ def _dataset(name: str, raw: dict[str, Any], base: Path) -> Dataset:
         filters=tuple(raw.get("filters", ())),
         limit=raw.get("limit"),
         seed=raw.get("seed", 0),
+        labels=Labels(**raw["labels"]) if "labels" in raw else Labels(),
     )
 
 
