@@ -92,6 +92,9 @@ def _plan(args: argparse.Namespace) -> int:
                   style="bold")
     console = Console(width=140)
     console.print(table)
+    if plan.deferred:
+        console.print("Rows marked (estimate) are upper bounds for work that depends on earlier results (vibes "
+                      "not yet discovered); the other rows count planned tasks exactly.")
     if prepared.spec.skipped_judges:
         console.print(f"optional judges left out (API key unset): {', '.join(prepared.spec.skipped_judges)}")
     return EXIT_OK

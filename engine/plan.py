@@ -16,7 +16,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,7 @@ class Deferred:
     output_tokens: int
     cost: float
     note: str
+    tasks: int = 0  # tasks these calls and any offline judgments of the same work add (an upper bound)
 
 
 @dataclass(frozen=True)
@@ -269,23 +270,31 @@ class _Builder:
             self._discovery(a, pairs, judges)
 
     def _discovery(self, a: Analysis, pairs: list[tuple[Item, tuple[str, str], int]], judges: list[Judge]) -> None:
+        """Estimates for work that discovery adds: its proposer's calls, and every judge's scoring of up to
+        `max_vibes` discovered vibes on every pair of the analysis (the vibes are judged like declared ones)."""
         d = self.spec.discovery
         assert d is not None
-        train = math.ceil(len(pairs) * a.options.get("split", {}).get("train", 0.5))
-        scoring_calls = d.max_vibes * train * 2
+        note = f"estimate: score up to {d.max_vibes} discovered vibes on all {len(pairs)} pairs"
         if d.method == "llm":
             proposer = self.spec.judges[d.proposer or ""]
             assert proposer.endpoint is not None
             per_batch = sum(t for _, _, t in pairs[: d.batch]) + d.batch * 200
             calls = (math.ceil(d.pairs_per_round / d.batch) * 2 + 1) * d.iterations
-            self.deferred.append(_deferred("discovery", a.name, proposer.endpoint, calls, per_batch, 512,
-                                           "propose (both orders) and reduce vibes, per iteration"))
+            self.deferred.append(replace(_deferred("discovery", a.name, proposer.endpoint, calls, per_batch, 512,
+                                                   "estimate: propose (both orders) and reduce vibes, per iteration"),
+                                         tasks=calls))
+        offline = [j for j in judges if j.kind != "llm"]
+        # a discovered vibe is measured by the metric judge when it has a metric, else by the embedding judge
+        per_vibe = max(sum(j.kind == "metric" for j in offline), sum(j.kind == "embedding" for j in offline))
+        if per_vibe:
+            self.deferred.append(Deferred("judge", a.name, "offline judges", 0, 0, 0, 0.0, note,
+                                          tasks=d.max_vibes * len(pairs) * per_vibe))
         for judge in judges:
             if judge.kind == "llm" and judge.endpoint is not None:
+                calls = d.max_vibes * len(pairs) * 2
                 per_call = estimate_tokens(prompts.VIBE_SCORE.user) + pairs[0][2] if pairs else 0
-                self.deferred.append(_deferred("judge", a.name, judge.endpoint, scoring_calls, per_call,
-                                               judge.endpoint.params.max_tokens,
-                                               f"score up to {d.max_vibes} discovered vibes on the training split"))
+                self.deferred.append(replace(_deferred("judge", a.name, judge.endpoint, calls, per_call,
+                                                       judge.endpoint.params.max_tokens, note), tasks=calls))
 
     def separability(self, a: Analysis) -> None:
         samples = a.options.get("samples", 5)
@@ -522,7 +531,8 @@ def summarize(plan: Plan, cached: set[str] | frozenset[str] = frozenset()) -> li
         row["output_tokens"] += t.output_tokens
         row["cost"] += t.cost
     for d in plan.deferred:
-        row = rows[(d.stage + " (deferred)", d.endpoint)]
+        row = rows[(d.stage + " (estimate)", d.endpoint)]
+        row["tasks"] += d.tasks
         row["calls"] += d.calls
         row["input_tokens"] += d.input_tokens
         row["output_tokens"] += d.output_tokens

@@ -19,7 +19,7 @@ def llm_server() -> Iterator[LLMServer]:
         yield server
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data not found at {SHARED_DATA}")

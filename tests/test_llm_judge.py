@@ -70,15 +70,21 @@ def test_llm_judge_swap_and_invalid_verdicts(tmp_path: Path) -> None:
 
 
 def test_llm_discovery_proposes_reduces_and_iterates(tmp_path: Path) -> None:
-    write_pairs(tmp_path, 24)
-    discover = ("  - discover: {method: llm, proposer: judge, max_vibes: 3, pairs_per_round: 8, batch: 4, "
+    """Round 1 proposes enthusiasm, which a judge that reads the answers scores consistently (the warm answer
+    is higher in both orders): it separates the models and stays. Model matching on it still gets more than
+    `pairs_per_round` training pairs wrong, so round 2 asks for new axes and gets formality, which the judge
+    scores by position alone (ν = 0 everywhere): validation drops it that round."""
+    write_pairs(tmp_path, 40)  # 10 pairs where b is the warm one: more than 2 of them in training
+    discover = ("  - discover: {method: llm, proposer: judge, max_vibes: 3, pairs_per_round: 2, batch: 2, "
                 "iterations: 2}")
     with LLMServer() as server:
         server.state.replies = {
             "already known": "- Formality: Low: slang and jokes; High: stiff and official",
             "candidate evaluation axes": "Nothing to merge.",  # unparseable: the proposals are kept as they are
             "differ systematically": "1. **Enthusiasm**: Low: flat delivery; High: excited delivery\nnot an axis",
-            "Which answer": "A is more so.\nVerdict: 1",
+            "Axis: formality": "The first one.\nVerdict: 1",
+            "[Answer 1]\\nHello friend": "Answer 1 is warmer.\nVerdict: 1",
+            "[Answer 2]\\nHello friend": "Answer 2 is warmer.\nVerdict: 2",
         }
         (tmp_path / "spec.yaml").write_text(SPEC.format(url=server.base_url, discover=discover))
         out = subprocess.run([sys.executable, "-m", "engine", "discover", str(tmp_path / "spec.yaml"), "--cache",
@@ -86,11 +92,11 @@ def test_llm_discovery_proposes_reduces_and_iterates(tmp_path: Path) -> None:
                              capture_output=True, text=True, cwd=tmp_path)
         assert out.returncode == 0, out.stderr
         vibes = yaml.safe_load((tmp_path / "vibes.yaml").read_text())["vibes"]
-        assert [v["name"] for v in vibes] == ["enthusiasm", "formality"]
-        assert vibes[0] == {"name": "enthusiasm", "low": "flat delivery", "high": "excited delivery"}
+        assert vibes == [{"name": "enthusiasm", "low": "flat delivery", "high": "excited delivery"}]
         proposer_calls = [e for e in server.state.log if "differ systematically" in e.text]
-        assert len(proposer_calls) == 2 * 2  # 8 pairs in batches of 4, each batch in both orders
+        assert len(proposer_calls) == 1 * 2  # the 2 pairs of a round in one batch, shown in both orders
         assert any("already known" in e.text for e in server.state.log)  # the second round ran
+        assert any("Axis: formality" in e.text for e in server.state.log)  # and its proposal was scored
         calls = len(server.state.log)
         again = subprocess.run([sys.executable, "-m", "engine", "discover", str(tmp_path / "spec.yaml"), "--cache",
                                 str(tmp_path / "c.sqlite"), "--quiet"], capture_output=True, text=True, cwd=tmp_path)

@@ -186,3 +186,22 @@ def test_separability_samples_get_distinct_seeds(tmp_path: Path) -> None:
     assert seeds == [7, 8, 9]
     assert {t.request["params"]["temperature"] for t in plan.tasks} == {0.5}
     assert len(plan.bindings["separability"][0].outputs["a"]) == 3
+
+
+def test_plan_counts_the_work_discovery_will_add(tmp_path: Path) -> None:
+    """With discovery on, the judgments of up to max_vibes discovered vibes are estimated beside the exact
+    rows: 4 vibes × 3 pairs for the offline panel (one offline judge scores each vibe), 4 × 3 × 2 orders for
+    the LLM judge, and the plan says which rows are estimates."""
+    from engine.plan import summarize
+
+    text = SPEC.replace("judges:\n  j:\n", "judges:\n  m: {kind: metric}\n  e: {kind: embedding}\n  j:\n").replace(
+        "  - {name: humor, low: serious tone, high: jokes and playfulness}\n",
+        "  - {name: humor, low: serious tone, high: jokes and playfulness}\n  - discover: {max_vibes: 4}\n").replace(
+        "    judges: [j]\n", "    judges: [j, m, e]\n")
+    rows = {(r["stage"], r["endpoint"]): r for r in summarize(prepare(write_spec(tmp_path, text)).plan)}
+    assert rows[("judge (estimate)", "offline judges")]["tasks"] == 4 * 3
+    assert rows[("judge (estimate)", "j")]["tasks"] == rows[("judge (estimate)", "j")]["calls"] == 4 * 3 * 2
+    out = subprocess.run([sys.executable, "-m", "engine", "plan", str(tmp_path / "spec.yaml"), "--cache",
+                          str(tmp_path / "none.sqlite")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "judge (estimate)" in out.stdout and "upper bounds" in out.stdout

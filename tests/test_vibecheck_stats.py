@@ -177,3 +177,15 @@ def test_split_is_seeded_and_order_free() -> None:
     assert stats.split(ids, 0.5, 3) == stats.split(list(reversed(ids)), 0.5, 3)
     train, test = stats.split(ids, 0.5, 3)
     assert len(train) == 5 and not set(train) & set(test)
+
+
+def test_collinear_and_constant_vibes_are_named_not_fatal() -> None:
+    """Two vibes with the same verdicts on every pair cannot both be estimated, nor can one that never
+    varies: the fit keeps the first, and says why the others have no coefficient."""
+    rng = np.random.default_rng(2)
+    a = rng.choice([-1.0, 0.0, 1.0], size=40)
+    x = np.column_stack([a, a, np.zeros(40)])
+    fit = heldout.model_matching(["a", "copy", "flat"], x, x, np.zeros(40), np.zeros(40))
+    assert fit.coefficients[1] == fit.coefficients[2] == 0 and fit.p_values[1] is fit.p_values[2] is None
+    assert "linear combination" in fit.p_notes[1] and "constant" in fit.p_notes[2]
+    assert fit.p_notes[0] == ""

@@ -266,7 +266,7 @@ def select(features: dict[str, np.ndarray], a_preferred: np.ndarray | None, max_
     while len(chosen) < max_vibes:
         best, best_gain = None, -np.inf
         for name in names:
-            if name in chosen or any(_too_similar(features[name], features[c]) for c in chosen):
+            if name in chosen or any(too_similar(features[name], features[c]) for c in chosen):
                 continue
             x = np.column_stack([features[c] for c in [*chosen, name]])
             gain = _fit_loglik(np.vstack([x, -x]), mm_y)
@@ -280,7 +280,7 @@ def select(features: dict[str, np.ndarray], a_preferred: np.ndarray | None, max_
     return chosen
 
 
-def _too_similar(a: np.ndarray, b: np.ndarray) -> bool:
+def too_similar(a: np.ndarray, b: np.ndarray) -> bool:
     if a.std() == 0 or b.std() == 0:
         return False
     return abs(float(np.corrcoef(a, b)[0, 1])) > MAX_CORRELATION

@@ -8,7 +8,8 @@ coefficients where they are and shrinks their standard errors by √2.
 
 Preference prediction asks whether the label went to model A. On chat data "the longer answer wins" is the
 rule to beat, so length (log ratio of the two answers' characters) is a covariate from the start, and a vibe
-enters only where 5-fold cross-validation on the training pairs says it adds to length. On held-out pairs the
+enters only where 5-fold cross-validation on the training pairs says it adds to length by more than its
+noise (one standard error of the pairwise difference in held-out log-likelihood). On held-out pairs the
 model is then length alone unless the training pairs gave the vibes a reason to be there.
 
 Both fits use Firth's penalized likelihood (Firth 1993; the `firthmodels` implementation of R's logistf).
@@ -113,23 +114,46 @@ class _Firth:
         return x @ self.coefficients + (self.intercept or 0.0)
 
 
+def _estimable(x: np.ndarray, intercept: bool) -> tuple[list[int], dict[int, str]]:
+    """The columns a fit can estimate, in order, and why each other one cannot: constant on these pairs, or a
+    linear combination of the columns before it (two vibes with the same verdicts on every pair)."""
+    usable: list[int] = []
+    reasons: dict[int, str] = {}
+    base = [np.ones(len(x))] if intercept else []
+    for j in range(x.shape[1]):
+        column = x[:, j]
+        if (column.std() == 0) if intercept else not np.any(column):
+            reasons[j] = "constant on the training pairs: not estimable"
+            continue
+        stacked = np.column_stack([*base, *(x[:, k] for k in usable), column])
+        if np.linalg.matrix_rank(stacked) < stacked.shape[1]:
+            reasons[j] = "a linear combination of the features before it on the training pairs: not estimable"
+            continue
+        usable.append(j)
+    return usable, reasons
+
+
 def _firth(x: np.ndarray, y: np.ndarray, intercept: bool, *, tests: bool = True) -> _Firth:
-    """Firth fit on the estimable columns (a constant column has no coefficient: reported as 0, no p)."""
+    """Firth fit on the estimable columns; any other column is reported with coefficient 0 and no p-value."""
     from firthmodels import FirthLogisticRegression
 
-    usable = np.flatnonzero(x.std(axis=0) > 0) if intercept else np.flatnonzero(np.abs(x).sum(axis=0) > 0)
+    usable, reasons = _estimable(x, intercept)
     coefficients = np.zeros(x.shape[1])
     std_errors: list[float | None] = [None] * x.shape[1]
     p_values: list[float | None] = [None] * x.shape[1]
-    p_notes = ["constant on the training pairs: not estimable"] * x.shape[1]
-    if len(usable) == 0 and not intercept:
+    p_notes = [reasons.get(j, "") for j in range(x.shape[1])]
+    if not usable and not intercept:
         return _Firth(coefficients, None, std_errors, p_values, p_notes)
-    columns = x[:, usable] if len(usable) else np.zeros((len(y), 1))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = FirthLogisticRegression(fit_intercept=intercept, max_iter=100).fit(columns, y)
-        if tests and len(usable):
-            model.lrt(list(range(len(usable))))
+    columns = x[:, usable] if usable else np.zeros((len(y), 1))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = FirthLogisticRegression(fit_intercept=intercept, max_iter=100).fit(columns, y)
+            if tests and usable:
+                model.lrt(list(range(len(usable))))
+    except np.linalg.LinAlgError as exc:  # numerically singular despite the rank check: say so, fit nothing
+        notes = [f"the penalized fit failed ({exc})"] * x.shape[1]
+        return _Firth(coefficients, 0.0 if intercept else None, std_errors, p_values, notes)
     for j, column in enumerate(usable):
         coefficients[column] = float(model.coef_[j])
         se = float(model.bse_[j])
@@ -205,19 +229,30 @@ def model_matching(names: list[str], x_train: np.ndarray, x_test: np.ndarray, le
         gain, gain_low, gain_high, selection)
 
 
-def _cv_loglik(x: np.ndarray, y: np.ndarray, seed: int) -> float:
-    """Mean held-out log-likelihood over stratified folds of the training pairs."""
+def _cv_loglik(x: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
+    """Each training pair's log-likelihood under the model fitted on the other folds (stratified, seeded:
+    the same folds for every feature set, so two sets compare pair by pair)."""
     from sklearn.model_selection import StratifiedKFold
 
     folds = min(CV_FOLDS, int(np.bincount(y.astype(int), minlength=2).min()))
+    out = np.full(len(y), -math.inf)
     if folds < 2:
-        return -math.inf
-    total = 0.0
+        return out
     for fit_rows, held_rows in StratifiedKFold(folds, shuffle=True, random_state=seed).split(x, y):
         fit = _firth(x[fit_rows], y[fit_rows], intercept=True, tests=False)
         p = np.clip(1 / (1 + np.exp(-fit.decision(x[held_rows]))), 1e-9, 1 - 1e-9)
-        total += float(np.sum(y[held_rows] * np.log(p) + (1 - y[held_rows]) * np.log(1 - p)))
-    return total / len(y)
+        out[held_rows] = y[held_rows] * np.log(p) + (1 - y[held_rows]) * np.log(1 - p)
+    return out
+
+
+def _clearly_better(new: np.ndarray, old: np.ndarray) -> bool:
+    """Whether a feature set's cross-validated log-likelihood beats another's by more than one standard
+    error of the pairwise difference. Picking the best of many candidates by a noisy score alone adds
+    features that fit the folds' noise, and on held-out pairs such a model loses to length alone."""
+    diff = new - old
+    if not np.all(np.isfinite(diff)):
+        return False
+    return float(diff.mean()) > float(diff.std(ddof=1)) / math.sqrt(len(diff))
 
 
 def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
@@ -233,9 +268,11 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
     while True:
         trials = {j: _cv_loglik(np.column_stack([length_train, x_train[:, [*chosen, j]]]), y_train, seed)
                   for j in range(len(names)) if j not in chosen}
-        if not trials or max(trials.values()) <= best:
+        if not trials:
             break
-        j = max(trials, key=lambda k: trials[k])
+        j = max(trials, key=lambda k: float(trials[k].mean()))
+        if not _clearly_better(trials[j], best):
+            break
         chosen.append(j)
         best = trials[j]
     features = [LENGTH, *(names[j] for j in chosen)]
@@ -250,8 +287,9 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
     gain, gain_low, gain_high = _gain(correct, length_correct, seed)
     accuracy = _accuracy("vibes", correct)
     left_out = [n for j, n in enumerate(names) if j not in chosen]
-    selection = ("length, then vibes added one at a time while they raised the 5-fold cross-validated "
-                 f"likelihood on the training pairs: {len(chosen)} of {len(names)} entered"
+    selection = ("length, then vibes added one at a time while each raised the 5-fold cross-validated "
+                 "likelihood of the training pairs by more than one standard error: "
+                 f"{len(chosen)} of {len(names)} entered"
                  + (f" (left out: {', '.join(left_out)})" if left_out else ""))
     return HeldOutFit(
         "preference", features, fit.coefficients.tolist(), fit.std_errors, fit.p_values, fit.p_notes,

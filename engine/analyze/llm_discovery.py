@@ -3,9 +3,11 @@
 1. The proposer sees batches of training pairs, each batch in both orders (A/B labels swapped, so a
    position preference cannot masquerade as a vibe), and lists axes as `name: Low: ...; High: ...`.
 2. The reducer merges duplicates and keeps at most `max_vibes`.
-3. Iteration: the current vibes are scored on the training pairs by the panel, a model-matching
-   regression is fitted on them, and the training pairs it gets wrong are shown to the proposer again,
-   asking for new axes only. It stops when few pairs remain wrong or after `iterations` rounds.
+3. Every round the vibes are scored on the training pairs by the panel, and only those that separate the
+   models (and do not repeat an earlier vibe's verdicts) stay.
+4. Iteration: a model-matching regression is fitted on the current vibes, and the training pairs it gets
+   wrong are shown to the proposer again, asking for new axes only. It stops when no more than
+   `pairs_per_round` pairs remain wrong, as the paper does, or after `iterations` rounds.
 Every call is a content-hashed task through the shared scheduler and cache, so discovery resumes too.
 """
 
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.analyze import discovery
+from engine.analyze import discovery, stats
 from engine.execute.cache import Cache
 from engine.execute.run import run_calls
 from engine.judges import prompts
@@ -90,32 +92,59 @@ def _reduce(call: _Caller, proposed: list[Vibe], keep: int) -> list[Vibe]:
     return list(unique.values())[:keep]
 
 
+def _validated(vibes: list[Vibe], nu: np.ndarray, d: Discovery) -> list[Vibe]:
+    """The vibes that separate the models on the training pairs (|sep| ≥ separability_min, and a 95% interval
+    that excludes 0), less any whose verdicts repeat an earlier one's (correlation above discovery's
+    MAX_CORRELATION): VibeCheck's filter and dedup, applied every round. Judge agreement (κ) needs every
+    judge's score and is checked by the analysis."""
+    kept: list[int] = []
+    for j in range(len(vibes)):
+        column = nu[:, j]
+        low, high = stats.mean_interval(column.tolist())
+        if abs(float(column.mean())) < d.separability_min or low <= 0 <= high:
+            continue
+        if any(discovery.too_similar(column, nu[:, k]) for k in kept):
+            continue
+        kept.append(j)
+    return [vibes[j] for j in kept]
+
+
+def _misclassified(nu: np.ndarray, seed: int) -> list[int]:
+    """Training pairs that model matching on the current vibes gets wrong: each pair once, no intercept (the
+    display order carries no information), a seeded random order so both labels occur."""
+    from sklearn.linear_model import LogisticRegression
+
+    if not np.any(nu):
+        return list(range(len(nu)))
+    flip = np.where(np.random.default_rng(seed).random(len(nu)) < 0.5, -1.0, 1.0)
+    model = LogisticRegression(fit_intercept=False, max_iter=2000).fit(nu * flip[:, None], flip > 0)
+    return [i for i, d in enumerate(nu @ model.coef_[0]) if d <= 0]
+
+
 def discover_with_llm(pairs: Sequence[discovery.TrainingPair], d: Discovery, proposer: Endpoint, cache: Cache,
                       score: Callable[[list[Vibe]], np.ndarray], seed: int = 0) -> list[Vibe]:
-    """`score(vibes)` returns the panel verdicts ν (pairs × vibes) of the given vibes on `pairs`."""
+    """`score(vibes)` returns the panel verdicts ν (pairs × vibes) of the given vibes on `pairs`. Rounds go on
+    while model matching still gets more than `pairs_per_round` training pairs wrong (the paper's stop:
+    |E| ≤ d), for at most `iterations` rounds."""
     call = _Caller(proposer, cache)
     rng = np.random.default_rng(seed)
     sample = [pairs[i] for i in sorted(rng.permutation(len(pairs))[: d.pairs_per_round])]
-    vibes = _reduce(call, _propose(call, sample, d, []), d.max_vibes)
+    proposed = _reduce(call, _propose(call, sample, d, []), d.max_vibes)
+    vibes = _validated(proposed, score(proposed), d) if proposed else []
     for _ in range(d.iterations - 1):
         if not vibes:
             break
-        nu = score(vibes)
-        x = np.vstack([nu, -nu])
-        y = np.r_[np.ones(len(pairs)), np.zeros(len(pairs))]
-        if len(set(y.tolist())) < 2 or not np.any(nu):
-            wrong = list(range(len(pairs)))
-        else:
-            from sklearn.linear_model import LogisticRegression
-
-            predicted = LogisticRegression(max_iter=2000).fit(x, y).predict(x[: len(pairs)])
-            wrong = [i for i, p in enumerate(predicted) if p != 1]
-        if len(wrong) <= d.pairs_per_round // 4:
+        wrong = _misclassified(score(vibes), seed)
+        if len(wrong) <= d.pairs_per_round:
             break
         chosen = [pairs[i] for i in sorted(rng.permutation(wrong)[: d.pairs_per_round])]
         fresh = [v for v in _reduce(call, _propose(call, chosen, d, vibes), d.max_vibes)
                  if v.name not in {old.name for old in vibes}]
         if not fresh:
             break
-        vibes = (vibes + fresh)[: 2 * d.max_vibes]  # validation later keeps the well-defined, separating ones
+        candidates = vibes + fresh
+        validated = _validated(candidates, score(candidates), d)  # earlier vibes first: they win a dedup
+        if validated == vibes:
+            break
+        vibes = validated[: 2 * d.max_vibes]
     return vibes

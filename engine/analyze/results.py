@@ -22,6 +22,7 @@ class RankingResult:
     analysis: str
     outcomes: str  # where the pairwise outcomes came from
     rankings: list[Ranking]
+    warnings: list[str] = field(default_factory=list)  # shown in red above the ratings
 
 
 @dataclass
@@ -75,9 +76,13 @@ def analyze_run(prepared: Prepared, results: dict[str, Result], run_dir: Path,
 def _rankings(prepared: Prepared, analysis: Analysis) -> RankingResult:
     opts = analysis.options
     items = prepared.items[analysis.dataset]
-    if opts["outcomes"] == "human":
+    warnings: list[str] = []
+    if opts["outcomes"] in ("labels", "human"):  # "human" is the older name of the same choice
         outcomes = human_outcomes(items, *analysis.models)
-        source = f"human preference labels ({len(outcomes)} votes)"
+        labels = prepared.spec.datasets[analysis.dataset].labels
+        source = (f"preference labels written by {labels.who()}"
+                  f"{f' ({labels.description})' if labels.description else ''}: {len(outcomes)} votes")
+        warnings = _thin_outcomes(outcomes, analysis)
     else:
         models = list(analysis.models) or sorted(prepared.spec.datasets[analysis.dataset].scores)
         outcomes = score_outcomes(items, models, opts.get("tie_gap", 1.0))
@@ -90,7 +95,23 @@ def _rankings(prepared: Prepared, analysis: Analysis) -> RankingResult:
         rankings.append(rank(method, outcomes, list(analysis.models) or None, rounds=opts.get("bootstrap", 200),
                              seed=opts.get("seed", 0), ties=opts.get("ties", "half"), k=opts.get("k", 4.0),
                              style_names=STYLE_FEATURES if method == "style_controlled" else ()))
-    return RankingResult(analysis.name, source, rankings)
+    return RankingResult(analysis.name, source, rankings, warnings)
+
+
+MIN_VOTES = 30
+
+
+def _thin_outcomes(outcomes: list, analysis: Analysis) -> list[str]:
+    """What makes a label ranking unreadable, said in words: too few votes, or votes all one way."""
+    out = []
+    if len(outcomes) < MIN_VOTES:
+        out.append(f"Only {len(outcomes)} labelled comparisons between {' and '.join(analysis.models)} (fewer than "
+                   f"{MIN_VOTES}): these ratings and intervals say next to nothing. Check that the dataset's "
+                   "preference values name these models (preference_values).")
+    if outcomes and len({o.score for o in outcomes}) == 1:
+        out.append("Every labelled comparison went the same way: the ratings only say which model always won, "
+                   "and their gap is set by the prior, not by the data.")
+    return out
 
 
 def _write_rankings(result: RankingResult, run_dir: Path) -> None:

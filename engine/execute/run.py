@@ -4,7 +4,7 @@ Resume is the cache: a finished task is never run again, so re-running after a c
 `kill -9` picks up exactly where the last committed result left off. The run directory is rewritten from
 the cache at the end of every run (also an interrupted one), so it always matches what is really done:
 
-    runs/<spec>/plan.json         the compiled plan
+    runs/<spec>/plan.json.gz      the compiled plan (`vibe plan --json` writes it uncompressed)
     runs/<spec>/<stage>.jsonl     one `TaskRecord` per task (pandas.read_json(..., lines=True))
     runs/<spec>/failures.jsonl    tasks that did not finish, with the error
     runs/<spec>/manifest.json     spec hash, versions, start/end, counts, tokens and cost
@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gzip
 import json
 import platform
 import time
@@ -92,7 +93,10 @@ def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = Fa
     plan = prepared.plan
     if write:
         run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "plan.json").write_text(plan.to_json(), encoding="utf-8")
+        (run_dir / "plan.json").unlink(missing_ok=True)  # written uncompressed by earlier versions
+        # gzip: every task's request repeats the prompt and answers it judges (27 MB for 800 pairs, ~10x less)
+        with gzip.GzipFile(run_dir / "plan.json.gz", "wb", mtime=0) as fh:
+            fh.write(plan.to_json().encode("utf-8"))
     started = datetime.now(UTC)
     done = cache.known(t.id for t in plan.tasks)
     pending = [t for t in plan.tasks if t.id not in done and t.stage in stages]

@@ -83,6 +83,7 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
             spec = charts.ratings_chart([asdict(r) for r in ranking.ratings], f"{ranking.method} rating (95% CI)")
             charts.export(spec, run_dir / "charts" / f"{slug(result.analysis)}-{ranking.method}")
             rankings.append({"analysis": result.analysis, "source": result.outcomes, "ranking": ranking,
+                             "warnings": result.warnings,
                              "chart": spec, "chart_file": f"charts/{slug(result.analysis)}-{ranking.method}.svg"})
     separability = []
     for sep in results.separability:

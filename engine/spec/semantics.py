@@ -219,8 +219,8 @@ def _check_analyses(c: _Checker) -> None:
             for i, model in enumerate(models):
                 if c.section("models").get(model, {}).get("provider") == "recorded":
                     c.report((*path, "models", i), "separability samples K generations; a recorded model cannot")
-        if method == "rankings" and analysis.get("outcomes") == "human" and len(models) != 2:
-            c.report((*path, "models"), "human preference labels compare exactly 2 models")
+        if method == "rankings" and analysis.get("outcomes") in ("labels", "human") and len(models) != 2:
+            c.report((*path, "models"), "preference labels compare exactly 2 models")
         if method == "reference" and c.section("judges").get(analysis.get("judge"), {}).get("kind") == "metric":
             c.report((*path, "judge"), "a reference judge rates answers against the gold answer: use an llm judge, "
                      "or an embedding judge for the offline reference-similarity rating")

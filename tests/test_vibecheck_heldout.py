@@ -1,0 +1,106 @@
+"""The VibeCheck analysis end to end on real data: what it reports is held out, on pairs, beside baselines,
+and says who wrote the labels; labels that name no model stop `vibe validate`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+SPEC = """\
+name: friendly-cold-heldout
+models: {{friendly: {{provider: recorded}}, cold: {{provider: recorded}}}}
+judges:
+  strict: {{kind: metric, tolerance: 0.05}}
+  lenient: {{kind: metric, tolerance: 0.5}}
+datasets:
+  d:
+    source: {{path: {data}/vibecheck/friendly_and_cold_sample.csv}}
+    fields: {{prompt: question, preference: preference, outputs: {{friendly: friendly, cold: cold}}}}
+    labels: {{source: llm-judge, description: "a planted-vibe sample labelled for testing"}}
+vibes:
+  - {{name: warmth, low: neutral, high: warm, metric: warmth}}
+  - {{name: enthusiasm, low: calm, high: excited, metric: exclamations}}
+  - {{name: verbosity, low: short, high: long, metric: length_words}}
+analyses:
+  vibecheck: {{dataset: d, models: [friendly, cold], judges: [strict, lenient], split: {{train: 0.5, seed: 1}}}}
+"""
+
+
+def run(tmp_path: Path, text: str, *args: str) -> subprocess.CompletedProcess[str]:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    return subprocess.run([sys.executable, "-m", "engine", *args, str(spec), *(
+        ["--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "run"), "--quiet"] if args[0] == "run" else [])],
+        capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    tmp_path = tmp_path_factory.mktemp("heldout")
+    out = run(tmp_path, SPEC.format(data=shared_data), "run")
+    assert out.returncode == 0, out.stderr
+    return tmp_path / "run"
+
+
+def test_separability_and_kappa_are_reported_on_the_test_split(finished: Path) -> None:
+    pairs = [json.loads(line) for line in (finished / "vibecheck" / "pairs.jsonl").read_text().splitlines()]
+    vibes = {v["name"]: v for v in map(json.loads, (finished / "vibecheck" / "vibes.jsonl").read_text().splitlines())}
+    test = [p for p in pairs if p["split"] == "test"]
+    train = [p for p in pairs if p["split"] == "train"]
+    assert len(test) == len(train) == 25
+    warmth = vibes["warmth"]
+    assert warmth["separability"] == pytest.approx(np.mean([p["nu"]["warmth"] for p in test]))
+    assert warmth["separability_train"] == pytest.approx(np.mean([p["nu"]["warmth"] for p in train]))
+    assert warmth["n_test"] == 25 and warmth["n_train"] == 25
+    # κ between the two metric judges on the test pairs, checked against scikit-learn's implementation
+    strict = [p["by_judge"]["warmth"]["strict"] for p in test]
+    lenient = [p["by_judge"]["warmth"]["lenient"] for p in test]
+    assert warmth["kappa"] == pytest.approx(cohen_kappa_score(strict, lenient))
+    low, high = warmth["separability_train_ci"]
+    assert low <= warmth["separability_train"] <= high
+
+
+def test_accuracies_stand_beside_their_baselines_on_pairs(finished: Path) -> None:
+    regressions = json.loads((finished / "vibecheck" / "regressions.json").read_text())
+    mm, pp = regressions["model_matching"], regressions["preference"]
+    assert mm["n_test"] == 25 and mm["n_train"] == 25  # pairs, not pairs × display orders
+    assert {b["rule"] for b in mm["baselines"]} == {"length alone", "majority class"}
+    assert {b["rule"] for b in pp["baselines"]} == {"length alone", "vibes alone", "majority class"}
+    assert pp["features"][0].startswith("length")
+    for fit in (mm, pp):
+        assert fit["ci_low"] <= fit["test_accuracy"] <= fit["ci_high"]
+        assert fit["gain_ci_low"] <= fit["gain_over_length"] <= fit["gain_ci_high"]
+        assert "Firth" in fit["estimator"]
+        assert len(fit["p_adjusted"]) == len(fit["p_values"])
+    assert regressions["labels"] == {"source": "llm-judge", "description": "a planted-vibe sample labelled for testing"}
+
+
+def test_the_page_says_who_wrote_the_labels(finished: Path) -> None:
+    index = (finished / "index.html").read_text()
+    regressions = (finished / "vibecheck-regressions.html").read_text()
+    assert "which answer an LLM judge preferred" in index and "people preferred" not in index
+    assert "Preference labels: llm-judge (a planted-vibe sample labelled for testing)" in index
+    assert "did an LLM judge prefer friendly" in regressions
+    assert "length alone" in index and "majority class" in index
+
+
+def test_labels_that_name_no_model_are_a_validation_error(tmp_path: Path, shared_data: Path) -> None:
+    """The labels say 'friendly'/'cold' but the models are called 'warm'/'terse' and nothing maps them."""
+    text = SPEC.format(data=shared_data).replace("{friendly: {provider: recorded}, cold: {provider: recorded}}",
+                                                 "{warm: {provider: recorded}, terse: {provider: recorded}}").replace(
+        "outputs: {friendly: friendly, cold: cold}", "outputs: {warm: friendly, terse: cold}").replace(
+        "models: [friendly, cold]", "models: [warm, terse]")
+    out = run(tmp_path, text, "validate")
+    assert out.returncode == 2, out.stdout
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if "preference: preference" in row)
+    assert f"spec.yaml:{line}:" in out.stderr and "datasets.d.fields.preference" in out.stderr
+    assert "'friendly' (44 rows, first row 0)" in out.stderr and "'cold' (6 rows" in out.stderr
+    assert "preference_values: {'friendly': <model or tie>" in out.stderr
+    mapped = text.replace("    labels:", "    preference_values: {friendly: warm, cold: terse}\n    labels:")
+    assert run(tmp_path, mapped, "validate").returncode == 0
