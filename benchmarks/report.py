@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.analyze.heldout import Accuracy, HeldOutFit
 from engine.analyze.results import RunResults
-from engine.analyze.stats import RegressionResult
 from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
 from engine.datasets import Item
 from engine.execute.cache import Result
@@ -46,9 +46,13 @@ def build() -> tuple[RunResults, Prepared, dict[str, Result]]:
         measures = {v: [float(rng.normal(1, 0.3)), float(rng.normal(1, 0.3))] for v in vibes}
         pairs.append(PairVerdicts(item_id, "train" if n % 2 else "test", None, ga, gb, nu, by_judge, {}, measures))
     scores = [VibeScore(v, f"low end of {v}", f"high end of {v}", "declared", "length_words", ["metrics", "minilm"],
-                        ["embedding", "metric"], float(rng.uniform(-0.5, 0.5)), 0.1, 0.3, 0.3, True, "", PAIRS, 0,
-                        0.5, 0.01, 0.2, 0.3) for v in vibes]
-    reg = RegressionResult("model_matching", vibes, [0.1] * VIBES, [0.05] * VIBES, 0.0, 0.8, 0.78, PAIRS, PAIRS)
+                        ["embedding", "metric"], float(rng.uniform(-0.5, 0.5)), 0.1, (0.05, 0.15), 0.3, 0.3, True, "",
+                        PAIRS, 0, 0.5, 0.01, 0.2, 0.3) for v in vibes]
+    half = PAIRS // 2
+    reg = HeldOutFit("model_matching", vibes, [0.1] * VIBES, [0.02] * VIBES, [0.05] * VIBES, [""] * VIBES, None,
+                     0.8, 0.78, half, half, 0.77, 0.79, [Accuracy("length alone", 0.55, 0.54, 0.56, half),
+                                                          Accuracy("majority class", 0.5, 0.5, 0.5, half)],
+                     0.23, 0.22, 0.24, "every kept vibe", p_adjusted=[0.5] * VIBES)
     vc = VibeCheckResult("vibecheck", "model-a", "model-b", scores, pairs, reg, None, 0, [])
     results = RunResults("bench", "Report benchmark", "10,000 pairs x 10 vibes", {"tasks": {"done": 1, "total": 1}},
                          [vc])

@@ -35,9 +35,9 @@ analyses:
 def run(tmp_path: Path, text: str, *args: str) -> subprocess.CompletedProcess[str]:
     spec = tmp_path / "spec.yaml"
     spec.write_text(text)
-    return subprocess.run([sys.executable, "-m", "engine", *args, str(spec), *(
-        ["--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "run"), "--quiet"] if args[0] == "run" else [])],
-        capture_output=True, text=True)
+    run_dir = ["--out", str(tmp_path / "run"), "--quiet"]
+    extra = ["--cache", str(tmp_path / "c.sqlite"), *run_dir] if args[0] == "run" else []
+    return subprocess.run([sys.executable, "-m", "engine", *args, str(spec), *extra], capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")

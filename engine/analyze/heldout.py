@@ -8,8 +8,8 @@ coefficients where they are and shrinks their standard errors by √2.
 
 Preference prediction asks whether the label went to model A. On chat data "the longer answer wins" is the
 rule to beat, so length (log ratio of the two answers' characters) is a covariate from the start, and a vibe
-enters only where 5-fold cross-validation on the training pairs says it adds to length by more than its
-noise (one standard error of the pairwise difference in held-out log-likelihood). On held-out pairs the
+enters only where 5-fold cross-validation on the training pairs says it adds to length's accuracy by more
+than its noise (one standard error of the pair-by-pair difference). On held-out pairs the
 model is then length alone unless the training pairs gave the vibes a reason to be there.
 
 Both fits use Firth's penalized likelihood (Firth 1993; the `firthmodels` implementation of R's logistf).
@@ -229,28 +229,27 @@ def model_matching(names: list[str], x_train: np.ndarray, x_test: np.ndarray, le
         gain, gain_low, gain_high, selection)
 
 
-def _cv_loglik(x: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
-    """Each training pair's log-likelihood under the model fitted on the other folds (stratified, seeded:
-    the same folds for every feature set, so two sets compare pair by pair)."""
+def _cv_correct(x: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
+    """Whether each training pair is predicted right by the model fitted on the other folds (stratified and
+    seeded: the same folds for every feature set, so two sets compare pair by pair)."""
     from sklearn.model_selection import StratifiedKFold
 
     folds = min(CV_FOLDS, int(np.bincount(y.astype(int), minlength=2).min()))
-    out = np.full(len(y), -math.inf)
+    out = np.full(len(y), np.nan)
     if folds < 2:
         return out
     for fit_rows, held_rows in StratifiedKFold(folds, shuffle=True, random_state=seed).split(x, y):
         fit = _firth(x[fit_rows], y[fit_rows], intercept=True, tests=False)
-        p = np.clip(1 / (1 + np.exp(-fit.decision(x[held_rows]))), 1e-9, 1 - 1e-9)
-        out[held_rows] = y[held_rows] * np.log(p) + (1 - y[held_rows]) * np.log(1 - p)
+        out[held_rows] = _correct(fit.decision(x[held_rows]), y[held_rows])
     return out
 
 
 def _clearly_better(new: np.ndarray, old: np.ndarray) -> bool:
-    """Whether a feature set's cross-validated log-likelihood beats another's by more than one standard
-    error of the pairwise difference. Picking the best of many candidates by a noisy score alone adds
-    features that fit the folds' noise, and on held-out pairs such a model loses to length alone."""
+    """Whether a feature set's cross-validated accuracy beats another's by more than one standard error of
+    the pairwise difference. The score is the accuracy the page reports: a better likelihood alone admitted
+    vibes that moved the intercept and length slope enough to lose held-out pairs to length alone."""
     diff = new - old
-    if not np.all(np.isfinite(diff)):
+    if len(diff) < 2 or not np.all(np.isfinite(diff)):
         return False
     return float(diff.mean()) > float(diff.std(ddof=1)) / math.sqrt(len(diff))
 
@@ -264,9 +263,9 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
         raise ValueError("preference: every training label names the same model, so there is nothing to "
                          "predict (check the dataset's preference values)")
     chosen: list[int] = []
-    best = _cv_loglik(length_train[:, None], y_train, seed)
+    best = _cv_correct(length_train[:, None], y_train, seed)
     while True:
-        trials = {j: _cv_loglik(np.column_stack([length_train, x_train[:, [*chosen, j]]]), y_train, seed)
+        trials = {j: _cv_correct(np.column_stack([length_train, x_train[:, [*chosen, j]]]), y_train, seed)
                   for j in range(len(names)) if j not in chosen}
         if not trials:
             break
@@ -288,7 +287,7 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
     accuracy = _accuracy("vibes", correct)
     left_out = [n for j, n in enumerate(names) if j not in chosen]
     selection = ("length, then vibes added one at a time while each raised the 5-fold cross-validated "
-                 "likelihood of the training pairs by more than one standard error: "
+                 "accuracy on the training pairs by more than one standard error: "
                  f"{len(chosen)} of {len(names)} entered"
                  + (f" (left out: {', '.join(left_out)})" if left_out else ""))
     return HeldOutFit(
