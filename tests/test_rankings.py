@@ -54,7 +54,8 @@ def test_style_control_explains_a_length_preference() -> None:
     controlled, coef = bradley_terry(outcomes, ["A", "B"], style_names=["length"])
     # without control B looks ~140 points better: P(A wins) = .8*sigmoid(-1.5) + .2*sigmoid(1.5) = .309
     assert 100 < plain["B"] - plain["A"] < 180
-    assert abs(controlled["A"] - controlled["B"]) < 50 and coef["length"] == pytest.approx(1.5, abs=0.2)
+    # the coefficient is per standard deviation of the feature: 1.5 × sd(±1 at 80/20) = 1.5 × 0.8
+    assert abs(controlled["A"] - controlled["B"]) < 50 and coef["length"] == pytest.approx(1.2, abs=0.2)
 
 
 def test_bootstrap_reproducible_for_a_seed() -> None:
@@ -83,3 +84,76 @@ def test_bootstrap_ci_covers_truth() -> None:
             covered += int(r.ci_low <= truth[r.model] <= r.ci_high)
             total += 1
     assert covered / total >= 0.9, covered / total
+
+
+def test_vibe_eval_ranking_leaves_ties_out_and_reports_the_rule() -> None:
+    """Two models on six prompts, ratings 1–5, ties under a gap of 2: A is clearly better on 3 prompts, B on 1,
+    and 2 are ties. Vibe-Eval fits only the decided ones: R_A − R_B = 400·log10(3/1). Counting ties as half
+    wins instead gives 400·log10(4/2), a smaller gap."""
+    from engine.analyze.reference import subset_rankings
+
+    ratings = {"A": [5, 5, 4, 1, 3, 3], "B": [2, 1, 1, 4, 3, 4]}
+    per_model = {m: {f"p{i}": ("normal", float(r)) for i, r in enumerate(rs)} for m, rs in ratings.items()}
+    dropped = subset_rankings(per_model, {}, 2.0, ["A", "B"], "drop", seed=0)
+    halves = subset_rankings(per_model, {}, 2.0, ["A", "B"], "half", seed=0)
+    bt = next(r for r in dropped if r.method == "bradley_terry" and r.subset == "all")
+    gap = {r.model: r.rating for r in bt.ratings}
+    assert gap["A"] - gap["B"] == pytest.approx(400 * math.log10(3), abs=0.5)
+    assert bt.ties == "drop" and bt.n_ties == 2 and bt.resample_unit == "prompt" and bt.n_units == 6
+    half = {r.model: r.rating for r in next(r for r in halves if r.method == "bradley_terry").ratings}
+    assert half["A"] - half["B"] == pytest.approx(400 * math.log10(2), abs=0.5)
+    assert {r.subset for r in dropped} == {"all", "normal"}
+
+
+def test_bootstrap_resamples_prompts_with_all_their_comparisons() -> None:
+    """Three models rated on 12 prompts give three comparisons a prompt. The interval must come from drawing
+    prompts, each with its three comparisons, exactly as this direct loop does."""
+    rng = np.random.default_rng(4)
+    outcomes = [Outcome(a, b, float(rng.random() < 0.6), unit=f"p{p}")
+                for p in range(12) for a, b in (("A", "B"), ("A", "C"), ("B", "C"))]
+    ranking = rank("bradley_terry", outcomes, ["A", "B", "C"], rounds=40, seed=9, unit="prompt")
+    by_prompt = [[o for o in outcomes if o.unit == f"p{p}"] for p in range(12)]
+    draw = np.random.default_rng(9)
+    boot = {m: [] for m in "ABC"}
+    for _ in range(40):
+        sample = [o for g in draw.integers(0, 12, 12) for o in by_prompt[g]]
+        ratings, _ = bradley_terry(sample, ["A", "B", "C"])
+        for m in "ABC":
+            boot[m].append(ratings[m])
+    for row in ranking.ratings:
+        low, high = np.percentile(boot[row.model], [2.5, 97.5])
+        assert (row.ci_low, row.ci_high) == pytest.approx((low, high))
+    assert ranking.resample_unit == "prompt" and ranking.n_units == 12
+
+
+def test_style_features_are_normalised_differences_then_standardised() -> None:
+    from engine.analyze.outcomes import STYLE_FEATURES, style_vector
+
+    a = "# Title\n\n**Bold** and **more**.\n\n- one\n- two\n- three"
+    b = "Plain words only here."
+    assert STYLE_FEATURES == ("length", "headers", "bold", "lists")
+    # words 7 (Title, Bold, and, more, one, two, three) vs 4; 1 header vs 0; 2 bold vs 0; 3 list items vs 0
+    assert style_vector(a, b) == pytest.approx(((7 - 4) / 11, 1.0, 1.0, 1.0))
+    assert style_vector(b, b) == (0.0, 0.0, 0.0, 0.0)
+    # standardised: scaling a feature leaves its coefficient unchanged, so coefficients compare across features
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=400)
+    battles = [Outcome("A", "B", float(rng.random() < 1 / (1 + math.exp(-v))), style=(v, v * 10)) for v in x]
+    _, small = bradley_terry(battles, ["A", "B"], style_names=("x",))
+    scaled = [Outcome(o.model_a, o.model_b, o.score, style=(o.style[1],)) for o in battles]
+    _, large = bradley_terry(scaled, ["A", "B"], style_names=("x",))
+    assert small["x"] == pytest.approx(large["x"], rel=1e-3) and small["x"] > 0.5
+
+
+def test_agreement_rate_skips_comparisons_either_side_calls_a_tie() -> None:
+    from engine.analyze.reference import pair_agreement
+
+    ours = {"A": {"p0": ("hard", 5.0), "p1": ("hard", 4.0), "p2": ("normal", 1.0)},
+            "B": {"p0": ("hard", 1.0), "p1": ("hard", 1.0), "p2": ("normal", 4.0)}}
+    recorded = {"A": {"p0": ("hard", 5.0), "p1": ("hard", 2.0), "p2": ("normal", 5.0)},
+                "B": {"p0": ("hard", 2.0), "p1": ("hard", 1.0), "p2": ("normal", 1.0)}}
+    # p0: both prefer A (agree); p1: recorded gap 1 is a tie (skipped); p2: we prefer B, recorded A (disagree)
+    rows = {r.subset: r for r in pair_agreement(ours, recorded, 2.0)}
+    assert rows["all"].rate == 0.5 and rows["all"].n_compared == 2 and rows["all"].n_pairs == 3
+    assert rows["all"].tie_rate == 0 and rows["all"].tie_rate_recorded == pytest.approx(1 / 3)
+    assert rows["hard"].rate == 1.0 and rows["normal"].rate == 0.0

@@ -1,6 +1,8 @@
 """Pairwise outcomes from a dataset, for the ranking module: human preference labels between two models,
 or per-item comparisons of recorded scores across many models. Each outcome carries the style covariates
-Chatbot Arena's style control uses: the normalized differences in answer length and markdown elements."""
+Chatbot Arena's style control uses, each the normalized difference (a − b) / (a + b) of one count: answer
+length in words, headers, bold spans and list items (the ranking standardizes them before fitting), and the
+unit it was observed on (the battle or prompt), which the bootstrap resamples."""
 
 from __future__ import annotations
 
@@ -10,20 +12,19 @@ from engine.analyze.rankings import Outcome
 from engine.datasets import Item
 from engine.judges.metrics import BOLD, HEADING_LINE, LIST_LINE, words
 
-STYLE_FEATURES = ("length", "markdown")
+STYLE_FEATURES = ("length", "headers", "bold", "lists")
 
 
 def style_vector(text_a: str | None, text_b: str | None) -> tuple[float, ...]:
-    """(len_a − len_b)/(len_a + len_b) in words, and the same for headings + list items + bold spans."""
+    """(a − b) / (a + b) for each of STYLE_FEATURES' counts (0 where both are 0); () without both texts."""
     if text_a is None or text_b is None:
         return ()
 
-    def markdown(text: str) -> int:
-        return len(HEADING_LINE.findall(text)) + len(LIST_LINE.findall(text)) + len(BOLD.findall(text))
+    def counts(text: str) -> tuple[int, ...]:
+        return (len(words(text)), len(HEADING_LINE.findall(text)), len(BOLD.findall(text)),
+                len(LIST_LINE.findall(text)))
 
-    la, lb = len(words(text_a)), len(words(text_b))
-    ma, mb = markdown(text_a), markdown(text_b)
-    return ((la - lb) / max(1, la + lb), (ma - mb) / max(1, ma + mb))
+    return tuple((a - b) / (a + b) if a + b else 0.0 for a, b in zip(counts(text_a), counts(text_b), strict=True))
 
 
 def human_outcomes(items: list[Item], model_a: str, model_b: str) -> list[Outcome]:
@@ -33,7 +34,7 @@ def human_outcomes(items: list[Item], model_a: str, model_b: str) -> list[Outcom
             continue
         score = 0.5 if item.preference == "tie" else float(item.preference == model_a)
         out.append(Outcome(model_a, model_b, score, style=style_vector(item.outputs.get(model_a),
-                                                                        item.outputs.get(model_b))))
+                                                                        item.outputs.get(model_b)), unit=item.id))
     return out
 
 
@@ -53,5 +54,6 @@ def rating_outcomes(ratings: dict[str, dict[str, float]], models: list[str], tex
         for a, b in itertools.combinations(present, 2):
             gap = scored[a] - scored[b]
             score = 0.5 if abs(gap) < tie_gap else float(gap > 0)
-            out.append(Outcome(a, b, score, style=style_vector(texts.get((item_id, a)), texts.get((item_id, b)))))
+            out.append(Outcome(a, b, score, style=style_vector(texts.get((item_id, a)), texts.get((item_id, b))),
+                               unit=item_id))
     return out

@@ -3,8 +3,12 @@ Elo, and style-controlled Bradley–Terry, each with seeded bootstrap confidence
 
 One module serves every method: human votes, judge verdicts, persona verdicts and reference scores all
 become `Outcome`s. Ratings are on the Elo scale, P(i beats j) = 1 / (1 + 10^((R_j − R_i)/400)), anchored
-so that the mean rating is 1000. Ties are explicit: each counts as half a win for both sides (Chatbot
-Arena's convention) unless `ties="drop"`.
+so that the mean rating is 1000. The tie rule is explicit and reported: "half" counts a tie as half a win
+for both sides (Chatbot Arena's convention), "drop" leaves ties out (Vibe-Eval's).
+
+Bootstrap intervals resample the independent unit, not single outcomes: one prompt rated for m models gives
+C(m, 2) outcomes that share the prompt, so every outcome carries its `unit` (prompt, battle, persona item) and
+a bootstrap round draws units with replacement and keeps all of a drawn unit's outcomes.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ class Outcome:
     score: float  # 1: A won, 0.5: tie, 0: B won
     delta: float | None = None  # the item's generation separability, for sep-Elo
     style: tuple[float, ...] = ()  # A's style features minus B's, for style control
+    unit: str = ""  # the independent unit the outcome belongs to (a prompt, a battle); "" = its own unit
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,10 @@ class Ranking:
     n_ties: int
     bootstrap_rounds: int
     style_coefficients: dict[str, float] = field(default_factory=dict)
+    ties: str = "half"  # how ties entered the fit: "half" a win each, or "drop"ped
+    resample_unit: str = "outcome"  # what the bootstrap resampled
+    n_units: int = 0
+    subset: str = "all"  # the prompts it was fitted on, where an analysis ranks subsets separately
 
 
 def _prepare(outcomes: Sequence[Outcome], ties: str) -> list[Outcome]:
@@ -60,14 +69,22 @@ def _prepare(outcomes: Sequence[Outcome], ties: str) -> list[Outcome]:
 
 def bradley_terry(outcomes: Sequence[Outcome], models: Sequence[str], ties: str = "half",
                   style_names: Sequence[str] = ()) -> tuple[dict[str, float], dict[str, float]]:
-    """Maximum-likelihood ratings (and style coefficients, in log-odds per unit of each style feature)."""
+    """Maximum-likelihood ratings (and style coefficients, in log-odds per standard deviation of each style
+    feature, as Chatbot Arena's style control reports them)."""
     games = _prepare(outcomes, ties)
+    if not games:  # nothing decided (e.g. a bootstrap draw of ties only, with ties dropped): no information
+        return dict.fromkeys(models, ANCHOR), dict.fromkeys(style_names, 0.0)
     index = {m: i for i, m in enumerate(models)}
     n, k = len(models), len(style_names)
     a = np.array([index[o.model_a] for o in games])
     b = np.array([index[o.model_b] for o in games])
     y = np.array([o.score for o in games], dtype=float)
     style = np.array([o.style[:k] for o in games], dtype=float).reshape(len(games), k)
+    # scaled to unit standard deviation so coefficients compare across features, but not centred: a zero
+    # difference (equal style) must stay zero, or with model A always shown first part of a model's strength
+    # would move into the style terms
+    spread = style.std(axis=0)
+    style = style / np.where(spread > 0, spread, 1.0)
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         strength, beta = theta[:n], theta[n:]
@@ -115,8 +132,9 @@ def _ranks(ratings: dict[str, float]) -> dict[str, int]:
 
 def rank(method: str, outcomes: Sequence[Outcome], models: Sequence[str] | None = None, *, rounds: int = 200,
          seed: int = 0, ties: str = "half", k: float = 4.0, style_names: Sequence[str] = (),
-         sep: dict[str, float] | None = None) -> Ranking:
-    """Point estimates plus percentile bootstrap intervals (outcomes resampled with replacement, seeded)."""
+         sep: dict[str, float] | None = None, unit: str = "outcome") -> Ranking:
+    """Point estimates plus percentile bootstrap intervals (units resampled with replacement, seeded);
+    `unit` names what an outcome's `unit` is, for the page."""
     models = list(models or sorted({o.model_a for o in outcomes} | {o.model_b for o in outcomes}))
     sep = sep or {}
 
@@ -131,11 +149,15 @@ def rank(method: str, outcomes: Sequence[Outcome], models: Sequence[str] | None 
         raise ValueError(f"unknown ranking method {method!r}")
 
     point, coefficients = fit(outcomes, seed)
+    units: dict[str, list[int]] = {}
+    for i, o in enumerate(outcomes):
+        units.setdefault(o.unit or f"#{i}", []).append(i)
+    groups = list(units.values())
     rng = np.random.default_rng(seed)
     boot: dict[str, list[float]] = {m: [] for m in models}
     boot_ranks: dict[str, list[int]] = {m: [] for m in models}
     for r in range(rounds):
-        sample = [outcomes[i] for i in rng.integers(0, len(outcomes), len(outcomes))]
+        sample = [outcomes[i] for g in rng.integers(0, len(groups), len(groups)) for i in groups[g]]
         ratings, _ = fit(sample, seed + r + 1)
         ranks = _ranks(ratings)
         for m in models:
@@ -148,4 +170,5 @@ def rank(method: str, outcomes: Sequence[Outcome], models: Sequence[str] | None 
         r_low, r_high = (np.percentile(boot_ranks[m], [2.5, 97.5]) if rounds else (point_ranks[m],) * 2)
         rows.append(ModelRating(m, point[m], float(low), float(high), point_ranks[m], math.floor(r_low),
                                 math.ceil(r_high)))
-    return Ranking(method, rows, len(outcomes), sum(o.score == 0.5 for o in outcomes), rounds, coefficients)
+    return Ranking(method, rows, len(outcomes), sum(o.score == 0.5 for o in outcomes), rounds, coefficients, ties,
+                   unit if any(o.unit for o in outcomes) else "outcome", len(groups))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import json
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,20 @@ class Agreement:
     n_models: int
 
 
+@dataclass(frozen=True)
+class PairAgreement:
+    """Vibe-Eval's agreement rate between this judge and the recorded ratings on one subset: the share of
+    (prompt, model A, model B) comparisons where both prefer the same model, skipping those where either calls
+    a tie; and how often each calls a tie."""
+
+    subset: str
+    rate: float | None
+    n_compared: int
+    n_pairs: int
+    tie_rate: float  # this judge
+    tie_rate_recorded: float
+
+
 @dataclass
 class ReferenceResult:
     analysis: str
@@ -83,8 +97,11 @@ class ReferenceResult:
     tie_gap: float
     scores: list[ModelScore]  # best overall score first
     ratings: list[ItemRating]
-    rankings: list[Ranking] = field(default_factory=list)
+    rankings: list[Ranking] = field(default_factory=list)  # per subset (all, then each difficulty), per method
     agreement: Agreement | None = None
+    ties: str = "drop"  # how ties enter the rankings
+    pair_agreement: list[PairAgreement] = field(default_factory=list)
+    recorded_rankings: list[Ranking] = field(default_factory=list)  # the same, from the recorded ratings
 
 
 def score_percent(ratings: list[float]) -> float:
@@ -171,13 +188,57 @@ def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str,
         scores.append(ModelScore(model, subset_scores(per_model[model], rounds, seed), invalid[model],
                                  subset_scores(recorded, rounds, seed) if recorded else []))
     scores.sort(key=lambda s: -s.subsets[0].score if s.subsets[0].n else float("inf"))
-    outcomes = preference_outcomes(per_model, texts, tie_gap)
-    rankings = []
-    if len(per_model) >= 2 and outcomes:
-        for method in ("bradley_terry", "elo"):
-            rankings.append(rank(method, outcomes, list(analysis.models), rounds=RANKING_ROUNDS, seed=seed))
+    ties = analysis.options.get("ties", "drop")
+    recorded_per_model = {m: {i: (_subset(items[i].difficulty), float(items[i].scores[m]))
+                              for i in items if m in items[i].scores} for m in analysis.models}
+    recorded_per_model = {m: rated for m, rated in recorded_per_model.items() if rated}
     return ReferenceResult(analysis.name, analysis.dataset, judge.name, judge_label(judge.kind, judge.name, repeats),
-                           repeats, tie_gap, scores, rows, rankings, agreement(rows, scores))
+                           repeats, tie_gap, scores, rows,
+                           subset_rankings(per_model, texts, tie_gap, list(analysis.models), ties, seed),
+                           agreement(rows, scores), ties, pair_agreement(per_model, recorded_per_model, tie_gap),
+                           subset_rankings(recorded_per_model, texts, tie_gap, list(analysis.models), ties, seed))
+
+
+def subset_rankings(per_model: dict[str, dict[str, tuple[str, float]]], texts: dict[tuple[str, str], str],
+                    tie_gap: float, models: list[str], ties: str, seed: int) -> list[Ranking]:
+    """Bradley–Terry and Elo on the derived preferences, over all prompts and then each difficulty, with
+    bootstrap intervals that resample prompts. Vibe-Eval fits only preferences stronger than a tie, hence the
+    default `ties: drop`; with ties counted as half wins the ratings shrink toward each other."""
+    rated = [m for m in models if per_model.get(m)]
+    subsets = ["all", *sorted({sub for rows in per_model.values() for sub, _ in rows.values()})]
+    out = []
+    for subset in subsets:
+        chosen = {m: {i: v for i, v in per_model[m].items() if subset == "all" or v[0] == subset} for m in rated}
+        outcomes = preference_outcomes(chosen, texts, tie_gap)
+        if len(rated) < 2 or not any(o.score != 0.5 for o in outcomes):
+            continue
+        for method in ("bradley_terry", "elo"):
+            out.append(replace(rank(method, outcomes, rated, rounds=RANKING_ROUNDS, seed=seed, ties=ties,
+                                    unit="prompt"), subset=subset))
+    return out
+
+
+def pair_agreement(ours: dict[str, dict[str, tuple[str, float]]], recorded: dict[str, dict[str, tuple[str, float]]],
+                   tie_gap: float) -> list[PairAgreement]:
+    """See `PairAgreement`; one row for all prompts and one per difficulty."""
+    rows: dict[str, list[tuple[int, int]]] = defaultdict(list)  # subset -> (our sign, recorded sign)
+    models = sorted(set(ours) & set(recorded))
+    for i, a in enumerate(models):
+        for b in models[i + 1:]:
+            for item_id in sorted(set(ours[a]) & set(ours[b]) & set(recorded[a]) & set(recorded[b])):
+                signs = []
+                for source in (ours, recorded):
+                    gap = source[a][item_id][1] - source[b][item_id][1]
+                    signs.append(0 if abs(gap) < tie_gap else int(np.sign(gap)))
+                rows["all"].append((signs[0], signs[1]))
+                rows[ours[a][item_id][0]].append((signs[0], signs[1]))
+    out = []
+    for subset, pairs in rows.items():
+        decided = [(x, y) for x, y in pairs if x and y]
+        out.append(PairAgreement(subset, sum(x == y for x, y in decided) / len(decided) if decided else None,
+                                 len(decided), len(pairs), sum(x == 0 for x, _ in pairs) / len(pairs),
+                                 sum(y == 0 for _, y in pairs) / len(pairs)))
+    return sorted(out, key=lambda r: (r.subset != "all", r.subset))
 
 
 def _subset(difficulty: str | None) -> str:

@@ -94,7 +94,8 @@ def _rankings(prepared: Prepared, analysis: Analysis) -> RankingResult:
             continue  # style control needs both outputs' text for every outcome
         rankings.append(rank(method, outcomes, list(analysis.models) or None, rounds=opts.get("bootstrap", 200),
                              seed=opts.get("seed", 0), ties=opts.get("ties", "half"), k=opts.get("k", 4.0),
-                             style_names=STYLE_FEATURES if method == "style_controlled" else ()))
+                             style_names=STYLE_FEATURES if method == "style_controlled" else (),
+                             unit="battle" if opts["outcomes"] in ("labels", "human") else "prompt"))
     return RankingResult(analysis.name, source, rankings, warnings)
 
 

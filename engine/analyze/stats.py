@@ -5,7 +5,6 @@ hand-computed cases in the tests."""
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,27 +46,30 @@ def strength(a: float, b: float) -> float:
 
 
 def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float:
-    """Cohen's κ between two raters over the same items: (p_o − p_e) / (1 − p_e)."""
+    """Cohen's κ between two raters over the same items (scikit-learn's `cohen_kappa_score`); 1 when both
+    give one and the same category throughout, where the formula is 0/0."""
+    from sklearn.metrics import cohen_kappa_score
+
     if len(a) != len(b) or not a:
         raise ValueError("kappa needs two equally long, non-empty rating lists")
-    n = len(a)
-    p_o = sum(x == y for x, y in zip(a, b, strict=True)) / n
-    ca, cb = Counter(a), Counter(b)
-    p_e = sum(ca[c] * cb[c] for c in set(ca) | set(cb)) / n**2
-    return 1.0 if p_e == 1 else (p_o - p_e) / (1 - p_e)
+    if len(set(a) | set(b)) == 1:
+        return 1.0
+    return float(cohen_kappa_score(list(a), list(b)))
 
 
 def fleiss_kappa(ratings: Sequence[Sequence[int]]) -> float:
-    """Fleiss' κ; `ratings[i]` holds every rater's category for item i (same number of raters per item)."""
-    categories = sorted({c for row in ratings for c in row})
-    n = len(ratings[0])
+    """Fleiss' κ (statsmodels' `fleiss_kappa`); `ratings[i]` holds every rater's category for item i (the same
+    number of raters per item); 1 when every rating is the same category."""
+    from statsmodels.stats.inter_rater import aggregate_raters
+    from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
+
+    n = len(ratings[0]) if ratings else 0
     if n < 2 or any(len(row) != n for row in ratings):
         raise ValueError("Fleiss' kappa needs the same number (>= 2) of ratings per item")
-    counts = np.array([[row.count(c) for c in categories] for row in map(list, ratings)], dtype=float)
-    p_i = ((counts * (counts - 1)).sum(axis=1)) / (n * (n - 1))
-    p_c = counts.sum(axis=0) / counts.sum()
-    p_bar, p_e = p_i.mean(), float((p_c**2).sum())
-    return 1.0 if p_e == 1 else float((p_bar - p_e) / (1 - p_e))
+    if len({c for row in ratings for c in row}) == 1:
+        return 1.0
+    table, _ = aggregate_raters(np.array([list(row) for row in ratings]))
+    return float(statsmodels_fleiss(table, method="fleiss"))
 
 
 def agreement(per_judge: Sequence[Sequence[int]]) -> float | None:

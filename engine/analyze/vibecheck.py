@@ -56,6 +56,8 @@ class VibeScore:
     mm_p_adjusted: float | None = None  # Holm over every coefficient test of the analysis
     pp_p_adjusted: float | None = None
     regression_note: str = ""  # for a kept vibe left out of a regression: why
+    mm_p_note: str = ""  # why a coefficient has no p-value
+    pp_p_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -323,6 +325,7 @@ def _with_coefficients(score: VibeScore, mm: heldout.HeldOutFit | None, pp: held
             values[f"{prefix}_coefficient"] = reg.coefficients[i]
             values[f"{prefix}_p_value"] = reg.p_values[i]
             values[f"{prefix}_p_adjusted"] = reg.p_adjusted[i] if reg.p_adjusted else None
+            values[f"{prefix}_p_note"] = reg.p_notes[i]
     return replace(score, **values)
 
 
