@@ -86,10 +86,26 @@ def test_sign_test_and_rates_by_hand() -> None:
     assert sign_test(9, 1) == pytest.approx(22 / 1024)  # 2 · P(X ≥ 9), X ~ Bin(10, ½) = 2 · 11/1024
     assert sign_test(5, 5) == pytest.approx(1.0)
     assert sign_test(0, 0) is None
-    c = cell("personalized", [1] * 9 + [-1] + [0] * 2)  # ties are reported but carry no direction
-    assert (c.votes, c.a_wins, c.b_wins, c.ties) == (12, 9, 1, 2)
-    assert c.win_rate_a == pytest.approx(0.75) and c.tie_rate == pytest.approx(2 / 12)
+
+
+def test_the_sign_test_counts_prompts_not_correlated_votes() -> None:
+    """12 prompts, 3 rewrites each, 2 judges: 72 votes. Nine prompts go to A on every vote, one to B, and on
+    two the judges split (+1 / −1 on every rewrite), so their votes cancel. Counted by vote, A leads 60–12
+    (p ≈ 1e-9); counted by prompt it is 9–1 with two ties, p = 22/1024, as the independent unit allows."""
+    from engine.analyze.personas import PersonaSample, cell
+
+    samples = []
+    for i in range(12):
+        for v in range(3):
+            votes = {"j1": 1, "j2": 1} if i < 9 else {"j1": -1, "j2": -1} if i == 9 else {"j1": 1, "j2": -1}
+            samples.append(PersonaSample("p", f"q{i}", f"persona{v}", "personalized", True, 0.9, None, votes=votes))
+    c = cell("personalized", samples, ["j1", "j2"])
+    assert (c.votes, c.a_wins, c.b_wins, c.ties) == (72, 60, 12, 0)
+    assert (c.items, c.a_items, c.b_items) == (12, 9, 1)
     assert c.p_value == pytest.approx(22 / 1024)
+    assert sign_test(60, 12) < 1e-8  # what counting correlated votes as independent would claim
+    # Fleiss' κ by hand: 30 of 36 samples agree (P̄ = 30/36); +1 is 60 of 72 ratings, so P_e = (5/6)² + (1/6)²
+    assert c.kappa == pytest.approx((30 / 36 - 26 / 36) / (1 - 26 / 36))
 
 
 def test_preservation_check_rejects_a_drifted_rewrite() -> None:
@@ -165,7 +181,10 @@ def test_llm_rewriter_and_persona_judge_over_http(tmp_path: Path) -> None:
     assert (cells["original"].votes, cells["original"].a_wins) == (2, 2)  # the judge prefers A in both orders
     assert (cells["personalized"].votes, cells["personalized"].a_wins) == (2, 2)
     assert (cells["control"].votes, cells["control"].a_wins) == (4, 4)
-    assert cells["control"].p_value == pytest.approx(0.125)  # 2 · (½)^4
+    # four votes, but on two prompts: the sign test counts prompts, 2 of 2 to A, p = 2 · (½)²
+    assert (cells["control"].items, cells["control"].a_items) == (2, 2)
+    assert cells["control"].p_value == pytest.approx(0.5)
+    assert (novice.rewrites, novice.preservation_rate) == (4, 0.5) and (pro.rewrites, pro.preservation_rate) == (4, 0)
     assert novice.preferred == "a" and result.invalid == 0
     assert novice.weights == {"clarity": 5, "anthropomorphism": 2} and novice.weights_source == "spec"
     # the LLM-written profile: its known dimensions kept, the rest weigh 1, the unknown one dropped
@@ -174,8 +193,9 @@ def test_llm_rewriter_and_persona_judge_over_http(tmp_path: Path) -> None:
     assert pro.weights_source == "written by writer"
     assert {c.prompt_type: c.votes for c in pro.cells} == {"original": 2, "personalized": 0, "control": 4}
     rows = (run_dir / "personas" / "cells.csv").read_text().splitlines()
-    assert rows[0] == "persona,prompt_type,votes,a_wins,b_wins,ties,win_rate_a,tie_rate,sign_test_p"
-    assert "novice,control,4,4,0,0,1.0000,0.0000,0.125" in rows
+    assert rows[0] == ("persona,prompt_type,votes,a_wins,b_wins,ties,win_rate_a,tie_rate,prompts,a_prompts,b_prompts,"
+                       "sign_test_p,holm_p,fleiss_kappa")
+    assert "novice,control,4,4,0,0,1.0000,0.0000,2,2,0,0.5,1," in rows  # one judge: no κ
 
 
 def test_persona_votes_become_ranking_outcomes() -> None:

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from engine.analyze import stats
+
 ESTIMATOR = "Firth-penalized logistic regression; p-values from penalized likelihood-ratio tests"
 LENGTH = "length (log character ratio)"
 BOOTSTRAP_ROUNDS = 2000
@@ -83,19 +85,6 @@ def wilson(successes: float, n: int) -> tuple[float, float]:
     centre = (p + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
     half = Z95 / (1 + Z95**2 / n) * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n**2))
     return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def holm(p_values: list[float | None]) -> list[float | None]:
-    """Holm's step-down adjustment over the p-values present (statsmodels' multipletests); None stays None."""
-    from statsmodels.stats.multitest import multipletests
-
-    present = [i for i, p in enumerate(p_values) if p is not None]
-    adjusted: list[float | None] = [None] * len(p_values)
-    if present:
-        values = multipletests([p_values[i] for i in present], method="holm")[1]
-        for i, value in zip(present, values, strict=True):
-            adjusted[i] = float(value)
-    return adjusted
 
 
 def length_covariate(chars_a: np.ndarray, chars_b: np.ndarray) -> np.ndarray:
@@ -303,7 +292,7 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
 def adjust(fits: list[HeldOutFit]) -> list[HeldOutFit]:
     """Holm-adjusted p-values over every coefficient test of the analysis' regressions together."""
     flat = [p for f in fits for p in f.p_values]
-    adjusted = holm(flat)
+    adjusted = stats.holm(flat)
     out, start = [], 0
     for f in fits:
         out.append(replace(f, p_adjusted=adjusted[start:start + len(f.p_values)]))

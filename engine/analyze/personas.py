@@ -16,13 +16,14 @@ two answers as passing, that answer wins whatever the dimensions say. Rewrites t
 check (embedding cosine, and an LLM's "same task?" when a verifier is declared) are left out and counted.
 Weights come from the spec or the profile file, or from a profile an LLM wrote from the description.
 
-Every judge's vote counts separately, and the personalized votes also become ranking outcomes (a win, a
-loss or a half for a tie), so a persona's preference reads as a Bradley–Terry gap with a bootstrap interval.
-Per persona and prompt type (original, personalized, control) the
-result gives A's win rate and the tie rate, and a two-sided binomial test of A's wins against B's wins with
-p = 0.5: the sign test. Each vote compares the two models' answers to the same prompt, so the data are
-paired; the sign test asks only which answer of each pair won, needs no assumption about how much better
-it was, and leaves ties out because a tie says nothing about direction.
+Per persona and prompt type (original, personalized, control) the result tallies every judge's vote on every
+variant, and tests on prompts: the votes one prompt collects (several judges, several rewrites) share that
+prompt and are not independent, so each prompt counts once, by the sign of its votes' sum (a tie when they
+cancel). A two-sided binomial test of the prompts A won against those B won, p = 0.5 (the sign test): the
+data are paired, the test needs no assumption about how much better an answer was, and ties say nothing
+about direction. Holm's correction runs over every cell of the analysis. The personalized votes also become
+ranking outcomes, so a persona's preference reads as a Bradley–Terry gap whose bootstrap interval resamples
+prompts. Fleiss' κ (statsmodels) says how far the judges agree on each cell's samples.
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ from __future__ import annotations
 import csv
 import json
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from scipy.stats import binomtest
 
+from engine.analyze import stats
 from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.analyze.reference import rating_of
 from engine.execute.cache import Result
@@ -81,13 +83,18 @@ class PersonaSample:
 @dataclass(frozen=True)
 class Cell:
     prompt_type: str
-    votes: int
+    votes: int  # every judge's vote on every variant: descriptive tallies
     a_wins: int
     b_wins: int
     ties: int
     win_rate_a: float
     tie_rate: float
-    p_value: float | None  # two-sided sign test of a_wins vs b_wins; None without decisive votes
+    p_value: float | None  # two-sided sign test over prompts (a_items vs b_items); None without a decided one
+    items: int = 0  # prompts, each counted once by the sign of its votes' sum: the tested unit
+    a_items: int = 0
+    b_items: int = 0
+    p_adjusted: float | None = None  # Holm over every cell of the analysis
+    kappa: float | None = None  # Fleiss' κ across the judges on this cell's samples (None with one judge)
 
 
 @dataclass(frozen=True)
@@ -116,6 +123,8 @@ class PersonaSummary:
     gate_decided: int  # samples the correctness gate decided
     preferred: str | None  # on personalized prompts: the model with more wins (None if level)
     ranking: Ranking | None = None  # Bradley–Terry on the personalized votes: the gap on the Elo scale, with CIs
+    rewrites: int = 0  # personalized rewrites checked for preservation
+    preservation_rate: float | None = None  # share of them kept
 
 
 @dataclass
@@ -171,11 +180,26 @@ def sign_test(a_wins: int, b_wins: int) -> float | None:
     return float(binomtest(a_wins, n, 0.5).pvalue) if n else None
 
 
-def cell(prompt_type: str, votes: list[int]) -> Cell:
+def cell(prompt_type: str, samples: list[PersonaSample], judges: list[str]) -> Cell:
+    """Vote tallies, and the sign test over prompts (see the module docstring)."""
+    votes = [v for s in samples for v in s.votes.values()]
     a, b = votes.count(1), votes.count(-1)
     n = len(votes)
+    per_item: dict[str, int] = defaultdict(int)
+    for s in samples:
+        per_item[s.item_id] += sum(s.votes.values())
+    a_items = sum(v > 0 for v in per_item.values())
+    b_items = sum(v < 0 for v in per_item.values())
     return Cell(prompt_type, n, a, b, n - a - b, a / n if n else float("nan"), (n - a - b) / n if n else float("nan"),
-                sign_test(a, b))
+                sign_test(a_items, b_items), len(per_item), a_items, b_items, None, judge_kappa(samples, judges))
+
+
+def judge_kappa(samples: list[PersonaSample], judges: list[str]) -> float | None:
+    """Fleiss' κ of the judges' votes over the samples every judge voted on; None with fewer than two judges."""
+    rows = [[s.votes[j] for j in judges] for s in samples if all(j in s.votes for j in judges)]
+    if len(judges) < 2 or not rows:
+        return None
+    return stats.fleiss_kappa(rows)
 
 
 def _prompt_type(variant: str) -> str:
@@ -248,11 +272,19 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
             sample.weighted[judge_name], sign = weighted_vote(scores, weights[persona.name][0])
             sample.votes[judge_name] = sample.gate if sample.gate is not None else sign
         samples.append(sample)
-    summaries = [_summarize(spec.personas[name], [s for s in samples if s.persona == name], judges, model_a, model_b,
-                            *weights[name]) for name in opts["personas"]]
+    summaries = _adjusted([_summarize(spec.personas[name], [s for s in samples if s.persona == name], judges, model_a,
+                                      model_b, *weights[name]) for name in opts["personas"]])
     notes = _notes(spec.personas, opts, judges, gate)
     return PersonaResult(analysis.name, model_a, model_b, {j.name: j.kind for j in judges}, swap, summaries,
                          samples, invalid, f"{gate.name} rating ≥ {threshold:g}" if gate else None, notes)
+
+
+def _adjusted(summaries: list[PersonaSummary]) -> list[PersonaSummary]:
+    """Holm-adjusted sign-test p-values over every persona × prompt-type cell tested."""
+    adjusted = iter(stats.holm([c.p_value for p in summaries for c in p.cells]))
+    for p in summaries:
+        p.cells = [replace(c, p_adjusted=next(adjusted)) for c in p.cells]
+    return summaries
 
 
 def _passes(out: Any, threshold: float) -> bool | None:
@@ -293,7 +325,8 @@ def persona_weights(persona: Persona, derived: Any) -> tuple[dict[str, int], str
 def _summarize(persona: Persona, samples: list[PersonaSample], judges: list[Any], model_a: str, model_b: str,
                weights: dict[str, int], weights_source: str) -> PersonaSummary:
     kept = [s for s in samples if s.preserved is not False]
-    cells = [cell(t, [v for s in kept if s.prompt_type == t for v in s.votes.values()]) for t in PROMPT_TYPES]
+    names = [j.name for j in judges]
+    cells = [cell(t, [s for s in kept if s.prompt_type == t], names) for t in PROMPT_TYPES]
     tallies: dict[tuple[str, str], list[int]] = defaultdict(list)
     for s in kept:
         for d in s.dimensions:
@@ -309,12 +342,14 @@ def _summarize(persona: Persona, samples: list[PersonaSample], judges: list[Any]
     preferred = None
     if personalized.a_wins != personalized.b_wins:
         preferred = model_a if personalized.a_wins > personalized.b_wins else model_b
-    outcomes = [Outcome(model_a, model_b, (v + 1) / 2) for s in kept if s.prompt_type == "personalized"
-                 for v in s.votes.values()]
-    ranking = rank("bradley_terry", outcomes, [model_a, model_b], rounds=200) if outcomes else None
+    outcomes = [Outcome(model_a, model_b, (v + 1) / 2, unit=s.item_id) for s in kept
+                if s.prompt_type == "personalized" for v in s.votes.values()]
+    ranking = rank("bradley_terry", outcomes, [model_a, model_b], rounds=200, unit="prompt") if outcomes else None
+    checked = [s for s in samples if s.preserved is not None]
     return PersonaSummary(persona.name, persona.description, weights, weights_source, dict(persona.prefers), cells,
                           dimensions, sum(s.preserved is False for s in samples), sum(s.gate is not None for s in kept),
-                          preferred, ranking)
+                          preferred, ranking, len(checked),
+                          sum(bool(s.preserved) for s in checked) / len(checked) if checked else None)
 
 
 def _notes(personas: dict[str, Persona], opts: dict[str, Any], judges: list[Any], gate: Any) -> list[str]:
@@ -332,6 +367,10 @@ def _notes(personas: dict[str, Persona], opts: dict[str, Any], judges: list[Any]
     return notes
 
 
+def _fmt(value: float | None) -> str:
+    return "" if value is None else f"{value:.4g}"
+
+
 def write_personas(result: PersonaResult, run_dir: Path) -> Path:
     """cells.csv (persona × prompt type), dimensions.csv, samples.jsonl and personas.json."""
     out = run_dir / result.analysis
@@ -339,11 +378,13 @@ def write_personas(result: PersonaResult, run_dir: Path) -> Path:
     with (out / "cells.csv").open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(["persona", "prompt_type", "votes", f"{result.model_a}_wins", f"{result.model_b}_wins", "ties",
-                         "win_rate_a", "tie_rate", "sign_test_p"])
+                         "win_rate_a", "tie_rate", "prompts", f"{result.model_a}_prompts", f"{result.model_b}_prompts",
+                         "sign_test_p", "holm_p", "fleiss_kappa"])
         for p in result.personas:
             for c in p.cells:
                 writer.writerow([p.persona, c.prompt_type, c.votes, c.a_wins, c.b_wins, c.ties, f"{c.win_rate_a:.4f}",
-                                 f"{c.tie_rate:.4f}", "" if c.p_value is None else f"{c.p_value:.4g}"])
+                                 f"{c.tie_rate:.4f}", c.items, c.a_items, c.b_items, _fmt(c.p_value),
+                                 _fmt(c.p_adjusted), _fmt(c.kappa)])
     with (out / "dimensions.csv").open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(["persona", "dimension", "judge", "kind", "weight", "measure", "prefers", "a_wins", "b_wins",

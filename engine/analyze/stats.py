@@ -88,3 +88,16 @@ def split(ids: Sequence[str], train_fraction: float, seed: int) -> tuple[list[st
     perm = rng.permutation(len(ordered))
     cut = round(len(ordered) * train_fraction)
     return [ordered[i] for i in perm[:cut]], [ordered[i] for i in perm[cut:]]
+
+
+def holm(p_values: list[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment over the p-values present (statsmodels' multipletests); None stays None."""
+    from statsmodels.stats.multitest import multipletests
+
+    present = [i for i, p in enumerate(p_values) if p is not None]
+    adjusted: list[float | None] = [None] * len(p_values)
+    if present:
+        values = multipletests([p_values[i] for i in present], method="holm")[1]
+        for i, value in zip(present, values, strict=True):
+            adjusted[i] = float(value)
+    return adjusted
