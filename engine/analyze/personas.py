@@ -356,6 +356,11 @@ def _notes(personas: dict[str, Persona], opts: dict[str, Any], judges: list[Any]
     notes = []
     if gate is None:
         notes.append("No correctness gate: the analysis names no gate_judge.")
+    else:
+        notes.append(f"The correctness gate is a stand-in: vibe-testing gates on pass@1 against the benchmark's unit "
+                     f"tests, and here the {gate.kind} judge {gate.name}'s rating against the reference answer decides "
+                     "whether an answer counts as correct. It measures closeness to one correct answer, not whether "
+                     "the code runs.")
     for name in opts["personas"]:
         persona = personas[name]
         unjudged = [d for d in persona_dimensions(persona)

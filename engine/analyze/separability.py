@@ -6,19 +6,35 @@ A's distinct samples, cross-alignment Â_AB the mean over all K² pairs, and
 similarity) before δ is taken, as the authors' code does; the raw δ is kept beside it. High δ: each
 model is more like itself than like the other, so a comparison on that item says something; low δ: the
 two are interchangeable there and preferences between them are noise.
+
+With a `preference_judge`, the judge compares the two models' j-th samples on every prompt (both orders; a
+verdict that follows the position is a tie), and the outcomes are ranked three ways: Bradley–Terry, Elo, and
+the paper's separability-weighted Elo, whose K grows with the prompt's δ (K·α / (1 + e^(−β(δ − T))), T = 0.4,
+α = 2, β = 6 unless the spec's `elo` block says otherwise), so comparisons on prompts where the two models
+are distinguishable move the ratings more. Bootstrap intervals resample prompts.
+
+The paper's T = 0.4 was set on BERTScore from roberta-large; offline δ comes from all-MiniLM-L6-v2 (6 layers),
+whose scores sit on another scale. The page says so beside every δ, and `encoder: {path, num_layers}` runs
+BERTScore on any local model (roberta-large with 17 layers reproduces bert-score's default).
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.analyze.similarity import group_similarity
+from engine.embeddings import MODEL_NAME, TokenEncoder
 from engine.execute.cache import Result
+from engine.judges.llm import parse_verdict, verdict_to_score
+from engine.judges.verdicts import combine_orders
 from engine.pipeline import Prepared
 from engine.spec.model import Analysis
+
+PAPER_ENCODER = "roberta-large"
 
 
 @dataclass(frozen=True)
@@ -41,6 +57,12 @@ class SeparabilityResult:
     items: list[ItemSeparability]  # highest δ first
     mean_delta: float
     quantiles: dict[str, float]
+    encoder: str = ""  # the model BERTScore ran on, and its layers
+    scale_note: str = ""  # how δ on this encoder compares with the paper's threshold
+    preference_judge: str | None = None
+    rankings: list[Ranking] = field(default_factory=list)  # BT, Elo and sep-Elo on the judge's sample verdicts
+    invalid: int = 0  # the judge's unparseable answers
+    sep_elo: dict[str, float] = field(default_factory=dict)  # k, threshold, alpha, beta used
 
 
 def alignments(sim: np.ndarray, self_pairs: bool) -> float:
@@ -65,10 +87,28 @@ def separability_from_alignments(item_ids: list[str], raw: np.ndarray) -> list[I
     return sorted(out, key=lambda s: -s.delta)
 
 
+def _encoder(analysis: Analysis) -> tuple[TokenEncoder | None, str, str]:
+    """(encoder, its label, the scale note) for the analysis' BERTScore."""
+    chosen = analysis.options.get("encoder")
+    if chosen:
+        path, layers = chosen["path"], int(chosen.get("num_layers", 6))
+        label = f"{path} ({layers} layers)"
+        note = ("" if PAPER_ENCODER in path else f"δ from BERTScore on {label}; the paper's T = 0.4 was set on "
+                f"{PAPER_ENCODER}, so compare δ with it only on that encoder")
+        return TokenEncoder(path, num_layers=layers), label, note
+    label = f"{MODEL_NAME} (6 layers)"
+    return None, label, (f"δ from BERTScore on {label}, not the paper's {PAPER_ENCODER}: its scores sit on another "
+                         "scale, so the paper's T = 0.4 is a rough guide here (encoder: {path, num_layers} runs any "
+                         "local model)")
+
+
 def analyze_separability(prepared: Prepared, analysis: Analysis,
                          results: dict[str, Result]) -> list[SeparabilityResult]:
     metric = analysis.options.get("similarity", "bertscore_length_adjusted")
+    bertscore = metric.startswith("bertscore")
+    encoder, label, note = _encoder(analysis) if bertscore else (None, "", "")
     bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
+    judged = _preference_index(prepared, analysis, results)
     out = []
     for model_a, model_b in itertools.combinations(analysis.models, 2):
         groups = []
@@ -79,12 +119,65 @@ def analyze_separability(prepared: Prepared, analysis: Analysis,
                 groups.append((binding.item, a, b))
         if not groups:
             continue
-        matrices = group_similarity(metric, [a + b for _, a, b in groups])
+        matrices = group_similarity(metric, [a + b for _, a, b in groups], encoder)
         raw = np.array([item_alignments(sim, len(a)) for sim, (_, a, _) in zip(matrices, groups, strict=True)])
         items = separability_from_alignments([g[0] for g in groups], raw)
         deltas = np.array([s.delta for s in items])
-        out.append(SeparabilityResult(
+        result = SeparabilityResult(
             analysis.name, model_a, model_b, metric, analysis.options.get("samples", 5), items,
             float(deltas.mean()),
-            {q: float(np.quantile(deltas, float(q))) for q in ("0.1", "0.25", "0.5", "0.75", "0.9")}))
+            {q: float(np.quantile(deltas, float(q))) for q in ("0.1", "0.25", "0.5", "0.75", "0.9")}, label, note)
+        if judged is not None:
+            _rank_samples(result, bindings, judged, analysis)
+        out.append(result)
     return out
+
+
+SEP_ELO_DEFAULTS = {"k": 4.0, "threshold": 0.4, "alpha": 2.0, "beta": 6.0}  # the paper's K, T, α, β
+
+
+def _preference_index(prepared: Prepared, analysis: Analysis,
+                      results: dict[str, Result]) -> dict[tuple[str, str], dict[str, str]] | None:
+    """(A's sample task, B's sample task) → {order: the judge's answer}; None without a preference judge."""
+    judge = analysis.options.get("preference_judge")
+    if not judge:
+        return None
+    index: dict[tuple[str, str], dict[str, str]] = {}
+    for task in prepared.plan.tasks:
+        request = task.request
+        if task.stage != "preference" or request.get("judge") != judge or task.id not in results:
+            continue
+        first, second = request["outputs"]
+        key = (second, first) if request.get("order") == "ba" else (first, second)
+        index.setdefault(key, {})[request.get("order", "ab")] = str(results[task.id].output)
+    return index
+
+
+def _rank_samples(result: SeparabilityResult, bindings: list, judged: dict[tuple[str, str], dict[str, str]],
+                  analysis: Analysis) -> None:
+    """The judge's verdict on every (A sample j, B sample j) pair as an outcome carrying its prompt's δ."""
+    delta = {s.item_id: s.delta for s in result.items}
+    outcomes, invalid = [], 0
+    for binding in bindings:
+        if binding.item not in delta:
+            continue
+        for ga, gb in zip(binding.outputs[result.model_a], binding.outputs[result.model_b], strict=True):
+            orders = judged.get((ga, gb), {})
+            if len(orders) < 2:
+                continue
+            s1 = verdict_to_score(parse_verdict(orders["ab"]), "ab")
+            s2 = verdict_to_score(parse_verdict(orders["ba"]), "ba")
+            invalid += (s1 is None) + (s2 is None)
+            score = combine_orders(s1, s2)
+            outcomes.append(Outcome(result.model_a, result.model_b, (score + 1) / 2, delta=delta[binding.item],
+                                    unit=binding.item))
+    params = {**SEP_ELO_DEFAULTS, **analysis.options.get("elo", {})}
+    sep = {k: params[k] for k in ("threshold", "alpha", "beta")}
+    seed = int(analysis.options.get("seed", 0))
+    models = [result.model_a, result.model_b]
+    result.preference_judge = analysis.options["preference_judge"]
+    result.invalid = invalid
+    result.sep_elo = params
+    if outcomes:
+        result.rankings = [rank(method, outcomes, models, rounds=200, seed=seed, k=params["k"], sep=sep,
+                                unit="prompt") for method in ("bradley_terry", "elo", "sep_elo")]

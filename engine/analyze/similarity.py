@@ -107,10 +107,12 @@ def grouped_bertscore(groups: Sequence[Sequence[str]], encoder: TokenEncoder | N
     return out
 
 
-def group_similarity(metric: str, groups: Sequence[Sequence[str]]) -> list[np.ndarray]:
-    """For each group of texts, the matrix of s(text_i, text_j) under one of METRICS."""
+def group_similarity(metric: str, groups: Sequence[Sequence[str]],
+                     encoder: TokenEncoder | None = None) -> list[np.ndarray]:
+    """For each group of texts, the matrix of s(text_i, text_j) under one of METRICS (BERTScore on `encoder`,
+    by default all-MiniLM-L6-v2)."""
     if metric in ("bertscore", "bertscore_length_adjusted"):
-        matrices = grouped_bertscore(groups)
+        matrices = grouped_bertscore(groups, encoder)
         if metric == "bertscore_length_adjusted":
             matrices = [m * np.array([[length_penalty(a, b) for b in g] for a in g]) for m, g in zip(
                 matrices, groups, strict=True)]

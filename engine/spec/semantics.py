@@ -219,6 +219,14 @@ def _check_analyses(c: _Checker) -> None:
             for i, model in enumerate(models):
                 if c.section("models").get(model, {}).get("provider") == "recorded":
                     c.report((*path, "models", i), "separability samples K generations; a recorded model cannot")
+            judge = analysis.get("preference_judge")
+            if judge is not None and c.must_exist((*path, "preference_judge"), judge, "judges") \
+                    and c.section("judges")[judge].get("kind") != "llm":
+                c.report((*path, "preference_judge"), "a preference judge reads both answers: use an llm judge")
+            encoder = analysis.get("encoder")
+            folder = c.file_path((*path, "encoder", "path"), encoder["path"]) if encoder is not None else None
+            if folder is not None and not folder.is_dir():
+                c.report((*path, "encoder", "path"), f"no model folder at {folder}")
         if method == "rankings" and analysis.get("outcomes") in ("labels", "human") and len(models) != 2:
             c.report((*path, "models"), "preference labels compare exactly 2 models")
         if method == "reference" and c.section("judges").get(analysis.get("judge"), {}).get("kind") == "metric":
