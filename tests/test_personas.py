@@ -92,7 +92,7 @@ def test_the_sign_test_counts_prompts_not_correlated_votes() -> None:
     """12 prompts, 3 rewrites each, 2 judges: 72 votes. Nine prompts go to A on every vote, one to B, and on
     two the judges split (+1 / −1 on every rewrite), so their votes cancel. Counted by vote, A leads 60–12
     (p ≈ 1e-9); counted by prompt it is 9–1 with two ties, p = 22/1024, as the independent unit allows."""
-    from engine.analyze.personas import PersonaSample, cell
+    from engine.analyze.personas import PersonaSample
 
     samples = []
     for i in range(12):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from llm_server import LLMServer
 
 from engine.analyze.consistency import consistency, instance_consistency, load_mturk, preference_strength
 from engine.analyze.separability import alignments, separability_from_alignments
@@ -125,7 +126,7 @@ analyses:
 """
 
 
-def test_sep_elo_reaches_the_page_from_a_preference_judge(tmp_path: Path, llm_server) -> None:  # noqa: ANN001
+def test_sep_elo_reaches_the_page_from_a_preference_judge(tmp_path: Path, llm_server: LLMServer) -> None:
     """Over real HTTP: K = 3 samples per model, the judge compares sample j of a with sample j of b in both
     orders (always preferring a's answer), and the page ranks by BT, Elo and sep-Elo, sep-Elo being Elo with
     each outcome weighted by its prompt's δ."""
