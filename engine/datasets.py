@@ -38,6 +38,7 @@ class Item:
     image: str | None = None
     preference: str | None = None  # a model name, "tie", or None when unlabelled
     raw_preference: str | None = None  # the label as the dataset wrote it
+    tests: str | None = None  # Python test code for the answer (a unit_tests judge runs it)
     outputs: dict[str, str] = field(default_factory=dict)  # recorded output per model name
     scores: dict[str, float] = field(default_factory=dict)  # recorded score of each model's output
 
@@ -251,6 +252,7 @@ def _item(ds: Dataset, n: int, row: dict[str, Any]) -> Item:
         image=_image(ds, _text(row, f.get("image"))),
         preference=preference,
         raw_preference=raw_preference,
+        tests=_text(row, f.get("tests")),
         outputs={model: text for model, col in ds.outputs.items() if (text := _text(row, col)) is not None},
         scores={model: float(value) for model, col in ds.scores.items()
                 if (value := _text(row, col)) not in (None, "")},

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets import Item
-from engine.judges import prompts
+from engine.judges import prompts, unit_tests
 from engine.spec.model import Analysis, Endpoint, Judge, Persona, Spec, Vibe
 
 PLAN_VERSION = 1
@@ -225,6 +225,12 @@ class _Builder:
         offline judge weighs words against (its idf)."""
         fields = {"prompt": item.prompt, "reference": item.reference}
         base = {"kind": "rate", "judge": judge.name, "judge_kind": judge.kind, "fields": fields, "output": output}
+        if judge.kind == "unit_tests":
+            if item.tests:  # no tests, no verdict: the gate then leaves the prompt to the dimensions
+                request = {**base, "fields": {"tests": item.tests},
+                           "config": {"method": unit_tests.METHOD, "timeout_s": unit_tests.TIMEOUT_S}}
+                self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id, request, (output,))
+            return
         if judge.kind != "llm":
             if repeat == 0:  # offline judges are deterministic: one repeat says all
                 self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id,
@@ -367,7 +373,7 @@ class _Builder:
                     (ga, ta), (gb, tb) = (self.generation(a.name, m, a.dataset, item, prompt=text,
                                                           prompt_from=rewrite_task) for m in a.models[:2])
                     self.bind(a.name, item, {a.models[0]: [ga], a.models[1]: [gb]}, variant=f"{persona.name}/{label}")
-                    if gate is not None and item.reference:
+                    if gate is not None and (item.tests if gate.kind == "unit_tests" else item.reference):
                         for output, tokens in ((ga, ta), (gb, tb)):
                             self.judge_single("persona_judge", a.name, gate, item, output, tokens, 0, corpus)
                     self._persona_judgments(a, persona, item, text, rewrite_task, judges, (ga, gb), ta + tb)
@@ -471,7 +477,7 @@ def reference_corpora(tasks: Iterable[Task]) -> dict[str, tuple[str, ...]]:
     """Corpus hash → references, gathered from every offline rating task of a plan (pending or not)."""
     found: dict[str, set[str]] = defaultdict(set)
     for t in tasks:
-        if t.request["kind"] == "rate" and t.provider == OFFLINE_PROVIDER:
+        if t.request["kind"] == "rate" and t.provider == OFFLINE_PROVIDER and "corpus" in t.request["config"]:
             found[t.request["config"]["corpus"]].add(t.request["fields"]["reference"])
     return {corpus: tuple(sorted(refs)) for corpus, refs in found.items()}
 

@@ -356,11 +356,15 @@ def _notes(personas: dict[str, Persona], opts: dict[str, Any], judges: list[Any]
     notes = []
     if gate is None:
         notes.append("No correctness gate: the analysis names no gate_judge.")
+    elif gate.kind == "unit_tests":
+        notes.append(f"Correctness gate: pass@1 on the dataset's unit tests ({gate.name} runs each answer's code with "
+                     "them in a subprocess with a time limit), as vibe-testing gates; prompts without tests are "
+                     "left to the dimensions.")
     else:
         notes.append(f"The correctness gate is a stand-in: vibe-testing gates on pass@1 against the benchmark's unit "
                      f"tests, and here the {gate.kind} judge {gate.name}'s rating against the reference answer decides "
                      "whether an answer counts as correct. It measures closeness to one correct answer, not whether "
-                     "the code runs.")
+                     "the code runs (a unit_tests gate_judge runs the dataset's tests where it has them).")
     for name in opts["personas"]:
         persona = personas[name]
         unjudged = [d for d in persona_dimensions(persona)

@@ -33,6 +33,7 @@ from engine.spec.model import Analysis
 
 ALL = "all"
 RANKING_ROUNDS = 200  # bootstrap rounds of the rankings fitted on the derived preferences
+RECORDED_TIE_GAP = 2.0  # recorded ratings are whole points: Vibe-Eval's tie, a gap no stronger than the weakest
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,8 @@ def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str,
                            repeats, tie_gap, scores, rows,
                            subset_rankings(per_model, texts, tie_gap, list(analysis.models), ties, seed),
                            agreement(rows, scores), ties, pair_agreement(per_model, recorded_per_model, tie_gap),
-                           subset_rankings(recorded_per_model, texts, tie_gap, list(analysis.models), ties, seed))
+                           subset_rankings(recorded_per_model, texts, RECORDED_TIE_GAP, list(analysis.models), ties,
+                                           seed))
 
 
 def subset_rankings(per_model: dict[str, dict[str, tuple[str, float]]], texts: dict[tuple[str, str], str],
@@ -219,17 +221,18 @@ def subset_rankings(per_model: dict[str, dict[str, tuple[str, float]]], texts: d
 
 
 def pair_agreement(ours: dict[str, dict[str, tuple[str, float]]], recorded: dict[str, dict[str, tuple[str, float]]],
-                   tie_gap: float) -> list[PairAgreement]:
-    """See `PairAgreement`; one row for all prompts and one per difficulty."""
+                   tie_gap: float, recorded_gap: float = RECORDED_TIE_GAP) -> list[PairAgreement]:
+    """See `PairAgreement`; one row for all prompts and one per difficulty. A gap under `tie_gap` is a tie in
+    this judge's ratings, under `recorded_gap` in the recorded ones."""
     rows: dict[str, list[tuple[int, int]]] = defaultdict(list)  # subset -> (our sign, recorded sign)
     models = sorted(set(ours) & set(recorded))
     for i, a in enumerate(models):
         for b in models[i + 1:]:
             for item_id in sorted(set(ours[a]) & set(ours[b]) & set(recorded[a]) & set(recorded[b])):
                 signs = []
-                for source in (ours, recorded):
+                for source, least in ((ours, tie_gap), (recorded, recorded_gap)):
                     gap = source[a][item_id][1] - source[b][item_id][1]
-                    signs.append(0 if abs(gap) < tie_gap else int(np.sign(gap)))
+                    signs.append(0 if abs(gap) < least else int(np.sign(gap)))
                 rows["all"].append((signs[0], signs[1]))
                 rows[ours[a][item_id][0]].append((signs[0], signs[1]))
     out = []

@@ -1,6 +1,7 @@
 """Run the offline judge tasks of a plan in batches, by judge kind, and cache their results: pairwise
 verdicts (`judge` tasks) from metric and embedding judges, reference ratings (`rate` tasks) from the
-reference-similarity judge, and the preservation check of persona rewrites (`verify` tasks)."""
+reference-similarity judge or the unit-test judge, and the preservation check of persona rewrites (`verify`
+tasks)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.execute.cache import Cache, Result
-from engine.judges import embedding, metric, preservation, reference
+from engine.judges import embedding, metric, preservation, reference, unit_tests
 from engine.plan import Task
 
 Batch = Callable[[list[dict[str, Any]], dict[str, str]], list[dict[str, Any]]]
@@ -25,12 +26,16 @@ def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, .
     for task in tasks:
         if all(dep in texts for dep in task.depends_on):
             kind = task.request["kind"]
-            groups[kind if kind in ("rate", "verify") else task.request["judge_kind"]].append(task)
+            if kind == "rate" and task.request["judge_kind"] == "unit_tests":
+                kind = "unit_tests"
+            groups[kind if kind in ("rate", "verify", "unit_tests") else task.request["judge_kind"]].append(task)
     results = []
     for kind, group in groups.items():
         requests = [t.request for t in group]
         if kind == "rate":
             verdicts = reference.rate(requests, texts, corpora)
+        elif kind == "unit_tests":
+            verdicts = unit_tests.rate(requests, texts)
         elif kind == "verify":
             verdicts = preservation.check(requests, texts)
         else:

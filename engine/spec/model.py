@@ -87,7 +87,7 @@ class Endpoint:
 @dataclass(frozen=True)
 class Judge:
     name: str
-    kind: str  # llm | metric | embedding
+    kind: str  # llm | metric | embedding | unit_tests
     endpoint: Endpoint | None = None
     metric: str = "auto"
     tolerance: float = 0.05
@@ -102,7 +102,7 @@ class Judge:
             return self.metric != "auto" or vibe.metric is not None
         if self.kind == "embedding":
             return vibe.metric is None
-        return True
+        return self.kind == "llm"  # a unit-test judge runs code; it has no view on a vibe
 
 
 @dataclass(frozen=True)

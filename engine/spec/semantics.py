@@ -203,6 +203,17 @@ def _check_analyses(c: _Checker) -> None:
                 kind = c.section("judges")[analysis[key]].get("kind")
                 if key in ("rewriter", "verifier") and kind != "llm":
                     c.report((*path, key), f"the {key} writes or reads free text: it must be an llm judge, not {kind}")
+                if kind == "unit_tests" and key != "gate_judge":
+                    c.report((*path, key), "a unit_tests judge runs tests on code: use it as a persona analysis' "
+                             "gate_judge")
+                if kind == "unit_tests" and key == "gate_judge" and "tests" not in (
+                        c.section("datasets").get(analysis.get("dataset"), {}).get("fields", {})):
+                    c.report((*path, key), f"gate_judge {analysis[key]!r} runs the dataset's tests: map the column "
+                             "that holds them as fields.tests")
+        for i, name in enumerate(analysis.get("judges", [])):
+            if c.section("judges").get(name, {}).get("kind") == "unit_tests":
+                c.report((*path, "judges", i), "a unit_tests judge runs tests on code and has no view on a vibe or "
+                         "a dimension: use it as a persona analysis' gate_judge")
         if method == "vibecheck":
             if len(models) != 2:
                 c.report((*path, "models"), f"vibecheck compares exactly 2 models, got {len(models)}")
