@@ -38,8 +38,8 @@ def test_passing_failing_hanging_and_crashing_answers() -> None:
 SPEC = """\
 name: gated
 models:
-  good: {{provider: openai-compatible, base_url: {url}, model: m, system_prompt: MODEL-GOOD, params: {{max_tokens: 64}}}}
-  bad: {{provider: openai-compatible, base_url: {url}, model: m, system_prompt: MODEL-BAD, params: {{max_tokens: 64}}}}
+  good: {{provider: openai-compatible, base_url: {url}, model: m, system_prompt: MODEL-GOOD}}
+  bad: {{provider: openai-compatible, base_url: {url}, model: m, system_prompt: MODEL-BAD}}
 judges:
   tests: {{kind: unit_tests}}
   m: {{kind: metric}}
