@@ -141,7 +141,7 @@ class Labels:
     def who(self) -> str:
         """The labeller in a few words, for sentences such as "which answer {who} preferred"."""
         return {"human": "people", "llm-judge": "an LLM judge", "reward-model": "a reward model",
-                "metric": "a metric"}.get(self.source, "the dataset's labels (source not declared)")
+                "metric": "a metric"}.get(self.source, "the labellers (not declared)")
 
 
 @dataclass(frozen=True)
