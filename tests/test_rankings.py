@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from engine.analyze.rankings import Outcome, bradley_terry, elo, rank, sep_multiplier
+from engine.analyze.rankings import Outcome, bradley_terry, elo, rank, scale_style, sep_multiplier
 
 
 def test_bradley_terry_two_models_hand_computed() -> None:
@@ -135,6 +135,11 @@ def test_style_features_are_normalised_differences_then_standardised() -> None:
     # words 7 (Title, Bold, and, more, one, two, three) vs 4; 1 header vs 0; 2 bold vs 0; 3 list items vs 0
     assert style_vector(a, b) == pytest.approx(((7 - 4) / 11, 1.0, 1.0, 1.0))
     assert style_vector(b, b) == (0.0, 0.0, 0.0, 0.0)
+    # three battles: the length column (0.5, −0.5, 0) has SD √(1/6); scaled, it reads (√1.5, −√1.5, 0)
+    battles = np.array([style_vector("a b c", "a"), style_vector("a", "a b c"), style_vector("a b", "c d")])
+    assert battles[:, 0] == pytest.approx([0.5, -0.5, 0.0])
+    assert scale_style(battles)[:, 0] == pytest.approx([math.sqrt(1.5), -math.sqrt(1.5), 0.0])
+    assert scale_style(battles)[:, 1] == pytest.approx([0.0, 0.0, 0.0])  # no headers anywhere: left at 0
     # standardised: scaling a feature leaves its coefficient unchanged, so coefficients compare across features
     rng = np.random.default_rng(0)
     x = rng.normal(size=400)

@@ -80,11 +80,7 @@ def bradley_terry(outcomes: Sequence[Outcome], models: Sequence[str], ties: str 
     b = np.array([index[o.model_b] for o in games])
     y = np.array([o.score for o in games], dtype=float)
     style = np.array([o.style[:k] for o in games], dtype=float).reshape(len(games), k)
-    # scaled to unit standard deviation so coefficients compare across features, but not centred: a zero
-    # difference (equal style) must stay zero, or with model A always shown first part of a model's strength
-    # would move into the style terms
-    spread = style.std(axis=0)
-    style = style / np.where(spread > 0, spread, 1.0)
+    style = scale_style(style)
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         strength, beta = theta[:n], theta[n:]
@@ -100,6 +96,14 @@ def bradley_terry(outcomes: Sequence[Outcome], models: Sequence[str], ties: str 
     strength = theta[:n] - theta[:n].mean()
     ratings = {m: ANCHOR + SCALE * float(strength[index[m]]) for m in models}
     return ratings, {name: float(c) for name, c in zip(style_names, theta[n:], strict=True)}
+
+
+def scale_style(style: np.ndarray) -> np.ndarray:
+    """Style columns divided by their standard deviation over the games, so coefficients compare across
+    features; not centred: a zero difference (equal style) must stay zero, or with model A always shown first
+    part of a model's strength would move into the style terms."""
+    spread = style.std(axis=0)
+    return style / np.where(spread > 0, spread, 1.0)
 
 
 def sep_multiplier(delta: float | None, threshold: float = 0.4, alpha: float = 2.0, beta: float = 6.0) -> float:
