@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -33,16 +34,63 @@ def _validate(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for path in args.specs:
         try:
-            problems = _label_problems(load_spec(path))
+            spec = load_spec(path)
+            problems = _label_problems(spec)
         except SpecError as exc:
-            problems = exc.problems
+            spec, problems = None, exc.problems
         for problem in problems:
             print(problem, file=sys.stderr)
+        warnings = _missing_keys(spec) + _missing_data(spec) if spec is not None else []
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
         if problems:
             status = EXIT_USAGE
         else:
-            print(f"{path}: valid")
+            print(f"{path}: valid" + (f" ({len(warnings)} warning(s): it cannot run here as it stands)"
+                                      if warnings else ""))
     return status
+
+
+def _located(spec: Spec, path: tuple[str | int, ...], message: str) -> Problem:
+    from engine.spec.load import load_document
+    from engine.spec.yaml_source import dotted
+
+    mark = load_document(spec.path)[1].locate(path)
+    return Problem(mark.file, mark.line, mark.col, dotted(path), message)
+
+
+def _missing_keys(spec: Spec) -> list[Problem]:
+    """Models and non-optional judges whose API key variable is unset: `vibe run` would fail every one of
+    their calls, so it refuses to start; validate and plan warn."""
+    out = []
+    for section, entries in (("models", spec.models), ("judges", spec.judges)):
+        for name, entry in entries.items():
+            endpoint = entry if section == "models" else entry.endpoint
+            variable = endpoint.api_key_env if endpoint is not None else None
+            if variable and not os.environ.get(variable):
+                fix = (f"export {variable}=… before running" if section == "models"
+                       else f"export {variable}=…, or mark the judge 'optional: true' to leave it out when unset")
+                out.append(_located(spec, (section, name, "api_key_env"), f"{variable} is not set: {fix}"))
+    return out
+
+
+def _missing_data(spec: Spec) -> list[Problem]:
+    """Dataset files not on disk. `vibe run` downloads a declared public copy when it can; offline, the data
+    must be where the spec says, and the message names every file and how to point the spec at them."""
+    out = []
+    for name, ds in spec.datasets.items():
+        raw = spec.document["datasets"][name]["source"]
+        raws = [raw["path"]] if "path" in raw else list(raw.get("paths", []))
+        for i, (path, written) in enumerate(zip(ds.source.paths, raws, strict=True)):
+            if path.is_file():
+                continue
+            key = ("datasets", name, "source", "path") if "path" in raw else ("datasets", name, "source", "paths", i)
+            where = ("set VIBE_DATA to the folder that holds the data (the path reads "
+                     f"{written!r})" if "VIBE_DATA" in written else "point the path at a local copy")
+            remote = ds.source.urls[i] if i < len(ds.source.urls) else None
+            then = f"`vibe run` will try to download {remote}; offline, " if remote else ""
+            out.append(_located(spec, key, f"{path} is not on disk: {then}{where}"))
+    return out
 
 
 def _label_problems(spec: Spec) -> list[Problem]:
@@ -68,7 +116,10 @@ def _label_problems(spec: Spec) -> list[Problem]:
 def _plan(args: argparse.Namespace) -> int:
     from engine.execute.cache import Cache
     from engine.pipeline import default_cache_path, prepare
+    from engine.spec.load import load_spec
 
+    for warning in _missing_keys(load_spec(args.spec)):
+        print(f"warning: {warning}", file=sys.stderr)
     prepared = prepare(args.spec)
     plan = prepared.plan
     cached: set[str] = set()
@@ -124,7 +175,15 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from engine.pipeline import default_cache_path, run_spec
+    from engine.spec.load import load_spec
 
+    missing = _missing_keys(load_spec(args.spec))
+    if missing:
+        for problem in missing:
+            print(problem, file=sys.stderr)
+        print("error: not started: every call to these endpoints would fail. Set the variables, or mark the judges "
+              "optional (nothing has run; finished work in the cache is kept).", file=sys.stderr)
+        return EXIT_USAGE
     summary, results, run_dir = run_spec(args.spec, Path(args.out) if args.out else None,
                                          Path(args.cache) if args.cache else default_cache_path(), quiet=args.quiet,
                                          report=not args.no_report)
@@ -188,8 +247,19 @@ def _publish(args: argparse.Namespace) -> int:
     from engine.report.publish import publish
 
     page = publish(Path(args.run_dir), Path(args.site))
-    print(f"published to {page}; build the site with: mkdocs build --strict -f {Path(args.site) / 'mkdocs.yml'}")
+    mkdocs = Path(sys.executable).parent / "mkdocs"  # beside this interpreter: works without an activated venv
+    config = Path(args.site) / "mkdocs.yml"
+    print(f"published to {page}\n  preview: {mkdocs} serve -f {config}\n  build:   {mkdocs} build --strict -f {config}")
     return EXIT_OK
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("vibe-bench")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
 
 
 class UsageError(Exception):
@@ -198,6 +268,7 @@ class UsageError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vibe", description="Find and measure the vibes of language models.")
+    parser.add_argument("--version", action="version", version=f"vibe {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("schema", help="print the spec's JSON Schema")

@@ -58,13 +58,74 @@ def test_arena_report_renders_in_browser(tmp_path: Path, shared_data: Path) -> N
     assert (run_dir / "charts" / "vibecheck-separability.svg").read_text().startswith("<svg")
     assert (run_dir / "charts" / "vibecheck-separability.png").read_bytes()[:4] == b"\x89PNG"
     vibe_page = run_dir / "vibes" / "vibecheck-verbosity.html"
-    assert "Most telling pairs" in vibe_page.read_text()
+    assert "Pairs that show it" in vibe_page.read_text()
+    check_reading_aids(vc, run_dir)
     regressions = (run_dir / "vibecheck-regressions.html").read_text()
     assert "Model matching" in regressions and "p-value" in regressions
     pages = [run_dir / "index.html", vibe_page, run_dir / "samples" / "vibecheck-1.html",
              run_dir / "vibecheck-regressions.html"]
     assert open_pages(pages, tmp_path) == []
     assert len(list(tmp_path.glob("page-*.png"))) == 4
+
+
+def chart_specs(html: str) -> dict[str, dict]:
+    """Every Vega-Lite spec embedded in a page, by chart id."""
+    import re
+
+    found = re.findall(r'<script type="application/json" data-chart="([^"]+)">(.*?)</script>', html, re.S)
+    return {name: json.loads(body) for name, body in found}
+
+
+def colour_scales(spec: object) -> list[dict]:
+    """Every colour scale with an explicit domain in a (layered) spec."""
+    out = []
+    if isinstance(spec, dict):
+        scale = spec.get("color", {}).get("scale") if isinstance(spec.get("color"), dict) else None
+        if isinstance(scale, dict) and "domain" in scale:
+            out.append(scale)
+        for value in spec.values():
+            out += colour_scales(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            out += colour_scales(value)
+    return out
+
+
+def check_reading_aids(vc, run_dir: Path) -> None:
+    """What a reader needs at a glance: the answer in words naming both models and the strongest confirmed
+    vibe, a diverging chart with one row per kept vibe, one colour per model on every chart, example pairs
+    that go the way the vibe's separability says, and no badge of a judge kind that gave no verdict."""
+    from engine.report.charts import A_COLOR, B_COLOR
+    from engine.report.headline import confirmed, words
+
+    index = (run_dir / "index.html").read_text()
+    headline = index.split('<p class="headline">', 1)[1].split("</p>", 1)[0]
+    assert vc.model_a in headline and vc.model_b in headline
+    strongest = confirmed(vc)
+    assert words(strongest[0]) in headline if strongest else "No vibe separates" in headline
+    specs = chart_specs(index)
+    rows = next(iter(specs["sep-1"]["datasets"].values()))
+    assert sorted(r["vibe"] for r in rows) == sorted(v.name for v in vc.vibes if v.kept)
+    pages = [index] + [p.read_text() for p in (run_dir / "vibes").glob("*.html")]
+    for page in pages:
+        for spec in chart_specs(page).values():
+            for scale in colour_scales(spec):
+                colours = dict(zip(scale["domain"], scale.get("range", []), strict=False))
+                if vc.model_a in colours:
+                    assert colours[vc.model_a] == A_COLOR, scale
+                if vc.model_b in colours:
+                    assert colours[vc.model_b] == B_COLOR, scale
+    for vibe in vc.vibes:
+        lean = vibe.separability if vibe.separability is not None else vibe.separability_train
+        if not lean:
+            continue
+        page = (run_dir / "vibes" / f"vibecheck-{vibe.name.replace('_', '-')}.html").read_text()
+        for article in page.split('<article class="pair"')[1:]:
+            direction = int(article.split('data-direction="', 1)[1].split('"', 1)[0])
+            trend = "with the trend" in article.split("</div>", 1)[0]
+            assert (direction == (1 if lean > 0 else -1)) == trend, vibe.name
+    table = index.split('<table class="board">', 1)[1].split("</table>", 1)[0]
+    assert "kind-llm" not in table  # the optional LLM judges had no key here: no llm badge on any vibe
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian chromium")
@@ -86,9 +147,10 @@ datasets:
 analyses:
   vibecheck: {{dataset: d, models: [terse, chatty], judges: [metrics, minilm]}}
 """)
-    summary, _, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+    summary, results, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
     assert summary.done == summary.total
     assert open_pages([run_dir / "index.html", run_dir / "samples" / "vibecheck-1.html"], tmp_path) == []
+    check_reading_aids(results.vibecheck[0], run_dir)
 
 
 PAYLOADS = [
@@ -200,6 +262,9 @@ def test_publish_and_strict_mkdocs_build(tmp_path: Path, shared_data: Path) -> N
     out = subprocess.run([sys.executable, "-m", "engine", "publish", str(run_dir), "--site", str(site)],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+    assert f"preview: {Path(sys.executable).parent / 'mkdocs'} serve -f {site / 'mkdocs.yml'}" in out.stdout
+    assert '<a href="../index.html" class="runs-link">← all runs</a>' in (site / "docs" / "runs" / "pub" /
+                                                                          "index.html").read_text()
     index = (site / "docs" / "runs" / "index.md").read_text()
     assert "[Published run](pub/index.html)" in index and "model matching" in index
     build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(site / "mkdocs.yml")],

@@ -58,6 +58,7 @@ class VibeScore:
     regression_note: str = ""  # for a kept vibe left out of a regression: why
     mm_p_note: str = ""  # why a coefficient has no p-value
     pp_p_note: str = ""
+    separability_ci: tuple[float, float] | None = None  # 95% t-interval of the test separability
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,9 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
 def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepared: Prepared,
                 origins: dict[str, str], invalid: int, kappa_min: float, sep_min: float) -> VibeScore:
     spec = prepared.spec
-    judges = _judges_for(prepared, analysis, vibe)
+    # the judges that gave this vibe a verdict on at least one pair (a judge whose calls all failed is not listed)
+    judges = [j for j in _judges_for(prepared, analysis, vibe) if any(p.by_judge[vibe.name].get(j) is not None
+                                                                        for p in pairs)]
     train = [p for p in pairs if p.split == "train"]
     test = [p for p in pairs if p.split == "test"]
     nu_train = [p.nu[vibe.name] for p in train]
@@ -228,6 +231,7 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
         name=vibe.name, low=vibe.low, high=vibe.high, origin=origins.get(vibe.name, "declared"), metric=vibe.metric,
         judges=judges, judge_kinds=sorted({spec.judges[j].kind for j in judges}),
         separability=stats.separability([p.nu[vibe.name] for p in test]) if test else None,
+        separability_ci=stats.mean_interval([p.nu[vibe.name] for p in test]) if len(test) > 1 else None,
         separability_train=sep_train, separability_train_ci=ci, kappa=kappa(test), kappa_train=kappa_train,
         kept=not reasons, drop_reason="; ".join(reasons), n_pairs=len(pairs), invalid_verdicts=invalid,
         examples=vibe.examples, n_train=len(train), n_test=len(test))

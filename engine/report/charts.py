@@ -26,19 +26,28 @@ def safe_json(value: Any) -> Markup:
 
 
 def separability_chart(rows: list[dict[str, Any]], model_a: str, model_b: str) -> dict[str, Any]:
-    """One bar per vibe: mean panel verdict; right of zero, model A sits higher on the vibe."""
+    """A diverging bar per kept vibe: its separability on the test pairs, drawn toward the model that sits
+    higher on the vibe (in that model's colour), with its 95% interval. Rows: vibe, separability, ci_low,
+    ci_high, higher (a model name)."""
     frame = pd.DataFrame(rows)
     if frame.empty:
-        frame = pd.DataFrame({"vibe": [], "separability": [], "status": []})
-    chart = alt.Chart(frame).mark_bar().encode(
+        frame = pd.DataFrame({"vibe": [], "separability": [], "ci_low": [], "ci_high": [], "higher": []})
+    order = frame.sort_values("separability")["vibe"].tolist() if len(frame) else []
+    base = alt.Chart(frame).encode(y=alt.Y("vibe:N", sort=order, title=None))
+    bars = base.mark_bar().encode(
         x=alt.X("separability:Q", scale=alt.Scale(domain=[-1, 1]),
-                title=f"← {model_b} higher · separability · {model_a} higher →"),
-        y=alt.Y("vibe:N", sort="-x", title=None),
-        color=alt.Color("status:N", scale=alt.Scale(domain=["kept", "dropped"], range=[A_COLOR, "#bbbbbb"]),
-                        title="validation"),
-        tooltip=["vibe", alt.Tooltip("separability:Q", format=".3f"), "status", "kappa"],
-    ).properties(width=460, height=max(80, 22 * len(frame)))
-    return chart.to_dict()
+                title=f"← {model_b} higher · separability on test pairs · {model_a} higher →"),
+        color=alt.Color("higher:N", scale=model_scale(model_a, model_b), title="sits higher"),
+        tooltip=["vibe", "higher", alt.Tooltip("separability:Q", format=".3f"),
+                 alt.Tooltip("ci_low:Q", format=".3f"), alt.Tooltip("ci_high:Q", format=".3f")])
+    errors = base.mark_rule(color="#333333").encode(x="ci_low:Q", x2="ci_high:Q")
+    zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="#666666").encode(x="x:Q")
+    return (bars + errors + zero).properties(width=460, height=max(80, 24 * len(frame))).to_dict()
+
+
+def model_scale(model_a: str, model_b: str) -> alt.Scale:
+    """The one colour of each model on every chart of a comparison."""
+    return alt.Scale(domain=[model_a, model_b], range=[A_COLOR, B_COLOR])
 
 
 def verdict_distribution_chart(counts: dict[str, int], model_a: str, model_b: str) -> dict[str, Any]:
@@ -53,7 +62,8 @@ def verdict_distribution_chart(counts: dict[str, int], model_a: str, model_b: st
     return chart.to_dict()
 
 
-def measure_chart(values: list[dict[str, Any]], measure: str, bins: int = 30) -> dict[str, Any]:
+def measure_chart(values: list[dict[str, Any]], measure: str, model_a: str, model_b: str,
+                  bins: int = 30) -> dict[str, Any]:
     """Distribution of the measured property per model (metric judges), binned here so that the page
     carries 30 numbers per model rather than every value."""
     frame = pd.DataFrame(values)
@@ -66,8 +76,8 @@ def measure_chart(values: list[dict[str, Any]], measure: str, bins: int = 30) ->
                  for lo, hi, c in zip(edges[:-1], edges[1:], share, strict=True)]
     chart = alt.Chart(pd.DataFrame(rows)).mark_bar(opacity=0.55).encode(
         x=alt.X("start:Q", title=measure[:60]), x2="end:Q", y=alt.Y("share:Q", title="share of answers", stack=None),
-        color=alt.Color("model:N"), tooltip=["model", alt.Tooltip("start:Q", format=".2f"),
-                                             alt.Tooltip("share:Q", format=".1%")],
+        y2=alt.datum(0), color=alt.Color("model:N", scale=model_scale(model_a, model_b)),
+        tooltip=["model", alt.Tooltip("start:Q", format=".2f"), alt.Tooltip("share:Q", format=".1%")],
     ).properties(width=420, height=200)
     return chart.to_dict()
 
@@ -128,7 +138,8 @@ def delta_histogram(deltas: list[float], title: str, bins: int = 20) -> dict[str
     counts, edges = np.histogram(deltas, bins=bins, range=(min(0.0, min(deltas, default=0.0)), 1.0))
     frame = pd.DataFrame({"start": edges[:-1], "end": edges[1:], "items": counts})
     return alt.Chart(frame).mark_bar(color=A_COLOR).encode(
-        x=alt.X("start:Q", title=title), x2="end:Q", y=alt.Y("items:Q"), tooltip=["start", "end", "items"],
+        x=alt.X("start:Q", title=title), x2="end:Q", y=alt.Y("items:Q"), y2=alt.datum(0),
+        tooltip=["start", "end", "items"],
     ).properties(width=420, height=200).to_dict()
 
 

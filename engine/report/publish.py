@@ -14,6 +14,9 @@ from pathlib import Path
 from engine.report.render import slug
 from engine.spec.model import REPORT_FOLDERS
 
+RUNS_LINK_MARK = "<!--runs-index-->"
+RUNS_LINK = '<a href="../index.html" class="runs-link">← all runs</a> · '
+
 
 def publish(run_dir: Path, site: Path) -> Path:
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
@@ -26,8 +29,9 @@ def publish(run_dir: Path, site: Path) -> Path:
     for part in REPORT_FOLDERS:
         if (run_dir / part).is_dir():
             shutil.copytree(run_dir / part, target / part)
-    for page in run_dir.glob("*.html"):  # the index and the per-analysis pages
-        shutil.copy(page, target / page.name)
+    for page in run_dir.glob("*.html"):  # the index and the per-analysis pages, linked back to the runs index
+        html = page.read_text(encoding="utf-8").replace(RUNS_LINK_MARK, RUNS_LINK, 1)
+        (target / page.name).write_text(html, encoding="utf-8")
     registry_path = site / "docs" / "runs" / "runs.json"
     registry = json.loads(registry_path.read_text(encoding="utf-8")) if registry_path.exists() else []
     registry = [r for r in registry if r["name"] != name]

@@ -14,6 +14,7 @@ escaped JSON. Nothing from the environment is rendered.
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 from dataclasses import asdict, dataclass
@@ -30,7 +31,7 @@ from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
 from engine.execute.cache import Result
 from engine.pipeline import Prepared
 from engine.plan import Task
-from engine.report import charts
+from engine.report import charts, headline
 from engine.spec.model import REPORT_FOLDERS
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
@@ -74,8 +75,7 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
     assets = run_dir / "assets"
     charts.write_vega_bundle(assets)
     shutil.copy(TEMPLATES / "style.css", assets / "style.css")
-    judges = [{"name": j.name, "kind": j.kind, "model": j.endpoint.model if j.endpoint else None}
-              for j in prepared.spec.judges.values()]
+    judges, failed_judges = _judges(prepared, outputs, run_dir)
     analyses = [_render_vibecheck(env, vc, prepared, run_dir, outputs) for vc in results.vibecheck]
     rankings = []
     for result in results.rankings:
@@ -98,11 +98,37 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
     reference = [_render_reference(env, ref, prepared, run_dir, outputs) for ref in results.reference]
     personas = [_persona_section(env, p, prepared, run_dir, outputs) for p in results.personas]
     page = env.get_template("index.html.j2").render(
-        results=results, manifest=results.manifest, judges=judges, analyses=analyses, rankings=rankings,
+        results=results, manifest=results.manifest, judges=judges, failed_judges=failed_judges, analyses=analyses,
+        rankings=rankings,
         separability=separability, reference=reference, personas=personas,
         skipped=prepared.spec.skipped_judges, root=".")
     (run_dir / "index.html").write_text(page, encoding="utf-8")
     return run_dir / "index.html"
+
+
+def _judges(prepared: Prepared, outputs: dict[str, Result],
+            run_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The judges that produced at least one verdict, and those planned that produced none, each with the
+    first error its calls met (from failures.jsonl) so the page can say why and what to do."""
+    planned: dict[str, int] = {}
+    for task in prepared.plan.tasks:
+        if task.endpoint in prepared.spec.judges:
+            planned[task.endpoint] = planned.get(task.endpoint, 0) + 1
+    done = {r.endpoint for r in outputs.values() if r.endpoint in prepared.spec.judges}
+    errors: dict[str, str] = {}
+    failures = run_dir / "failures.jsonl"
+    for line in failures.read_text(encoding="utf-8").splitlines() if failures.exists() else []:
+        failure = json.loads(line)
+        errors.setdefault(failure["endpoint"], failure["error"])
+    ran, failed = [], []
+    for j in prepared.spec.judges.values():
+        row = {"name": j.name, "kind": j.kind, "model": j.endpoint.model if j.endpoint else None}
+        if j.name in done:
+            ran.append(row)
+        elif planned.get(j.name):
+            failed.append({**row, "tasks": planned[j.name], "error": errors.get(j.name, "its tasks did not finish"),
+                           "key": j.endpoint.api_key_env if j.endpoint else None})
+    return ran, failed
 
 
 def _text(outputs: dict[str, Result], task_id: str) -> str:
@@ -125,11 +151,7 @@ def _render_vibecheck(env: Environment, vc: VibeCheckResult, prepared: Prepared,
     items = {it.id: it for it in prepared.items[prepared.spec.analyses[vc.analysis].dataset]}
     samples = [Sample(p, items[p.item_id].prompt, _text(outputs, p.output_a), _text(outputs, p.output_b),
                       f"{slug(vc.analysis)}-{n // PAIRS_PER_PAGE + 1}.html") for n, p in enumerate(vc.pairs)]
-    sep_rows = [{"vibe": v.name, "separability": round(v.separability if v.separability is not None
-                                                       else v.separability_train, 4),
-                 "status": "kept" if v.kept else "dropped",
-                 "kappa": "n/a" if v.kappa is None else round(v.kappa, 3)} for v in vc.vibes]
-    sep_chart = charts.separability_chart(sep_rows, vc.model_a, vc.model_b)
+    sep_chart = charts.separability_chart(headline.chart_rows(vc), vc.model_a, vc.model_b)
     charts.export(sep_chart, run_dir / "charts" / f"{slug(vc.analysis)}-separability")
     acc_rows = [{"task": name, "rule": rule.rule, "accuracy": rule.accuracy, "ci_low": rule.ci_low,
                  "ci_high": rule.ci_high, "n_test": rule.n}
@@ -148,6 +170,7 @@ def _render_vibecheck(env: Environment, vc: VibeCheckResult, prepared: Prepared,
     ranked = sorted(vc.vibes, key=lambda v: (not v.kept, -abs(v.separability if v.separability is not None
                                                               else v.separability_train)))
     return {"result": vc, "ranked": ranked, "sep_chart": sep_chart, "regressions_page": regressions_page,
+            "headline": headline.headline(vc),
             "acc_chart": acc_chart, "vibe_pages": vibe_pages,
             "samples_page": f"samples/{slug(vc.analysis)}-1.html", "pairs": len(vc.pairs),
             "n_train": sum(p.split == "train" for p in vc.pairs), "n_test": sum(p.split == "test" for p in vc.pairs),
@@ -236,12 +259,25 @@ def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, sa
     dist = charts.verdict_distribution_chart(counts, vc.model_a, vc.model_b)
     charts.export(dist, run_dir / "charts" / f"{slug(vc.analysis)}-{slug(vibe.name)}-verdicts")
     measures = _measures(vc, vibe)
-    measure_spec = charts.measure_chart(measures["values"], measures["name"]) if measures["values"] else None
-    examples = sorted((s for s in samples if s.pair.nu[vibe.name] != 0),
-                      key=lambda s: -_strength(s.pair, vibe.name))[:EXAMPLES_PER_VIBE]
+    measure_spec = (charts.measure_chart(measures["values"], measures["name"], vc.model_a, vc.model_b)
+                    if measures["values"] else None)
+    examples, against = _telling(samples, vibe)
     html = env.get_template("vibe.html.j2").render(vc=vc, vibe=vibe, dist=dist, measure=measure_spec,
-                                                   measure_name=measures["name"], examples=examples, root="..")
+                                                   measure_name=measures["name"], examples=examples, against=against,
+                                                   root="..")
     path.write_text(html, encoding="utf-8")
+
+
+def _telling(samples: list[Sample], vibe: VibeScore) -> tuple[list[Sample], list[Sample]]:
+    """Pairs that show the vibe's measured direction (the side its separability leans to), clearest first,
+    and one that goes against it, so a reader sees both what the number says and that it is a tendency."""
+    lean = vibe.separability if vibe.separability is not None else vibe.separability_train
+    sign = 1 if lean > 0 else -1
+    decided = sorted((s for s in samples if s.pair.nu[vibe.name] != 0), key=lambda s: -_strength(s.pair, vibe.name))
+    if lean == 0:
+        return decided[:EXAMPLES_PER_VIBE], []
+    return ([s for s in decided if s.pair.nu[vibe.name] == sign][:EXAMPLES_PER_VIBE],
+            [s for s in decided if s.pair.nu[vibe.name] == -sign][:1])
 
 
 def _strength(pair: PairVerdicts, vibe: str) -> float:

@@ -1,0 +1,62 @@
+"""The answer a VibeCheck section gives in words, and the rows of its diverging chart.
+
+Only vibes that pass every test the page shows are named: kept on the training pairs, and separating the
+models on the test pairs with a 95% interval that excludes 0. Strongest first, grouped by the model that sits
+higher, so the sentence reads "chatty sits higher on verbosity and paragraphs; terse on formality".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.analyze.vibecheck import VibeCheckResult, VibeScore
+
+MAX_NAMED = 4  # vibes named per model; the chart and the table carry the rest
+
+
+def confirmed(vc: VibeCheckResult) -> list[VibeScore]:
+    """Kept vibes whose test-pair interval excludes 0, strongest first."""
+    out = [v for v in vc.vibes if v.kept and v.separability is not None and v.separability_ci is not None
+           and not v.separability_ci[0] <= 0 <= v.separability_ci[1]]
+    return sorted(out, key=lambda v: -abs(v.separability or 0.0))
+
+
+def words(vibe: VibeScore) -> str:
+    return vibe.name.replace("_", " ")
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def headline(vc: VibeCheckResult) -> str:
+    """One sentence naming both models and the vibes that set them apart (see the module docstring)."""
+    vibes = confirmed(vc)
+    if not vibes:
+        return (f"No vibe separates {vc.model_a} from {vc.model_b} on the test pairs beyond chance (every kept "
+                "vibe's 95% interval includes 0).")
+    parts = []
+    for model, sign in ((vc.model_a, 1), (vc.model_b, -1)):
+        mine = [words(v) for v in vibes if (v.separability or 0) * sign > 0][:MAX_NAMED]
+        parts.append((model, mine))
+    parts.sort(key=lambda part: -len(part[1]))
+    (first, first_vibes), (second, second_vibes) = parts
+    sentence = f"{first} sits higher on {_listed(first_vibes)}"
+    if second_vibes:
+        sentence += f"; {second} on {_listed(second_vibes)}"
+    else:
+        sentence += f"; no vibe puts {second} higher"
+    return sentence + " (test pairs, 95% intervals excluding 0)."
+
+
+def chart_rows(vc: VibeCheckResult) -> list[dict[str, Any]]:
+    """One row per kept vibe for the diverging chart: test separability, its interval, the model higher."""
+    rows = []
+    for v in vc.vibes:
+        if not v.kept or v.separability is None:
+            continue
+        low, high = v.separability_ci or (v.separability, v.separability)
+        rows.append({"vibe": v.name, "separability": round(v.separability, 4), "ci_low": round(max(-1.0, low), 4),
+                     "ci_high": round(min(1.0, high), 4),
+                     "higher": vc.model_a if v.separability > 0 else vc.model_b if v.separability < 0 else "neither"})
+    return rows

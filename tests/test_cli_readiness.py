@@ -1,0 +1,76 @@
+"""The CLI never leaves a user guessing: unset API keys, data missing on disk, the version, the site hint."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SPEC = """\
+name: keys
+models:
+  a: {provider: recorded}
+  b: {provider: recorded}
+judges:
+  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}
+  m: {kind: metric}
+datasets:
+  d:
+    source: {path: data.jsonl}
+    fields: {id: id, prompt: q, outputs: {a: a, b: b}}
+vibes:
+  - {name: verbosity, low: short, high: long, metric: length_words}
+analyses:
+  vibecheck: {dataset: d, models: [a, b], judges: [grader, m]}
+"""
+
+
+def vibe(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("VIBE_TEST_UNSET_KEY", "VIBE_DATA")}
+    return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, cwd=tmp_path,
+                          env=env)
+
+
+def write(tmp_path: Path, text: str = SPEC) -> Path:
+    (tmp_path / "data.jsonl").write_text('{"id": "1", "q": "hi", "a": "hello", "b": "hello there"}\n')
+    (tmp_path / "spec.yaml").write_text(text)
+    return tmp_path / "spec.yaml"
+
+
+def test_an_unset_key_warns_in_validate_and_plan_and_stops_run(tmp_path: Path) -> None:
+    spec = write(tmp_path)
+    message = (f"{spec}:6:74: judges.grader.api_key_env: VIBE_TEST_UNSET_KEY is not set: export "
+               "VIBE_TEST_UNSET_KEY=…, or mark the judge 'optional: true' to leave it out when unset")
+    validated = vibe(tmp_path, "validate", str(spec))
+    assert validated.returncode == 0 and f"warning: {message}" in validated.stderr
+    assert "valid (1 warning(s): it cannot run here as it stands)" in validated.stdout
+    planned = vibe(tmp_path, "plan", str(spec), "--cache", str(tmp_path / "c.sqlite"))
+    assert planned.returncode == 0 and f"warning: {message}" in planned.stderr
+    ran = vibe(tmp_path, "run", str(spec), "--cache", str(tmp_path / "c.sqlite"), "--quiet")
+    assert ran.returncode == 2 and message in ran.stderr and "error: not started" in ran.stderr
+    assert not (tmp_path / "c.sqlite").exists() and not (tmp_path / "runs").exists()  # nothing ran
+    optional = write(tmp_path, SPEC.replace("api_key_env: VIBE_TEST_UNSET_KEY}", "api_key_env: VIBE_TEST_UNSET_KEY, "
+                                            "optional: true}"))
+    assert "warning" not in vibe(tmp_path, "validate", str(optional)).stderr
+
+
+def test_data_missing_on_disk_is_reported_by_validate_with_the_fix(tmp_path: Path) -> None:
+    text = SPEC.replace("api_key_env: VIBE_TEST_UNSET_KEY", "api_key_env: VIBE_TEST_UNSET_KEY, optional: true")
+    text = text.replace("source: {path: data.jsonl}", "source:\n      paths:\n        - ${VIBE_DATA:-missing}/one.csv\n"
+                        "        - ${VIBE_DATA:-missing}/two.csv\n      urls: [https://example.org/one.csv, "
+                        "https://example.org/two.csv]")
+    spec = write(tmp_path, text)
+    out = vibe(tmp_path, "validate", str(spec))
+    assert out.returncode == 0
+    lines = text.splitlines()
+    for n, name in enumerate(("one", "two")):
+        line = next(i for i, row in enumerate(lines, 1) if f"/{name}.csv" in row and row.lstrip().startswith("-"))
+        assert (f"warning: {spec}:{line}:11: datasets.d.source.paths[{n}]: {tmp_path}/missing/{name}.csv is not "
+                f"on disk: `vibe run` will try to download https://example.org/{name}.csv; offline, set VIBE_DATA to "
+                f"the folder that holds the data (the path reads '${{VIBE_DATA:-missing}}/{name}.csv')") in out.stderr
+
+
+def test_version(tmp_path: Path) -> None:
+    out = vibe(tmp_path, "--version")
+    assert out.returncode == 0 and out.stdout.strip() == "vibe 0.1.0"
