@@ -54,7 +54,7 @@ def verdict_distribution_chart(counts: dict[str, int], model_a: str, model_b: st
     order = [f"{model_b} higher", "tie / N/A", f"{model_a} higher"]
     frame = pd.DataFrame({"verdict": order, "pairs": [counts.get(k, 0) for k in ("-1", "0", "1")]})
     chart = alt.Chart(frame).mark_bar().encode(
-        x=alt.X("verdict:N", sort=order, title="panel verdict"), y=alt.Y("pairs:Q"),
+        x=alt.X("verdict:N", sort=order, title="panel verdict (every pair, training and test)"), y=alt.Y("pairs:Q"),
         color=alt.Color("verdict:N", sort=order, scale=alt.Scale(domain=order, range=[B_COLOR, "#bbbbbb", A_COLOR]),
                         legend=None),
         tooltip=["verdict", "pairs"],
