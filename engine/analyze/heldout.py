@@ -247,7 +247,7 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
                y_test: np.ndarray, length_train: np.ndarray, length_test: np.ndarray,
                seed: int = 0) -> HeldOutFit:
     """Did the label go to model A? Length first, then forward selection of vibes by cross-validated
-    log-likelihood on the training pairs (see module docstring)."""
+    accuracy on the training pairs (see module docstring)."""
     if len(set(y_train.tolist())) < 2:
         raise ValueError("preference: every training label names the same model, so there is nothing to "
                          "predict (check the dataset's preference values)")
