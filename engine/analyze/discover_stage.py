@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from engine import derived
 from engine.analyze import discovery
 from engine.analyze.vibecheck import split_bindings, split_seed
 from engine.execute.cache import Cache
@@ -75,15 +76,40 @@ def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[s
             proposed = [(v, f"LLM proposer {d.proposer}") for v in _llm_vibes(prepared, analysis, cache, pairs)]
         else:
             embedding_panel = any(spec.judges[j].kind == "embedding" for j in analysis.options["judges"])
-            proposed = [(c.vibe, c.origin) for c in discovery.discover(
-                pairs, *analysis.models, max_vibes=d.max_vibes, exclude_metrics=frozenset(declared_metrics),
-                clusters=embedding_panel, seed=split_seed(analysis))]
+            settings = {"models": list(analysis.models), "max_vibes": d.max_vibes, "seed": split_seed(analysis),
+                        "exclude_metrics": sorted(declared_metrics), "clusters": embedding_panel}
+            proposed = [(c.vibe, c.origin) for c in _statistical(pairs, settings, cache)]
         for vibe, origin in proposed:
             if vibe.name in origins or any(v.name == vibe.name for v in spec.vibes):
                 continue
             found.append(vibe)
             origins[vibe.name] = f"discovered ({origin}, {len(pairs)} training pairs)"
     return found, origins
+
+
+DISCOVERY_VERSION = "statistical/v2"  # bump when discovery's method changes: cached proposals are then recomputed
+
+
+def _statistical(pairs: list[discovery.TrainingPair], settings: dict, cache: Cache) -> list[discovery.Candidate]:
+    """Statistical discovery, read back when the same training pairs (texts and labels) and settings were
+    seen before: it is deterministic, and on a large spec most of a re-run's time."""
+    def compute() -> list[discovery.Candidate]:
+        return discovery.discover(pairs, *settings["models"], max_vibes=settings["max_vibes"],
+                                  exclude_metrics=frozenset(settings["exclude_metrics"]),
+                                  clusters=settings["clusters"], seed=settings["seed"])
+
+    inputs = {"settings": settings, "pairs": [[p.output_a, p.output_b, p.a_preferred] for p in pairs]}
+    return derived.cached(f"discovery/{DISCOVERY_VERSION}", inputs, compute,
+                          lambda found: json.dumps([{**asdict(c.vibe), "origin": c.origin, "members": c.members}
+                                                    for c in found]).encode("utf-8"),
+                          lambda data: [_candidate(record) for record in json.loads(data)])
+
+
+def _candidate(record: dict) -> discovery.Candidate:
+    vibe = Vibe(record["name"], record["low"], record["high"], record.get("metric"), tuple(record.get("judges", ())),
+                vibe_examples(record.get("examples")))
+    members = record.get("members")
+    return discovery.Candidate(vibe, record["origin"], tuple(members) if members else None)
 
 
 def with_vibes(prepared: Prepared, vibes: list[Vibe]) -> Prepared:

@@ -25,12 +25,14 @@ score.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from engine import derived
 from engine.analyze import stats
 from engine.judges import embedding, metric
 from engine.judges.metrics import METRICS, PHRASES_PREFIX, tokens
@@ -307,8 +309,15 @@ def crossfit_lexicons(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
 
 def crossfit_lexicon_scores(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
                             seed: int = 0) -> dict[str, np.ndarray]:
-    """The cross-fitted strengths alone: what the regressions read for a mined lexicon's training pairs."""
-    return {name: strengths for name, (strengths, _) in crossfit_lexicons(pairs, model_a, model_b, seed).items()}
+    """The cross-fitted strengths alone: what the regressions read for a mined lexicon's training pairs
+    (read back from the run cache when the same pairs were cross-fitted before)."""
+    def compute() -> dict[str, np.ndarray]:
+        return {name: strengths for name, (strengths, _) in crossfit_lexicons(pairs, model_a, model_b, seed).items()}
+
+    inputs = {"pairs": [[p.output_a, p.output_b] for p in pairs], "models": [model_a, model_b], "seed": seed}
+    return derived.cached("crossfit/v1", inputs, compute,
+                          lambda columns: json.dumps({k: v.tolist() for k, v in columns.items()}).encode("utf-8"),
+                          lambda data: {k: np.array(v) for k, v in json.loads(data).items()})
 
 
 def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibes: int, *,

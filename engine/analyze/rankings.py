@@ -13,12 +13,15 @@ a bootstrap round draws units with replacement and keeps all of a drawn unit's o
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from scipy.optimize import minimize
+
+from engine import derived
 
 SCALE = 400 / math.log(10)  # Elo points per natural-log odds unit
 ANCHOR = 1000.0
@@ -138,10 +141,24 @@ def rank(method: str, outcomes: Sequence[Outcome], models: Sequence[str] | None 
          seed: int = 0, ties: str = "half", k: float = 4.0, style_names: Sequence[str] = (),
          sep: dict[str, float] | None = None, unit: str = "outcome") -> Ranking:
     """Point estimates plus percentile bootstrap intervals (units resampled with replacement, seeded);
-    `unit` names what an outcome's `unit` is, for the page."""
+    `unit` names what an outcome's `unit` is, for the page. Deterministic, so a run reads it back from the
+    run cache when the same outcomes were ranked the same way before."""
     models = list(models or sorted({o.model_a for o in outcomes} | {o.model_b for o in outcomes}))
-    sep = sep or {}
+    settings = {"method": method, "models": models, "rounds": rounds, "seed": seed, "ties": ties, "k": k,
+                "style": list(style_names), "sep": sep or {}, "unit": unit,
+                "outcomes": [[o.model_a, o.model_b, o.score, o.delta, list(o.style), o.unit] for o in outcomes]}
+    return derived.cached("ranking/v1", settings,
+                          lambda: _rank(method, outcomes, models, rounds, seed, ties, k, style_names, sep or {}, unit),
+                          lambda r: json.dumps(asdict(r)).encode("utf-8"), _ranking_from_json)
 
+
+def _ranking_from_json(data: bytes) -> Ranking:
+    record = json.loads(data)
+    return Ranking(**{**record, "ratings": [ModelRating(**r) for r in record["ratings"]]})
+
+
+def _rank(method: str, outcomes: Sequence[Outcome], models: list[str], rounds: int, seed: int, ties: str, k: float,
+          style_names: Sequence[str], sep: dict[str, float], unit: str) -> Ranking:
     def fit(sample: Sequence[Outcome], fit_seed: int) -> tuple[dict[str, float], dict[str, float]]:
         if method in ("bradley_terry", "style_controlled"):
             return bradley_terry(sample, models, ties, style_names if method == "style_controlled" else ())

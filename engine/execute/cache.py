@@ -32,6 +32,13 @@ CREATE TABLE IF NOT EXISTS results (
     created_at REAL NOT NULL
 )
 """
+_DERIVED = """
+CREATE TABLE IF NOT EXISTS derived (
+    key TEXT PRIMARY KEY,
+    value BLOB NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,7 @@ class Cache:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across process kills
         self._db.execute(_SCHEMA)
+        self._db.execute(_DERIVED)
 
     def close(self) -> None:
         with self._lock:
@@ -103,3 +111,22 @@ class Cache:
 
     def known(self, task_ids: Iterable[str]) -> set[str]:
         return {row[0] for row in self._select("task_id", task_ids)}
+
+    def get_derived(self, keys: Iterable[str]) -> dict[str, bytes]:
+        """Work computed from results (embeddings, discovery), stored by the content hash of its inputs."""
+        ids = list(keys)
+        out: dict[str, bytes] = {}
+        with self._lock:
+            for start in range(0, len(ids), 900):
+                chunk = ids[start:start + 900]
+                marks = ",".join("?" * len(chunk))
+                out.update(self._db.execute(f"SELECT key, value FROM derived WHERE key IN ({marks})", chunk))
+        return out
+
+    def put_derived(self, items: dict[str, bytes]) -> None:
+        now = time.time()
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR REPLACE INTO derived VALUES (?,?,?)",
+                                 [(k, v, now) for k, v in items.items()])
+            self._db.execute("COMMIT")

@@ -1,9 +1,14 @@
-"""Live progress per stage (done/total, rate, ETA, tokens and dollars so far) with rich; silent when stderr
-is not a terminal, so CI logs and pipes get only the final summary."""
+"""Live progress per stage (done/total, rate, ETA, tokens and dollars so far) with rich, and one line per
+phase of a run (planning, execution, discovery, analysis, the report) with its time: a spinner while it runs
+on a terminal, a log line when it ends, on a terminal or not."""
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, datetime
 
 from rich.console import Console
 from rich.progress import (
@@ -36,6 +41,10 @@ class RunProgress:
         self._ids: dict[str, TaskID] = {
             stage: self._progress.add_task(stage, total=counts[stage], rate="", spend="")
             for stage in STAGES if counts[stage]}
+        # without a terminal: one line per stage when its last task ends, with its count and time
+        self._log = None if quiet or self.enabled else console
+        self._left = dict(counts)
+        self._started = time.perf_counter()
 
     def __enter__(self) -> RunProgress:
         self._progress.__enter__()
@@ -48,6 +57,10 @@ class RunProgress:
         if result is not None:
             self.tokens += result.input_tokens + result.output_tokens
             self.cost += result.cost
+        self._left[task.stage] -= 1
+        if self._log is not None and self._left[task.stage] == 0:
+            self._log.print(f"{task.stage}: {self._progress.tasks[self._ids[task.stage]].total:,.0f} tasks done after "
+                            f"{time.perf_counter() - self._started:.1f} s", highlight=False)
         if not self.enabled:
             return
         task_id = self._ids[task.stage]
@@ -55,3 +68,32 @@ class RunProgress:
         speed = self._progress.tasks[task_id].speed
         self._progress.update(task_id, rate=f"{speed:.1f}/s" if speed else "",
                               spend=f"{self.tokens:,} tok ${self.cost:.4f}")
+
+
+class Phases:
+    """Times the phases of a run for the manifest and says each one's end on stderr (unless quiet)."""
+
+    def __init__(self, quiet: bool = False):
+        self.console = Console(stderr=True)
+        self.quiet = quiet
+        self.started = datetime.now(UTC)
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        status = (self.console.status(f"{name} …") if self.console.is_terminal and not self.quiet
+                  else contextlib.nullcontext())
+        with status:
+            yield
+        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+        if not self.quiet:
+            self.console.print(f"{name}: done in {self.seconds[name]:.1f} s", highlight=False)
+
+    def record(self) -> dict[str, object]:
+        """started_at, finished_at, wall_s of the whole run and seconds per phase."""
+        now = datetime.now(UTC)
+        return {"started_at": self.started.isoformat(timespec="seconds"),
+                "finished_at": now.isoformat(timespec="seconds"),
+                "wall_s": round((now - self.started).total_seconds(), 3),
+                "phases_s": {name: round(s, 3) for name, s in self.seconds.items()}}

@@ -5,7 +5,7 @@ Resume is the cache: a finished task is never run again, so re-running after a c
 the cache at the end of every run (also an interrupted one), so it always matches what is really done:
 
     runs/<spec>/plan.json.gz      the compiled plan (`vibe plan --json` writes it uncompressed)
-    runs/<spec>/<stage>.jsonl     one `TaskRecord` per task (pandas.read_json(..., lines=True))
+    runs/<spec>/<stage>.jsonl.gz  one `TaskRecord` per task (pandas.read_json(..., lines=True))
     runs/<spec>/failures.jsonl    tasks that did not finish, with the error
     runs/<spec>/manifest.json     spec hash, versions, start/end, counts, tokens and cost
 """
@@ -16,11 +16,12 @@ import asyncio
 import contextlib
 import functools
 import gzip
+import hashlib
 import json
 import platform
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
@@ -35,8 +36,10 @@ from engine.execute.requests import render
 from engine.execute.scheduler import Failure, Scheduler
 from engine.judges.offline import run_offline
 from engine.pipeline import Prepared
-from engine.plan import OFFLINE_PROVIDER, STAGES, Task, reference_corpora
+from engine.plan import OFFLINE_PROVIDER, STAGES, Plan, Task, reference_corpora
 from engine.spec.model import Endpoint
+
+OFFLINE_CHUNK = 2000  # offline judgments per batch: enough to batch the encoders, few enough that progress moves
 
 
 @dataclass(frozen=True)
@@ -91,12 +94,6 @@ def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = Fa
     """Run the plan's unfinished tasks of the given stages (all by default); `write=False` leaves the run
     directory alone (intermediate steps such as scoring candidate vibes during discovery)."""
     plan = prepared.plan
-    if write:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "plan.json").unlink(missing_ok=True)  # written uncompressed by earlier versions
-        # gzip: every task's request repeats the prompt and answers it judges (27 MB for 800 pairs, ~10x less)
-        with gzip.GzipFile(run_dir / "plan.json.gz", "wb", mtime=0) as fh:
-            fh.write(plan.to_json().encode("utf-8"))
     started = datetime.now(UTC)
     done = cache.known(t.id for t in plan.tasks)
     pending = [t for t in plan.tasks if t.id not in done and t.stage in stages]
@@ -112,7 +109,7 @@ def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = Fa
     except ProviderError as exc:  # the local server could not start: every local task fails with one reason
         summary.endpoint_errors["local"] = str(exc)
     finally:
-        if write:
+        if write or summary.interrupted:  # an interrupted pass always leaves a run directory that says so
             _write_outputs(prepared, run_dir, cache, summary, started)
     return summary
 
@@ -156,8 +153,11 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
             stage_tasks = [t for t in pending if t.stage == stage]
             if not stage_tasks:
                 continue
-            recorded = _recorded_results([t for t in stage_tasks if t.provider == "recorded"], prepared.items)
+            recorded_tasks = [t for t in stage_tasks if t.provider == "recorded"]
+            recorded = _recorded_results(recorded_tasks, prepared.items)
             cache.put_many(recorded)
+            for task in recorded_tasks:  # read from the dataset: done at once
+                progress.advance(task, None)
             offline = [t for t in stage_tasks if t.provider == OFFLINE_PROVIDER]
             calls = [t for t in stage_tasks if t.is_call]
             known = cache.known({d for t in calls for d in t.depends_on})
@@ -170,9 +170,12 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
             inputs = cache.get_many({d for t in runnable for d in t.depends_on})
             failures = await scheduler.run(runnable, functools.partial(render, results=inputs))
             summary.failed.extend(failures)
-            new_offline = run_offline(offline, cache, corpora) if offline else []
-            for task in offline:
-                progress.advance(task, None)
+            new_offline = []
+            for start in range(0, len(offline), OFFLINE_CHUNK):  # in chunks, so the bar moves as they finish
+                chunk = offline[start:start + OFFLINE_CHUNK]
+                new_offline += run_offline(chunk, cache, corpora)
+                for task in chunk:
+                    progress.advance(task, None)
             summary.ran_now += len(recorded) + len(new_offline) + len(runnable) - len(failures)
             missing = {t.id for t in offline} - {r.task_id for r in new_offline}
             summary.failed.extend(Failure(t.id, t.stage, t.endpoint, "skipped: an input failed", 0)
@@ -214,25 +217,27 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def _fingerprint(plan: Plan, done: Iterable[str]) -> str:
+    """What the run directory's task files are a view of: the plan's tasks and which of them are finished."""
+    digest = hashlib.sha256()
+    for task_id in sorted(t.id for t in plan.tasks):
+        digest.update(task_id.encode())
+    digest.update(b"|")
+    for task_id in sorted(done):
+        digest.update(task_id.encode())
+    return digest.hexdigest()[:32]
+
+
 def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: RunSummary, started: datetime) -> None:
     plan = prepared.plan
+    run_dir.mkdir(parents=True, exist_ok=True)
     results = cache.get_many(t.id for t in plan.tasks)
     summary.done = len(results)
-    by_stage: dict[str, list[str]] = {}
-    for task in plan.tasks:
-        result = results.get(task.id)
-        if result is None:
-            continue
-        record = TaskRecord(task.id, task.stage, task.analysis, task.endpoint, task.provider, task.item_id,
-                            result.output, result.input_tokens, result.output_tokens, result.cost, result.latency_s,
-                            result.meta)
-        by_stage.setdefault(task.stage, []).append(json.dumps(asdict(record), ensure_ascii=False))
-    for stage in STAGES:
-        path = run_dir / f"{stage}.jsonl"
-        if stage in by_stage:
-            path.write_text("\n".join(by_stage[stage]) + "\n", encoding="utf-8")
-        else:
-            path.unlink(missing_ok=True)
+    fingerprint = _fingerprint(plan, results)
+    manifest_path = run_dir / "manifest.json"
+    previous = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
+    if previous.get("fingerprint") != fingerprint or not (run_dir / "plan.json.gz").exists():
+        _write_task_files(plan, run_dir, results)  # else they already hold this plan and these results
     failed_ids = {f.task_id for f in summary.failed}
     (run_dir / "failures.jsonl").write_text(
         "".join(json.dumps(asdict(f)) + "\n" for f in summary.failed if f.task_id not in results), encoding="utf-8")
@@ -240,6 +245,7 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
     manifest = {
         "spec_name": plan.spec_name,
         "spec_hash": plan.spec_hash,
+        "fingerprint": fingerprint,
         "spec_path": str(prepared.spec.path),
         "cache_path": str(cache.path),
         "started_at": started.isoformat(timespec="seconds"),
@@ -257,4 +263,30 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
         "versions": _versions(),
         "wall_s": round(time.time() - started.timestamp(), 3),
     }
-    (run_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+
+def _write_task_files(plan: Plan, run_dir: Path, results: dict[str, Result]) -> None:
+    """plan.json.gz and one gzipped JSONL of task records per stage (pandas.read_json(path, lines=True) reads
+    them as they are; compressed, Arena's run folder is 13 MB smaller)."""
+    (run_dir / "plan.json").unlink(missing_ok=True)  # written uncompressed by earlier versions
+    # gzip: every task's request repeats the prompt and answers it judges (27 MB for 800 pairs, ~3x less)
+    with gzip.GzipFile(run_dir / "plan.json.gz", "wb", mtime=0) as fh:
+        fh.write(plan.to_json().encode("utf-8"))
+    by_stage: dict[str, list[str]] = {}
+    for task in plan.tasks:
+        result = results.get(task.id)
+        if result is None:
+            continue
+        record = TaskRecord(task.id, task.stage, task.analysis, task.endpoint, task.provider, task.item_id,
+                            result.output, result.input_tokens, result.output_tokens, result.cost, result.latency_s,
+                            result.meta)
+        by_stage.setdefault(task.stage, []).append(json.dumps(asdict(record), ensure_ascii=False))
+    for stage in STAGES:
+        (run_dir / f"{stage}.jsonl").unlink(missing_ok=True)  # written uncompressed by earlier versions
+        path = run_dir / f"{stage}.jsonl.gz"
+        if stage in by_stage:
+            with gzip.GzipFile(path, "wb", mtime=0) as fh:
+                fh.write(("\n".join(by_stage[stage]) + "\n").encode("utf-8"))
+        else:
+            path.unlink(missing_ok=True)

@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from engine import derived
+
 A_COLOR, B_COLOR = "#4C78A8", "#F58518"
 
 
@@ -104,12 +106,15 @@ def accuracy_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def export(spec: dict[str, Any], path: Path) -> None:
-    """SVG and PNG copies of a chart (path without suffix)."""
+    """SVG and PNG copies of a chart (path without suffix); a re-run reads back the images of an unchanged
+    chart from the run cache instead of drawing them again."""
     import vl_convert as vlc
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.with_suffix(".svg").write_text(vlc.vegalite_to_svg(spec), encoding="utf-8")
-    path.with_suffix(".png").write_bytes(vlc.vegalite_to_png(spec, scale=2))
+    svg = derived.cached("chart-svg/v1", spec, lambda: vlc.vegalite_to_svg(spec).encode("utf-8"), bytes, bytes)
+    png = derived.cached("chart-png/v1", spec, lambda: vlc.vegalite_to_png(spec, scale=2), bytes, bytes)
+    path.with_suffix(".svg").write_bytes(svg)
+    path.with_suffix(".png").write_bytes(png)
 
 
 def write_vega_bundle(assets: Path) -> None:

