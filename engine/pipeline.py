@@ -51,10 +51,15 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
             with phases.phase("execute"):  # with discovery ahead, the second pass writes the run directory
                 summary = execute(prepared, run_dir, cache, quiet=quiet, write=not wants_discovery)
             if wants_discovery and not summary.interrupted:
-                with phases.phase("discover"):
-                    found, origins = discover_vibes(prepared, cache)
-                    write_discovered(found, origins, run_dir)
-                    prepared = with_vibes(prepared, found)
+                try:
+                    with phases.phase("discover"):
+                        found, origins = discover_vibes(prepared, cache)
+                        write_discovered(found, origins, run_dir)
+                        prepared = with_vibes(prepared, found)
+                except KeyboardInterrupt:  # still leave a run directory that says what is done, and that it stopped
+                    execute(prepared, run_dir, cache, quiet=True, stages=())
+                    _mark_interrupted(run_dir)
+                    raise
                 before = summary.ran_now
                 with phases.phase("execute discovered"):
                     summary = execute(prepared, run_dir, cache, quiet=quiet)
@@ -72,6 +77,14 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
             derived.use(None)
     finish_manifest(run_dir, phases, summary, embeddings.stats)
     return summary, results, run_dir
+
+
+def _mark_interrupted(run_dir: Path) -> None:
+    import json
+
+    path = run_dir / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**manifest, "status": "interrupted"}, indent=2) + "\n", encoding="utf-8")
 
 
 def finish_manifest(run_dir: Path, phases: Any, summary: Any, embedded: Any) -> None:

@@ -73,3 +73,26 @@ def test_manifest_and_derived_work_across_runs(tmp_path: Path) -> None:
     third = run(tmp_path)
     assert third["derived"]["embeddings"]["encoded"] == 1
     assert third["derived"]["discovery"] == {"computed": 1, "read": 0}
+
+
+def test_a_run_stopped_during_discovery_leaves_a_run_directory_that_says_so(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first pass leaves writing to the pass after discovery; a stop in between must still leave the
+    run directory and a manifest marked interrupted (the work itself is in the cache either way)."""
+    from engine.analyze import discover_stage
+    from engine.pipeline import run_spec
+
+    (tmp_path / "spec.yaml").write_text(SPEC.replace("low: casual and chatty, high: formal and impersonal}",
+                                                     "low: short, high: long, metric: length_words}").replace(
+        "judges: [m, e]", "judges: [m]"))
+    write_pairs(tmp_path)
+
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(discover_stage, "discover_vibes", stop)
+    with pytest.raises(KeyboardInterrupt):
+        run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True, report=False)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted" and manifest["tasks"]["done"] == 80 + 40  # outputs, metric verdicts
+    assert (tmp_path / "run" / "judge.jsonl.gz").exists()
