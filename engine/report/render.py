@@ -99,8 +99,7 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
     personas = [_persona_section(env, p, prepared, run_dir, outputs) for p in results.personas]
     page = env.get_template("index.html.j2").render(
         results=results, manifest=results.manifest, judges=judges, failed_judges=failed_judges, analyses=analyses,
-        rankings=rankings,
-        separability=separability, reference=reference, personas=personas,
+        rankings=rankings, separability=separability, reference=reference, personas=personas,
         skipped=prepared.spec.skipped_judges, root=".")
     (run_dir / "index.html").write_text(page, encoding="utf-8")
     return run_dir / "index.html"
