@@ -345,7 +345,8 @@ def write_vibecheck(result: VibeCheckResult, run_dir: Path) -> Path:
         writer.writeheader()
         writer.writerows(flat)  # example answers (multi-line) stay in vibes.jsonl
     (out / "vibes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    (out / "pairs.jsonl").write_text("".join(json.dumps(asdict(p)) + "\n" for p in result.pairs), encoding="utf-8")
+    # a pair's fields are plain values and dicts of them: vars() gives what asdict() would, without its deep copy
+    (out / "pairs.jsonl").write_text("".join(json.dumps(vars(p)) + "\n" for p in result.pairs), encoding="utf-8")
     regressions = {name: asdict(reg) if reg else None
                    for name, reg in (("model_matching", result.model_matching), ("preference", result.preference))}
     (out / "regressions.json").write_text(json.dumps({**regressions, "notes": result.notes,
