@@ -4,6 +4,7 @@ as one clear message each (exit 2), never as a traceback."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ from engine.datasets import DatasetError
 from engine.plan import PlanError, summarize
 from engine.spec.model import Spec
 from engine.spec.problems import Problem, SpecError
+from engine.spec.yaml_source import SourceMap
 
 EXIT_OK, EXIT_FAILED_TASKS, EXIT_USAGE = 0, 1, 2
 
@@ -52,11 +54,19 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _located(spec: Spec, path: tuple[str | int, ...], message: str) -> Problem:
-    from engine.spec.load import load_document
+    """A problem at the line and column where `path` is written in the spec (or the base file it came from)."""
     from engine.spec.yaml_source import dotted
 
-    mark = load_document(spec.path)[1].locate(path)
+    mark = _source_map(spec.path).locate(path)
     return Problem(mark.file, mark.line, mark.col, dotted(path), message)
+
+
+@functools.cache
+def _source_map(path: Path) -> SourceMap:
+    """Each spec's YAML read once per command, however many problems are located in it."""
+    from engine.spec.load import load_document
+
+    return load_document(path)[1]
 
 
 def _missing_keys(spec: Spec) -> list[Problem]:
@@ -97,19 +107,15 @@ def _label_problems(spec: Spec) -> list[Problem]:
     """The data a spec's preference labels come from, read when it is on disk: every label must name a model
     or 'tie' (see datasets.check_labels), located at the spec's `fields.preference`."""
     from engine.datasets import load_items
-    from engine.spec.load import load_document
 
     problems = []
-    source = None
     for name, ds in spec.datasets.items():
         if "preference" not in ds.fields or not all(p.is_file() for p in ds.source.paths):
             continue
         try:
             load_items(ds, frozenset(spec.models))
         except DatasetError as exc:
-            source = source or load_document(spec.path)[1]
-            mark = source.locate(("datasets", name, "fields", "preference"))
-            problems.append(Problem(mark.file, mark.line, mark.col, f"datasets.{name}.fields.preference", str(exc)))
+            problems.append(_located(spec, ("datasets", name, "fields", "preference"), str(exc)))
     return problems
 
 

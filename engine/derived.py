@@ -29,8 +29,11 @@ counts: dict[str, dict[str, int]] = {}  # kind -> {"computed": n, "read": n}, th
 
 
 def use(store: Store | None) -> None:
-    """Keep derived work in `store` (the run cache) from now on; None: compute everything, keep nothing."""
+    """Keep derived work in `store` (the run cache) from now on, counting afresh; None: compute everything,
+    keep nothing."""
     _store[:] = [store] if store is not None else []
+    if store is not None:
+        counts.clear()
 
 
 def active() -> Store | None:

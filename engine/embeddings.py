@@ -59,7 +59,7 @@ class EmbedStats:
     stored: int = 0
 
 
-stats = EmbedStats()
+stats = EmbedStats()  # the running pipeline starts a fresh one per run
 
 
 def _key(text: str) -> str:
@@ -77,10 +77,11 @@ def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
         new = list(dict.fromkeys(texts))
     store = derived.active()
     if new and store is not None:
-        found = store.get_derived(_key(t) for t in new)
-        for text in new:
-            if _key(text) in found:
-                _memo[text] = np.frombuffer(found[_key(text)], dtype=np.float32)
+        keys = {text: _key(text) for text in new}
+        found = store.get_derived(keys.values())
+        for text, key in keys.items():
+            if key in found:
+                _memo[text] = np.frombuffer(found[key], dtype=np.float32)
         stats.stored += sum(t in _memo for t in new)
         new = [t for t in new if t not in _memo]
     if new:

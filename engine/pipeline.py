@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     origins: dict[str, str] = {}
     with Cache(cache_path) as cache:
         derived.use(cache)
+        embeddings.stats = embeddings.EmbedStats()  # this run's counts, for the manifest
         try:
             wants_discovery = prepared.spec.discovery is not None and any(
                 a.method == "vibecheck" for a in prepared.spec.analyses.values())
@@ -58,7 +60,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                         prepared = with_vibes(prepared, found)
                 except KeyboardInterrupt:  # still leave a run directory that says what is done, and that it stopped
                     execute(prepared, run_dir, cache, quiet=True, stages=())
-                    _mark_interrupted(run_dir)
+                    _update_manifest(run_dir, lambda manifest: manifest.update(status="interrupted"))
                     raise
                 before = summary.ran_now
                 with phases.phase("execute discovered"):
@@ -66,7 +68,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                 summary.ran_now += before
             with phases.phase("analyze"):
                 finished = cache.get_many(t.id for t in prepared.plan.tasks)
-                finish_manifest(run_dir, phases, summary, embeddings.stats)
+                finish_manifest(run_dir, phases, summary)
                 results = analyze_run(prepared, finished, run_dir, origins)
             if report and not summary.interrupted:
                 from engine.report.render import render_report
@@ -75,34 +77,34 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                     render_report(results, prepared, run_dir, finished)
         finally:
             derived.use(None)
-    finish_manifest(run_dir, phases, summary, embeddings.stats)
+    finish_manifest(run_dir, phases, summary)
     return summary, results, run_dir
 
 
-def _mark_interrupted(run_dir: Path) -> None:
+def _update_manifest(run_dir: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Apply `change` to the manifest the execute pass wrote (nothing to do when it wrote none)."""
     import json
 
     path = run_dir / "manifest.json"
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    path.write_text(json.dumps({**manifest, "status": "interrupted"}, indent=2) + "\n", encoding="utf-8")
+    if path.exists():
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        change(manifest)
+        path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
-def finish_manifest(run_dir: Path, phases: Any, summary: Any, embedded: Any) -> None:
+def finish_manifest(run_dir: Path, phases: Any, summary: Any) -> None:
     """The whole run's times and counts over what each execute pass wrote (a pass sees only its own part),
-    and how many texts were embedded this run or read back from the cache."""
-    import json
+    and how much derived work was computed this run or read back from the cache."""
     from dataclasses import asdict
 
-    from engine import derived
+    from engine import derived, embeddings
 
-    path = run_dir / "manifest.json"
-    if not path.exists():
-        return
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    manifest.update(phases.record())
-    manifest["tasks"] = {**manifest.get("tasks", {}), "ran_now": summary.ran_now}
-    manifest["derived"] = {"embeddings": asdict(embedded), **derived.counts}
-    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    def change(manifest: dict[str, Any]) -> None:
+        manifest.update(phases.record())
+        manifest["tasks"] = {**manifest.get("tasks", {}), "ran_now": summary.ran_now}
+        manifest["derived"] = {"embeddings": asdict(embeddings.stats), **derived.counts}
+
+    _update_manifest(run_dir, change)
 
 
 def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:

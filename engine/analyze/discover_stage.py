@@ -106,10 +106,8 @@ def _statistical(pairs: list[discovery.TrainingPair], settings: dict, cache: Cac
 
 
 def _candidate(record: dict) -> discovery.Candidate:
-    vibe = Vibe(record["name"], record["low"], record["high"], record.get("metric"), tuple(record.get("judges", ())),
-                vibe_examples(record.get("examples")))
     members = record.get("members")
-    return discovery.Candidate(vibe, record["origin"], tuple(members) if members else None)
+    return discovery.Candidate(_vibe(record), record["origin"], tuple(members) if members else None)
 
 
 def with_vibes(prepared: Prepared, vibes: list[Vibe]) -> Prepared:
@@ -159,6 +157,10 @@ def read_discovered(run_dir: Path) -> tuple[list[Vibe], dict[str, str]]:
     if not path.exists():
         return [], {}
     records = json.loads(path.read_text(encoding="utf-8"))
-    vibes = [Vibe(r["name"], r["low"], r["high"], r.get("metric"), tuple(r.get("judges", ())),
-                  vibe_examples(r.get("examples"))) for r in records]
-    return vibes, {r["name"]: r["origin"] for r in records}
+    return [_vibe(r) for r in records], {r["name"]: r["origin"] for r in records}
+
+
+def _vibe(record: dict) -> Vibe:
+    """A vibe from its JSON record (`asdict` of it), as discovery's cache and discovered_vibes.json hold it."""
+    return Vibe(record["name"], record["low"], record["high"], record.get("metric"),
+                tuple(record.get("judges", ())), vibe_examples(record.get("examples")))

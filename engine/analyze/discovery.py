@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from engine import derived
-from engine.analyze import stats
+from engine.analyze import heldout, stats
 from engine.judges import embedding, metric
 from engine.judges.metrics import METRICS, PHRASES_PREFIX, tokens
 from engine.plan import vibe_fields
@@ -82,24 +82,31 @@ def _judged(vibe: Vibe, pairs: Sequence[TrainingPair]) -> list[dict[str, Any]]:
     return judge(requests, texts)
 
 
+def judged_columns(vibe: Vibe, pairs: Sequence[TrainingPair]) -> tuple[np.ndarray, np.ndarray]:
+    """From one run of the vibe's judge over the pairs: each pair's ternary verdict (what separability
+    averages) and what the regressions read, the measured, signed strength (a − b) / (|a| + |b|) for a
+    metric vibe and the verdict for any other."""
+    judged = _judged(vibe, pairs)
+    verdicts = np.array([v["score"] for v in judged], dtype=float)
+    if vibe.metric is None:
+        return verdicts, verdicts
+    return verdicts, np.array([stats.strength(v["value_a"], v["value_b"]) for v in judged], dtype=float)
+
+
 def pair_scores(vibe: Vibe, pairs: Sequence[TrainingPair]) -> np.ndarray:
-    """Each pair's ternary verdict on the vibe, as its judge gives it (what separability averages)."""
-    return np.array([verdict["score"] for verdict in _judged(vibe, pairs)], dtype=float)
+    """The verdicts alone (see `judged_columns`)."""
+    return judged_columns(vibe, pairs)[0]
 
 
 def pair_features(vibe: Vibe, pairs: Sequence[TrainingPair]) -> np.ndarray:
-    """What the regressions read for the vibe on each pair: the measured, signed strength
-    (a − b) / (|a| + |b|) for a metric vibe, the verdict for any other."""
-    if vibe.metric is None:
-        return pair_scores(vibe, pairs)
-    return np.array([stats.strength(v["value_a"], v["value_b"]) for v in _judged(vibe, pairs)], dtype=float)
+    """The regressions' column alone (see `judged_columns`)."""
+    return judged_columns(vibe, pairs)[1]
 
 
 def separates(verdicts: np.ndarray) -> bool:
     """Whether the mean verdict's 95% t-interval over pairs excludes 0: a vibe that does not tell the two
     models apart on the training pairs is not worth proposing, however well it fits a label."""
-    low, high = stats.mean_interval(verdicts.tolist())
-    return not low <= 0 <= high
+    return stats.excludes_zero(stats.mean_interval(verdicts.tolist()))
 
 
 def _doc_terms(texts: list[str], min_docs: int) -> tuple[Any, np.ndarray]:
@@ -301,9 +308,7 @@ def crossfit_lexicons(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
         for candidate in candidates([pairs[i] for i in mine], model_a, model_b):
             if candidate.origin != "metric":
                 strengths, verdicts = out.setdefault(candidate.vibe.name, (np.zeros(len(pairs)), np.zeros(len(pairs))))
-                judged = _judged(candidate.vibe, [pairs[i] for i in score])
-                strengths[score] = [stats.strength(v["value_a"], v["value_b"]) for v in judged]
-                verdicts[score] = [v["score"] for v in judged]
+                verdicts[score], strengths[score] = judged_columns(candidate.vibe, [pairs[i] for i in score])
     return out
 
 
@@ -330,17 +335,19 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
     final = [c for c in candidates(pairs, model_a, model_b) if c.vibe.metric not in exclude_metrics]
     if clusters:
         final += [c for c in cluster_candidates(pairs, model_a, model_b, seed) if c.one_sided()]
-    scored = [c for c in final if c.origin in ("metric", "embedding cluster")]
-    verdicts = {c.vibe.name: pair_scores(c.vibe, pairs) for c in scored}
-    features = {c.vibe.name: pair_features(c.vibe, pairs) if c.origin == "metric" else verdicts[c.vibe.name]
-                for c in scored}
+    verdicts: dict[str, np.ndarray] = {}
+    features: dict[str, np.ndarray] = {}
+    for c in final:
+        if c.origin in ("metric", "embedding cluster"):
+            verdicts[c.vibe.name], features[c.vibe.name] = judged_columns(c.vibe, pairs)
     names = {c.vibe.name for c in final}
     for name, (column, verdict) in crossfit_lexicons(pairs, model_a, model_b, seed).items():
         if name in names:
             features[name], verdicts[name] = column, verdict
     features = {name: column for name, column in features.items() if separates(verdicts[name])}
     a_preferred = np.array([np.nan if p.a_preferred is None else float(p.a_preferred) for p in pairs])
-    length = np.log1p([len(p.output_a) for p in pairs]) - np.log1p([len(p.output_b) for p in pairs])
+    length = heldout.length_covariate(np.array([len(p.output_a) for p in pairs]),
+                                      np.array([len(p.output_b) for p in pairs]))
     chosen = select(features, a_preferred if not np.isnan(a_preferred).all() else None, max_vibes, length)
     by_name = {c.vibe.name: c for c in final}
     return [by_name[name] for name in chosen]

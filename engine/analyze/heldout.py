@@ -71,7 +71,6 @@ class HeldOutFit:
     selection: str = ""
     estimator: str = ESTIMATOR
     p_adjusted: list[float | None] = field(default_factory=list)  # Holm over every test of the analysis
-    notes: list[str] = field(default_factory=list)
 
     def baseline(self, rule: str) -> Accuracy | None:
         return next((b for b in self.baselines if b.rule == rule), None)
@@ -196,7 +195,7 @@ def lars_order(x: np.ndarray, names: list[str]) -> list[str]:
 
 
 def model_matching(names: list[str], x_train: np.ndarray, x_test: np.ndarray, length_train: np.ndarray,
-                   length_test: np.ndarray, seed: int = 0, selection: str = "") -> HeldOutFit:
+                   length_test: np.ndarray, seed: int = 0) -> HeldOutFit:
     """Which model wrote the first-shown answer, each pair once with model A first (see module docstring).
     A Firth fit needs both labels, so each training pair is shown in a seeded random order; with no
     intercept the fit is the same whatever the orders drawn."""
@@ -215,7 +214,7 @@ def model_matching(names: list[str], x_train: np.ndarray, x_test: np.ndarray, le
         accuracy.ci_low, accuracy.ci_high,
         [_accuracy("length alone", length_correct),
          Accuracy("majority class", 0.5, 0.5, 0.5, len(x_test))],  # either order is equally likely
-        gain, gain_low, gain_high, selection)
+        gain, gain_low, gain_high)
 
 
 def _cv_correct(x: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.analyze import discovery, stats
+from engine.analyze import discovery
 from engine.execute.cache import Cache
 from engine.execute.run import run_calls
 from engine.judges import prompts
@@ -92,21 +92,20 @@ def _reduce(call: _Caller, proposed: list[Vibe], keep: int) -> list[Vibe]:
     return list(unique.values())[:keep]
 
 
-def _validated(vibes: list[Vibe], nu: np.ndarray, d: Discovery) -> list[Vibe]:
+def _validated(vibes: list[Vibe], nu: np.ndarray, d: Discovery) -> tuple[list[Vibe], np.ndarray]:
     """The vibes that separate the models on the training pairs (|sep| ≥ separability_min, and a 95% interval
     that excludes 0), less any whose verdicts repeat an earlier one's (correlation above discovery's
-    MAX_CORRELATION): VibeCheck's filter and dedup, applied every round. Judge agreement (κ) needs every
-    judge's score and is checked by the analysis."""
+    MAX_CORRELATION), with their verdict columns: VibeCheck's filter and dedup, applied every round. Judge
+    agreement (κ) needs every judge's score and is checked by the analysis."""
     kept: list[int] = []
     for j in range(len(vibes)):
         column = nu[:, j]
-        low, high = stats.mean_interval(column.tolist())
-        if abs(float(column.mean())) < d.separability_min or low <= 0 <= high:
+        if abs(float(column.mean())) < d.separability_min or not discovery.separates(column):
             continue
         if any(discovery.too_similar(column, nu[:, k]) for k in kept):
             continue
         kept.append(j)
-    return [vibes[j] for j in kept]
+    return [vibes[j] for j in kept], nu[:, kept]
 
 
 def _misclassified(nu: np.ndarray, seed: int) -> list[int]:
@@ -130,11 +129,13 @@ def discover_with_llm(pairs: Sequence[discovery.TrainingPair], d: Discovery, pro
     rng = np.random.default_rng(seed)
     sample = [pairs[i] for i in sorted(rng.permutation(len(pairs))[: d.pairs_per_round])]
     proposed = _reduce(call, _propose(call, sample, d, []), d.max_vibes)
-    vibes = _validated(proposed, score(proposed), d) if proposed else []
+    if not proposed:
+        return []
+    vibes, nu = _validated(proposed, score(proposed), d)  # nu: the kept vibes' verdicts, reused below
     for _ in range(d.iterations - 1):
         if not vibes:
             break
-        wrong = _misclassified(score(vibes), seed)
+        wrong = _misclassified(nu, seed)
         if len(wrong) <= d.pairs_per_round:
             break
         chosen = [pairs[i] for i in sorted(rng.permutation(wrong)[: d.pairs_per_round])]
@@ -143,8 +144,8 @@ def discover_with_llm(pairs: Sequence[discovery.TrainingPair], d: Discovery, pro
         if not fresh:
             break
         candidates = vibes + fresh
-        validated = _validated(candidates, score(candidates), d)  # earlier vibes first: they win a dedup
+        validated, columns = _validated(candidates, score(candidates), d)  # earlier vibes first: they win a dedup
         if validated == vibes:
             break
-        vibes = validated[: 2 * d.max_vibes]
+        vibes, nu = validated[: 2 * d.max_vibes], columns[:, : 2 * d.max_vibes]
     return vibes

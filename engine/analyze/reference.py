@@ -182,17 +182,17 @@ def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str,
             if mean is not None:
                 per_model[model][item.id] = (subset, mean)
             rows.append(ItemRating(item.id, subset, model, mean, each, explanation, item.scores.get(model)))
+    recorded_per_model = {m: {i: (_subset(item.difficulty), float(item.scores[m]))
+                              for i, item in items.items() if m in item.scores} for m in analysis.models}
+    recorded_per_model = {m: rated for m, rated in recorded_per_model.items() if rated}
     scores = []
-    for model in analysis.models:
-        recorded = {i: (_subset(items[i].difficulty), float(items[i].scores[model]))
-                    for i in per_model[model] if model in items[i].scores}
+    for model in analysis.models:  # recorded scores on the answers this judge rated, side by side
+        mine = recorded_per_model.get(model, {})
+        recorded = {i: mine[i] for i in per_model[model] if i in mine}
         scores.append(ModelScore(model, subset_scores(per_model[model], rounds, seed), invalid[model],
                                  subset_scores(recorded, rounds, seed) if recorded else []))
     scores.sort(key=lambda s: -s.subsets[0].score if s.subsets[0].n else float("inf"))
     ties = analysis.options.get("ties", "drop")
-    recorded_per_model = {m: {i: (_subset(items[i].difficulty), float(items[i].scores[m]))
-                              for i in items if m in items[i].scores} for m in analysis.models}
-    recorded_per_model = {m: rated for m, rated in recorded_per_model.items() if rated}
     return ReferenceResult(analysis.name, analysis.dataset, judge.name, judge_label(judge.kind, judge.name, repeats),
                            repeats, tie_gap, scores, rows,
                            subset_rankings(per_model, texts, tie_gap, list(analysis.models), ties, seed),

@@ -29,8 +29,7 @@ from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.analyze.similarity import group_similarity
 from engine.embeddings import MODEL_NAME, TokenEncoder
 from engine.execute.cache import Result
-from engine.judges.llm import parse_verdict, verdict_to_score
-from engine.judges.verdicts import combine_orders
+from engine.judges.llm import swapped_verdict
 from engine.pipeline import Prepared
 from engine.spec.model import Analysis
 
@@ -165,10 +164,8 @@ def _rank_samples(result: SeparabilityResult, bindings: list, judged: dict[tuple
             orders = judged.get((ga, gb), {})
             if len(orders) < 2:
                 continue
-            s1 = verdict_to_score(parse_verdict(orders["ab"]), "ab")
-            s2 = verdict_to_score(parse_verdict(orders["ba"]), "ba")
-            invalid += (s1 is None) + (s2 is None)
-            score = combine_orders(s1, s2)
+            score, unparsed = swapped_verdict(orders["ab"], orders["ba"])
+            invalid += unparsed
             outcomes.append(Outcome(result.model_a, result.model_b, (score + 1) / 2, delta=delta[binding.item],
                                     unit=binding.item))
     params = {**SEP_ELO_DEFAULTS, **analysis.options.get("elo", {})}

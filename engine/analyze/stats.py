@@ -37,6 +37,12 @@ def mean_interval(values: Sequence[float]) -> tuple[float, float]:
     return mean - half, mean + half
 
 
+def excludes_zero(interval: tuple[float, float]) -> bool:
+    """Whether an interval lies wholly on one side of 0: the test every "does it separate?" check uses."""
+    low, high = interval
+    return not low <= 0 <= high
+
+
 def strength(a: float, b: float) -> float:
     """Signed, bounded difference of two measures: 0 when equal, ±1 when one of them is 0. Chatbot Arena's
     style control normalises its features the same way, so a coefficient reads per unit of relative

@@ -21,8 +21,7 @@ import numpy as np
 
 from engine.analyze import discovery, heldout, stats
 from engine.execute.cache import Result
-from engine.judges.llm import parse_verdict, verdict_to_score
-from engine.judges.verdicts import combine_orders
+from engine.judges.llm import swapped_verdict
 from engine.pipeline import Prepared
 from engine.plan import Binding
 from engine.spec.model import Analysis, Labels, Vibe, VibeExamples
@@ -139,10 +138,8 @@ def _judge_score(kind: str, tasks: dict[str, str], results: dict[str, Result]) -
     first, second = results.get(tasks.get("ab", "")), results.get(tasks.get("ba", ""))
     if first is None or second is None:
         return None, 0, ""
-    s1 = verdict_to_score(parse_verdict(str(first.output)), "ab")
-    s2 = verdict_to_score(parse_verdict(str(second.output)), "ba")
-    invalid = int(s1 is None) + int(s2 is None)
-    return combine_orders(s1, s2), invalid, f"[A first] {first.output}\n[B first] {second.output}"
+    score, invalid = swapped_verdict(str(first.output), str(second.output))
+    return score, invalid, f"[A first] {first.output}\n[B first] {second.output}"
 
 
 def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str, Result],
@@ -224,7 +221,7 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
         reasons.append(f"judges disagree (κ {kappa_train:.2f} < {kappa_min} on training pairs)")
     if abs(sep_train) < sep_min:
         reasons.append(f"does not separate the models (|sep| {abs(sep_train):.3f} < {sep_min} on training pairs)")
-    elif ci[0] <= 0 <= ci[1]:
+    elif not stats.excludes_zero(ci):
         reasons.append(f"separation not distinguishable from none (95% interval {ci[0]:+.3f} to {ci[1]:+.3f} "
                        "on training pairs includes 0)")
     return VibeScore(

@@ -94,14 +94,15 @@ class Cache:
             self._db.executemany("INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
             self._db.execute("COMMIT")
 
-    def _select(self, columns: str, task_ids: Iterable[str]) -> list[tuple[Any, ...]]:
-        ids = list(task_ids)
+    def _select(self, columns: str, keys: Iterable[str], table: str = "results",
+                key: str = "task_id") -> list[tuple[Any, ...]]:
+        ids = list(keys)
         rows: list[tuple[Any, ...]] = []
         with self._lock:
             for start in range(0, len(ids), 900):  # stay under SQLite's bound-parameter limit
                 chunk = ids[start:start + 900]
                 marks = ",".join("?" * len(chunk))
-                rows.extend(self._db.execute(f"SELECT {columns} FROM results WHERE task_id IN ({marks})", chunk))
+                rows.extend(self._db.execute(f"SELECT {columns} FROM {table} WHERE {key} IN ({marks})", chunk))
         return rows
 
     def get_many(self, task_ids: Iterable[str]) -> dict[str, Result]:
@@ -114,14 +115,7 @@ class Cache:
 
     def get_derived(self, keys: Iterable[str]) -> dict[str, bytes]:
         """Work computed from results (embeddings, discovery), stored by the content hash of its inputs."""
-        ids = list(keys)
-        out: dict[str, bytes] = {}
-        with self._lock:
-            for start in range(0, len(ids), 900):
-                chunk = ids[start:start + 900]
-                marks = ",".join("?" * len(chunk))
-                out.update(self._db.execute(f"SELECT key, value FROM derived WHERE key IN ({marks})", chunk))
-        return out
+        return dict(self._select("key, value", keys, table="derived", key="key"))
 
     def put_derived(self, items: dict[str, bytes]) -> None:
         now = time.time()

@@ -43,7 +43,7 @@ class RunProgress:
             for stage in STAGES if counts[stage]}
         # without a terminal: one line per stage when its last task ends, with its count and time
         self._log = None if quiet or self.enabled else console
-        self._left = dict(counts)
+        self._total, self._left = dict(counts), dict(counts)
         self._started = time.perf_counter()
 
     def __enter__(self) -> RunProgress:
@@ -59,7 +59,7 @@ class RunProgress:
             self.cost += result.cost
         self._left[task.stage] -= 1
         if self._log is not None and self._left[task.stage] == 0:
-            self._log.print(f"{task.stage}: {self._progress.tasks[self._ids[task.stage]].total:,.0f} tasks done after "
+            self._log.print(f"{task.stage}: {self._total[task.stage]:,} tasks done after "
                             f"{time.perf_counter() - self._started:.1f} s", highlight=False)
         if not self.enabled:
             return

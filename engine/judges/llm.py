@@ -11,6 +11,8 @@ import json
 import re
 from collections.abc import Iterable
 
+from engine.judges.verdicts import combine_orders
+
 VERDICT = re.compile(r"verdict\W{0,6}\s*(?:answer|output|response)?\s*(1|2|n\s*/\s*a|none|tie|equal)\b",
                      re.IGNORECASE)
 RATING = re.compile(r"rating\W{0,6}\s*([1-5])(?:\s*/\s*5)?\b", re.IGNORECASE)
@@ -36,6 +38,14 @@ def verdict_to_score(verdict: str | None, order: str) -> int | None:
         return 0
     first_shown_wins = verdict == "1"
     return (1 if first_shown_wins else -1) * (1 if order == "ab" else -1)
+
+
+def swapped_verdict(first: str, second: str) -> tuple[int, int]:
+    """A judge asked in both orders (`first` shows A's answer as answer 1, `second` B's): its verdict in A/B
+    terms under the position-swap rule, and how many of the two answers held no verdict."""
+    s1 = verdict_to_score(parse_verdict(first), "ab")
+    s2 = verdict_to_score(parse_verdict(second), "ba")
+    return combine_orders(s1, s2), int(s1 is None) + int(s2 is None)
 
 
 def _last_score(pattern: re.Pattern[str], text: str) -> int | None:

@@ -22,24 +22,21 @@ def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, .
     `corpora`: reference corpus hash → the references, for rating tasks (see `engine.judges.reference`)."""
     needed = {dep for t in tasks for dep in t.depends_on}
     texts = {tid: str(r.output) for tid, r in cache.get_many(needed).items()}
-    groups: dict[str, list[Task]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[Task]] = defaultdict(list)  # (task kind, judge kind) -> tasks
     for task in tasks:
         if all(dep in texts for dep in task.depends_on):
-            kind = task.request["kind"]
-            if kind == "rate" and task.request["judge_kind"] == "unit_tests":
-                kind = "unit_tests"
-            groups[kind if kind in ("rate", "verify", "unit_tests") else task.request["judge_kind"]].append(task)
+            groups[(task.request["kind"], task.request.get("judge_kind", ""))].append(task)
     results = []
-    for kind, group in groups.items():
+    for (kind, judge_kind), group in groups.items():
         requests = [t.request for t in group]
-        if kind == "rate":
-            verdicts = reference.rate(requests, texts, corpora)
-        elif kind == "unit_tests":
-            verdicts = unit_tests.rate(requests, texts)
-        elif kind == "verify":
+        if kind == "verify":
             verdicts = preservation.check(requests, texts)
+        elif kind == "rate" and judge_kind == "unit_tests":
+            verdicts = unit_tests.rate(requests, texts)
+        elif kind == "rate":
+            verdicts = reference.rate(requests, texts, corpora)
         else:
-            verdicts = PAIR_JUDGES[kind](requests, texts)
+            verdicts = PAIR_JUDGES[judge_kind](requests, texts)
         results.extend(Result(t.id, t.stage, t.endpoint, t.provider, v) for t, v in zip(group, verdicts, strict=True))
     cache.put_many(results)
     return results

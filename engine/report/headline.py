@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.analyze import stats
 from engine.analyze.vibecheck import VibeCheckResult, VibeScore
 
 MAX_NAMED = 4  # vibes named per model; the chart and the table carry the rest
@@ -17,7 +18,7 @@ MAX_NAMED = 4  # vibes named per model; the chart and the table carry the rest
 def confirmed(vc: VibeCheckResult) -> list[VibeScore]:
     """Kept vibes whose test-pair interval excludes 0, strongest first."""
     out = [v for v in vc.vibes if v.kept and v.separability is not None and v.separability_ci is not None
-           and not v.separability_ci[0] <= 0 <= v.separability_ci[1]]
+           and stats.excludes_zero(v.separability_ci)]
     return sorted(out, key=lambda v: -abs(v.separability or 0.0))
 
 
