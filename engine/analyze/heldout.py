@@ -21,12 +21,18 @@ pairs, and the gain over length alone a paired bootstrap over test pairs.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import warnings
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from engine import derived
 from engine.analyze import stats
 
 ESTIMATOR = "Firth-penalized logistic regression; p-values from penalized likelihood-ratio tests"
@@ -178,6 +184,11 @@ def lars_order(x: np.ndarray, names: list[str]) -> list[str]:
     """The order in which features enter the least-angle regression path predicting model identity on the
     training pairs (VibeCheck's top-k step). Both display orders make the least-squares target centred, so
     this is the paper's LARS on standardized features; it selects, it does not test."""
+    return derived.cached("lars/v1", {"x": x.tolist(), "names": names}, lambda: _lars_order(x, names),
+                          lambda order: json.dumps(order).encode(), json.loads)
+
+
+def _lars_order(x: np.ndarray, names: list[str]) -> list[str]:
     from sklearn.linear_model import lars_path
 
     scale = np.sqrt((x**2).mean(axis=0))
@@ -286,6 +297,23 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
          _accuracy("vibes alone", _correct(vibes_only.decision(x_test), y_test)),
          _accuracy("majority class", (y_test == majority).astype(float))],
         gain, gain_low, gain_high, selection)
+
+
+def cached_fit(fit: Callable[..., HeldOutFit], *args: Any) -> HeldOutFit:
+    """`fit(*args)` (model_matching or preference), or its result from the last run with the same inputs.
+    The key holds this module's and stats' source, so any change to how a fit is made is a new key."""
+    inputs = {"fit": fit.__name__, "code": _CODE_DIGEST,
+              "args": [a.tolist() if isinstance(a, np.ndarray) else a for a in args]}
+    return derived.cached("heldout/v1", inputs, lambda: fit(*args),
+                          lambda result: json.dumps(asdict(result)).encode(), _decode_fit)
+
+
+def _decode_fit(data: bytes) -> HeldOutFit:
+    fields = json.loads(data)
+    return HeldOutFit(**{**fields, "baselines": [Accuracy(**b) for b in fields["baselines"]]})
+
+
+_CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes() + Path(stats.__file__).read_bytes()).hexdigest()[:16]
 
 
 def adjust(fits: list[HeldOutFit]) -> list[HeldOutFit]:

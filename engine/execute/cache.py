@@ -67,6 +67,9 @@ class Cache:
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across process kills
         self._db.execute(_SCHEMA)
         self._db.execute(_DERIVED)
+        # Results decoded once per process: a run reads its finished tasks several times (execute, each
+        # discovery pass, analysis), and a stored result never changes under its task id except by our own put.
+        self._decoded: dict[str, Result] = {}
 
     def close(self) -> None:
         with self._lock:
@@ -84,6 +87,7 @@ class Cache:
                json.dumps(result.meta, sort_keys=True), time.time())
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?)", row)
+            self._decoded.pop(result.task_id, None)
 
     def put_many(self, results: Iterable[Result]) -> None:
         rows = [(r.task_id, r.stage, r.endpoint, r.provider, json.dumps(r.output), r.input_tokens,
@@ -93,6 +97,8 @@ class Cache:
             self._db.execute("BEGIN")
             self._db.executemany("INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
             self._db.execute("COMMIT")
+            for row in rows:
+                self._decoded.pop(row[0], None)
 
     def _select(self, columns: str, keys: Iterable[str], table: str = "results",
                 key: str = "task_id") -> list[tuple[Any, ...]]:
@@ -106,9 +112,11 @@ class Cache:
         return rows
 
     def get_many(self, task_ids: Iterable[str]) -> dict[str, Result]:
-        return {row[0]: Result(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], row[7],
-                               row[8], json.loads(row[9]))
-                for row in self._select("*", task_ids)}
+        ids = list(task_ids)
+        self._decoded.update((row[0], Result(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6],
+                                             row[7], row[8], json.loads(row[9])))
+                             for row in self._select("*", [i for i in ids if i not in self._decoded]))
+        return {i: self._decoded[i] for i in ids if i in self._decoded}
 
     def known(self, task_ids: Iterable[str]) -> set[str]:
         return {row[0] for row in self._select("task_id", task_ids)}

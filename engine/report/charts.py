@@ -6,7 +6,10 @@ works from file:// and behind firewalls. Every chart is also saved as SVG and PN
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,24 @@ def safe_json(value: Any) -> Markup:
     return Markup(text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e"))
 
 
+def _kept(build: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """A chart builder whose Vega-Lite spec is read back from the run cache when its inputs (and this module)
+    did not change: building a spec through altair's schema validation takes tens of milliseconds a chart,
+    and a report has a few per vibe."""
+
+    @functools.wraps(build)
+    def spec(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        inputs = {"chart": build.__name__, "code": _CODE_DIGEST, "args": args, "kwargs": kwargs}
+        return derived.cached("chart-spec/v1", inputs, lambda: build(*args, **kwargs),
+                              lambda value: json.dumps(value).encode(), json.loads)
+
+    return spec
+
+
+_CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+
+
+@_kept
 def separability_chart(rows: list[dict[str, Any]], model_a: str, model_b: str) -> dict[str, Any]:
     """A diverging bar per kept vibe: its separability on the test pairs, drawn toward the model that sits
     higher on the vibe (in that model's colour), with its 95% interval. Rows: vibe, separability, ci_low,
@@ -52,6 +73,7 @@ def model_scale(model_a: str, model_b: str) -> alt.Scale:
     return alt.Scale(domain=[model_a, model_b], range=[A_COLOR, B_COLOR])
 
 
+@_kept
 def verdict_distribution_chart(counts: dict[str, int], model_a: str, model_b: str) -> dict[str, Any]:
     order = [f"{model_b} higher", "tie / N/A", f"{model_a} higher"]
     frame = pd.DataFrame({"verdict": order, "pairs": [counts.get(k, 0) for k in ("-1", "0", "1")]})
@@ -64,6 +86,7 @@ def verdict_distribution_chart(counts: dict[str, int], model_a: str, model_b: st
     return chart.to_dict()
 
 
+@_kept
 def measure_chart(values: list[dict[str, Any]], measure: str, model_a: str, model_b: str,
                   bins: int = 30) -> dict[str, Any]:
     """Distribution of the measured property per model (metric judges), binned here so that the page
@@ -84,6 +107,7 @@ def measure_chart(values: list[dict[str, Any]], measure: str, model_a: str, mode
     return chart.to_dict()
 
 
+@_kept
 def accuracy_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Each regression's held-out accuracy beside its baselines on the same test pairs, with 95% intervals.
     Rows: task, rule, accuracy, ci_low, ci_high, n_test. The vibes' model is dark, the baselines grey."""
@@ -126,6 +150,7 @@ def write_vega_bundle(assets: Path) -> None:
         target.write_text(vlc.javascript_bundle(), encoding="utf-8")
 
 
+@_kept
 def ratings_chart(rows: list[dict[str, Any]], title: str) -> dict[str, Any]:
     """Rating per model with its bootstrap 95% interval."""
     frame = pd.DataFrame(rows)
@@ -139,6 +164,7 @@ def ratings_chart(rows: list[dict[str, Any]], title: str) -> dict[str, Any]:
     return (bars + points).properties(width=420, height=max(80, 22 * len(frame))).to_dict()
 
 
+@_kept
 def delta_histogram(deltas: list[float], title: str, bins: int = 20) -> dict[str, Any]:
     counts, edges = np.histogram(deltas, bins=bins, range=(min(0.0, min(deltas, default=0.0)), 1.0))
     frame = pd.DataFrame({"start": edges[:-1], "end": edges[1:], "items": counts})
@@ -148,6 +174,7 @@ def delta_histogram(deltas: list[float], title: str, bins: int = 20) -> dict[str
     ).properties(width=420, height=200).to_dict()
 
 
+@_kept
 def persona_chart(rows: list[dict[str, Any]], model_a: str, model_b: str) -> dict[str, Any]:
     """Stacked shares of votes per persona and prompt type: A wins, ties, B wins."""
     order = [f"{model_a} wins", "tie", f"{model_b} wins"]
