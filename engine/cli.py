@@ -121,6 +121,7 @@ def _label_problems(spec: Spec) -> list[Problem]:
 
 def _plan(args: argparse.Namespace) -> int:
     from engine.execute.cache import Cache
+    from engine.execute.providers.base import SCHEMA_FORMS
     from engine.pipeline import default_cache_path, prepare
     from engine.spec.load import load_spec
 
@@ -152,6 +153,11 @@ def _plan(args: argparse.Namespace) -> int:
     if plan.deferred:
         console.print("Rows marked (estimate) are upper bounds for work that depends on earlier results (vibes "
                       "not yet discovered); the other rows count planned tasks exactly.")
+    for judge in (j for j in prepared.spec.judges.values() if j.endpoint is not None):
+        form = (f"a JSON schema per prompt (structured: auto), sent as "
+                f"{SCHEMA_FORMS.get(judge.endpoint.provider, 'response_format json_schema')}"
+                if judge.answers_in_schema else "free text (structured: off)")
+        console.print(f"LLM judge {judge.name} answers in {form}")
     if prepared.spec.skipped_judges:
         console.print(f"optional judges left out (API key unset): {', '.join(prepared.spec.skipped_judges)}")
     return EXIT_OK

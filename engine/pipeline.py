@@ -62,10 +62,11 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                     execute(prepared, run_dir, cache, quiet=True, stages=())
                     _update_manifest(run_dir, lambda manifest: manifest.update(status="interrupted"))
                     raise
-                before = summary.ran_now
+                first = summary
                 with phases.phase("execute discovered"):
                     summary = execute(prepared, run_dir, cache, quiet=quiet)
-                summary.ran_now += before
+                summary.ran_now += first.ran_now
+                summary.free_text_fallbacks = {**first.free_text_fallbacks, **summary.free_text_fallbacks}
             with phases.phase("analyze"):
                 finished = cache.get_many(t.id for t in prepared.plan.tasks)
                 finish_manifest(run_dir, phases, summary)
@@ -102,6 +103,7 @@ def finish_manifest(run_dir: Path, phases: Any, summary: Any) -> None:
     def change(manifest: dict[str, Any]) -> None:
         manifest.update(phases.record())
         manifest["tasks"] = {**manifest.get("tasks", {}), "ran_now": summary.ran_now}
+        manifest["free_text_fallbacks"] = summary.free_text_fallbacks
         manifest["derived"] = {"embeddings": asdict(embeddings.stats), **derived.counts}
 
     _update_manifest(run_dir, change)

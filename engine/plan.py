@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets import Item
-from engine.judges import prompts, unit_tests
+from engine.judges import answers, prompts, unit_tests
 from engine.spec.model import Analysis, Endpoint, Judge, Persona, Spec, Vibe
 
 PLAN_VERSION = 1
@@ -212,6 +212,7 @@ class _Builder:
             request = {**base, "endpoint": judge.endpoint.identity(), "template": template.name,
                        "template_sha": template.digest, "params": params, "order": order,
                        "outputs": list(shown)}
+            _answer_in_schema(request, judge, template)
             depends = outputs
             if prompt_from:
                 request["prompt_from"] = prompt_from
@@ -241,6 +242,7 @@ class _Builder:
         template = prompts.REFERENCE_RATING
         request = {**base, "endpoint": judge.endpoint.identity(), "template": template.name,
                    "template_sha": template.digest, "params": params, "repeat": repeat}
+        _answer_in_schema(request, judge, template)
         in_tokens = estimate_tokens(template.user + item.prompt + (item.reference or "")) + out_tokens
         self.add(stage, analysis, judge.name, judge.endpoint.provider, item.id, request, (output,),
                  input_tokens=in_tokens, output_tokens=judge.endpoint.params.max_tokens, endpoint=judge.endpoint)
@@ -268,11 +270,10 @@ class _Builder:
                 for item, outputs, tokens in pairs:
                     self.judge_pair("judge", a.name, judge, item, template, {**fields, "prompt": item.prompt},
                                     outputs, tokens, extra_text=examples_text)
-        for name in a.options.get("preference_judges", []):
+        for name in a.options.get("preference_judges", []):  # every pair: labelled ones measure the judge
             for item, outputs, tokens in pairs:
-                if item.preference is None:
-                    self.judge_pair("preference", a.name, self.spec.judges[name], item, prompts.PREFERENCE,
-                                    {"prompt": item.prompt}, outputs, tokens)
+                self.judge_pair("preference", a.name, self.spec.judges[name], item, prompts.PREFERENCE,
+                                {"prompt": item.prompt}, outputs, tokens)
         if self.spec.discovery is not None:
             self._discovery(a, pairs, judges)
 
@@ -417,6 +418,7 @@ class _Builder:
                    "endpoint": verifier.endpoint.identity(), "template": template.name,
                    "template_sha": template.digest, "fields": {"original": item.prompt, "rewrite": text},
                    "params": verifier.endpoint.params.request_fields()}
+        _answer_in_schema(request, verifier, template)
         if rewrite_task:
             request["prompt_from"] = rewrite_task
         self.add("persona_check", a.name, verifier.name, verifier.endpoint.provider, item.id, request,
@@ -457,6 +459,13 @@ def _image_part(dataset: str, item: Item) -> dict[str, str]:
         raise PlanError(f"dataset {dataset!r} item {item.id!r}: image {item.image} cannot be read "
                         f"({exc.strerror or exc})") from None
     return {"type": "image", "source": item.image, "sha256": digest}
+
+
+def _answer_in_schema(request: dict[str, Any], judge: Judge, template: prompts.Template) -> None:
+    """Ask for the template's JSON schema when the judge answers in one. The schema joins the request, so
+    it joins the task hash: a free-text judge (`structured: off`) keeps the hashes it always had."""
+    if judge.answers_in_schema and template.name in answers.FOR_TEMPLATE:
+        request["answer"] = answers.request_field(answers.FOR_TEMPLATE[template.name])
 
 
 def _offset_seed(params: dict[str, Any], offset: int) -> dict[str, Any]:

@@ -11,6 +11,11 @@ bottleneck. Behaviour is chosen per request by a marker in the last user message
     [[empty]]      200 with an empty `choices` list / empty `content`
     [[400]]        400 every time
 
+Structured answers: a request carrying `response_format` or `tools` is logged with its body; with
+`state.refuse_schemas` set (400 or 422), such a request is refused with a message naming the field, as an
+older server would. A forced Anthropic tool is answered with a `tool_use` block whose input is the scripted
+reply read as JSON.
+
 The model name `missing-model` gets 404. Answers echo the prompt so a test can tell them apart. Tests can
 script answers: `state.replies[substring] = text` answers any request containing the substring. Every
 request is logged (path, marker, status, body key), which is how tests count what the server really saw.
@@ -40,6 +45,7 @@ class Logged:
     key: str
     text: str
     images: tuple[str, ...] = ()  # image parts as sent: an OpenAI image URL or Anthropic base64 data
+    body: dict[str, Any] = field(default_factory=dict)  # the request as sent
 
 
 @dataclass
@@ -49,6 +55,7 @@ class ServerState:
     seen: Counter[str] = field(default_factory=Counter)
     log_requests: bool = True
     replies: dict[str, str] = field(default_factory=dict)  # substring of the request -> fixed answer text
+    refuse_schemas: int | None = None  # status for requests that ask for a schema (None: accept them)
 
     def successes(self) -> Counter[str]:
         return Counter(entry.key for entry in self.log if entry.status == 200)
@@ -87,6 +94,10 @@ def _respond(path: str, body: dict[str, Any], state: ServerState) -> tuple[int, 
     status, headers, payload = 200, {}, b""
     if body.get("model") == "missing-model":
         status, payload = 404, b'{"error": {"message": "model not found"}}'
+    elif state.refuse_schemas and ("response_format" in body or "tools" in body):
+        field_name = "response_format" if "response_format" in body else "tools"
+        status = state.refuse_schemas
+        payload = json.dumps({"error": {"message": f"{field_name}: json_schema is not supported"}}).encode()
     elif marker == "400":
         status, payload = 400, b'{"error": {"message": "bad request"}}'
     elif marker in ("429", "429date") and attempt == 1:
@@ -98,6 +109,10 @@ def _respond(path: str, body: dict[str, Any], state: ServerState) -> tuple[int, 
         payload = b'{"id": "x", "choices": [ this is not json'
     elif path.endswith("/messages"):
         content = [] if marker == "empty" else [{"type": "text", "text": scripted or f"echo: {text}"}]
+        forced = (body.get("tool_choice") or {}).get("name")
+        if forced and marker != "empty":
+            content = [{"type": "tool_use", "id": f"toolu_{key}", "name": forced,
+                        "input": json.loads(scripted or "{}")}]
         payload = json.dumps({"id": f"msg_{key}", "type": "message", "role": "assistant", "model": body["model"],
                               "content": content, "stop_reason": "end_turn", "stop_sequence": None,
                               "usage": {"input_tokens": len(text.split()), "output_tokens": 3}}).encode()
@@ -109,7 +124,7 @@ def _respond(path: str, body: dict[str, Any], state: ServerState) -> tuple[int, 
                               "usage": {"prompt_tokens": len(text.split()), "completion_tokens": 3,
                                         "total_tokens": len(text.split()) + 3}}).encode()
     if state.log_requests:
-        state.log.append(Logged(path, marker, status, key, text, _images(body)))
+        state.log.append(Logged(path, marker, status, key, text, _images(body), body))
     return status, headers, payload
 
 

@@ -67,12 +67,16 @@ def test_manifest_and_derived_work_across_runs(tmp_path: Path) -> None:
     second = run(tmp_path)
     assert second["derived"]["embeddings"]["encoded"] == 0 and second["tasks"]["ran_now"] == 0
     assert second["derived"]["discovery"] == {"computed": 0, "read": 1}
+    # the held-out fits and the charts of an unchanged run are read back too
+    assert second["derived"]["heldout"]["computed"] == 0 and second["derived"]["heldout"]["read"] >= 1
+    assert first["derived"]["heldout"]["computed"] == second["derived"]["heldout"]["read"]
     # edit one training answer: its embedding and the discovery are recomputed, and nothing else is encoded
     train, _ = split([f"q{i:02d}" for i in range(40)], 0.5, 0)
     write_pairs(tmp_path, edit=train[0])
     third = run(tmp_path)
     assert third["derived"]["embeddings"]["encoded"] == 1
     assert third["derived"]["discovery"] == {"computed": 1, "read": 0}
+    assert third["derived"]["heldout"]["computed"] >= 1  # new verdicts, new fits
 
 
 def test_a_run_stopped_during_discovery_leaves_a_run_directory_that_says_so(tmp_path: Path,

@@ -100,9 +100,34 @@ def test_llm_judge_and_discovery_on_local_llama(tmp_path: Path) -> None:
         summary, results, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite",
                                              quiet=True, report=False)
     assert summary.done == summary.total and not summary.endpoint_errors
+    # llama-cpp-python's server does not take OpenAI's json_schema form (a 500 naming response_format): the
+    # judge goes on in free text for the run
+    assert "response_format" in summary.free_text_fallbacks["smol"]
     (vc,) = results.vibecheck
     assert vc.vibes[0].name == "enthusiasm" and vc.vibes[0].judge_kinds == ["llm"]
     assert all(p.rationales.get("enthusiasm", {}).get("smol") for p in vc.pairs)  # raw answers kept
     assert vc.invalid_verdicts >= 0  # counted, whatever the tiny model answered
     discovered = (run_dir / "discovered_vibes.yaml").read_text()
     assert discovered.startswith("#") or "vibes:" in discovered
+
+
+def test_local_judge_answers_in_its_schema_through_a_llama_cpp_grammar(tmp_path: Path) -> None:
+    """`provider: local` sends the schema in llama-cpp-python's form (a JSON object held by a grammar built from
+    it): every answer is an object with a verdict, even cut off by max_tokens in the reason that follows."""
+    from engine.pipeline import run_spec
+
+    rows = [{"id": f"p{i}", "q": f"Tell me about topic {i}.",
+             "a": f"Wow! Topic {i} is amazing! I love it so much!", "b": f"Topic {i} is a subject."}
+            for i in range(3)]
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = JUDGED.replace("provider: openai-compatible\n    base_url: {url}\n", "provider: local\n")
+    spec = spec.replace("  - {{discover: {{method: llm, proposer: smol, max_vibes: 2, pairs_per_round: 4, batch: 2, "
+                        "iterations: 1}}}}\n", "")
+    (tmp_path / "spec.yaml").write_text(spec.format())
+    summary, results, _ = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
+                                   report=False)
+    assert summary.done == summary.total and not summary.free_text_fallbacks
+    (vc,) = results.vibecheck
+    (row,) = vc.reliability
+    assert (row.answers, row.structured, row.invalid) == (6, 6, 0)  # all in the schema, every verdict read
+    assert all(p.rationales["enthusiasm"]["smol"].startswith("[A first] {") for p in vc.pairs)

@@ -47,8 +47,8 @@ def _llm_vibes(prepared: Prepared, analysis: Analysis, cache: Cache,
     spec = prepared.spec
     d = spec.discovery
     assert d is not None and d.proposer is not None
-    proposer = spec.judges[d.proposer].endpoint
-    assert proposer is not None
+    proposer = spec.judges[d.proposer]
+    assert proposer.endpoint is not None
 
     def score(vibes: list[Vibe]) -> np.ndarray:
         scored = with_vibes(prepared, vibes)

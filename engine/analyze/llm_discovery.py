@@ -16,15 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from engine.analyze import discovery
 from engine.execute.cache import Cache
 from engine.execute.run import run_calls
-from engine.judges import prompts
+from engine.judges import answers, prompts
 from engine.plan import Task, content_hash
-from engine.spec.model import Discovery, Endpoint, Vibe
+from engine.spec.model import Discovery, Judge, Vibe
 
 AXIS_LINE = re.compile(
     r"^[\s>*\-\d.)]*\**([^:*\n]{2,60}?)\**\s*:\s*\**low\**\s*:\s*(.+?)\s*;\s*\**high\**\s*:\s*(.+?)\s*$",
@@ -33,9 +34,17 @@ OUTPUT_CHARS = 1500
 
 
 def parse_axes(text: str) -> list[Vibe]:
-    """Every `name: Low: ...; High: ...` line; anything else is ignored."""
+    """Every axis of a JSON answer's `axes` list, or every `name: Low: ...; High: ...` line of a free-text
+    one; anything else is ignored."""
+    doc = answers.read(text)
+    listed = doc.get("axes") if doc is not None else None
+    if isinstance(listed, list):
+        found = [(a["name"], a["low"], a["high"]) for a in listed
+                 if isinstance(a, dict) and all(isinstance(a.get(k), str) for k in ("name", "low", "high"))]
+    else:
+        found = AXIS_LINE.findall(text or "")
     vibes = []
-    for name, low, high in AXIS_LINE.findall(text or ""):
+    for name, low, high in found:
         slug = re.sub(r"[^a-z0-9]+", "_", name.strip().lower()).strip("_")[:60]
         if slug and len(low) >= 3 and len(high) >= 3:
             vibes.append(Vibe(slug, low.strip(), high.strip()))
@@ -52,17 +61,21 @@ def _batch_text(pairs: Sequence[discovery.TrainingPair], swap: bool) -> str:
 
 @dataclass
 class _Caller:
-    endpoint: Endpoint
+    judge: Judge
     cache: Cache
 
     def __call__(self, requests: list[list[dict[str, str]]]) -> list[str]:
+        endpoint = self.judge.endpoint
+        assert endpoint is not None
         tasks = []
         for messages in requests:
-            request = {"kind": "chat", "endpoint": self.endpoint.identity(), "messages": messages,
-                       "params": self.endpoint.params.request_fields(), "sample": 0}
-            tasks.append(Task(content_hash(request), "discovery", "discovery", self.endpoint.name,
-                              self.endpoint.provider, "", request))
-        results = run_calls(tasks, {self.endpoint.name: self.endpoint}, self.cache)
+            request: dict[str, Any] = {"kind": "chat", "endpoint": endpoint.identity(), "messages": messages,
+                                       "params": endpoint.params.request_fields(), "sample": 0}
+            if self.judge.answers_in_schema:  # every proposer and reducer prompt answers with a list of axes
+                request["answer"] = answers.request_field(answers.AXES)
+            tasks.append(Task(content_hash(request), "discovery", "discovery", endpoint.name, endpoint.provider, "",
+                              request))
+        results = run_calls(tasks, {endpoint.name: endpoint}, self.cache)
         return [str(results[t.id].output) if t.id in results else "" for t in tasks]
 
 
@@ -120,7 +133,7 @@ def _misclassified(nu: np.ndarray, seed: int) -> list[int]:
     return [i for i, d in enumerate(nu @ model.coef_[0]) if d <= 0]
 
 
-def discover_with_llm(pairs: Sequence[discovery.TrainingPair], d: Discovery, proposer: Endpoint, cache: Cache,
+def discover_with_llm(pairs: Sequence[discovery.TrainingPair], d: Discovery, proposer: Judge, cache: Cache,
                       score: Callable[[list[Vibe]], np.ndarray], seed: int = 0) -> list[Vibe]:
     """`score(vibes)` returns the panel verdicts ν (pairs × vibes) of the given vibes on `pairs`. Rounds go on
     while model matching still gets more than `pairs_per_round` training pairs wrong (the paper's stop:

@@ -37,9 +37,10 @@ from typing import Any
 
 from scipy.stats import binomtest
 
-from engine.analyze import stats
+from engine.analyze import reliability, stats
 from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.analyze.reference import rating_of
+from engine.analyze.reliability import JudgeAgreement, JudgeReliability, TwoOrders
 from engine.execute.cache import Result
 from engine.judges.llm import (
     parse_confidence,
@@ -139,6 +140,8 @@ class PersonaResult:
     invalid: int = 0  # LLM judge answers that could not be parsed
     gate: str | None = None  # "<judge> rating ≥ <threshold>" when the correctness gate is on
     notes: list[str] = field(default_factory=list)
+    reliability: list[JudgeReliability] = field(default_factory=list)  # one row per LLM judge
+    agreements: list[JudgeAgreement] = field(default_factory=list)  # κ between every two judges, per dimension
 
 
 def llm_dimension_score(first: str, second: str, swap: str = "confidence") -> tuple[int, bool]:
@@ -217,6 +220,7 @@ class _Index:
         self.ratings: dict[tuple[str, str], Any] = {}
         self.checks: dict[tuple[str, str, int], Any] = {}
         self.profiles: dict[str, Any] = {}
+        self.answers: dict[tuple[str, str, str | None, str, str], dict[str, Result]] = defaultdict(dict)  # LLM
         for task in prepared.plan.tasks:
             r = task.request
             if task.id not in results or task.stage not in ("persona_rewrite", "persona_check", "persona_judge"):
@@ -232,8 +236,10 @@ class _Index:
                 self.ratings[(r["judge"], r["output"])] = out
             elif r["kind"] == "judge":
                 a, b = r["outputs"] if r.get("order", "ab") == "ab" else r["outputs"][::-1]
-                self.pairs[(r["judge"], r["fields"]["dimension"], r["fields"].get("persona"), a, b)][
-                    r.get("order", "ab")] = out
+                key = (r["judge"], r["fields"]["dimension"], r["fields"].get("persona"), a, b)
+                self.pairs[key][r.get("order", "ab")] = out
+                if "order" in r:
+                    self.answers[key][r["order"]] = results[task.id]
 
 
 def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, Result]) -> PersonaResult:
@@ -247,6 +253,8 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
     model_a, model_b = analysis.models[0], analysis.models[1]
     weights = {name: persona_weights(spec.personas[name], index.profiles.get(name)) for name in opts["personas"]}
     samples, invalid = [], 0
+    two_orders: list[TwoOrders] = []  # each LLM judge's answers in both orders, for its reliability
+    verdicts: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)  # judge -> (sample, dimension) -> score
     for binding in prepared.plan.bindings.get(analysis.name, []):
         persona_name, variant = binding.variant.split("/", 1)
         persona = spec.personas[persona_name]
@@ -267,6 +275,12 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
                     continue
                 invalid += not verdict.valid
                 sample.dimensions.append(verdict)
+                if verdict.valid:
+                    verdicts[judge.name][(f"{persona.name}/{variant}/{binding.item}", dimension)] = verdict.score
+                answers = index.answers.get((judge.name, dimension, persona_text(persona), ga, gb), {})
+                if len(answers) == 2:
+                    two_orders.append(reliability.two_orders(judge.name, binding.item, f"{persona.name}/{variant}/"
+                                                             f"{dimension}", answers["ab"], answers["ba"]))
                 per_judge[judge.name][dimension] = verdict.score
         for judge_name, scores in per_judge.items():
             sample.weighted[judge_name], sign = weighted_vote(scores, weights[persona.name][0])
@@ -276,7 +290,9 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
                                       model_b, *weights[name]) for name in opts["personas"]])
     notes = _notes(spec.personas, opts, judges, gate)
     return PersonaResult(analysis.name, model_a, model_b, {j.name: j.kind for j in judges}, swap, summaries,
-                         samples, invalid, f"{gate.name} rating ≥ {threshold:g}" if gate else None, notes)
+                         samples, invalid, f"{gate.name} rating ≥ {threshold:g}" if gate else None, notes,
+                         reliability.reliability(two_orders, "persona dimensions"),
+                         reliability.agreements(verdicts, "persona dimensions"))
 
 
 def _adjusted(summaries: list[PersonaSummary]) -> list[PersonaSummary]:
@@ -406,4 +422,5 @@ def write_personas(result: PersonaResult, run_dir: Path) -> Path:
                                        encoding="utf-8")
     body = {k: v for k, v in asdict(result).items() if k != "samples"}
     (out / "personas.json").write_text(json.dumps(body, indent=1), encoding="utf-8")
+    reliability.write(result.reliability, result.agreements, out)
     return out

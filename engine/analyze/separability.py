@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.analyze import reliability
 from engine.analyze.rankings import Outcome, Ranking, rank
+from engine.analyze.reliability import JudgeReliability
 from engine.analyze.similarity import group_similarity
 from engine.embeddings import MODEL_NAME, TokenEncoder
 from engine.execute.cache import Result
-from engine.judges.llm import swapped_verdict
 from engine.pipeline import Prepared
 from engine.spec.model import Analysis
 
@@ -62,6 +63,7 @@ class SeparabilityResult:
     rankings: list[Ranking] = field(default_factory=list)  # BT, Elo and sep-Elo on the judge's sample verdicts
     invalid: int = 0  # the judge's unparseable answers
     sep_elo: dict[str, float] = field(default_factory=dict)  # k, threshold, alpha, beta used
+    reliability: list[JudgeReliability] = field(default_factory=list)  # the preference judge's, when there is one
 
 
 def alignments(sim: np.ndarray, self_pairs: bool) -> float:
@@ -136,27 +138,27 @@ SEP_ELO_DEFAULTS = {"k": 4.0, "threshold": 0.4, "alpha": 2.0, "beta": 6.0}  # th
 
 
 def _preference_index(prepared: Prepared, analysis: Analysis,
-                      results: dict[str, Result]) -> dict[tuple[str, str], dict[str, str]] | None:
+                      results: dict[str, Result]) -> dict[tuple[str, str], dict[str, Result]] | None:
     """(A's sample task, B's sample task) → {order: the judge's answer}; None without a preference judge."""
     judge = analysis.options.get("preference_judge")
     if not judge:
         return None
-    index: dict[tuple[str, str], dict[str, str]] = {}
+    index: dict[tuple[str, str], dict[str, Result]] = {}
     for task in prepared.plan.tasks:
         request = task.request
         if task.stage != "preference" or request.get("judge") != judge or task.id not in results:
             continue
         first, second = request["outputs"]
         key = (second, first) if request.get("order") == "ba" else (first, second)
-        index.setdefault(key, {})[request.get("order", "ab")] = str(results[task.id].output)
+        index.setdefault(key, {})[request.get("order", "ab")] = results[task.id]
     return index
 
 
-def _rank_samples(result: SeparabilityResult, bindings: list, judged: dict[tuple[str, str], dict[str, str]],
+def _rank_samples(result: SeparabilityResult, bindings: list, judged: dict[tuple[str, str], dict[str, Result]],
                   analysis: Analysis) -> None:
     """The judge's verdict on every (A sample j, B sample j) pair as an outcome carrying its prompt's δ."""
     delta = {s.item_id: s.delta for s in result.items}
-    outcomes, invalid = [], 0
+    outcomes, invalid, answers = [], 0, []
     for binding in bindings:
         if binding.item not in delta:
             continue
@@ -164,8 +166,11 @@ def _rank_samples(result: SeparabilityResult, bindings: list, judged: dict[tuple
             orders = judged.get((ga, gb), {})
             if len(orders) < 2:
                 continue
-            score, unparsed = swapped_verdict(orders["ab"], orders["ba"])
-            invalid += unparsed
+            pair = reliability.two_orders(analysis.options["preference_judge"], binding.item, f"{ga}/{gb}",
+                                          orders["ab"], orders["ba"])
+            answers.append(pair)
+            score = pair.verdict
+            invalid += (pair.first is None) + (pair.second is None)
             outcomes.append(Outcome(result.model_a, result.model_b, (score + 1) / 2, delta=delta[binding.item],
                                     unit=binding.item))
     params = {**SEP_ELO_DEFAULTS, **analysis.options.get("elo", {})}
@@ -174,6 +179,7 @@ def _rank_samples(result: SeparabilityResult, bindings: list, judged: dict[tuple
     models = [result.model_a, result.model_b]
     result.preference_judge = analysis.options["preference_judge"]
     result.invalid = invalid
+    result.reliability = reliability.reliability(answers, "preference between samples", seed=seed)
     result.sep_elo = params
     if outcomes:
         result.rankings = [rank(method, outcomes, models, rounds=200, seed=seed, k=params["k"], sep=sep,

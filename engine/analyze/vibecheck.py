@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from engine.analyze import discovery, heldout, stats
+from engine.analyze import discovery, heldout, reliability, stats
+from engine.analyze.reliability import JudgeAgreement, JudgeReliability, TwoOrders
 from engine.execute.cache import Result
-from engine.judges.llm import swapped_verdict
 from engine.pipeline import Prepared
 from engine.plan import Binding
 from engine.spec.model import Analysis, Labels, Vibe, VibeExamples
@@ -94,6 +94,8 @@ class VibeCheckResult:
     notes: list[str]
     labels: Labels = field(default_factory=Labels)
     selection: str = ""  # which kept vibes entered the regressions, and how they were chosen
+    reliability: list[JudgeReliability] = field(default_factory=list)  # one row per LLM judge and task
+    agreements: list[JudgeAgreement] = field(default_factory=list)  # κ between every two judges
 
 
 def split_bindings(prepared: Prepared, analysis: Analysis) -> tuple[list[Binding], set[str]]:
@@ -115,31 +117,35 @@ def _judges_for(prepared: Prepared, analysis: Analysis, vibe: Vibe) -> list[str]
     return [name for name in names if prepared.spec.judges[name].can_score(vibe)]
 
 
-def _index_judgments(prepared: Prepared) -> dict[tuple[str, str, str, str], dict[str, str]]:
-    """(judge, vibe, output A task, output B task) -> {order: task id}; offline judges use order 'any'.
-    Keyed by outputs, not by analysis: a judgment shared by two analyses is one task."""
+def _index_judgments(prepared: Prepared, stage: str = "judge") -> dict[tuple[str, str, str, str], dict[str, str]]:
+    """(judge, vibe, output A task, output B task) -> {order: task id}; offline judges use order 'any', and
+    preference judgments the vibe ''. Keyed by outputs, not by analysis: a judgment shared by two analyses
+    is one task."""
     index: dict[tuple[str, str, str, str], dict[str, str]] = {}
     for task in prepared.plan.tasks:
         request = task.request
-        if task.stage != "judge" or request.get("kind") != "judge" or "vibe" not in request.get("fields", {}):
+        if task.stage != stage or request.get("kind") != "judge":
+            continue
+        if stage == "judge" and "vibe" not in request.get("fields", {}):
             continue
         order = request.get("order", "any")
         first, second = request["outputs"]
         a, b = (second, first) if order == "ba" else (first, second)
-        index.setdefault((request["judge"], request["fields"]["vibe"], a, b), {})[order] = task.id
+        index.setdefault((request["judge"], request["fields"].get("vibe", ""), a, b), {})[order] = task.id
     return index
 
 
-def _judge_score(kind: str, tasks: dict[str, str], results: dict[str, Result]) -> tuple[int | None, int, str]:
-    """(s_J or None if missing, how many of the judge's answers were unparseable, raw LLM text)."""
+def _judge_score(kind: str, tasks: dict[str, str], results: dict[str, Result],
+                 unit: tuple[str, str, str]) -> tuple[int | None, TwoOrders | None, str]:
+    """(s_J or None if missing, an LLM judge's two answers, its raw text). `unit`: (judge, pair, vibe)."""
     if kind != "llm":
         result = results.get(tasks.get("any", ""))
-        return (None, 0, "") if result is None else (int(result.output["score"]), 0, "")
+        return (None, None, "") if result is None else (int(result.output["score"]), None, "")
     first, second = results.get(tasks.get("ab", "")), results.get(tasks.get("ba", ""))
     if first is None or second is None:
-        return None, 0, ""
-    score, invalid = swapped_verdict(str(first.output), str(second.output))
-    return score, invalid, f"[A first] {first.output}\n[B first] {second.output}"
+        return None, None, ""
+    orders = reliability.two_orders(*unit, first, second)
+    return orders.verdict, orders, f"[A first] {first.output}\n[B first] {second.output}"
 
 
 def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str, Result],
@@ -156,6 +162,8 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     vibes = [v for v in spec.vibes if not analysis.options.get("vibes") or v.name in analysis.options["vibes"]]
     pairs: list[PairVerdicts] = []
     invalid_by_vibe = dict.fromkeys((v.name for v in vibes), 0)
+    two_orders: list[TwoOrders] = []  # every LLM judge's answers in both orders, for its reliability
+    verdicts: dict[str, dict[tuple[str, str], int]] = {}  # judge -> (pair, vibe) -> verdict
     for binding in bindings:
         ga, gb = binding.outputs[model_a][0], binding.outputs[model_b][0]
         nu, by_judge, rationales, measures = {}, {}, {}, {}
@@ -164,12 +172,16 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
             for judge_name in _judges_for(prepared, analysis, vibe):
                 kind = spec.judges[judge_name].kind
                 tasks = index.get((judge_name, vibe.name, ga, gb), {})
-                score, invalid, raw = _judge_score(kind, tasks, results)
+                score, orders, raw = _judge_score(kind, tasks, results, (judge_name, binding.item, vibe.name))
                 if kind == "metric" and tasks.get("any") in results and vibe.name not in measures:
                     out = results[tasks["any"]].output
                     measures[vibe.name] = [out["value_a"], out["value_b"]]
                 scores[judge_name] = score
-                invalid_by_vibe[vibe.name] += invalid
+                if score is not None:
+                    verdicts.setdefault(judge_name, {})[(binding.item, vibe.name)] = score
+                if orders is not None:
+                    two_orders.append(orders)
+                    invalid_by_vibe[vibe.name] += (orders.first is None) + (orders.second is None)
                 if raw:
                     rationales.setdefault(vibe.name, {})[judge_name] = raw
             by_judge[vibe.name] = scores
@@ -193,8 +205,36 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     fits = heldout.adjust([f for f in (mm, pp) if f is not None])
     mm, pp = (fits.pop(0) if mm else None), (fits.pop(0) if pp else None)
     scores = [_with_coefficients(s, mm, pp, dropped.get(s.name, "")) for s in scores]
+    judged = _judge_reliability(prepared, analysis, results, two_orders, verdicts, labels)
     return VibeCheckResult(analysis.name, model_a, model_b, scores, pairs, mm, pp, sum(invalid_by_vibe.values()),
-                           notes, labels, selection)
+                           notes, labels, selection, *judged)
+
+
+def _judge_reliability(prepared: Prepared, analysis: Analysis, results: dict[str, Result],
+                       vibe_answers: list[TwoOrders], verdicts: dict[str, dict[tuple[str, str], int]],
+                       labels: Labels) -> tuple[list[JudgeReliability], list[JudgeAgreement]]:
+    """Every LLM judge's reliability on the vibe scores and, for `preference_judges`, on which answer is
+    better (with its agreement with the dataset's labels, where there are labels); κ between every two
+    judges that scored the same vibes on the same pairs."""
+    model_a, model_b = analysis.models
+    items = {it.id: it for it in prepared.items[analysis.dataset]}
+    bindings, _ = split_bindings(prepared, analysis)
+    index = _index_judgments(prepared, stage="preference")
+    preference_answers = []
+    for binding in bindings:
+        ga, gb = binding.outputs[model_a][0], binding.outputs[model_b][0]
+        for judge in analysis.options.get("preference_judges", []):
+            tasks = index.get((judge, "", ga, gb), {})
+            first, second = results.get(tasks.get("ab", "")), results.get(tasks.get("ba", ""))
+            if first is not None and second is not None:
+                preference_answers.append(reliability.two_orders(judge, binding.item, "preference", first, second))
+    label_values = {model_a: 1, model_b: -1, "tie": 0}
+    pair_labels = {item_id: label_values[item.preference] for item_id, item in items.items()
+                   if item.preference in label_values}
+    rows = (reliability.reliability(vibe_answers, "vibe scores", seed=split_seed(analysis))
+            + reliability.reliability(preference_answers, "preference", pair_labels, labels.source,
+                                      seed=split_seed(analysis)))
+    return rows, reliability.agreements(verdicts, "vibe scores")
 
 
 def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepared: Prepared,
@@ -297,15 +337,15 @@ def _regressions(kept: list[str], features: _Features, model_a: str, notes: list
     if not test:
         notes.append("The split leaves no test pairs, so nothing is held out and no regression is scored.")
         return None, None
-    mm = heldout.model_matching(kept, features.matrix(train, kept), features.matrix(test, kept),
-                                features.length(train), features.length(test), seed)
+    mm = heldout.cached_fit(heldout.model_matching, kept, features.matrix(train, kept), features.matrix(test, kept),
+                            features.length(train), features.length(test), seed)
     labelled_train = [p for p in train if p.preference not in (None, "tie")]
     labelled_test = [p for p in test if p.preference not in (None, "tie")]
     pp = None
     if labelled_train and labelled_test:
         try:
-            pp = heldout.preference(
-                kept, features.matrix(labelled_train, kept),
+            pp = heldout.cached_fit(
+                heldout.preference, kept, features.matrix(labelled_train, kept),
                 np.array([p.preference == model_a for p in labelled_train], dtype=float),
                 features.matrix(labelled_test, kept),
                 np.array([p.preference == model_a for p in labelled_test], dtype=float),
@@ -350,4 +390,5 @@ def write_vibecheck(result: VibeCheckResult, run_dir: Path) -> Path:
                                                       "labels": asdict(result.labels), "selection": result.selection,
                                                       "invalid_verdicts": result.invalid_verdicts}, indent=2),
                                           encoding="utf-8")
+    reliability.write(result.reliability, result.agreements, out)
     return out

@@ -11,20 +11,34 @@ from __future__ import annotations
 from typing import Any
 
 from engine.execute.cache import Result
+from engine.execute.providers import ResponseSchema
+from engine.judges.answers import SCHEMAS
 from engine.judges.prompts import TEMPLATES
 from engine.plan import Task
 
 Messages = list[dict[str, Any]]
+Call = tuple[Messages, dict[str, Any], ResponseSchema | None]
 
 
-def render(task: Task, results: dict[str, Result]) -> tuple[Messages, dict[str, Any]]:
+def response_schema(task: Task) -> ResponseSchema | None:
+    """The JSON schema a task's answer must follow, when its judge answers in one."""
+    answer = task.request.get("answer")
+    if answer is None:
+        return None
+    schema = SCHEMAS[answer["schema"]]
+    return ResponseSchema(schema.title, schema.schema)
+
+
+def render(task: Task, results: dict[str, Result]) -> Call:
+    """The messages, sampling parameters and answer schema of a task's call."""
     request = task.request
     kind = request["kind"]
+    schema = response_schema(task)
     rewritten = str(results[request["prompt_from"]].output).strip() if request.get("prompt_from") else None
     if kind == "chat":
         if rewritten is None:
-            return request["messages"], request["params"]
-        return _with_user_text(request["messages"], rewritten), request["params"]
+            return request["messages"], request["params"], schema
+        return _with_user_text(request["messages"], rewritten), request["params"], schema
     template = TEMPLATES[request["template"]]
     fields = {k: str(v) for k, v in request.get("fields", {}).items() if v is not None}
     examples = request.get("fields", {}).get("examples")
@@ -39,7 +53,7 @@ def render(task: Task, results: dict[str, Result]) -> tuple[Messages, dict[str, 
         fields["output"] = str(results[request["output"]].output)
     elif kind == "rewrite":
         fields.update(persona=request["persona"], prompt=request["prompt"])
-    return template.render(**fields), request["params"]
+    return template.render(**fields), request["params"], schema
 
 
 def _listed(texts: list[str]) -> str:

@@ -68,6 +68,7 @@ class RunSummary:
     ran_now: int
     failed: list[Failure] = field(default_factory=list)
     endpoint_errors: dict[str, str] = field(default_factory=dict)
+    free_text_fallbacks: dict[str, str] = field(default_factory=dict)  # endpoint -> why it left its schema
     cost: float = 0.0
     interrupted: bool = False
 
@@ -182,6 +183,7 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
                                   for t in offline if t.id in missing)
     finally:
         summary.endpoint_errors.update(scheduler.stop_messages)
+        summary.free_text_fallbacks.update(scheduler.fallbacks)
         await _close(providers)
 
 
@@ -259,6 +261,7 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
                    "output": sum(r.output_tokens for r in results.values())},
         "cost_usd": round(summary.cost, 6),
         "endpoint_errors": summary.endpoint_errors,
+        "free_text_fallbacks": summary.free_text_fallbacks,
         "skipped_judges": list(prepared.spec.skipped_judges),
         "versions": _versions(),
         "wall_s": round(time.time() - started.timestamp(), 3),

@@ -8,6 +8,9 @@ endpoint-level circuit breaker.
 - An endpoint-fatal failure (missing key, 401/403/404, a 400 before any success, a server that cannot be
   reached at all) stops that endpoint: its remaining tasks are recorded as skipped with that one reason,
   and every other endpoint carries on.
+- A structured answer refused by the endpoint (a 400/422 naming the schema) is asked again in free text,
+  and every later call of that endpoint in the run goes in free text: the first refusal is remembered and
+  reported (`fallbacks`), and each result records whether its answer was schema-constrained.
 - Every success is written to the cache the moment it arrives.
 """
 
@@ -21,11 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.execute.cache import Cache, Result
-from engine.execute.providers import Provider, ProviderError
+from engine.execute.providers import Provider, ProviderError, ResponseSchema, refuses_schema
 from engine.plan import Task
 from engine.spec.model import Endpoint
 
-Render = Callable[[Task], tuple[list[dict[str, Any]], dict[str, Any]]]
+Render = Callable[[Task], tuple[list[dict[str, Any]], dict[str, Any], ResponseSchema | None]]
 OnResult = Callable[[Task, Result | None], None]
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
@@ -72,6 +75,7 @@ class _EndpointState:
     tokens: TokenBucket | None
     stopped: str | None = None
     successes: int = 0
+    free_text: str | None = None  # why this endpoint answers in free text for the rest of the run
 
 
 def backoff_delay(attempt: int, retry_after: float | None, rng: random.Random) -> float:
@@ -88,6 +92,7 @@ class Scheduler:
         self.rng = random.Random(seed)
         self.states: dict[str, _EndpointState] = {}
         self.stop_messages: dict[str, str] = {}
+        self.fallbacks: dict[str, str] = {}  # endpoint -> the refusal that turned its schemas off
         for name, endpoint in endpoints.items():
             provider = providers[name]
             limits = endpoint.limits
@@ -116,7 +121,7 @@ class Scheduler:
         if state.stopped:
             self.on_result(task, None)
             return Failure(task.id, task.stage, task.endpoint, f"skipped: {state.stopped}", 0)
-        messages, params = render(task)
+        messages, params, schema = render(task)
         limits = state.endpoint.limits
         async with state.semaphore:
             attempt = 0
@@ -129,10 +134,17 @@ class Scheduler:
                 if state.tokens:
                     await state.tokens.acquire(task.input_tokens + task.output_tokens)
                 attempt += 1
+                if state.free_text:
+                    schema = None
                 try:
                     assert state.provider is not None
-                    completion = await state.provider.complete(messages, params, limits.timeout_s)
+                    completion = await state.provider.complete(messages, params, limits.timeout_s, schema)
                 except ProviderError as exc:
+                    if schema is not None and refuses_schema(exc):
+                        state.free_text = state.free_text or str(exc)
+                        self.fallbacks.setdefault(state.endpoint.name, state.free_text)
+                        attempt -= 1  # not a failure of the task: it is asked again at once, in free text
+                        continue
                     fatal = exc.endpoint_fatal and (exc.status != 400 or state.successes == 0)
                     exhausted = attempt > limits.max_retries
                     if fatal or (exhausted and exc.status is None and state.successes == 0):
@@ -150,7 +162,8 @@ class Scheduler:
             cost=state.endpoint.price.cost(completion.input_tokens, completion.output_tokens),
             latency_s=completion.meta.get("latency_s", 0.0),
             meta={"model": completion.model, "finish_reason": completion.finish_reason,
-                  "response_id": completion.meta.get("id"), "attempts": attempt},
+                  "response_id": completion.meta.get("id"), "attempts": attempt,
+                  **({"structured": schema is not None} if "answer" in task.request else {})},
         )
         self.cache.put(result)
         self.on_result(task, result)

@@ -1,8 +1,9 @@
-"""LLM judge: parse a model's free-text answer into a verdict, strictly but forgiving of formatting.
+"""LLM judge: read a model's answer into a verdict, strictly but forgiving of formatting.
 
-The prompts ask for a final `Verdict: 1 | 2 | N/A | tie` line; models wrap it in markdown, change case,
-or write "Answer 2". The last verdict-looking line wins. Anything else is invalid: recorded with its raw
-text, counted in the report, scored 0, and never allowed to crash a run.
+A judge answering in its schema (`answers.py`) gives a JSON object, read by field. In free text, the
+prompts ask for a final `Verdict: 1 | 2 | N/A | tie` line; models wrap it in markdown, change case, or write
+"Answer 2". The last verdict-looking line wins. Anything else is invalid: recorded with its raw text,
+counted in the report, scored 0, and never allowed to crash a run.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import re
 from collections.abc import Iterable
 
+from engine.judges import answers
 from engine.judges.verdicts import combine_orders
 
 VERDICT = re.compile(r"verdict\W{0,6}\s*(?:answer|output|response)?\s*(1|2|n\s*/\s*a|none|tie|equal)\b",
@@ -20,13 +22,22 @@ SAME_TASK = re.compile(r"same\s+task\W{0,6}\s*(yes|no)\b", re.IGNORECASE)
 CONFIDENCE = re.compile(r"confidence\W{0,6}\s*([1-5])(?:\s*/\s*5)?\b", re.IGNORECASE)
 
 
+def _field(text: str, name: str) -> object:
+    """A field of a JSON answer; None when the answer is not a JSON object holding it."""
+    doc = answers.read(text)
+    return None if doc is None else doc.get(name)
+
+
 def parse_verdict(text: str) -> str | None:
     """'1', '2' or '0' (N/A, tie, equal); None when no verdict can be found."""
-    found = VERDICT.findall(text or "")
+    structured = _field(text, "verdict")
+    found = [structured] if isinstance(structured, str) else VERDICT.findall(text or "")
     if not found:
         return None
     last = found[-1].lower().replace(" ", "")
-    return last if last in ("1", "2") else "0"
+    if last in ("1", "2"):
+        return last
+    return "0" if last in ("n/a", "none", "tie", "equal") else None
 
 
 def verdict_to_score(verdict: str | None, order: str) -> int | None:
@@ -40,27 +51,39 @@ def verdict_to_score(verdict: str | None, order: str) -> int | None:
     return (1 if first_shown_wins else -1) * (1 if order == "ab" else -1)
 
 
+def order_verdicts(first: str, second: str) -> tuple[int | None, int | None]:
+    """A judge asked in both orders (`first` shows A's answer as answer 1, `second` B's): each answer's
+    verdict in A/B terms (None: no verdict found)."""
+    return verdict_to_score(parse_verdict(first), "ab"), verdict_to_score(parse_verdict(second), "ba")
+
+
 def swapped_verdict(first: str, second: str) -> tuple[int, int]:
-    """A judge asked in both orders (`first` shows A's answer as answer 1, `second` B's): its verdict in A/B
-    terms under the position-swap rule, and how many of the two answers held no verdict."""
-    s1 = verdict_to_score(parse_verdict(first), "ab")
-    s2 = verdict_to_score(parse_verdict(second), "ba")
+    """The verdict in A/B terms under the position-swap rule, and how many of the two answers held none."""
+    s1, s2 = order_verdicts(first, second)
     return combine_orders(s1, s2), int(s1 is None) + int(s2 is None)
 
 
-def _last_score(pattern: re.Pattern[str], text: str) -> int | None:
-    """The last 1–5 value the pattern finds; None when there is none (an out-of-range number never matches)."""
+def _last_score(pattern: re.Pattern[str], text: str, name: str) -> int | None:
+    """A JSON answer's 1–5 field `name`, else the last 1–5 value the pattern finds; None when there is none
+    (an out-of-range number never matches)."""
+    structured = _field(text, name)
+    if isinstance(structured, int) and not isinstance(structured, bool):
+        return structured if 1 <= structured <= 5 else None
     found = pattern.findall(text or "")
     return int(found[-1]) if found else None
 
 
 def parse_rating(text: str) -> int | None:
     """The 1–5 rating of a reference-based judgment; None if missing or out of range."""
-    return _last_score(RATING, text)
+    return _last_score(RATING, text, "rating")
 
 
 def rating_explanation(text: str) -> str:
-    """The judge's reasoning: what precedes its last rating line, without an "Explanation:" label."""
+    """The judge's reasoning: its `explanation` field, or what precedes its last rating line, without an
+    "Explanation:" label."""
+    structured = _field(text, "explanation")
+    if isinstance(structured, str):
+        return structured.strip()
     found = list(RATING.finditer(text or ""))
     head = (text[: found[-1].start()] if found else text or "").strip()
     return re.sub(r"^\W*explanation\W*", "", head, flags=re.IGNORECASE).strip()
@@ -68,12 +91,13 @@ def rating_explanation(text: str) -> str:
 
 def parse_confidence(text: str) -> int | None:
     """The 1–5 confidence a persona judge attaches to its verdict; None if missing."""
-    return _last_score(CONFIDENCE, text)
+    return _last_score(CONFIDENCE, text, "confidence")
 
 
 def parse_same_task(text: str) -> bool | None:
     """An LLM preservation check's answer: True (same task), False, or None when it gave none."""
-    found = SAME_TASK.findall(text or "")
+    structured = _field(text, "same_task")
+    found = [structured] if isinstance(structured, str) else SAME_TASK.findall(text or "")
     return found[-1].lower() == "yes" if found else None
 
 

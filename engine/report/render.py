@@ -26,6 +26,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from engine.analyze.heldout import Accuracy, HeldOutFit
 from engine.analyze.personas import PersonaResult
 from engine.analyze.reference import ReferenceResult
+from engine.analyze.reliability import CONSISTENCY_MIN
 from engine.analyze.results import RunResults
 from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
 from engine.execute.cache import Result
@@ -60,6 +61,7 @@ def environment() -> Environment:
     env.filters["num"] = lambda x, digits=2: "—" if x is None else f"{x:.{digits}f}"
     env.filters["pval"] = lambda p: "—" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
     env.filters["clip"] = lambda text, n=PREVIEW_CHARS: text if len(text) <= n else text[:n] + " …"
+    env.globals["consistency_min"] = CONSISTENCY_MIN
     return env
 
 
@@ -119,15 +121,32 @@ def _judges(prepared: Prepared, outputs: dict[str, Result],
     for line in failures.read_text(encoding="utf-8").splitlines() if failures.exists() else []:
         failure = json.loads(line)
         errors.setdefault(failure["endpoint"], failure["error"])
+    asked_schema: dict[str, list[Result]] = {}
+    for task in prepared.plan.tasks:
+        if "answer" in task.request and task.id in outputs:
+            asked_schema.setdefault(task.endpoint, []).append(outputs[task.id])
     ran, failed = [], []
     for j in prepared.spec.judges.values():
-        row = {"name": j.name, "kind": j.kind, "model": j.endpoint.model if j.endpoint else None}
+        row = {"name": j.name, "kind": j.kind, "model": j.endpoint.model if j.endpoint else None,
+               "form": _answer_form(j.answers_in_schema, asked_schema.get(j.name, []))}
         if j.name in done:
             ran.append(row)
         elif planned.get(j.name):
             failed.append({**row, "tasks": planned[j.name], "error": errors.get(j.name, "its tasks did not finish"),
                            "key": j.endpoint.api_key_env if j.endpoint else None})
     return ran, failed
+
+
+def _answer_form(in_schema: bool, answers: list[Result]) -> str:
+    """How an LLM judge's answers came back: in its JSON schema, or in free text (asked for, or because the
+    endpoint refused the schema and the run fell back)."""
+    if not in_schema:
+        return "answers in free text (structured: off)"
+    free = sum(r.meta.get("structured") is False for r in answers)
+    if not free:
+        return f"{len(answers)} answers in its JSON schema" if answers else ""
+    return (f"{free} of {len(answers)} answers in free text: the endpoint refused the JSON schema, so the run "
+            "answered in free text for the rest of it")
 
 
 def _text(outputs: dict[str, Result], task_id: str) -> str:

@@ -92,6 +92,11 @@ class Judge:
     metric: str = "auto"
     tolerance: float = 0.05
     margin: float = 0.02
+    structured: str = "auto"  # LLM judges: answer in the prompt's JSON schema (auto) or in free text (off)
+
+    @property
+    def answers_in_schema(self) -> bool:
+        return self.kind == "llm" and self.structured == "auto"
 
     def can_score(self, vibe: Vibe) -> bool:
         """Which judges a panel sends a vibe to. A metric judge needs a property to measure (its own or the
@@ -305,6 +310,7 @@ def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
             metric=raw.get("metric", "auto"),
             tolerance=raw.get("tolerance", 0.05),
             margin=raw.get("margin", 0.02),
+            structured="off" if raw.get("structured") in ("off", False) else "auto",  # YAML 1.1 reads off as false
         )
     vibes: list[Vibe] = []
     discovery: Discovery | None = None

@@ -3,6 +3,7 @@ or URL source blocks). The SDK's own retries are off: the scheduler retries ever
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -12,6 +13,7 @@ from engine.execute.providers.base import (
     Completion,
     Messages,
     ProviderError,
+    ResponseSchema,
     api_key,
     limits,
     read_image,
@@ -53,9 +55,14 @@ class AnthropicProvider:
             http_client=anthropic.DefaultAsyncHttpxClient(limits=limits(endpoint)),
         )
 
-    async def complete(self, messages: Messages, params: dict[str, Any], timeout: float) -> Completion:
+    async def complete(self, messages: Messages, params: dict[str, Any], timeout: float,
+                       schema: ResponseSchema | None = None) -> Completion:
         system, turns = to_anthropic(messages)
         extra: dict[str, Any] = {}
+        if schema is not None:  # a forced tool whose input is the answer
+            extra["tools"] = [{"name": schema.name, "description": "Record your answer in this form.",
+                               "input_schema": schema.schema}]
+            extra["tool_choice"] = {"type": "tool", "name": schema.name}
         sampling = {k: v for k, v in params.items() if k in ("temperature", "top_p")}
         if sampling:  # newer SDK majors no longer take these as arguments; the API still reads them
             extra["extra_body"] = sampling
@@ -67,9 +74,15 @@ class AnthropicProvider:
         with sdk_errors(anthropic, self.endpoint, self.client.base_url, timeout):
             response = await self.client.messages.create(model=self.endpoint.model, messages=turns,
                                                          max_tokens=params["max_tokens"], timeout=timeout, **extra)
-        texts = [block.text for block in (response.content or []) if getattr(block, "type", "") == "text"]
+        blocks = response.content or []
+        if schema is not None:
+            texts = [json.dumps(b.input, ensure_ascii=False) for b in blocks
+                     if getattr(b, "type", "") == "tool_use" and b.name == schema.name]
+        else:
+            texts = [block.text for block in blocks if getattr(block, "type", "") == "text"]
         if not texts:
-            raise ProviderError(f"{self.endpoint.name}: response has no text content", retryable=True)
+            wanted = "answer tool call" if schema is not None else "text content"
+            raise ProviderError(f"{self.endpoint.name}: response has no {wanted}", retryable=True)
         return Completion(
             text="".join(texts),
             input_tokens=response.usage.input_tokens,

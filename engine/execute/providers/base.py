@@ -12,6 +12,7 @@ import email.utils
 import importlib
 import mimetypes
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -32,13 +33,23 @@ class Completion:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ResponseSchema:
+    """A JSON schema the answer must follow, sent in each provider's own form; `name` is letters, digits,
+    '_' and '-' only, as every provider requires."""
+
+    name: str
+    schema: dict[str, Any]
+
+
 class ProviderError(Exception):
     """A failed call. `retryable` errors are retried with backoff; `endpoint_fatal` ones (bad key, unknown
     model, unreachable server) stop every remaining task of that endpoint with this one message."""
 
     def __init__(self, message: str, *, retryable: bool = False, endpoint_fatal: bool = False,
-                 status: int | None = None, retry_after: float | None = None):
+                 status: int | None = None, retry_after: float | None = None, body: str = ""):
         super().__init__(message)
+        self.body = body
         self.retryable = retryable
         self.endpoint_fatal = endpoint_fatal
         self.status = status
@@ -48,7 +59,8 @@ class ProviderError(Exception):
 class Provider(Protocol):
     endpoint: Endpoint
 
-    async def complete(self, messages: Messages, params: dict[str, Any], timeout: float) -> Completion: ...
+    async def complete(self, messages: Messages, params: dict[str, Any], timeout: float,
+                       schema: ResponseSchema | None = None) -> Completion: ...
 
     async def aclose(self) -> None: ...
 
@@ -60,6 +72,14 @@ _MODULES = {  # provider name -> the module whose import registers it
     "openai-compatible": "engine.execute.providers.openai_api",
     "anthropic": "engine.execute.providers.anthropic_api",
     "local": "engine.execute.providers.local",
+}
+
+
+SCHEMA_FORMS = {  # how each provider is held to a judge's answer schema, as `vibe plan` states it
+    "openai": "OpenAI structured outputs (response_format json_schema, strict)",
+    "openai-compatible": "response_format json_schema (free text for the run if the server refuses it)",
+    "anthropic": "a forced tool whose input is the answer",
+    "local": "a llama.cpp grammar built from the schema",
 }
 
 
@@ -104,7 +124,7 @@ def error_from_status(status: int, body: str, headers: Any, endpoint: Endpoint) 
     retry_after = parse_retry_after(headers.get("retry-after")) if headers is not None else None
     summary = f"{endpoint.name}: HTTP {status} from {endpoint.provider} ({endpoint.model}): {body[:300]}"
     return ProviderError(summary, retryable=status in RETRYABLE_STATUS, endpoint_fatal=status in ENDPOINT_FATAL_STATUS,
-                         status=status, retry_after=retry_after)
+                         status=status, retry_after=retry_after, body=body[:2000])
 
 
 @contextlib.contextmanager
@@ -122,6 +142,16 @@ def sdk_errors(sdk: Any, endpoint: Endpoint, base_url: object, timeout: float) -
                             retryable=True) from None
     except (sdk.APIResponseValidationError, ValueError) as exc:
         raise ProviderError(f"{endpoint.name}: malformed response ({exc})", retryable=True) from None
+
+
+SCHEMA_FIELDS = re.compile(r"response_format|json_schema|input_schema|tool_choice|\btools?\b|grammar", re.IGNORECASE)
+
+
+def refuses_schema(error: ProviderError) -> bool:
+    """An error whose message names the schema's request field: the endpoint does not take structured answers
+    (an older OpenAI-compatible server, a model without tool use), as opposed to a request wrong in itself.
+    llama-cpp-python's server answers OpenAI's `json_schema` form with a 500 that names `response_format`."""
+    return error.status in (400, 422, 500) and bool(SCHEMA_FIELDS.search(error.body))
 
 
 def limits(endpoint: Endpoint) -> Any:

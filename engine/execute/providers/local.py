@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 
 from engine.execute.providers.base import Provider, ProviderError, register
-from engine.execute.providers.openai_api import OpenAIProvider
+from engine.execute.providers.openai_api import OpenAIProvider, json_object_format
 from engine.spec.model import Endpoint
 
 N_CTX = 4096  # room for a judge prompt holding two answers
@@ -122,4 +122,5 @@ def local_provider(endpoint: Endpoint) -> Provider:
     server = LocalServer.current
     if server is None:
         raise ProviderError(f"{endpoint.name}: the local llama.cpp server is not running", endpoint_fatal=True)
-    return OpenAIProvider(replace(endpoint, api_key_env=None), base_url=server.base_url)
+    return OpenAIProvider(replace(endpoint, api_key_env=None), base_url=server.base_url,
+                          response_format=json_object_format)

@@ -4,6 +4,7 @@ server, Ollama) via `base_url`. The SDK's own retries are off: the scheduler ret
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import openai
@@ -12,6 +13,7 @@ from engine.execute.providers.base import (
     Completion,
     Messages,
     ProviderError,
+    ResponseSchema,
     api_key,
     limits,
     read_image,
@@ -40,10 +42,23 @@ def to_openai_messages(messages: Messages) -> list[dict[str, Any]]:
     return out
 
 
+def json_schema_format(schema: ResponseSchema) -> dict[str, Any]:
+    """OpenAI structured outputs (strict), as OpenAI-compatible servers (vLLM, llama.cpp's own server) also
+    read them."""
+    return {"type": "json_schema", "json_schema": {"name": schema.name, "strict": True, "schema": schema.schema}}
+
+
+def json_object_format(schema: ResponseSchema) -> dict[str, Any]:
+    """llama-cpp-python's server: a JSON object held to `schema` by a grammar."""
+    return {"type": "json_object", "schema": schema.schema}
+
+
 @register("openai", "openai-compatible")
 class OpenAIProvider:
-    def __init__(self, endpoint: Endpoint, base_url: str | None = None):
+    def __init__(self, endpoint: Endpoint, base_url: str | None = None,
+                 response_format: Callable[[ResponseSchema], dict[str, Any]] = json_schema_format):
         self.endpoint = endpoint
+        self.response_format = response_format
         key = api_key(endpoint, "OPENAI_API_KEY" if endpoint.provider == "openai" else None)
         self.client = openai.AsyncOpenAI(
             api_key=key or "not-needed",
@@ -53,7 +68,10 @@ class OpenAIProvider:
             http_client=openai.DefaultAsyncHttpxClient(limits=limits(endpoint)),
         )
 
-    async def complete(self, messages: Messages, params: dict[str, Any], timeout: float) -> Completion:
+    async def complete(self, messages: Messages, params: dict[str, Any], timeout: float,
+                       schema: ResponseSchema | None = None) -> Completion:
+        if schema is not None:
+            params = {**params, "response_format": self.response_format(schema)}
         start = time.perf_counter()
         with sdk_errors(openai, self.endpoint, self.client.base_url, timeout):
             response = await self.client.chat.completions.create(
