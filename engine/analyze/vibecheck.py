@@ -177,8 +177,8 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                     out = results[tasks["any"]].output
                     measures[vibe.name] = [out["value_a"], out["value_b"]]
                 scores[judge_name] = score
-                if score is not None:
-                    verdicts.setdefault(judge_name, {})[(binding.item, vibe.name)] = score
+                if score is not None and (orders is None or None not in (orders.first, orders.second)):
+                    verdicts.setdefault(judge_name, {})[(binding.item, vibe.name)] = score  # readable ones
                 if orders is not None:
                     two_orders.append(orders)
                     invalid_by_vibe[vibe.name] += (orders.first is None) + (orders.second is None)
