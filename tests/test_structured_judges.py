@@ -68,7 +68,7 @@ def test_openai_compatible_judge_sends_the_schema_and_reads_the_answer(tmp_path:
     vibe_request = next(e.body for e in log if "Which answer" in e.text)
     assert vibe_request["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "vibe_verdict_v2", "strict": True, "schema": answers.VIBE_VERDICT.schema}}
+        "json_schema": {"name": "vibe_verdict_v1", "strict": True, "schema": answers.VIBE_VERDICT.schema}}
     preference_request = next(e.body for e in log if "serves the user better" in e.text)
     assert preference_request["response_format"]["json_schema"]["schema"]["properties"]["verdict"]["enum"] == \
         ["1", "2", "tie"]
@@ -95,9 +95,9 @@ def test_anthropic_judge_is_forced_to_its_answer_tool(tmp_path: Path, monkeypatc
         summary, results, _ = run_spec(spec, tmp_path / "run", tmp_path / "c.sqlite", quiet=True, report=False)
         request = next(e.body for e in server.state.log if "Which answer" in e.text)
     assert summary.done == summary.total
-    assert request["tools"] == [{"name": "vibe_verdict_v2", "description": "Record your answer in this form.",
+    assert request["tools"] == [{"name": "vibe_verdict_v1", "description": "Record your answer in this form.",
                                  "input_schema": answers.VIBE_VERDICT.schema}]
-    assert request["tool_choice"] == {"type": "tool", "name": "vibe_verdict_v2"}
+    assert request["tool_choice"] == {"type": "tool", "name": "vibe_verdict_v1"}
     (vc,) = results.vibecheck
     scores = next(r for r in vc.reliability if r.task == "vibe scores")
     assert scores.invalid == 0 and scores.structured == 8  # every tool answer read, none lost
@@ -134,7 +134,7 @@ def test_the_schema_is_part_of_the_task_hash(tmp_path: Path) -> None:
     llm = {t.id: t for t in structured.tasks if t.endpoint == "judge"}
     llm_free = {t.id: t for t in free.tasks if t.endpoint == "judge"}
     assert len(llm) == len(llm_free) == 32 and not set(llm) & set(llm_free)
-    assert all(t.request["answer"] == {"schema": "vibe_verdict/v2", "sha": answers.VIBE_VERDICT.digest}
+    assert all(t.request["answer"] == {"schema": "vibe_verdict/v1", "sha": answers.VIBE_VERDICT.digest}
                for t in llm.values() if t.stage == "judge")
     assert all("answer" not in t.request for t in llm_free.values())
     offline = {t.id for t in structured.tasks if t.endpoint != "judge"}

@@ -35,15 +35,15 @@ class AnswerSchema:
 
 def _object(**properties: dict[str, Any]) -> dict[str, Any]:
     """A closed object whose every property is required, in this order (OpenAI's strict mode needs both, and
-    models write the properties in this order). The decision comes first and the reason after it: a judge
-    that runs out of tokens mid-reason (SmolLM2 did in 13% of its answers with the reason first) has still
-    committed to its verdict, which `read` recovers from the cut-off object."""
+    models write the properties in this order). The decision comes first and the reason after it: a small
+    judge often runs out of tokens mid-reason, and with the decision first it has still committed to one,
+    which `read` recovers from the cut-off object (README: measured on SmolLM2)."""
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
 def _text(description: str) -> dict[str, Any]:
     """Free text. No length bound: OpenAI's strict mode refuses one, and llama.cpp's grammar for a bounded
-    string made SmolLM2's answers ten times slower (6.5 s against 0.6 s for the same 23 tokens)."""
+    string slows sampling by an order of magnitude."""
     return {"type": "string", "description": description}
 
 
@@ -56,16 +56,16 @@ def _scale(description: str) -> dict[str, Any]:
 
 
 REASONING = _text("One short sentence on why.")
-VIBE_VERDICT = AnswerSchema("vibe_verdict/v2", _object(
+VIBE_VERDICT = AnswerSchema("vibe_verdict/v1", _object(
     verdict=_choice("1", "2", "N/A", description="The answer higher on the axis; N/A when it does not apply or both "
                                                  "are equal."),
     reasoning=REASONING))
-PREFERENCE_VERDICT = AnswerSchema("preference_verdict/v2", _object(
+PREFERENCE_VERDICT = AnswerSchema("preference_verdict/v1", _object(
     verdict=_choice("1", "2", "tie", description="The answer that serves the user better."), reasoning=REASONING))
-REFERENCE_RATING = AnswerSchema("reference_rating/v2", _object(
+REFERENCE_RATING = AnswerSchema("reference_rating/v1", _object(
     rating=_scale("1 (wrong) to 5 (fully correct)."),
     explanation=_text("One or two sentences on how well the answer matches the ground truth.")))
-PERSONA_VERDICT = AnswerSchema("persona_verdict/v2", _object(
+PERSONA_VERDICT = AnswerSchema("persona_verdict/v1", _object(
     verdict=_choice("1", "2", "tie", description="The answer this user prefers on the dimension."),
     confidence=_scale("1 (a guess) to 5 (certain)."),
     reasoning=REASONING))
@@ -73,7 +73,7 @@ AXES = AnswerSchema("axes/v1", _object(axes={"type": "array", "items": _object(
     name=_text("A short snake_case name for the axis."),
     low=_text("What an answer low on the axis does."),
     high=_text("What an answer high on the axis does."))}))
-SAME_TASK = AnswerSchema("same_task/v2", _object(
+SAME_TASK = AnswerSchema("same_task/v1", _object(
     same_task=_choice("yes", "no", description="Whether the rewrite asks for the same task."), reasoning=REASONING))
 
 # Which schema each judge template answers in. The persona rewrite is free text by nature, and the persona
