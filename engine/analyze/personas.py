@@ -43,11 +43,10 @@ from engine.analyze.reference import rating_of
 from engine.analyze.reliability import JudgeAgreement, JudgeReliability, TwoOrders
 from engine.execute.cache import Result
 from engine.judges.llm import (
+    order_verdicts,
     parse_confidence,
     parse_profile,
     parse_same_task,
-    parse_verdict,
-    verdict_to_score,
 )
 from engine.pipeline import Prepared
 from engine.plan import DIMENSION_MEASURES, PERSONA_DIMENSIONS, persona_dimensions, persona_text
@@ -146,8 +145,7 @@ class PersonaResult:
 
 def llm_dimension_score(first: str, second: str, swap: str = "confidence") -> tuple[int, bool]:
     """(score, valid) from the two orders' answers: `first` shows A's answer as answer 1, `second` B's."""
-    s1 = verdict_to_score(parse_verdict(first), "ab")
-    s2 = verdict_to_score(parse_verdict(second), "ba")
+    s1, s2 = order_verdicts(first, second)
     if s1 is None or s2 is None:
         return 0, False
     if s1 == s2:
@@ -216,11 +214,11 @@ class _Index:
 
     def __init__(self, prepared: Prepared, results: dict[str, Result]):
         self.verify: dict[tuple[str, str, int], Any] = {}
-        self.pairs: dict[tuple[str, str, str | None, str, str], dict[str, Any]] = defaultdict(dict)
+        # (judge, dimension, persona text or None, output A, output B) -> {order: result}
+        self.pairs: dict[tuple[str, str, str | None, str, str], dict[str, Result]] = defaultdict(dict)
         self.ratings: dict[tuple[str, str], Any] = {}
         self.checks: dict[tuple[str, str, int], Any] = {}
         self.profiles: dict[str, Any] = {}
-        self.answers: dict[tuple[str, str, str | None, str, str], dict[str, Result]] = defaultdict(dict)  # LLM
         for task in prepared.plan.tasks:
             r = task.request
             if task.id not in results or task.stage not in ("persona_rewrite", "persona_check", "persona_judge"):
@@ -236,10 +234,8 @@ class _Index:
                 self.ratings[(r["judge"], r["output"])] = out
             elif r["kind"] == "judge":
                 a, b = r["outputs"] if r.get("order", "ab") == "ab" else r["outputs"][::-1]
-                key = (r["judge"], r["fields"]["dimension"], r["fields"].get("persona"), a, b)
-                self.pairs[key][r.get("order", "ab")] = out
-                if "order" in r:
-                    self.answers[key][r["order"]] = results[task.id]
+                self.pairs[(r["judge"], r["fields"]["dimension"], r["fields"].get("persona"), a, b)][
+                    r.get("order", "ab")] = results[task.id]
 
 
 def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, Result]) -> PersonaResult:
@@ -277,10 +273,10 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
                 sample.dimensions.append(verdict)
                 if verdict.valid:
                     verdicts[judge.name][(f"{persona.name}/{variant}/{binding.item}", dimension)] = verdict.score
-                answers = index.answers.get((judge.name, dimension, persona_text(persona), ga, gb), {})
-                if len(answers) == 2:
+                orders = index.pairs.get((judge.name, dimension, persona_text(persona), ga, gb), {})
+                if judge.kind == "llm" and len(orders) == 2:
                     two_orders.append(reliability.two_orders(judge.name, binding.item, f"{persona.name}/{variant}/"
-                                                             f"{dimension}", answers["ab"], answers["ba"]))
+                                                             f"{dimension}", orders["ab"], orders["ba"]))
                 per_judge[judge.name][dimension] = verdict.score
         for judge_name, scores in per_judge.items():
             sample.weighted[judge_name], sign = weighted_vote(scores, weights[persona.name][0])
@@ -314,12 +310,13 @@ def _dimension(judge: str, kind: str, dimension: str, persona: Persona, ga: str,
         orders = index.pairs.get((judge, dimension, persona_text(persona), ga, gb), {})
         if len(orders) < 2:
             return None
-        score, valid = llm_dimension_score(str(orders["ab"]), str(orders["ba"]), swap)
+        score, valid = llm_dimension_score(str(orders["ab"].output), str(orders["ba"].output), swap)
         return DimensionVerdict(dimension, judge, kind, score, valid)
     measure = DIMENSION_MEASURES.get(dimension)
-    verdict = index.pairs.get((judge, dimension, None, ga, gb), {}).get("ab")
-    if verdict is None or measure not in persona.prefers:
+    result = index.pairs.get((judge, dimension, None, ga, gb), {}).get("ab")
+    if result is None or measure not in persona.prefers:
         return None
+    verdict = result.output
     prefers = persona.prefers[measure]
     detail = f"{measure}: {verdict['value_a']:.2f} vs {verdict['value_b']:.2f}, prefers {prefers}"
     return DimensionVerdict(dimension, judge, kind, metric_dimension_score(verdict, prefers), True, detail)

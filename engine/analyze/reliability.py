@@ -170,12 +170,13 @@ def write(rows: list[JudgeReliability], pairs: list[JudgeAgreement], folder: Pat
     if not rows and not pairs:
         return
     folder.mkdir(parents=True, exist_ok=True)
-    for name, records in (("judge_reliability", rows), ("judge_agreement", pairs)):
+    tables: tuple[tuple[str, type, list], ...] = (("judge_reliability", JudgeReliability, rows),
+                                                  ("judge_agreement", JudgeAgreement, pairs))
+    for name, record, records in tables:
         flat = [{k: (";".join(map(str, v)) if isinstance(v, tuple) else v) for k, v in asdict(r).items()}
                 for r in records]
         with (folder / f"{name}.csv").open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=[f.name for f in fields(JudgeReliability if records is rows
-                                                                             else JudgeAgreement)])
+            writer = csv.DictWriter(fh, fieldnames=[f.name for f in fields(record)])
             writer.writeheader()
             writer.writerows(flat)
     (folder / "judge_reliability.json").write_text(json.dumps(

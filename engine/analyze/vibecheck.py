@@ -21,6 +21,7 @@ import numpy as np
 
 from engine.analyze import discovery, heldout, reliability, stats
 from engine.analyze.reliability import JudgeAgreement, JudgeReliability, TwoOrders
+from engine.datasets import Item
 from engine.execute.cache import Result
 from engine.pipeline import Prepared
 from engine.plan import Binding
@@ -205,20 +206,19 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     fits = heldout.adjust([f for f in (mm, pp) if f is not None])
     mm, pp = (fits.pop(0) if mm else None), (fits.pop(0) if pp else None)
     scores = [_with_coefficients(s, mm, pp, dropped.get(s.name, "")) for s in scores]
-    judged = _judge_reliability(prepared, analysis, results, two_orders, verdicts, labels)
+    judged = _judge_reliability(prepared, analysis, bindings, items, results, two_orders, verdicts, labels)
     return VibeCheckResult(analysis.name, model_a, model_b, scores, pairs, mm, pp, sum(invalid_by_vibe.values()),
                            notes, labels, selection, *judged)
 
 
-def _judge_reliability(prepared: Prepared, analysis: Analysis, results: dict[str, Result],
-                       vibe_answers: list[TwoOrders], verdicts: dict[str, dict[tuple[str, str], int]],
+def _judge_reliability(prepared: Prepared, analysis: Analysis, bindings: list[Binding], items: dict[str, Item],
+                       results: dict[str, Result], vibe_answers: list[TwoOrders],
+                       verdicts: dict[str, dict[tuple[str, str], int]],
                        labels: Labels) -> tuple[list[JudgeReliability], list[JudgeAgreement]]:
     """Every LLM judge's reliability on the vibe scores and, for `preference_judges`, on which answer is
     better (with its agreement with the dataset's labels, where there are labels); κ between every two
     judges that scored the same vibes on the same pairs."""
     model_a, model_b = analysis.models
-    items = {it.id: it for it in prepared.items[analysis.dataset]}
-    bindings, _ = split_bindings(prepared, analysis)
     index = _index_judgments(prepared, stage="preference")
     preference_answers = []
     for binding in bindings:

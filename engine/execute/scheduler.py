@@ -8,9 +8,10 @@ endpoint-level circuit breaker.
 - An endpoint-fatal failure (missing key, 401/403/404, a 400 before any success, a server that cannot be
   reached at all) stops that endpoint: its remaining tasks are recorded as skipped with that one reason,
   and every other endpoint carries on.
-- A structured answer refused by the endpoint (a 400/422 naming the schema) is asked again in free text,
-  and every later call of that endpoint in the run goes in free text: the first refusal is remembered and
-  reported (`fallbacks`), and each result records whether its answer was schema-constrained.
+- A structured answer refused by the endpoint (an error naming the schema field; see `refuses_schema`) is
+  asked again in free text, and every later call of that endpoint in the run goes in free text: the first
+  refusal is remembered and reported (`fallbacks`), and each result records whether its answer was
+  schema-constrained.
 - Every success is written to the cache the moment it arrives.
 """
 

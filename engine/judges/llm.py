@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterable
 
 from engine.judges import answers
-from engine.judges.verdicts import combine_orders
 
 VERDICT = re.compile(r"verdict\W{0,6}\s*(?:answer|output|response)?\s*(1|2|n\s*/\s*a|none|tie|equal)\b",
                      re.IGNORECASE)
@@ -55,12 +54,6 @@ def order_verdicts(first: str, second: str) -> tuple[int | None, int | None]:
     """A judge asked in both orders (`first` shows A's answer as answer 1, `second` B's): each answer's
     verdict in A/B terms (None: no verdict found)."""
     return verdict_to_score(parse_verdict(first), "ab"), verdict_to_score(parse_verdict(second), "ba")
-
-
-def swapped_verdict(first: str, second: str) -> tuple[int, int]:
-    """The verdict in A/B terms under the position-swap rule, and how many of the two answers held none."""
-    s1, s2 = order_verdicts(first, second)
-    return combine_orders(s1, s2), int(s1 is None) + int(s2 is None)
 
 
 def _last_score(pattern: re.Pattern[str], text: str, name: str) -> int | None:
