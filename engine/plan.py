@@ -24,20 +24,12 @@ from typing import Any
 from engine.datasets import Item
 from engine.judges import answers, prompts, unit_tests
 from engine.spec.model import Analysis, Endpoint, Judge, Persona, Spec, Vibe
+from engine.spec.profiles import JUDGED_DIMENSIONS
 
 PLAN_VERSION = 1
 STAGES = ("persona_rewrite", "persona_check", "generation", "preference", "discovery", "judge", "reference",
           "persona_judge")
 OFFLINE_PROVIDER = "offline"
-PERSONA_DIMENSIONS = {  # vibe-testing's seven judged dimensions, in our words
-    "clarity": "how easy the answer is to follow for this user",
-    "tone_fit": "whether the tone and style suit this user",
-    "workflow_fit": "whether the answer fits how this user works",
-    "cognitive_load": "how little effort the answer demands of this user",
-    "context_awareness": "whether the answer respects the request's context and constraints",
-    "persona_consistency": "whether the answer suits this user's role and expertise",
-    "anthropomorphism": "how human-like and personable the answer feels, as this user would want it",
-}
 # The text property an offline metric judge measures for a dimension; the persona's `prefers` says which end
 # of it that persona favours. Dimensions missing here need an LLM judge.
 DIMENSION_MEASURES = {"clarity": "readability", "cognitive_load": "length_words",
@@ -409,7 +401,7 @@ class _Builder:
         judge = self.spec.judges[persona.derive_with or ""]
         assert judge.endpoint is not None
         template = prompts.PERSONA_PROFILE
-        dimensions = "\n".join(f"- {d}: {text}" for d, text in PERSONA_DIMENSIONS.items())
+        dimensions = "\n".join(f"- {d}: {text}" for d, text in JUDGED_DIMENSIONS.items())
         request = {"kind": "profile", "persona": persona.name, "endpoint": judge.endpoint.identity(),
                    "template": template.name, "template_sha": template.digest,
                    "fields": {"persona": persona.description, "dimensions": dimensions},
@@ -442,7 +434,7 @@ class _Builder:
             for judge in judges:
                 if judge.kind == "llm":
                     fields = {"persona": persona_text(persona), "dimension": dimension,
-                              "definition": PERSONA_DIMENSIONS.get(dimension, dimension.replace("_", " ")),
+                              "definition": JUDGED_DIMENSIONS[dimension],
                               "prompt": None if rewrite_task else text}
                     self.judge_pair("persona_judge", a.name, judge, item, prompts.PERSONA_PAIRWISE, fields,
                                     outputs, tokens, extra_text=persona_text(persona), prompt_from=rewrite_task)
@@ -511,7 +503,7 @@ def vibe_fields(vibe: Vibe) -> dict[str, Any]:
 
 def persona_dimensions(persona: Persona) -> dict[str, int]:
     """The dimensions a persona is judged on, with weights (all seven at weight 1 when none are given)."""
-    return persona.dimensions or dict.fromkeys(PERSONA_DIMENSIONS, 1)
+    return persona.dimensions or dict.fromkeys(JUDGED_DIMENSIONS, 1)
 
 
 def persona_text(persona: Persona) -> str:

@@ -134,6 +134,21 @@ def test_an_html_page_is_named_as_such(tmp_path: Path, llm_server: LLMServer, pr
     assert len(llm_server.state.log) == 1  # not retried, and the endpoint stops at the first page
 
 
+@pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
+def test_a_lone_surrogate_in_an_answer_is_replaced_and_counted(tmp_path: Path, llm_server: LLMServer, provider: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's JSON carries the escape \\ud83d without its pair, as a model cut mid-emoji can."""
+    monkeypatch.setenv("TEST_ANTHROPIC_KEY", "k")
+    llm_server.state.replies["half"] = "half an emoji: \ud83d, then a whole one: \U0001f600"
+    summary = run(tmp_path, make_spec(tmp_path, llm_server, ["half please"], provider=provider))
+    assert not summary.failed
+    (answer,) = [g for g in generations(tmp_path) if g["endpoint"] == "a"]
+    assert answer["output"] == "half an emoji: \ufffd, then a whole one: \U0001f600"
+    with Cache(tmp_path / "cache.sqlite") as cache:
+        stored = cache.get_many([answer["task_id"]])[answer["task_id"]]
+    assert stored.output == answer["output"] and stored.meta["lone_surrogates_replaced"] == 1
+
+
 @pytest.mark.parametrize(("marker", "message"), [("malformed", "malformed response"), ("empty", "no choices")])
 def test_bad_bodies_are_retried_then_recorded(tmp_path: Path, llm_server: LLMServer, marker: str,
                                               message: str) -> None:

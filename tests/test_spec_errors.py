@@ -134,6 +134,42 @@ def test_bad_spec(workdir: Path, old: str, new: str, line: int, field: str, mess
     assert matching, f"wanted line {line} {field} '{message}', got:\n" + "\n".join(found)
 
 
+SUGGESTIONS = [  # a typo in a closed set: (old, new, line, field, the name suggested)
+    ("name: demo\n", "name: demo\npersonas:\n  novice:\n    description: a beginner\n    dimensions: {clarty: 5}\n",
+     5, "personas.novice.dimensions.clarty", "unknown dimension 'clarty' (did you mean 'clarity'?)"),
+    ("    metric: length_words\n", "    metric: lenght_words\n", 12, "judges.m.metric",
+     "(did you mean 'length_words'?)"),
+    ("  vibecheck:\n    dataset: d", "  vibecheck:\n    method: vibecheks\n    dataset: d", 23,
+     "analyses.vibecheck.method", "(did you mean 'vibecheck'?)"),
+    ("analyses:\n  vibecheck:", "analyses:\n  vibechek:", 22, "analyses.vibechek",
+     "(did you mean 'vibecheck'?)"),
+    ("    judges: [m]", "    judges: [m]\n  sep:\n    method: separability\n    dataset: d\n    models: [b, b]\n"
+     "    similarity: bertscore_length", 30, "analyses.sep.similarity",
+     "(did you mean 'bertscore_length_adjusted'?)"),
+    ("    judges: [m]", "    judges: [m]\n    preference_judges: [mm]", 26, "analyses.vibecheck.preference_judges[0]",
+     "unknown judge 'mm' (did you mean 'm'?)"),
+    ("    provider: recorded\n", "    provider: recordd\n", 4, "models.a.provider", "(did you mean 'recorded'?)"),
+    ("    fields: {prompt: q,", "    feilds: {prompt: q,", 16, "datasets.d.feilds", "(did you mean 'fields'?)"),
+    ("    judges: [m]", "    judges: [m]\n    vibes: [verbosty]", 26, "analyses.vibecheck.vibes[0]",
+     "unknown vibe 'verbosty' (did you mean 'verbosity'?)"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "line", "field", "message"), SUGGESTIONS,
+                         ids=[c[3] for c in SUGGESTIONS])
+def test_typo_in_a_closed_set_suggests_the_name(workdir: Path, old: str, new: str, line: int, field: str,
+                                                message: str) -> None:
+    assert old in GOOD
+    found = problems_for(workdir, GOOD.replace(old, new, 1))
+    assert any(p.startswith(f"{workdir / 'spec.yaml'}:{line}:") and f": {field}: " in p and message in p
+               for p in found), f"wanted line {line} {field} '{message}', got:\n" + "\n".join(found)
+
+
+def test_no_suggestion_for_a_name_unlike_any(workdir: Path) -> None:
+    found = problems_for(workdir, GOOD.replace("    metric: length_words\n", "    metric: zzzzzz\n"))
+    assert found and "did you mean" not in found[0]
+
+
 def test_duplicate_key_names_both_lines(workdir: Path) -> None:
     found = problems_for(workdir, GOOD.replace("    metric: length_words\n",
                                                "    metric: length_words\n    metric: hedging\n"))
@@ -172,6 +208,45 @@ def test_error_in_base_spec_points_at_base_file(workdir: Path) -> None:
     found = problems_for(workdir, "name: child\nextends: base.yaml\n", name="child.yaml")
     assert found == [f"{workdir / 'base.yaml'}:12:13: judges.m.metric: unknown metric 'nope' (known: auto, "
                      + found[0].split("(known: auto, ")[1]]
+
+
+def test_error_deep_in_an_extends_chain_points_where_it_is_written(workdir: Path) -> None:
+    """Vibes merge by name, so a vibe's index in the merged list is not its index in any file."""
+    (workdir / "base.yaml").write_text(GOOD.replace("""  - name: verbosity
+    low: short answers
+    high: long answers
+""", """  - name: humor
+    low: dry
+    high: jokes
+  - name: verbosity
+    low: short answers
+    high: long answers
+    metric: words_per_sentnce
+"""))
+    (workdir / "middle.yaml").write_text(
+        "name: middle\nextends: base.yaml\nvibes:\n  - name: formality\n    low: casual\n    high: formal\n"
+        "  - name: humor\n    high: [not, text]\n")
+    found = problems_for(workdir, "name: child\nextends: middle.yaml\nvibes:\n  - name: tone\n    low: flat\n"
+                         "    high: warm\n", name="child.yaml")
+    # the merged list is humor, verbosity, formality, tone; the bad metric is written in base.yaml line 24,
+    # the bad `high` in middle.yaml line 8
+    assert any(p.startswith(f"{workdir / 'middle.yaml'}:8:11: vibes[0].high: ") for p in found), found
+    assert len(found) == 1
+    (workdir / "middle.yaml").write_text("name: middle\nextends: base.yaml\nvibes:\n  - name: formality\n"
+                                         "    low: casual\n    high: formal\n")
+    found = problems_for(workdir, "name: child\nextends: middle.yaml\n", name="child.yaml")
+    assert found[0].startswith(f"{workdir / 'base.yaml'}:24:13: vibes[1].metric: unknown metric "
+                               "'words_per_sentnce'"), found
+
+
+def test_lone_surrogate_escapes_in_a_spec_are_located(workdir: Path) -> None:
+    found = problems_for(workdir, GOOD.replace("    low: short answers", '    low: "short \\udc80 answers"'))
+    assert found == [f"{workdir / 'spec.yaml'}:19:10: vibes[0].low: holds a lone UTF-16 surrogate escape (such as "
+                     "\\ud800 without its pair), which is not text: write the character itself or its full pair"]
+    profile = workdir / "p.yaml"
+    profile.write_text('description: "I code \\ud800"\noutput_dimensions: {}\n')
+    found = problems_for(workdir, GOOD.replace("name: demo\n", "name: demo\npersonas:\n  dev: {profile: p.yaml}\n"))
+    assert any(":3:18:" in p and "personas.dev.profile" in p and "lone UTF-16 surrogate" in p for p in found), found
 
 
 def test_extends_cycle_rejected(workdir: Path) -> None:

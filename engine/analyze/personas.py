@@ -49,8 +49,9 @@ from engine.judges.llm import (
     parse_same_task,
 )
 from engine.pipeline import Prepared
-from engine.plan import DIMENSION_MEASURES, PERSONA_DIMENSIONS, persona_dimensions, persona_text
+from engine.plan import DIMENSION_MEASURES, persona_dimensions, persona_text
 from engine.spec.model import Analysis, Persona
+from engine.spec.profiles import JUDGED_DIMENSIONS
 
 PROMPT_TYPES = ("original", "personalized", "control")
 
@@ -327,9 +328,9 @@ def persona_weights(persona: Persona, derived: Any) -> tuple[dict[str, int], str
     dimension it left out weighs 1), else every dimension 1."""
     if persona.dimensions:
         return dict(persona.dimensions), "profile file" if persona.profile else "spec"
-    parsed = parse_profile(str(derived), PERSONA_DIMENSIONS) if derived is not None else None
+    parsed = parse_profile(str(derived), JUDGED_DIMENSIONS) if derived is not None else None
     if parsed is not None:
-        return {d: parsed[0].get(d, 1) for d in PERSONA_DIMENSIONS}, f"written by {persona.derive_with}"
+        return {d: parsed[0].get(d, 1) for d in JUDGED_DIMENSIONS}, f"written by {persona.derive_with}"
     if persona.derive_with:
         return persona_dimensions(persona), f"all 1: {persona.derive_with}'s profile was missing or unreadable"
     return persona_dimensions(persona), "all 1 (none given)"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ from engine.spec.model import Endpoint
 
 Render = Callable[[Task], tuple[list[dict[str, Any]], dict[str, Any], ResponseSchema | None]]
 OnResult = Callable[[Task, Result | None], None]
+# A surrogate code point in a Python string is always unpaired (a valid pair decodes to one character); an
+# answer carrying one (a JSON escape such as \ud83d cut from its pair) cannot be stored, hashed or shown.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
 
@@ -157,13 +161,16 @@ class Scheduler:
                     continue
                 break
         state.successes += 1
+        # replaced rather than refused: the answer is paid for and otherwise usable; the count is kept
+        text, replaced = LONE_SURROGATE.subn("\ufffd", completion.text)
         result = Result(
             task_id=task.id, stage=task.stage, endpoint=task.endpoint, provider=task.provider,
-            output=completion.text, input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
+            output=text, input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
             cost=state.endpoint.price.cost(completion.input_tokens, completion.output_tokens),
             latency_s=completion.meta.get("latency_s", 0.0),
             meta={"model": completion.model, "finish_reason": completion.finish_reason,
                   "response_id": completion.meta.get("id"), "attempts": attempt,
+                  **({"lone_surrogates_replaced": replaced} if replaced else {}),
                   **({"structured": schema is not None} if "answer" in task.request else {})},
         )
         self.cache.put(result)

@@ -17,12 +17,10 @@ from typing import Any
 
 import jsonschema
 
-from engine.spec.model import Spec, expand_path, spec_from_document
-from engine.spec.problems import Problem, SpecError
+from engine.spec.model import ANALYSIS_METHODS, Spec, expand_path, spec_from_document
+from engine.spec.problems import Problem, SpecError, did_you_mean
 from engine.spec.semantics import check_semantics
 from engine.spec.yaml_source import PathKey, SourceMap, dotted, load_yaml
-
-ANALYSIS_METHODS = ("vibecheck", "separability", "reference", "personas", "rankings")
 
 
 @cache
@@ -63,11 +61,9 @@ def load_document(path: Path, _chain: tuple[Path, ...] = ()) -> tuple[dict[str, 
         raise SpecError([Problem(mark.file, mark.line, mark.col, "extends", f"base spec not found: {base_path}")])
     base, base_source = load_document(base_path, chain)
     _rebase_paths(base, base_path.parent, path.parent)
-    merged_source = SourceMap(file=str(path))
-    merged_source.update(base_source)
-    merged_source.update(source)
     child = {k: v for k, v in data.items() if k != "extends"}
-    return deep_merge(base, child), merged_source
+    merger = _Merger(base_source, source, SourceMap(file=str(path)))
+    return merger.merge(base, child, (), (), ()), merger.out
 
 
 def _rebase_paths(doc: dict[str, Any], old_dir: Path, new_dir: Path) -> None:
@@ -105,22 +101,67 @@ def deep_merge(base: Any, child: Any) -> Any:
     """Mappings merge key by key, and `key: null` in the child removes the base's entry. Lists of named
     entries (vibes) merge by name, so a child can add or override one vibe without restating the others;
     any other value, lists included, is replaced."""
-    if isinstance(base, dict) and isinstance(child, dict):
-        out = dict(base)
-        for key, value in child.items():
-            if value is None:
-                out.pop(key, None)
-            else:
-                out[key] = deep_merge(base[key], value) if key in base else value
-        return out
-    if isinstance(base, list) and isinstance(child, list):
-        base_keys, child_keys = [_entry_key(v) for v in base], [_entry_key(v) for v in child]
-        if None not in base_keys and None not in child_keys:
-            merged = dict(zip(base_keys, base, strict=True))
-            for key, value in zip(child_keys, child, strict=True):
-                merged[key] = deep_merge(merged[key], value) if key in merged else value
-            return list(merged.values())
-    return child
+    return _Merger(SourceMap(), SourceMap(), SourceMap()).merge(base, child, (), (), ())
+
+
+class _Merger:
+    """`deep_merge` that also carries every value's source mark to its path in the merged document: a
+    vibe merged by name moves to another index, and an error in it must still name the file and line where
+    it is written, however deep the `extends` chain."""
+
+    def __init__(self, base_source: SourceMap, child_source: SourceMap, out: SourceMap):
+        self.sources = {"base": base_source, "child": child_source}
+        self.out = out
+
+    def merge(self, base: Any, child: Any, base_path: PathKey, child_path: PathKey, path: PathKey) -> Any:
+        self._mark(self.sources["child"], child_path, path)
+        if isinstance(base, dict) and isinstance(child, dict):
+            out = {}
+            for key, value in base.items():
+                if key not in child:
+                    out[key] = self.copy(value, "base", (*base_path, key), (*path, key))
+            for key, value in child.items():
+                if value is None:
+                    out.pop(key, None)
+                elif key in base:
+                    out[key] = self.merge(base[key], value, (*base_path, key), (*child_path, key), (*path, key))
+                else:
+                    out[key] = self.copy(value, "child", (*child_path, key), (*path, key))
+            return {key: out[key] for key in [*base, *child] if key in out}
+        if isinstance(base, list) and isinstance(child, list):
+            base_keys, child_keys = [_entry_key(v) for v in base], [_entry_key(v) for v in child]
+            if None not in base_keys and None not in child_keys:
+                where = {key: i for i, key in enumerate(base_keys)}
+                order = list(dict.fromkeys([*base_keys, *child_keys]))
+                from_child = dict(zip(child_keys, range(len(child)), strict=True))
+                merged = []
+                for i, key in enumerate(order):
+                    if key in from_child and key in where:
+                        merged.append(self.merge(base[where[key]], child[from_child[key]], (*base_path, where[key]),
+                                                 (*child_path, from_child[key]), (*path, i)))
+                    elif key in from_child:
+                        merged.append(self.copy(child[from_child[key]], "child", (*child_path, from_child[key]),
+                                                (*path, i)))
+                    else:
+                        merged.append(self.copy(base[where[key]], "base", (*base_path, where[key]), (*path, i)))
+                return merged
+        return self.copy(child, "child", child_path, path)
+
+    def copy(self, value: Any, side: str, from_path: PathKey, path: PathKey) -> Any:
+        """Take `value` whole from one side, with the marks of everything inside it."""
+        self._mark(self.sources[side], from_path, path)
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                self.copy(inner, side, (*from_path, key), (*path, key))
+        elif isinstance(value, list):
+            for i, inner in enumerate(value):
+                self.copy(inner, side, (*from_path, i), (*path, i))
+        return value
+
+    def _mark(self, source: SourceMap, from_path: PathKey, path: PathKey) -> None:
+        for ours, theirs in ((self.out.values, source.values), (self.out.keys, source.keys)):
+            if from_path in theirs:
+                ours[path] = theirs[from_path]
 
 
 def _entry_key(entry: Any) -> str | None:
@@ -184,9 +225,12 @@ def _schema_problem(err: jsonschema.ValidationError, source: SourceMap) -> Probl
         if extra:
             path = (*path, extra[0])
             allowed = ", ".join(sorted(err.schema.get("properties", {})))
-            message = f"unknown field {extra[0]!r} (allowed: {allowed})"
+            message = (f"unknown field {extra[0]!r}{did_you_mean(extra[0], err.schema.get('properties', {}))} "
+                       f"(allowed: {allowed})")
             mark = source.locate_key(path)
             return Problem(mark.file, mark.line, mark.col, dotted(path), message)
+    elif err.validator == "enum":
+        message += did_you_mean(err.instance, err.validator_value)
     elif err.validator == "required":
         message = err.message.replace("is a required property", "is required")
     elif err.validator == "propertyNames" or "propertyNames" in err.absolute_schema_path:

@@ -17,6 +17,7 @@ from engine.spec.profiles import read_profile
 # Folders the report writes beside an analysis' own output folder (run_dir/<analysis>/): an analysis may not
 # take one of these names, or re-rendering the report would replace its results.
 REPORT_FOLDERS = ("vibes", "samples", "charts", "answers", "profiles", "assets")
+ANALYSIS_METHODS = ("vibecheck", "separability", "reference", "personas", "rankings")
 
 
 @dataclass(frozen=True)

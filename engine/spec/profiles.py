@@ -10,13 +10,21 @@ With these rules the shipped novice and advanced-developer profiles give exactly
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-JUDGED_DIMENSIONS = ("clarity", "tone_fit", "workflow_fit", "cognitive_load", "context_awareness",
-                     "persona_consistency", "anthropomorphism")
+JUDGED_DIMENSIONS = {  # vibe-testing's seven judged dimensions, in our words; a closed set
+    "clarity": "how easy the answer is to follow for this user",
+    "tone_fit": "whether the tone and style suit this user",
+    "workflow_fit": "whether the answer fits how this user works",
+    "cognitive_load": "how little effort the answer demands of this user",
+    "context_awareness": "whether the answer respects the request's context and constraints",
+    "persona_consistency": "whether the answer suits this user's role and expertise",
+    "anthropomorphism": "how human-like and personable the answer feels, as this user would want it",
+}
 PROFILE_FIELDS = {
     "clarity": "clarity_and_comprehensibility",
     "workflow_fit": "workflow_fit",
@@ -49,6 +57,11 @@ def read_profile(path: Path) -> Profile:
         raise ProfileError(path, "<file>", f"cannot be read as YAML ({exc})") from None
     if not isinstance(doc, dict):
         raise ProfileError(path, "<root>", "a profile is a mapping")
+    try:
+        json.dumps(doc, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ProfileError(path, "<file>", "holds a lone UTF-16 surrogate escape (such as \\ud800 without its "
+                           "pair), which is not text") from None
     outputs = doc.get("output_dimensions")
     if not isinstance(outputs, dict):
         raise ProfileError(path, "output_dimensions", "missing: a mapping of dimension -> weight 1-5")

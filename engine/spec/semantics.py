@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.judges.metrics import METRICS, is_metric
-from engine.spec.model import REPORT_FOLDERS, Judge, Vibe, resolve_path, unset_variables
-from engine.spec.problems import Problem
-from engine.spec.profiles import ProfileError, read_profile
+from engine.spec.model import ANALYSIS_METHODS, REPORT_FOLDERS, Judge, Vibe, resolve_path, unset_variables
+from engine.spec.problems import Problem, did_you_mean
+from engine.spec.profiles import JUDGED_DIMENSIONS, ProfileError, read_profile
 from engine.spec.yaml_source import PathKey, SourceMap, dotted
 
 BUNDLED_LOCAL_MODELS = ("smollm2-135m-instruct",)
@@ -35,7 +35,8 @@ class _Checker:
         if name in self.section(section):
             return True
         declared = ", ".join(sorted(self.section(section))) or "none declared"
-        self.report(path, f"unknown {section[:-1]} {name!r} (declared: {declared})")
+        self.report(path, f"unknown {section[:-1]} {name!r}{did_you_mean(name, self.section(section))} "
+                    f"(declared: {declared})")
         return False
 
     def each_ref(self, path: PathKey, names: Iterable[str], section: str) -> None:
@@ -105,7 +106,8 @@ def _check_judges(c: _Checker) -> None:
             c.report((*path, "provider"), "embedding judges run locally; leave provider out")
         metric = judge.get("metric", "auto")
         if judge["kind"] == "metric" and metric != "auto" and metric not in METRICS:
-            c.report((*path, "metric"), f"unknown metric {metric!r} (known: auto, {', '.join(sorted(METRICS))})")
+            c.report((*path, "metric"), f"unknown metric {metric!r}{did_you_mean(metric, METRICS)} "
+                     f"(known: auto, {', '.join(sorted(METRICS))})")
         if judge.get("optional") and "api_key_env" not in judge:
             c.report((*path, "optional"), "optional judges are skipped when api_key_env is unset; give api_key_env")
 
@@ -164,8 +166,8 @@ def _check_vibes(c: _Checker) -> None:
             continue
         name = vibe["name"]
         if "metric" in vibe and not is_metric(vibe["metric"]):
-            c.report((*path, "metric"), f"unknown metric {vibe['metric']!r} (known: {', '.join(sorted(METRICS))}, "
-                     "or phrases:<n-gram>|<n-gram>...)")
+            c.report((*path, "metric"), f"unknown metric {vibe['metric']!r}{did_you_mean(vibe['metric'], METRICS)} "
+                     f"(known: {', '.join(sorted(METRICS))}, or phrases:<n-gram>|<n-gram>...)")
         if "metric" in vibe and "examples" in vibe:
             c.report((*path, "examples"), "a vibe with a 'metric' is measured, not placed between examples: "
                      "give one or the other")
@@ -193,7 +195,12 @@ def _check_personas(c: _Checker) -> None:
             c.report(path, "a persona needs a 'description' (or a 'profile' that has one)")
         for metric in persona.get("prefers", {}):
             if not is_metric(metric):
-                c.report((*path, "prefers", metric), f"unknown metric {metric!r}")
+                c.report((*path, "prefers", metric), f"unknown metric {metric!r}{did_you_mean(metric, METRICS)} "
+                         f"(known: {', '.join(sorted(METRICS))})")
+        for dimension in persona.get("dimensions", {}):
+            if dimension not in JUDGED_DIMENSIONS:
+                c.report((*path, "dimensions", dimension), f"unknown dimension {dimension!r}"
+                         f"{did_you_mean(dimension, JUDGED_DIMENSIONS)} (known: {', '.join(JUDGED_DIMENSIONS)})")
         if "derive_with" in persona and c.must_exist((*path, "derive_with"), persona["derive_with"], "judges") \
                 and c.section("judges")[persona["derive_with"]].get("kind") != "llm":
             c.report((*path, "derive_with"), "a profile is written by an llm judge")
@@ -210,7 +217,8 @@ def _check_analyses(c: _Checker) -> None:
             c.report(path, f"analysis name {name!r} is a folder of the report ({', '.join(REPORT_FOLDERS)}); rename it")
         method = analysis.get("method")
         if method is None:
-            c.report(path, "missing 'method' (vibecheck, separability, reference, personas, rankings)")
+            c.report(path, f"missing 'method' ({', '.join(ANALYSIS_METHODS)}); or name the analysis after its "
+                     f"method{did_you_mean(name, ANALYSIS_METHODS)}")
             continue
         dataset_ok = c.must_exist((*path, "dataset"), analysis["dataset"], "datasets")
         models = analysis.get("models", [])
@@ -247,7 +255,8 @@ def _check_analyses(c: _Checker) -> None:
                 c.report(path, "vibecheck needs vibes: declare some under 'vibes' or add a discover block")
             for i, vibe in enumerate(analysis.get("vibes", [])):
                 if vibe not in vibe_names:
-                    c.report((*path, "vibes", i), f"unknown vibe {vibe!r}")
+                    c.report((*path, "vibes", i), f"unknown vibe {vibe!r}{did_you_mean(vibe, vibe_names)} (declared: "
+                             f"{', '.join(sorted(vibe_names)) or 'none'})")
         if method == "vibecheck":
             _check_vibes_have_judges(c, path, analysis, vibes)
         if method == "separability":

@@ -9,6 +9,7 @@ so that later checks can point at the exact place in the exact file.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from engine.spec.problems import Problem, SpecError
 MAX_NODES = 200_000  # a real spec has a few thousand; "billion laughs" needs far more
 
 PathKey = tuple[str | int, ...]
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, a surrogate is always unpaired
 _MAP_TAG, _SEQ_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 
 
@@ -152,10 +154,15 @@ class _Builder:
         if isinstance(node, yaml.SequenceNode):
             return [self.build(child, (*path, i)) for i, child in enumerate(node.value)]
         try:
-            return self.loader.construct_object(node, deep=True)
+            value = self.loader.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
             self._problem(node, path, f"unsupported YAML value: {exc.problem}")
             return None
+        if isinstance(value, str) and _LONE_SURROGATE.search(value):
+            self._problem(node, path, "holds a lone UTF-16 surrogate escape (such as \\ud800 without its pair), "
+                          "which is not text: write the character itself or its full pair")
+            return None
+        return value
 
     def _mapping(self, node: yaml.MappingNode, path: PathKey) -> dict[str, Any]:
         explicit = {id(key) for key, _ in node.value if key.tag != "tag:yaml.org,2002:merge"}
@@ -177,6 +184,9 @@ class _Builder:
                     key = str(self.loader.construct_object(key_node))
                 except yaml.constructor.ConstructorError as exc:
                     self._problem(key_node, path, f"unsupported YAML key: {exc.problem}")
+                    continue
+                if _LONE_SURROGATE.search(key):
+                    self._problem(key_node, path, "a key holds a lone UTF-16 surrogate escape, which is not text")
                     continue
             child = (*path, key)
             if id(key_node) in explicit:
