@@ -326,3 +326,47 @@ analyses:
     drill = run_dir / "answers" / "personas-novice-1.html"
     assert "&lt;img src=x onerror=alert(&#39;persona&#39;)&gt;" in drill.read_text()  # the prefix rewrite, as text
     assert open_pages([run_dir / "index.html", answers, drill], tmp_path) == []
+
+
+def test_failed_calls_are_named_beside_the_results_they_affect(tmp_path: Path) -> None:
+    """Two of eight prompts fail for good at model a (HTTP 500, no retries); both analyses that use a's answers
+    say so in their own section, with the count, the model and the reason, and the metric judgments of those
+    pairs are named as skipped."""
+    prompts = [f"Prompt {i}" + (" [[500x2]]" if i in (2, 5) else "") for i in range(8)]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps({"id": f"p{i}", "q": q, "b": f"b {i} " * (i + 1),
+                                                              "c": "c"}) + "\n" for i, q in enumerate(prompts)))
+    with LLMServer() as server:
+        (tmp_path / "spec.yaml").write_text(f"""\
+name: partial
+models:
+  a: {{provider: openai-compatible, base_url: {server.base_url}, model: m, limits: {{max_retries: 0}}}}
+  b: {{provider: recorded}}
+  c: {{provider: recorded}}
+judges: {{m: {{kind: metric}}}}
+datasets:
+  d: {{source: {{path: items.jsonl}}, fields: {{id: id, prompt: q, outputs: {{b: b, c: c}}}}}}
+vibes: [{{name: verbosity, low: short, high: long, metric: length_words}}]
+analyses:
+  first: {{method: vibecheck, dataset: d, models: [a, b], judges: [m]}}
+  second: {{method: vibecheck, dataset: d, models: [a, c], judges: [m]}}
+""")
+        summary, _, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+    assert {f.stage for f in summary.failed} == {"generation", "judge"}
+    if CHROMIUM is None:
+        pytest.skip("Debian chromium is not installed (make install-test installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        page = browser.new_page()
+        page.goto((run_dir / "index.html").resolve().as_uri())
+        boxes = {page.locator("section.analysis h2").nth(i).inner_text().split(":")[0]:
+                 page.locator("section.analysis").nth(i).locator(".incomplete").inner_text()
+                 for i in range(page.locator("section.analysis").count())}
+        top = page.locator("p.warn", has_text="Not every task finished").inner_text()
+        browser.close()
+    assert set(boxes) == {"first", "second"}
+    for box in boxes.values():
+        assert "model a: 2 of 8 generation tasks — a: HTTP 500 from openai-compatible (m)" in box and "(×2)" in box
+        assert "judge m: 2 of 8 judge tasks — skipped: an input failed (×2)" in box
+    assert "first lacks 4 of" in top and "second lacks 4 of" in top

@@ -33,6 +33,7 @@ from engine.execute.cache import Result
 from engine.pipeline import Prepared
 from engine.plan import Task
 from engine.report import charts, headline
+from engine.report.incomplete import incomplete_work
 from engine.report.paging import PAIRS_PER_PAGE, Sample, slug, text_of, write_pages
 from engine.report.profile_pages import render_profiles
 from engine.spec.model import REPORT_FOLDERS
@@ -64,6 +65,7 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
     charts.write_vega_bundle(assets)
     shutil.copy(TEMPLATES / "style.css", assets / "style.css")
     judges, failed_judges = _judges(prepared, outputs, run_dir)
+    incomplete = incomplete_work(prepared.plan, outputs, run_dir, set(prepared.spec.judges))
     analyses = [_render_vibecheck(env, vc, prepared, run_dir, outputs) for vc in results.vibecheck]
     rankings = []
     for result in results.rankings:
@@ -89,7 +91,7 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
     page = env.get_template("index.html.j2").render(
         results=results, manifest=results.manifest, judges=judges, failed_judges=failed_judges, analyses=analyses,
         rankings=rankings, separability=separability, reference=reference, personas=personas, profiles=profiles,
-        skipped=prepared.spec.skipped_judges, root=".")
+        skipped=prepared.spec.skipped_judges, incomplete=incomplete, root=".")
     (run_dir / "index.html").write_text(page, encoding="utf-8")
     return run_dir / "index.html"
 
