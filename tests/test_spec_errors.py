@@ -249,6 +249,19 @@ def test_lone_surrogate_escapes_in_a_spec_are_located(workdir: Path) -> None:
     assert any(":3:18:" in p and "personas.dev.profile" in p and "lone UTF-16 surrogate" in p for p in found), found
 
 
+@pytest.mark.parametrize("depth", [80, 5000])
+def test_deep_nesting_is_refused_at_its_line(workdir: Path, depth: int) -> None:
+    found = problems_for(workdir, "name: demo\ndescription: " + "[" * depth + "x" + "]" * depth + "\n")
+    assert len(found) == 1 and found[0].startswith(f"{workdir / 'spec.yaml'}:")
+    assert "nested deeper than 64 levels" in found[0] or "nested too deeply to read" in found[0]
+
+
+def test_control_characters_are_located(workdir: Path) -> None:
+    found = problems_for(workdir, "name: demo\ndescription: a\x07b\n")
+    assert found == [f"{workdir / 'spec.yaml'}:2:15: <root>: character U+0007 is a control character, which YAML "
+                     "does not allow in a file (write it as an escape in a double-quoted string)"]
+
+
 def test_extends_cycle_rejected(workdir: Path) -> None:
     (workdir / "a.yaml").write_text("name: a\nextends: b.yaml\n")
     (workdir / "b.yaml").write_text("name: b\nextends: a.yaml\n")
@@ -343,7 +356,7 @@ def test_a_bad_name_is_reported_on_its_own_line(workdir: Path) -> None:
     (workdir / "name.yaml").write_text(GOOD.replace("  b:\n    provider: openai", "  b c:\n    provider: recorded\n"
                                                                                  "  b:\n    provider: openai"))
     done = _validate(workdir / "name.yaml")
-    assert done.returncode == 2 and "name.yaml:5:3: models.b c: invalid name 'b c'" in done.stderr
+    assert done.returncode == 2 and "name.yaml:5:3: models['b c']: invalid name 'b c'" in done.stderr
 
 
 def test_yaml_11_booleans_stay_names(workdir: Path) -> None:

@@ -19,6 +19,7 @@ import yaml
 from engine.spec.problems import Problem, SpecError
 
 MAX_NODES = 200_000  # a real spec has a few thousand; "billion laughs" needs far more
+MAX_DEPTH = 64  # a real spec nests 6 or 7 levels; far deeper is a mistake, and would exhaust Python's stack
 
 PathKey = tuple[str | int, ...]
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, a surrogate is always unpaired
@@ -65,9 +66,16 @@ class SourceMap:
 
 
 def dotted(path: PathKey) -> str:
+    """`models.gpt-4o.params[0]`; a name that would not read as one (empty, spaces, control characters) is
+    quoted: `models[' ']`."""
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not part or not part.isprintable() or any(c.isspace() for c in part):
+            out += f"[{part!r}]"
+        else:
+            out += f".{part}" if out else part
     return out
 
 
@@ -84,13 +92,21 @@ def load_yaml(path: Path) -> tuple[Any, SourceMap]:
         raise SpecError([Problem(name, 1, 1, "", "file not found")]) from None
     except IsADirectoryError:
         raise SpecError([Problem(name, 1, 1, "", "is a folder, not a spec file")]) from None
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)
+    except yaml.reader.ReaderError as exc:
+        raise SpecError([_unprintable(name, text, exc)]) from None
     try:
         node = loader.get_single_node()
+    except yaml.reader.ReaderError as exc:
+        raise SpecError([_unprintable(name, text, exc)]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         raise SpecError([Problem(name, line, col, "", f"YAML syntax: {exc.problem or exc}")]) from None
+    except RecursionError:
+        raise SpecError([Problem(name, 1, 1, "", f"nested too deeply to read (more than {MAX_DEPTH} levels)")]) \
+            from None
     finally:
         loader.dispose()
     if node is None:
@@ -100,6 +116,14 @@ def load_yaml(path: Path) -> tuple[Any, SourceMap]:
     if builder.problems:
         raise SpecError(builder.problems)
     return data, builder.source
+
+
+def _unprintable(name: str, text: str, exc: yaml.reader.ReaderError) -> Problem:
+    """YAML refuses control characters (NUL, most of C0 and C1) anywhere in a file, quoted or not."""
+    before = text[:exc.position]
+    line, col = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
+    return Problem(name, line, col, "", f"character U+{exc.character:04X} is a control character, which YAML does "
+                   "not allow in a file (write it as an escape in a double-quoted string)")
 
 
 def _utf8_text(path: Path) -> str:
@@ -146,6 +170,9 @@ class _Builder:
             raise SpecError([Problem(self.file, mark.line, mark.col, dotted(path),
                                      f"document expands to more than {MAX_NODES} nodes (alias bomb?)")])
         self.source.values[path] = self._mark(node)
+        if len(path) > MAX_DEPTH:
+            self._problem(node, path[:MAX_DEPTH], f"nested deeper than {MAX_DEPTH} levels")
+            return None
         if isinstance(node, yaml.CollectionNode) and node.tag not in (_MAP_TAG, _SEQ_TAG):
             self._problem(node, path, f"unsupported YAML value: tag {node.tag!r} is not allowed")
             return None
