@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import math
 import random
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.spec.model import ComparisonLabels, Dataset
+from engine.text_files import NotUtf8, read_utf8
 
 csv.field_size_limit(sys.maxsize)
 
@@ -57,21 +59,30 @@ class Item:
 
 def read_rows(path: Path, fmt: str | None = None) -> list[dict[str, Any]]:
     fmt = fmt or _format_of(path)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq  # optional extra: only Parquet datasets need it
+
+        return pq.read_table(path).to_pylist()
+    if fmt not in ("jsonl", "json", "csv"):
+        raise DatasetError(f"{path}: unknown format {fmt!r} (jsonl, json, csv, parquet)")
+    try:
+        text = read_utf8(path)
+    except NotUtf8 as exc:
+        raise DatasetError(f"{path}:{exc.line}:{exc.col}: {exc.reason}") from None
     if fmt == "jsonl":
         rows = []
-        with path.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if line.strip():
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError as exc:
-                        raise DatasetError(f"{path}:{n}: invalid JSON line: {exc.msg}") from None
-                    if SURROGATE_ESCAPE.search(line):
-                        _refuse_lone_surrogates(rows[-1], f"{path}:{n}")
+        for n, line in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 may sit inside a JSON string
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise DatasetError(f"{path}:{n}: invalid JSON line: {exc.msg}") from None
+                if SURROGATE_ESCAPE.search(line):
+                    _refuse_lone_surrogates(rows[-1], f"{path}:{n}")
         return rows
     if fmt == "json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
         if not isinstance(data, list):
@@ -79,14 +90,7 @@ def read_rows(path: Path, fmt: str | None = None) -> list[dict[str, Any]]:
         for n, row in enumerate(data):
             _refuse_lone_surrogates(row, f"{path}: record {n}")
         return data
-    if fmt == "csv":
-        with path.open(encoding="utf-8", newline="") as fh:
-            return list(csv.DictReader(fh))
-    if fmt == "parquet":
-        import pyarrow.parquet as pq  # optional extra: only Parquet datasets need it
-
-        return pq.read_table(path).to_pylist()
-    raise DatasetError(f"{path}: unknown format {fmt!r} (jsonl, json, csv, parquet)")
+    return list(csv.DictReader(io.StringIO(text, newline="")))
 
 
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")

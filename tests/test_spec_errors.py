@@ -384,3 +384,18 @@ def test_a_lone_surrogate_in_a_row_is_refused_with_its_row_and_field(workdir: Pa
                           text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"{workdir / 'data.jsonl'}:2: field 'q' holds a lone UTF-16 surrogate" in done.stderr
+
+
+@pytest.mark.parametrize(("name", "content", "where"), [
+    ("data.jsonl", b'{"q": "hi", "out_a": "ok"}\n{"q": "caf\xe9", "out_a": "ok"}\n', "data.jsonl:2:11"),
+    ("data.csv", b"q,out_a\nhi,ok\nna\xefve,ok\n", "data.csv:3:3"),
+    ("data.json", b'[{"q": "hi",\n  "out_a": "\xff"}]', "data.json:2:13"),
+])
+def test_a_dataset_that_is_not_utf8_is_refused_at_its_line(workdir: Path, name: str, content: bytes,
+                                                            where: str) -> None:
+    (workdir / name).write_bytes(content)
+    (workdir / "spec.yaml").write_text(GOOD.replace("path: data.jsonl", f"path: {name}"))
+    done = subprocess.run([sys.executable, "-m", "engine", "plan", str(workdir / "spec.yaml")], capture_output=True,
+                          text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{workdir / where}: byte 0x" in done.stderr and "the file must be UTF-8 text" in done.stderr

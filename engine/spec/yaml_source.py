@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from engine.spec.problems import Problem, SpecError
+from engine.text_files import NotUtf8, read_utf8
 
 MAX_NODES = 200_000  # a real spec has a few thousand; "billion laughs" needs far more
 MAX_DEPTH = 64  # a real spec nests 6 or 7 levels; far deeper is a mistake, and would exhaust Python's stack
@@ -87,7 +88,9 @@ def load_yaml(path: Path) -> tuple[Any, SourceMap]:
     """Load one YAML file into plain Python values plus its source map; raise SpecError on any problem."""
     name = str(path)
     try:
-        text = _utf8_text(path)
+        text = read_utf8(path)
+    except NotUtf8 as exc:
+        raise SpecError([Problem(name, exc.line, exc.col, "", exc.reason)]) from None
     except FileNotFoundError:
         raise SpecError([Problem(name, 1, 1, "", "file not found")]) from None
     except IsADirectoryError:
@@ -124,22 +127,6 @@ def _unprintable(name: str, text: str, exc: yaml.reader.ReaderError) -> Problem:
     line, col = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
     return Problem(name, line, col, "", f"character U+{exc.character:04X} is a control character, which YAML does "
                    "not allow in a file (write it as an escape in a double-quoted string)")
-
-
-def _utf8_text(path: Path) -> str:
-    """The file's text; a file in another encoding is refused at the line and column of its first byte that
-    is not UTF-8 (UTF-16, which editors on Windows write, is named as such)."""
-    data = path.read_bytes()
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise SpecError([Problem(str(path), 1, 1, "", "the file is UTF-16; a spec must be UTF-8 (save it as UTF-8)")])
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        before = data[:exc.start]
-        line = before.count(b"\n") + 1
-        col = len(before) - (before.rfind(b"\n") + 1) + 1
-        raise SpecError([Problem(str(path), line, col, "", f"byte 0x{data[exc.start]:02x} is not UTF-8 "
-                                 f"({exc.reason}); a spec must be UTF-8 text")]) from None
 
 
 # A plain key that YAML 1.1 would read as a boolean, a number or null (`yes:`, `no:`, `on:`, `1.0:`) is a
