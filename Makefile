@@ -27,5 +27,6 @@ demo: install
 	$(VENV)/bin/vibe run specs/smollm2-terse-vs-chatty.yaml
 
 test: install-test
-	$(PY) -m ruff check engine tests benchmarks
+	$(PY) -m ruff check engine tests benchmarks scripts
+	$(VENV)/bin/lint-imports  # the layers contract in pyproject.toml: no stage imports one above it
 	$(PY) -m pytest -q

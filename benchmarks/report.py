@@ -19,9 +19,7 @@ from engine.analyze.heldout import Accuracy, HeldOutFit
 from engine.analyze.results import RunResults
 from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
 from engine.datasets import Item
-from engine.execute.cache import Result
-from engine.pipeline import Prepared
-from engine.plan import Plan
+from engine.records import Plan, Prepared, Result
 from engine.report.render import render_report
 from engine.spec.model import Analysis, Judge, Spec
 

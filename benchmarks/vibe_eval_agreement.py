@@ -29,8 +29,9 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from engine.analyze.reference import analyze_reference
 from engine.execute.cache import Cache
 from engine.execute.run import execute
-from engine.pipeline import Prepared, prepare
+from engine.pipeline import prepare
 from engine.plan import compile_plan
+from engine.records import Prepared
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = 1000

@@ -27,7 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.analyze import discovery, heldout, stats
+from engine import stats
+from engine.analyze import heldout
+from engine.discover import statistical as discovery
 from engine.judges.metrics import PHRASES_PREFIX
 from engine.pipeline import prepare
 from engine.spec.model import Vibe
@@ -55,7 +57,7 @@ def features(vibes: list[Vibe], train: list[discovery.TrainingPair], test: list[
 
 
 def length(pairs: list[discovery.TrainingPair]) -> np.ndarray:
-    return heldout.length_covariate(np.array([len(p.output_a) for p in pairs]),
+    return stats.length_covariate(np.array([len(p.output_a) for p in pairs]),
                                     np.array([len(p.output_b) for p in pairs]))
 
 

@@ -222,7 +222,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _discover(args: argparse.Namespace) -> int:
-    from engine.analyze.discover_stage import discover_vibes, vibes_yaml
+    from engine.analyze.vibecheck import train_verdicts
+    from engine.discover.stage import discover_vibes, vibes_yaml
     from engine.execute.cache import Cache
     from engine.execute.run import execute
     from engine.pipeline import default_cache_path, default_run_dir, prepare
@@ -234,7 +235,7 @@ def _discover(args: argparse.Namespace) -> int:
         summary = execute(prepared, default_run_dir(prepared.spec), cache, quiet=args.quiet, stages=("generation",))
         if summary.interrupted:
             return 130
-        found, origins = discover_vibes(prepared, cache)
+        found, origins = discover_vibes(prepared, cache, train_verdicts)
     text = vibes_yaml(found, origins)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

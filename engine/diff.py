@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from engine.plan import STAGES, Plan
+from engine.records import STAGES, Plan
 
 SECTIONS = ("models", "judges", "datasets", "vibes", "personas", "analyses")
 

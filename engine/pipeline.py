@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.datasets import Item, load_items
-from engine.plan import Plan, compile_plan
+from engine.datasets import load_items
+from engine.plan import compile_plan
+from engine.records import Prepared
 from engine.spec.load import load_spec
 from engine.spec.model import Spec
-
-
-@dataclass
-class Prepared:
-    spec: Spec
-    items: dict[str, list[Item]]
-    plan: Plan
 
 
 def prepare(spec_path: str | Path) -> Prepared:
@@ -33,8 +26,9 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     summary, the analysis results and the run directory. The manifest is finished last, with the whole run's
     start, end, task counts and the time of every phase."""
     from engine import derived, embeddings
-    from engine.analyze.discover_stage import discover_vibes, with_vibes, write_discovered
     from engine.analyze.results import analyze_run
+    from engine.analyze.vibecheck import train_verdicts
+    from engine.discover.stage import discover_vibes, with_vibes, write_discovered
     from engine.execute.cache import Cache
     from engine.execute.progress import Phases
     from engine.execute.run import execute
@@ -55,7 +49,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
             if wants_discovery and not summary.interrupted:
                 try:
                     with phases.phase("discover"):
-                        found, origins = discover_vibes(prepared, cache)
+                        found, origins = discover_vibes(prepared, cache, train_verdicts)
                         write_discovered(found, origins, run_dir)
                         prepared = with_vibes(prepared, found)
                 except KeyboardInterrupt:  # still leave a run directory that says what is done, and that it stopped
@@ -113,8 +107,8 @@ def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:
     """Re-render a finished run's leaderboard from its manifest, discovered vibes and the cache."""
     import json
 
-    from engine.analyze.discover_stage import read_discovered, with_vibes
     from engine.analyze.results import analyze_run
+    from engine.discover.stage import read_discovered, with_vibes
     from engine.execute.cache import Cache
     from engine.report.render import render_report
 

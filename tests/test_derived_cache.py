@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.analyze.stats import split
+from engine.stats import split
 
 SPEC = """\
 name: derived
@@ -83,7 +83,7 @@ def test_a_run_stopped_during_discovery_leaves_a_run_directory_that_says_so(tmp_
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The first pass leaves writing to the pass after discovery; a stop in between must still leave the
     run directory and a manifest marked interrupted (the work itself is in the cache either way)."""
-    from engine.analyze import discover_stage
+    from engine.discover import stage as discover_stage
     from engine.pipeline import run_spec
 
     (tmp_path / "spec.yaml").write_text(SPEC.replace("low: casual and chatty, high: formal and impersonal}",

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from engine.diff import diff_plans, to_markdown
 from engine.pipeline import prepare
-from engine.plan import Plan, content_hash, estimate_tokens
+from engine.plan import estimate_tokens
+from engine.records import Plan, content_hash
 from engine.spec.load import load_document
 
 ROOT = Path(__file__).parent.parent

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from engine.analyze import heldout, stats
+from engine import stats
+from engine.analyze import heldout
 from engine.judges.llm import parse_rating, parse_verdict, verdict_to_score
 from engine.judges.verdicts import combine_orders, compare
 

@@ -32,8 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from engine import derived
-from engine.analyze import stats
+from engine import derived, stats
 
 ESTIMATOR = "Firth-penalized logistic regression; p-values from penalized likelihood-ratio tests"
 LENGTH = "length (log character ratio)"
@@ -90,10 +89,6 @@ def wilson(successes: float, n: int) -> tuple[float, float]:
     centre = (p + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
     half = Z95 / (1 + Z95**2 / n) * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n**2))
     return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def length_covariate(chars_a: np.ndarray, chars_b: np.ndarray) -> np.ndarray:
-    return np.log1p(np.asarray(chars_a, float)) - np.log1p(np.asarray(chars_b, float))
 
 
 @dataclass(frozen=True)

@@ -37,19 +37,19 @@ from typing import Any
 
 from scipy.stats import binomtest
 
-from engine.analyze import reliability, stats
+from engine import stats
+from engine.analyze import reliability
 from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.analyze.reference import rating_of
 from engine.analyze.reliability import JudgeAgreement, JudgeReliability, TwoOrders
-from engine.execute.cache import Result
 from engine.judges.llm import (
     order_verdicts,
     parse_confidence,
     parse_profile,
     parse_same_task,
 )
-from engine.pipeline import Prepared
 from engine.plan import DIMENSION_MEASURES, persona_dimensions, persona_text
+from engine.records import Prepared, Result
 from engine.spec.model import Analysis, Persona
 from engine.spec.profiles import JUDGED_DIMENSIONS
 

@@ -28,7 +28,8 @@ import numpy as np
 from scipy.special import expit
 from statsmodels.tools.sm_exceptions import PerfectSeparationWarning, SingularMatrixWarning
 
-from engine.analyze import heldout, stats
+from engine import stats
+from engine.analyze import heldout
 from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult
 from engine.spec.model import Labels, Vibe
 
@@ -227,7 +228,7 @@ def _pooled(result: ProfileResult, held_out: bool) -> None:
         return
     y = np.array([float(p.preference == vc.model_a) for vc, p in rows])
     x = np.array([[p.feature(v) for v in names] for _, p in rows], dtype=float).reshape(len(rows), len(names))
-    length = heldout.length_covariate(np.array([p.chars[0] for _, p in rows]), np.array([p.chars[1] for _, p in rows]))
+    length = stats.length_covariate(np.array([p.chars[0] for _, p in rows]), np.array([p.chars[1] for _, p in rows]))
     design = np.column_stack([length, x])
     features = [heldout.LENGTH, *names]
     usable, reasons = heldout.estimable(design, intercept=True)

@@ -26,9 +26,8 @@ from scipy.stats import kendalltau, spearmanr
 
 from engine.analyze.outcomes import rating_outcomes
 from engine.analyze.rankings import Outcome, Ranking, rank
-from engine.execute.cache import Result
 from engine.judges.llm import parse_rating, rating_explanation
-from engine.pipeline import Prepared
+from engine.records import Prepared, Result
 from engine.spec.model import Analysis
 
 ALL = "all"

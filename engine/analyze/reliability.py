@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.analyze import stats
-from engine.execute.cache import Result
+from engine import stats
 from engine.judges.llm import order_verdicts
 from engine.judges.verdicts import combine_orders
+from engine.records import Result
 
 CONSISTENCY_MIN = 0.6  # below this, half the decided verdicts or more may be the answer order speaking
 INVALID_MAX = 0.05

@@ -12,9 +12,9 @@ from engine.analyze.profiles import ProfileResult, profile, write_profiles
 from engine.analyze.rankings import Ranking, rank
 from engine.analyze.reference import ReferenceResult, analyze_reference, write_reference
 from engine.analyze.separability import SeparabilityResult, analyze_separability
-from engine.analyze.vibecheck import VibeCheckResult, analyze_vibecheck, split_seed, write_vibecheck
-from engine.execute.cache import Result
-from engine.pipeline import Prepared
+from engine.analyze.vibecheck import VibeCheckResult, analyze_vibecheck, write_vibecheck
+from engine.discover.splits import split_seed
+from engine.records import Prepared, Result
 from engine.spec.model import Analysis
 
 

@@ -30,8 +30,7 @@ from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.analyze.reliability import JudgeReliability
 from engine.analyze.similarity import group_similarity
 from engine.embeddings import MODEL_NAME, TokenEncoder
-from engine.execute.cache import Result
-from engine.pipeline import Prepared
+from engine.records import Prepared, Result
 from engine.spec.model import Analysis
 
 PAPER_ENCODER = "roberta-large"

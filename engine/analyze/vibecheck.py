@@ -19,12 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from engine.analyze import discovery, heldout, reliability, stats
+from engine import stats
+from engine.analyze import heldout, reliability
 from engine.analyze.reliability import JudgeAgreement, JudgeReliability, TwoOrders
 from engine.datasets import Item
-from engine.execute.cache import Result
-from engine.pipeline import Prepared
-from engine.plan import Binding
+from engine.discover import statistical as discovery
+from engine.discover.splits import discovery_sides, split_bindings, split_seed
+from engine.records import Binding, Prepared, Result
 from engine.spec.model import Analysis, Labels, Vibe, VibeExamples
 
 
@@ -99,33 +100,13 @@ class VibeCheckResult:
     agreements: list[JudgeAgreement] = field(default_factory=list)  # κ between every two judges
 
 
-def split_bindings(prepared: Prepared, analysis: Analysis,
-                   comparison: tuple[str, str] | None = None) -> tuple[list[Binding], set[str]]:
-    """The analysis' pairs (original prompts) and the ids of the training split, as every step that must
-    agree on the split (discovery, validation, regressions) reads them. The split is drawn over prompts, so
-    every comparison of a many-model analysis holds out the same prompts; `comparison` keeps the prompts
-    both of its models answered."""
-    bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
-    train_ids, _ = stats.split([b.item for b in bindings], analysis.options.get("split", {}).get("train", 0.5),
-                               split_seed(analysis))
-    if comparison is not None:
-        bindings = [b for b in bindings if all(model in b.outputs for model in comparison)]
-    return bindings, set(train_ids)
-
-
-POOLED = "other models"  # how pooled discovery names the side of the models compared with the reference
-
-
-def discovery_sides(analysis: Analysis) -> tuple[str, str]:
-    """The two sides discovery mines phrasing for: the analysis' two models, or every other model pooled
-    against the reference."""
-    reference = analysis.options.get("reference")
-    return (POOLED, reference) if reference is not None else (analysis.models[0], analysis.models[1])
-
-
-def split_seed(analysis: Analysis) -> int:
-    """The seed of the analysis' train/test split, which also seeds the steps that must follow it."""
-    return analysis.options.get("split", {}).get("seed", 0)
+def train_verdicts(prepared: Prepared, analysis: Analysis, results: dict[str, Result],
+                   vibes: list[Vibe]) -> np.ndarray:
+    """ν of `vibes` on the training pairs of every comparison of the analysis (pairs × vibes): what LLM
+    discovery validates its proposals on."""
+    train = [p for comparison in analysis.comparisons()
+             for p in analyze_vibecheck(prepared, analysis, results, comparison=comparison).pairs if p.split == "train"]
+    return np.array([[p.nu[v.name] for v in vibes] for p in train], dtype=float).reshape(len(train), len(vibes))
 
 
 def _judges_for(prepared: Prepared, analysis: Analysis, vibe: Vibe) -> list[str]:
@@ -328,7 +309,7 @@ class _Features:
 
     @staticmethod
     def length(subset: list[PairVerdicts]) -> np.ndarray:
-        return heldout.length_covariate(np.array([p.chars[0] for p in subset]), np.array([p.chars[1] for p in subset]))
+        return stats.length_covariate(np.array([p.chars[0] for p in subset]), np.array([p.chars[1] for p in subset]))
 
 
 def _select(kept: list[str], features: _Features, analysis: Analysis) -> tuple[list[str], str, dict[str, str]]:

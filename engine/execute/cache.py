@@ -13,9 +13,10 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from engine.records import Result
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -39,22 +40,6 @@ CREATE TABLE IF NOT EXISTS derived (
     created_at REAL NOT NULL
 )
 """
-
-
-@dataclass(frozen=True)
-class Result:
-    """What one finished task produced."""
-
-    task_id: str
-    stage: str
-    endpoint: str
-    provider: str
-    output: Any  # text for calls; a JSON-able value for offline judges
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float = 0.0
-    latency_s: float = 0.0
-    meta: dict[str, Any] = field(default_factory=dict)
 
 
 class Cache:

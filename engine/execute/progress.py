@@ -21,8 +21,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from engine.execute.cache import Result
-from engine.plan import STAGES, Task
+from engine.records import STAGES, Result, Task
 
 
 class RunProgress:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.execute.cache import Result
 from engine.execute.providers import ResponseSchema
 from engine.judges.answers import SCHEMAS
 from engine.judges.prompts import TEMPLATES
-from engine.plan import Task
+from engine.records import Result, Task
 
 Messages = list[dict[str, Any]]
 Call = tuple[Messages, dict[str, Any], ResponseSchema | None]

@@ -29,14 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets import Item
-from engine.execute.cache import Cache, Result
+from engine.execute.cache import Cache
+from engine.execute.offline_judges import run_offline
 from engine.execute.progress import RunProgress
 from engine.execute.providers import Provider, ProviderError, create_provider
 from engine.execute.requests import render
 from engine.execute.scheduler import Failure, Scheduler
-from engine.judges.offline import run_offline
-from engine.pipeline import Prepared
-from engine.plan import OFFLINE_PROVIDER, STAGES, Plan, Task, reference_corpora
+from engine.plan import reference_corpora
+from engine.records import OFFLINE_PROVIDER, STAGES, Plan, Prepared, Result, Task
 from engine.spec.model import Endpoint
 
 OFFLINE_CHUNK = 2000  # offline judgments per batch: enough to batch the encoders, few enough that progress moves

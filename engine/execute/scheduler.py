@@ -25,9 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.execute.cache import Cache, Result
+from engine.execute.cache import Cache
 from engine.execute.providers import Provider, ProviderError, ResponseSchema, refuses_schema
-from engine.plan import Task
+from engine.records import Result, Task
 from engine.spec.model import Endpoint
 
 Render = Callable[[Task], tuple[list[dict[str, Any]], dict[str, Any], ResponseSchema | None]]

@@ -13,8 +13,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.execute.cache import Result
-from engine.plan import Plan
+from engine.records import Plan, Result
 
 NOT_RUN = "not run (the run was interrupted before it)"
 REASONS_SHOWN = 3

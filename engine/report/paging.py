@@ -10,7 +10,7 @@ from typing import Any
 from jinja2 import Environment
 
 from engine.analyze.vibecheck import PairVerdicts
-from engine.execute.cache import Result
+from engine.records import Result
 
 PAIRS_PER_PAGE = 50
 

@@ -9,8 +9,7 @@ from typing import Any
 from jinja2 import Environment
 
 from engine.analyze.profiles import ProfileCell, ProfileResult
-from engine.execute.cache import Result
-from engine.pipeline import Prepared
+from engine.records import Prepared, Result
 from engine.report import charts
 from engine.report.paging import PAIRS_PER_PAGE, Sample, slug, text_of, write_pages
 

@@ -29,9 +29,7 @@ from engine.analyze.reference import ReferenceResult
 from engine.analyze.reliability import CONSISTENCY_MIN
 from engine.analyze.results import RunResults
 from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
-from engine.execute.cache import Result
-from engine.pipeline import Prepared
-from engine.plan import Task
+from engine.records import Prepared, Result, Task
 from engine.report import charts, headline
 from engine.report.incomplete import incomplete_work
 from engine.report.paging import PAIRS_PER_PAGE, Sample, slug, text_of, write_pages

@@ -32,8 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from engine import derived
-from engine.analyze import heldout, stats
+from engine import derived, stats
 from engine.judges import embedding, metric
 from engine.judges.metrics import METRICS, PHRASES_PREFIX, tokens
 from engine.plan import vibe_fields
@@ -346,7 +345,7 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
             features[name], verdicts[name] = column, verdict
     features = {name: column for name, column in features.items() if separates(verdicts[name])}
     a_preferred = np.array([np.nan if p.a_preferred is None else float(p.a_preferred) for p in pairs])
-    length = heldout.length_covariate(np.array([len(p.output_a) for p in pairs]),
+    length = stats.length_covariate(np.array([len(p.output_a) for p in pairs]),
                                       np.array([len(p.output_b) for p in pairs]))
     chosen = select(features, a_preferred if not np.isnan(a_preferred).all() else None, max_vibes, length)
     by_name = {c.vibe.name: c for c in final}

@@ -9,9 +9,9 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from engine.execute.cache import Cache, Result
+from engine.execute.cache import Cache
 from engine.judges import embedding, metric, preservation, reference, unit_tests
-from engine.plan import Task
+from engine.records import Result, Task
 
 Batch = Callable[[list[dict[str, Any]], dict[str, str]], list[dict[str, Any]]]
 PAIR_JUDGES: dict[str, Batch] = {"metric": metric.judge_pairs, "embedding": embedding.judge_pairs}

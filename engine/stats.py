@@ -114,3 +114,8 @@ def holm(p_values: list[float | None]) -> list[float | None]:
         for i, value in zip(present, values, strict=True):
             adjusted[i] = float(value)
     return adjusted
+
+
+def length_covariate(chars_a: np.ndarray, chars_b: np.ndarray) -> np.ndarray:
+    """The length control of every preference model here: the log-ratio of the two answers' lengths."""
+    return np.log1p(np.asarray(chars_a, float)) - np.log1p(np.asarray(chars_b, float))

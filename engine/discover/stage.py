@@ -5,6 +5,7 @@ discovery; the test split stays unseen until the regressions are scored."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -12,12 +13,12 @@ import numpy as np
 import yaml
 
 from engine import derived
-from engine.analyze import discovery
-from engine.analyze.vibecheck import discovery_sides, split_bindings, split_seed
+from engine.discover import statistical as discovery
+from engine.discover.splits import discovery_sides, split_bindings, split_seed
 from engine.execute.cache import Cache
 from engine.judges.metrics import PHRASES_PREFIX
-from engine.pipeline import Prepared
 from engine.plan import compile_plan
+from engine.records import Prepared, Result
 from engine.spec.model import Analysis, Vibe, vibe_examples
 
 
@@ -43,10 +44,14 @@ def training_pairs(prepared: Prepared, analysis: Analysis, cache: Cache) -> list
     return pairs
 
 
-def _llm_vibes(prepared: Prepared, analysis: Analysis, cache: Cache,
-               pairs: list[discovery.TrainingPair]) -> list[Vibe]:
-    from engine.analyze.llm_discovery import discover_with_llm
-    from engine.analyze.vibecheck import analyze_vibecheck
+TrainVerdicts = Callable[[Prepared, Analysis, dict[str, Result], list[Vibe]], np.ndarray]
+"""The panel's verdicts ν (training pairs × vibes) of `vibes`, read from a run that now judges them. The
+analysis stage supplies it (analyze.vibecheck.train_verdicts), so discovery holds no analysis of its own."""
+
+
+def _llm_vibes(prepared: Prepared, analysis: Analysis, cache: Cache, pairs: list[discovery.TrainingPair],
+               train_verdicts: TrainVerdicts) -> list[Vibe]:
+    from engine.discover.llm import discover_with_llm
     from engine.execute.run import execute
 
     spec = prepared.spec
@@ -58,16 +63,13 @@ def _llm_vibes(prepared: Prepared, analysis: Analysis, cache: Cache,
     def score(vibes: list[Vibe]) -> np.ndarray:
         scored = with_vibes(prepared, vibes)
         execute(scored, Path(".vibe-discovery"), cache, quiet=True, stages=("judge",), write=False)
-        scored_results = cache.get_many(t.id for t in scored.plan.tasks)
-        train = [p for comparison in analysis.comparisons()
-                 for p in analyze_vibecheck(scored, analysis, scored_results, comparison=comparison).pairs
-                 if p.split == "train"]
-        return np.array([[p.nu[v.name] for v in vibes] for p in train], dtype=float).reshape(len(train), len(vibes))
+        return train_verdicts(scored, analysis, cache.get_many(t.id for t in scored.plan.tasks), vibes)
 
     return discover_with_llm(pairs, d, proposer, cache, score, seed=split_seed(analysis))
 
 
-def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[str, str]]:
+def discover_vibes(prepared: Prepared, cache: Cache,
+                   train_verdicts: TrainVerdicts) -> tuple[list[Vibe], dict[str, str]]:
     """New vibes for every vibecheck analysis, with where each came from."""
     spec = prepared.spec
     d = spec.discovery
@@ -80,7 +82,8 @@ def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[s
             continue
         pairs = training_pairs(prepared, analysis, cache)
         if d.method == "llm":
-            proposed = [(v, f"LLM proposer {d.proposer}") for v in _llm_vibes(prepared, analysis, cache, pairs)]
+            proposed = [(v, f"LLM proposer {d.proposer}") for v in _llm_vibes(prepared, analysis, cache, pairs,
+                                                                                    train_verdicts)]
         else:
             embedding_panel = any(spec.judges[j].kind == "embedding" for j in analysis.options["judges"])
             settings = {"models": list(discovery_sides(analysis)), "max_vibes": d.max_vibes,

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from engine.analyze import discovery
+from engine.discover import statistical as discovery
 from engine.execute.cache import Cache
 from engine.execute.run import run_calls
 from engine.judges import answers, prompts
-from engine.plan import Task, content_hash
+from engine.records import Task, content_hash
 from engine.spec.model import Discovery, Judge, Vibe
 
 AXIS_LINE = re.compile(

@@ -1,0 +1,37 @@
+"""The train/test split of a VibeCheck analysis, read the same way by every step that must agree on it:
+discovery sees only the training prompts, validation and the regressions score on the rest."""
+
+from __future__ import annotations
+
+from engine import stats
+from engine.records import Binding, Prepared
+from engine.spec.model import Analysis
+
+
+def split_bindings(prepared: Prepared, analysis: Analysis,
+                   comparison: tuple[str, str] | None = None) -> tuple[list[Binding], set[str]]:
+    """The analysis' pairs (original prompts) and the ids of the training split, as every step that must
+    agree on the split (discovery, validation, regressions) reads them. The split is drawn over prompts, so
+    every comparison of a many-model analysis holds out the same prompts; `comparison` keeps the prompts
+    both of its models answered."""
+    bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
+    train_ids, _ = stats.split([b.item for b in bindings], analysis.options.get("split", {}).get("train", 0.5),
+                               split_seed(analysis))
+    if comparison is not None:
+        bindings = [b for b in bindings if all(model in b.outputs for model in comparison)]
+    return bindings, set(train_ids)
+
+
+POOLED = "other models"  # how pooled discovery names the side of the models compared with the reference
+
+
+def discovery_sides(analysis: Analysis) -> tuple[str, str]:
+    """The two sides discovery mines phrasing for: the analysis' two models, or every other model pooled
+    against the reference."""
+    reference = analysis.options.get("reference")
+    return (POOLED, reference) if reference is not None else (analysis.models[0], analysis.models[1])
+
+
+def split_seed(analysis: Analysis) -> int:
+    """The seed of the analysis' train/test split, which also seeds the steps that must follow it."""
+    return analysis.options.get("split", {}).get("seed", 0)

@@ -1,0 +1,131 @@
+"""The records every stage passes on: planned tasks and how they bind to items, finished results, and a
+prepared run. This module is the ground floor: every stage imports it and it imports no stage (the spec and
+item types below are named for type checkers only), so a record can be read anywhere without pulling in the
+code that produced it.
+
+A task's id is the content hash of its canonical request; that hash is the cache key, so `content_hash`
+and the JSON form of the plan live here with the records they key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.datasets import Item
+    from engine.spec.model import Spec
+
+PLAN_VERSION = 1
+STAGES = ("persona_rewrite", "persona_check", "generation", "preference", "discovery", "judge", "reference",
+          "persona_judge")
+OFFLINE_PROVIDER = "offline"
+
+def content_hash(request: dict[str, Any]) -> str:
+    canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str  # content hash of `request`
+    stage: str
+    analysis: str
+    endpoint: str  # model or judge name
+    provider: str
+    item_id: str
+    request: dict[str, Any]
+    depends_on: tuple[str, ...] = ()
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+
+    @property
+    def is_call(self) -> bool:
+        """True when running the task sends a request to a model (offline and recorded tasks do not)."""
+        return self.provider not in (OFFLINE_PROVIDER, "recorded")
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """Calls whose exact requests depend on earlier results (e.g. scoring vibes not yet discovered)."""
+
+    stage: str
+    analysis: str
+    endpoint: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost: float
+    note: str
+    tasks: int = 0  # tasks these calls and any offline judgments of the same work add (an upper bound)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Which generation tasks hold an analysis's outputs for one item (and variant). Identical requests
+    share one task, so items are tied to outputs here rather than through `Task.item_id`."""
+
+    item: str
+    variant: str
+    outputs: dict[str, list[str]]  # model name -> generation task ids (K of them for separability)
+
+
+@dataclass
+class Plan:
+    spec_name: str
+    spec_hash: str
+    tasks: list[Task] = field(default_factory=list)
+    deferred: list[Deferred] = field(default_factory=list)
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)  # analysis name -> bindings
+
+    def to_json(self) -> str:
+        """Stable JSON, one task per line: byte-identical for the same spec, and readable in a diff."""
+        head = {"version": PLAN_VERSION, "spec_name": self.spec_name, "spec_hash": self.spec_hash,
+                "deferred": [asdict(d) for d in self.deferred],
+                "bindings": {name: [asdict(b) for b in bs] for name, bs in self.bindings.items()}}
+        lines = [json.dumps(_task_json(t), sort_keys=True, ensure_ascii=False) for t in self.tasks]
+        return (json.dumps(head, sort_keys=True, ensure_ascii=False)[:-1] + ', "tasks": [\n'
+                + ",\n".join(lines) + "\n]}\n")
+
+    @classmethod
+    def from_json(cls, text: str) -> Plan:
+        body = json.loads(text)
+        tasks = [Task(**{**t, "depends_on": tuple(t["depends_on"])}) for t in body["tasks"]]
+        bindings = {name: [Binding(**b) for b in bs] for name, bs in body["bindings"].items()}
+        return cls(body["spec_name"], body["spec_hash"], tasks, [Deferred(**d) for d in body["deferred"]], bindings)
+
+
+def _task_json(task: Task) -> dict[str, Any]:
+    # Built by hand: dataclasses.asdict deep-copies every request, which dominates large plans.
+    return {"id": task.id, "stage": task.stage, "analysis": task.analysis, "endpoint": task.endpoint,
+            "provider": task.provider, "item_id": task.item_id, "request": task.request,
+            "depends_on": list(task.depends_on), "input_tokens": task.input_tokens,
+            "output_tokens": task.output_tokens, "cost": round(task.cost, 8)}
+
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one finished task produced."""
+
+    task_id: str
+    stage: str
+    endpoint: str
+    provider: str
+    output: Any  # text for calls; a JSON-able value for offline judges
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    latency_s: float = 0.0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+
+@dataclass
+class Prepared:
+    spec: Spec
+    items: dict[str, list[Item]]
+    plan: Plan
