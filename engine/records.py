@@ -23,6 +23,7 @@ STAGES = ("persona_rewrite", "persona_check", "generation", "preference", "disco
           "persona_judge")
 OFFLINE_PROVIDER = "offline"
 
+
 def content_hash(request: dict[str, Any]) -> str:
     canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
@@ -106,7 +107,6 @@ def _task_json(task: Task) -> dict[str, Any]:
             "output_tokens": task.output_tokens, "cost": round(task.cost, 8)}
 
 
-
 @dataclass(frozen=True)
 class Result:
     """What one finished task produced."""
@@ -123,9 +123,10 @@ class Result:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-
 @dataclass
 class Prepared:
+    """A spec, the items of the datasets its analyses use, and the plan compiled from both."""
+
     spec: Spec
     items: dict[str, list[Item]]
     plan: Plan
