@@ -6,7 +6,12 @@ column, never with a UnicodeDecodeError traceback.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+# A surrogate code point in a Python string is always unpaired (a valid pair decodes to one character): a JSON
+# or YAML escape such as \ud83d cut from its pair. Such a string cannot be encoded, stored or hashed.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class NotUtf8(ValueError):
@@ -23,8 +28,12 @@ def read_utf8(path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        before = data[:exc.start]
-        line = before.count(b"\n") + 1
-        col = len(before) - (before.rfind(b"\n") + 1) + 1
+        line, col = line_and_column(data[:exc.start])
         raise NotUtf8(path, line, col, f"byte 0x{data[exc.start]:02x} is not UTF-8 ({exc.reason}); the file must "
                       "be UTF-8 text") from None
+
+
+def line_and_column(before: str | bytes) -> tuple[int, int]:
+    """1-based line and column of the character (or byte) that follows `before`, the file's start."""
+    newline = b"\n" if isinstance(before, bytes) else "\n"
+    return before.count(newline) + 1, len(before) - (before.rfind(newline) + 1) + 1

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,12 +28,10 @@ from engine.execute.cache import Cache
 from engine.execute.providers import Provider, ProviderError, ResponseSchema, refuses_schema
 from engine.records import Result, Task
 from engine.spec.model import Endpoint
+from engine.text_files import LONE_SURROGATE
 
 Render = Callable[[Task], tuple[list[dict[str, Any]], dict[str, Any], ResponseSchema | None]]
 OnResult = Callable[[Task, Result | None], None]
-# A surrogate code point in a Python string is always unpaired (a valid pair decodes to one character); an
-# answer carrying one (a JSON escape such as \ud83d cut from its pair) cannot be stored, hashed or shown.
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
 

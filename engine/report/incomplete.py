@@ -12,6 +12,7 @@ import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engine.records import Plan, Result
 
@@ -39,10 +40,17 @@ class Incomplete:
     rows: tuple[Unfinished, ...]
 
 
-def incomplete_work(plan: Plan, outputs: dict[str, Result], run_dir: Path, judges: set[str]) -> dict[str, Incomplete]:
+def read_failures(run_dir: Path) -> list[dict[str, Any]]:
+    """The run's failures.jsonl records (task_id, stage, endpoint, error, attempts), in file order."""
+    path = run_dir / "failures.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
+
+
+def incomplete_work(plan: Plan, outputs: dict[str, Result], failures: list[dict[str, Any]],
+                    judges: set[str]) -> dict[str, Incomplete]:
     """Analysis name → what of it did not finish; analyses that finished everything are left out. A generation
     two analyses share (one task, one request) counts in both."""
-    reasons = _recorded_reasons(run_dir / "failures.jsonl")
+    reasons = {failure["task_id"]: failure["error"] for failure in failures}
     tasks = {task.id: task for task in plan.tasks}
     used = {name: {task_id for binding in bindings for ids in binding.outputs.values() for task_id in ids}
             for name, bindings in plan.bindings.items()}
@@ -64,12 +72,3 @@ def incomplete_work(plan: Plan, outputs: dict[str, Result], run_dir: Path, judge
                                  sum(n for (a, _, _), n in planned.items() if a == analysis), tuple(rows))
             for analysis, rows in by_analysis.items()}
 
-
-def _recorded_reasons(path: Path) -> dict[str, str]:
-    if not path.exists():
-        return {}
-    reasons = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        failure = json.loads(line)
-        reasons[failure["task_id"]] = failure["error"]
-    return reasons

@@ -14,7 +14,6 @@ escaped JSON. Nothing from the environment is rendered.
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
 from dataclasses import asdict
@@ -31,7 +30,7 @@ from engine.analyze.results import RunResults
 from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
 from engine.records import Prepared, Result, Task
 from engine.report import charts, headline
-from engine.report.incomplete import incomplete_work
+from engine.report.incomplete import incomplete_work, read_failures
 from engine.report.paging import PAIRS_PER_PAGE, Sample, slug, text_of, write_pages
 from engine.report.profile_pages import render_profiles
 from engine.spec.model import REPORT_FOLDERS
@@ -62,8 +61,9 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
     assets = run_dir / "assets"
     charts.write_vega_bundle(assets)
     shutil.copy(TEMPLATES / "style.css", assets / "style.css")
-    judges, failed_judges = _judges(prepared, outputs, run_dir)
-    incomplete = incomplete_work(prepared.plan, outputs, run_dir, set(prepared.spec.judges))
+    failures = read_failures(run_dir)
+    judges, failed_judges = _judges(prepared, outputs, failures)
+    incomplete = incomplete_work(prepared.plan, outputs, failures, set(prepared.spec.judges))
     analyses = [_render_vibecheck(env, vc, prepared, run_dir, outputs) for vc in results.vibecheck]
     rankings = []
     for result in results.rankings:
@@ -95,7 +95,7 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
 
 
 def _judges(prepared: Prepared, outputs: dict[str, Result],
-            run_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+            failures: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The judges that produced at least one verdict, and those planned that produced none, each with the
     first error its calls met (from failures.jsonl) so the page can say why and what to do."""
     planned: dict[str, int] = {}
@@ -104,9 +104,7 @@ def _judges(prepared: Prepared, outputs: dict[str, Result],
             planned[task.endpoint] = planned.get(task.endpoint, 0) + 1
     done = {r.endpoint for r in outputs.values() if r.endpoint in prepared.spec.judges}
     errors: dict[str, str] = {}
-    failures = run_dir / "failures.jsonl"
-    for line in failures.read_text(encoding="utf-8").splitlines() if failures.exists() else []:
-        failure = json.loads(line)
+    for failure in failures:
         errors.setdefault(failure["endpoint"], failure["error"])
     asked_schema: dict[str, list[Result]] = {}
     for task in prepared.plan.tasks:

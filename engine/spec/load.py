@@ -97,17 +97,13 @@ def _rebase_paths(doc: dict[str, Any], old_dir: Path, new_dir: Path) -> None:
                 entry["model"] = rebase(entry["model"])
 
 
-def deep_merge(base: Any, child: Any) -> Any:
-    """Mappings merge key by key, and `key: null` in the child removes the base's entry. Lists of named
-    entries (vibes) merge by name, so a child can add or override one vibe without restating the others;
-    any other value, lists included, is replaced."""
-    return _Merger(SourceMap(), SourceMap(), SourceMap()).merge(base, child, (), (), ())
-
-
 class _Merger:
-    """`deep_merge` that also carries every value's source mark to its path in the merged document: a
-    vibe merged by name moves to another index, and an error in it must still name the file and line where
-    it is written, however deep the `extends` chain."""
+    """The merge of a base spec and its child, with the child winning. Mappings merge key by key, and
+    `key: null` in the child removes the base's entry. Lists of named entries (vibes) merge by name, so a
+    child can add or override one vibe without restating the others; any other value, lists included, is
+    replaced. Every value's source mark goes to its path in the merged document: a vibe merged by name moves
+    to another index, and an error in it must still name the file and line where it is written, however
+    deep the `extends` chain."""
 
     def __init__(self, base_source: SourceMap, child_source: SourceMap, out: SourceMap):
         self.sources = {"base": base_source, "child": child_source}
@@ -117,17 +113,15 @@ class _Merger:
         self._mark(self.sources["child"], child_path, path)
         if isinstance(base, dict) and isinstance(child, dict):
             out = {}
-            for key, value in base.items():
+            for key, value in base.items():  # the base's keys keep their order; the child's new ones follow
                 if key not in child:
                     out[key] = self.copy(value, "base", (*base_path, key), (*path, key))
+                elif child[key] is not None:
+                    out[key] = self.merge(value, child[key], (*base_path, key), (*child_path, key), (*path, key))
             for key, value in child.items():
-                if value is None:
-                    out.pop(key, None)
-                elif key in base:
-                    out[key] = self.merge(base[key], value, (*base_path, key), (*child_path, key), (*path, key))
-                else:
+                if key not in base and value is not None:
                     out[key] = self.copy(value, "child", (*child_path, key), (*path, key))
-            return {key: out[key] for key in [*base, *child] if key in out}
+            return out
         if isinstance(base, list) and isinstance(child, list):
             base_keys, child_keys = [_entry_key(v) for v in base], [_entry_key(v) for v in child]
             if None not in base_keys and None not in child_keys:

@@ -9,7 +9,6 @@ so that later checks can point at the exact place in the exact file.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,13 +16,12 @@ from typing import Any
 import yaml
 
 from engine.spec.problems import Problem, SpecError
-from engine.text_files import NotUtf8, read_utf8
+from engine.text_files import LONE_SURROGATE, NotUtf8, line_and_column, read_utf8
 
 MAX_NODES = 200_000  # a real spec has a few thousand; "billion laughs" needs far more
 MAX_DEPTH = 64  # a real spec nests 6 or 7 levels; far deeper is a mistake, and would exhaust Python's stack
 
 PathKey = tuple[str | int, ...]
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, a surrogate is always unpaired
 _MAP_TAG, _SEQ_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 
 
@@ -96,11 +94,11 @@ def load_yaml(path: Path) -> tuple[Any, SourceMap]:
     except IsADirectoryError:
         raise SpecError([Problem(name, 1, 1, "", "is a folder, not a spec file")]) from None
     try:
-        loader = _Loader(text)
-    except yaml.reader.ReaderError as exc:
-        raise SpecError([_unprintable(name, text, exc)]) from None
-    try:
-        node = loader.get_single_node()
+        loader = _Loader(text)  # the reader checks the first chunk for control characters here, the rest later
+        try:
+            node = loader.get_single_node()
+        finally:
+            loader.dispose()
     except yaml.reader.ReaderError as exc:
         raise SpecError([_unprintable(name, text, exc)]) from None
     except yaml.MarkedYAMLError as exc:
@@ -110,8 +108,6 @@ def load_yaml(path: Path) -> tuple[Any, SourceMap]:
     except RecursionError:
         raise SpecError([Problem(name, 1, 1, "", f"nested too deeply to read (more than {MAX_DEPTH} levels)")]) \
             from None
-    finally:
-        loader.dispose()
     if node is None:
         return None, SourceMap(file=name)
     builder = _Builder(name, loader)
@@ -123,8 +119,7 @@ def load_yaml(path: Path) -> tuple[Any, SourceMap]:
 
 def _unprintable(name: str, text: str, exc: yaml.reader.ReaderError) -> Problem:
     """YAML refuses control characters (NUL, most of C0 and C1) anywhere in a file, quoted or not."""
-    before = text[:exc.position]
-    line, col = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
+    line, col = line_and_column(text[:exc.position])
     return Problem(name, line, col, "", f"character U+{exc.character:04X} is a control character, which YAML does "
                    "not allow in a file (write it as an escape in a double-quoted string)")
 
@@ -172,7 +167,7 @@ class _Builder:
         except yaml.constructor.ConstructorError as exc:
             self._problem(node, path, f"unsupported YAML value: {exc.problem}")
             return None
-        if isinstance(value, str) and _LONE_SURROGATE.search(value):
+        if isinstance(value, str) and LONE_SURROGATE.search(value):
             self._problem(node, path, "holds a lone UTF-16 surrogate escape (such as \\ud800 without its pair), "
                           "which is not text: write the character itself or its full pair")
             return None
@@ -199,7 +194,7 @@ class _Builder:
                 except yaml.constructor.ConstructorError as exc:
                     self._problem(key_node, path, f"unsupported YAML key: {exc.problem}")
                     continue
-                if _LONE_SURROGATE.search(key):
+                if LONE_SURROGATE.search(key):
                     self._problem(key_node, path, "a key holds a lone UTF-16 surrogate escape, which is not text")
                     continue
             child = (*path, key)
