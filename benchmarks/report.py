@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.analyze.heldout import Accuracy, HeldOutFit
-from engine.analyze.results import RunResults
+from engine.analyze.run_results import RunResults
 from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
 from engine.datasets import Item
 from engine.records import Plan, Prepared, Result

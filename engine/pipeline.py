@@ -26,7 +26,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     summary, the analysis results and the run directory. The manifest is finished last, with the whole run's
     start, end, task counts and the time of every phase."""
     from engine import derived, embeddings
-    from engine.analyze.results import analyze_run
+    from engine.analyze.run_results import analyze_run
     from engine.analyze.vibecheck import train_verdicts
     from engine.discover.stage import discover_vibes, with_vibes, write_discovered
     from engine.execute.cache import Cache
@@ -107,7 +107,7 @@ def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:
     """Re-render a finished run's leaderboard from its manifest, discovered vibes and the cache."""
     import json
 
-    from engine.analyze.results import analyze_run
+    from engine.analyze.run_results import analyze_run
     from engine.discover.stage import read_discovered, with_vibes
     from engine.execute.cache import Cache
     from engine.report.render import render_report

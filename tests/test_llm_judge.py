@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from llm_server import LLMServer
 
-from engine.analyze.results import analyze_run
+from engine.analyze.run_results import analyze_run
 from engine.execute.cache import Cache
 from engine.pipeline import prepare, run_spec
 

@@ -48,10 +48,9 @@ from engine.judges.llm import (
     parse_profile,
     parse_same_task,
 )
-from engine.plan import DIMENSION_MEASURES, persona_dimensions, persona_text
 from engine.records import Prepared, Result
 from engine.spec.model import Analysis, Persona
-from engine.spec.profiles import JUDGED_DIMENSIONS
+from engine.spec.profiles import DIMENSION_MEASURES, JUDGED_DIMENSIONS, persona_dimensions, persona_text
 
 PROMPT_TYPES = ("original", "personalized", "control")
 
@@ -242,13 +241,13 @@ class _Index:
 def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, Result]) -> PersonaResult:
     spec = prepared.spec
     opts = analysis.options
-    judges = [spec.judges[j] for j in opts["judges"]]
-    swap = opts.get("swap", "confidence")
-    gate = spec.judges.get(opts.get("gate_judge", ""))
-    threshold = float(opts.get("gate_threshold", 4))
+    judges = [spec.judges[j] for j in opts.judges]
+    swap = opts.swap
+    gate = spec.judges.get(opts.gate_judge or "")
+    threshold = float(opts.gate_threshold)
     index = _Index(prepared, results)
     model_a, model_b = analysis.models[0], analysis.models[1]
-    weights = {name: persona_weights(spec.personas[name], index.profiles.get(name)) for name in opts["personas"]}
+    weights = {name: persona_weights(spec.personas[name], index.profiles.get(name)) for name in opts.personas}
     samples, invalid = [], 0
     two_orders: list[TwoOrders] = []  # each LLM judge's answers in both orders, for its reliability
     verdicts: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)  # judge -> (sample, dimension) -> score
@@ -284,8 +283,8 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
             sample.votes[judge_name] = sample.gate if sample.gate is not None else sign
         samples.append(sample)
     summaries = _adjusted([_summarize(spec.personas[name], [s for s in samples if s.persona == name], judges, model_a,
-                                      model_b, *weights[name]) for name in opts["personas"]])
-    notes = _notes(spec.personas, opts, judges, gate)
+                                      model_b, *weights[name]) for name in opts.personas])
+    notes = _notes(spec.personas, opts.personas, judges, gate)
     return PersonaResult(analysis.name, model_a, model_b, {j.name: j.kind for j in judges}, swap, summaries,
                          samples, invalid, f"{gate.name} rating ≥ {threshold:g}" if gate else None, notes,
                          reliability.reliability(two_orders, "persona dimensions"),
@@ -366,7 +365,7 @@ def _summarize(persona: Persona, samples: list[PersonaSample], judges: list[Any]
                           sum(bool(s.preserved) for s in checked) / len(checked) if checked else None)
 
 
-def _notes(personas: dict[str, Persona], opts: dict[str, Any], judges: list[Any], gate: Any) -> list[str]:
+def _notes(personas: dict[str, Persona], wanted: list[str], judges: list[Any], gate: Any) -> list[str]:
     notes = []
     if gate is None:
         notes.append("No correctness gate: the analysis names no gate_judge.")
@@ -379,7 +378,7 @@ def _notes(personas: dict[str, Persona], opts: dict[str, Any], judges: list[Any]
                      f"tests, and here the {gate.kind} judge {gate.name}'s rating against the reference answer decides "
                      "whether an answer counts as correct. It measures closeness to one correct answer, not whether "
                      "the code runs (a unit_tests gate_judge runs the dataset's tests where it has them).")
-    for name in opts["personas"]:
+    for name in wanted:
         persona = personas[name]
         unjudged = [d for d in persona_dimensions(persona)
                     if not any(j.kind == "llm" or (j.kind == "metric" and DIMENSION_MEASURES.get(d) in persona.prefers)

@@ -152,12 +152,12 @@ def item_rating(raw: list[Result], llm: bool) -> tuple[float | None, tuple[float
 
 def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str, Result]) -> ReferenceResult:
     spec = prepared.spec
-    judge = spec.judges[analysis.options["judge"]]
+    judge = spec.judges[analysis.options.judge]
     llm = judge.kind == "llm"
-    repeats = analysis.options.get("repeats", 3) if llm else 1
-    tie_gap = float(analysis.options.get("tie_gap", 2.0))
-    seed = int(analysis.options.get("seed", 0))
-    rounds = int(analysis.options.get("bootstrap", 1000))
+    repeats = analysis.options.repeats if llm else 1
+    tie_gap = float(analysis.options.tie_gap)
+    seed = analysis.options.seed
+    rounds = analysis.options.bootstrap
     items = {item.id: item for item in prepared.items[analysis.dataset]}
     ratings_of: dict[str, list[Result]] = defaultdict(list)  # generation task id -> its rating results
     for task in prepared.plan.tasks:
@@ -191,7 +191,7 @@ def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str,
         scores.append(ModelScore(model, subset_scores(per_model[model], rounds, seed), invalid[model],
                                  subset_scores(recorded, rounds, seed) if recorded else []))
     scores.sort(key=lambda s: -s.subsets[0].score if s.subsets[0].n else float("inf"))
-    ties = analysis.options.get("ties", "drop")
+    ties = analysis.options.ties
     return ReferenceResult(analysis.name, analysis.dataset, judge.name, judge_label(judge.kind, judge.name, repeats),
                            repeats, tie_gap, scores, rows,
                            subset_rankings(per_model, texts, tie_gap, list(analysis.models), ties, seed),

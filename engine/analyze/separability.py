@@ -89,7 +89,7 @@ def separability_from_alignments(item_ids: list[str], raw: np.ndarray) -> list[I
 
 def _encoder(analysis: Analysis) -> tuple[TokenEncoder | None, str, str]:
     """(encoder, its label, the scale note) for the analysis' BERTScore."""
-    chosen = analysis.options.get("encoder")
+    chosen = analysis.options.encoder
     if chosen:
         path, layers = chosen["path"], int(chosen.get("num_layers", 6))
         label = f"{path} ({layers} layers)"
@@ -104,7 +104,7 @@ def _encoder(analysis: Analysis) -> tuple[TokenEncoder | None, str, str]:
 
 def analyze_separability(prepared: Prepared, analysis: Analysis,
                          results: dict[str, Result]) -> list[SeparabilityResult]:
-    metric = analysis.options.get("similarity", "bertscore_length_adjusted")
+    metric = analysis.options.similarity
     bertscore = metric.startswith("bertscore")
     encoder, label, note = _encoder(analysis) if bertscore else (None, "", "")
     bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
@@ -124,7 +124,7 @@ def analyze_separability(prepared: Prepared, analysis: Analysis,
         items = separability_from_alignments([g[0] for g in groups], raw)
         deltas = np.array([s.delta for s in items])
         result = SeparabilityResult(
-            analysis.name, model_a, model_b, metric, analysis.options.get("samples", 5), items,
+            analysis.name, model_a, model_b, metric, analysis.options.samples, items,
             float(deltas.mean()),
             {q: float(np.quantile(deltas, float(q))) for q in ("0.1", "0.25", "0.5", "0.75", "0.9")}, label, note)
         if judged is not None:
@@ -139,7 +139,7 @@ SEP_ELO_DEFAULTS = {"k": 4.0, "threshold": 0.4, "alpha": 2.0, "beta": 6.0}  # th
 def _preference_index(prepared: Prepared, analysis: Analysis,
                       results: dict[str, Result]) -> dict[tuple[str, str], dict[str, Result]] | None:
     """(A's sample task, B's sample task) → {order: the judge's answer}; None without a preference judge."""
-    judge = analysis.options.get("preference_judge")
+    judge = analysis.options.preference_judge
     if not judge:
         return None
     index: dict[tuple[str, str], dict[str, Result]] = {}
@@ -165,18 +165,18 @@ def _rank_samples(result: SeparabilityResult, bindings: list, judged: dict[tuple
             orders = judged.get((ga, gb), {})
             if len(orders) < 2:
                 continue
-            pair = reliability.two_orders(analysis.options["preference_judge"], binding.item, f"{ga}/{gb}",
+            pair = reliability.two_orders(analysis.options.preference_judge, binding.item, f"{ga}/{gb}",
                                           orders["ab"], orders["ba"])
             answers.append(pair)
             score = pair.verdict
             invalid += (pair.first is None) + (pair.second is None)
             outcomes.append(Outcome(result.model_a, result.model_b, (score + 1) / 2, delta=delta[binding.item],
                                     unit=binding.item))
-    params = {**SEP_ELO_DEFAULTS, **analysis.options.get("elo", {})}
+    params = {**SEP_ELO_DEFAULTS, **analysis.options.elo}
     sep = {k: params[k] for k in ("threshold", "alpha", "beta")}
-    seed = int(analysis.options.get("seed", 0))
+    seed = analysis.options.seed
     models = [result.model_a, result.model_b]
-    result.preference_judge = analysis.options["preference_judge"]
+    result.preference_judge = analysis.options.preference_judge
     result.invalid = invalid
     result.reliability = reliability.reliability(answers, "preference between samples", seed=seed)
     result.sep_elo = params

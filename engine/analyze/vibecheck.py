@@ -110,7 +110,7 @@ def train_verdicts(prepared: Prepared, analysis: Analysis, results: dict[str, Re
 
 
 def _judges_for(prepared: Prepared, analysis: Analysis, vibe: Vibe) -> list[str]:
-    names = vibe.judges or analysis.options["judges"]
+    names = vibe.judges or analysis.options.judges
     return [name for name in names if prepared.spec.judges[name].can_score(vibe)]
 
 
@@ -158,7 +158,7 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     items = {it.id: it for it in prepared.items[analysis.dataset]}
     bindings, train_set = split_bindings(prepared, analysis, (model_a, model_b))
     index = _index_judgments(prepared)
-    vibes = [v for v in spec.vibes if not analysis.options.get("vibes") or v.name in analysis.options["vibes"]]
+    vibes = [v for v in spec.vibes if not analysis.options.vibes or v.name in analysis.options.vibes]
     pairs: list[PairVerdicts] = []
     invalid_by_vibe = dict.fromkeys((v.name for v in vibes), 0)
     two_orders: list[TwoOrders] = []  # every LLM judge's answers in both orders, for its reliability
@@ -223,7 +223,7 @@ def _judge_reliability(prepared: Prepared, analysis: Analysis, comparison: tuple
     preference_answers = []
     for binding in bindings:
         ga, gb = binding.outputs[model_a][0], binding.outputs[model_b][0]
-        for judge in analysis.options.get("preference_judges", []):
+        for judge in analysis.options.preference_judges:
             tasks = index.get((judge, "", ga, gb), {})
             first, second = results.get(tasks.get("ab", "")), results.get(tasks.get("ba", ""))
             if first is not None and second is not None:
@@ -315,7 +315,7 @@ class _Features:
 def _select(kept: list[str], features: _Features, analysis: Analysis) -> tuple[list[str], str, dict[str, str]]:
     """The kept vibes that enter the regressions: VibeCheck's top-k by least-angle regression on model
     identity (the default), or all of them."""
-    options = analysis.options.get("regression", {})
+    options = analysis.options.regression
     top = options.get("top", 10)
     if options.get("select", "lars") == "all" or len(kept) <= top:
         how = "every kept vibe" if options.get("select") == "all" else f"every kept vibe ({len(kept)} ≤ top {top})"

@@ -85,7 +85,7 @@ def discover_vibes(prepared: Prepared, cache: Cache,
             proposed = [(v, f"LLM proposer {d.proposer}") for v in _llm_vibes(prepared, analysis, cache, pairs,
                                                                                     train_verdicts)]
         else:
-            embedding_panel = any(spec.judges[j].kind == "embedding" for j in analysis.options["judges"])
+            embedding_panel = any(spec.judges[j].kind == "embedding" for j in analysis.options.judges)
             settings = {"models": list(discovery_sides(analysis)), "max_vibes": d.max_vibes,
                         "seed": split_seed(analysis),
                         "exclude_metrics": sorted(declared_metrics), "clusters": embedding_panel}
@@ -125,8 +125,8 @@ def with_vibes(prepared: Prepared, vibes: list[Vibe]) -> Prepared:
     """The run with discovered vibes added: a vibecheck that lists its vibes measures them too, since
     discovery ran on its pairs."""
     names = [v.name for v in vibes]
-    analyses = {name: replace(a, options={**a.options, "vibes": [*a.options["vibes"], *names]})
-                if a.method == "vibecheck" and a.options.get("vibes") else a
+    analyses = {name: replace(a, options=replace(a.options, vibes=[*a.options.vibes, *names]))
+                if a.method == "vibecheck" and a.options.vibes else a
                 for name, a in prepared.spec.analyses.items()}
     spec = replace(prepared.spec, vibes=(*prepared.spec.vibes, *vibes), analyses=analyses)
     return Prepared(spec, prepared.items, compile_plan(spec, prepared.items))

@@ -13,6 +13,7 @@ from engine.analyze.vibecheck import PairVerdicts
 from engine.records import Result
 
 PAIRS_PER_PAGE = 50
+ITEMS_PER_PAGE = 25
 
 
 @dataclass(frozen=True)

@@ -17,15 +17,34 @@ from typing import Any
 
 import jsonschema
 
-from engine.spec.model import ANALYSIS_METHODS, Spec, expand_path, spec_from_document
+from engine.registry import get_method, method_names
+from engine.spec.model import ANALYSIS_FIELDS, Spec, expand_path, spec_from_document
 from engine.spec.problems import Problem, SpecError, did_you_mean
 from engine.spec.semantics import check_semantics
 from engine.spec.yaml_source import PathKey, SourceMap, dotted, load_yaml
 
 
 @cache
+def _schema_file() -> str:
+    return resources.files("engine.spec").joinpath("schema.json").read_text(encoding="utf-8")
+
+
 def schema() -> dict[str, Any]:
-    return json.loads(resources.files("engine.spec").joinpath("schema.json").read_text(encoding="utf-8"))
+    """The spec's JSON schema: `schema.json`, with the analysis methods as registered. A method the file does
+    not describe brings the schema of its own options (`AnalysisMethod.options_schema`)."""
+    document = json.loads(_schema_file())
+    analyses = document["properties"]["analyses"]["additionalProperties"]
+    names = method_names()
+    analyses["properties"]["method"]["enum"] = names
+    described = {rule["if"]["properties"]["method"]["const"] for rule in analyses["allOf"]}
+    for name in names:
+        if name not in described:
+            own = get_method(name).options_schema or {}
+            analyses["allOf"].append({
+                "if": {"properties": {"method": {"const": name}}, "required": ["method"]},
+                "then": {"additionalProperties": False, "required": own.get("required", []),
+                         "properties": {**ANALYSIS_FIELDS, **own.get("properties", {})}}})
+    return document
 
 
 def load_spec(path: str | Path) -> Spec:
@@ -180,7 +199,7 @@ def _default_analysis_methods(document: dict[str, Any]) -> None:
     analyses = document.get("analyses")
     if isinstance(analyses, dict):
         for key, body in analyses.items():
-            if isinstance(body, dict) and "method" not in body and key in ANALYSIS_METHODS:
+            if isinstance(body, dict) and "method" not in body and key in method_names():
                 body["method"] = key
 
 

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.registry import get_method
 from engine.spec.profiles import read_profile
 
 # Folders the report writes beside an analysis' own output folder (run_dir/<analysis>/): an analysis may not
 # take one of these names, or re-rendering the report would replace its results.
 REPORT_FOLDERS = ("vibes", "samples", "charts", "answers", "profiles", "assets")
-ANALYSIS_METHODS = ("vibecheck", "separability", "reference", "personas", "rankings")
+# What every analysis block may hold, whatever its method; the rest are the method's options.
+ANALYSIS_FIELDS = {"dataset": {"type": "string"}, "description": {"type": "string"}, "method": {"type": "string"},
+                   "models": {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True}}
 
 
 @dataclass(frozen=True)
@@ -214,12 +218,17 @@ class Analysis:
     method: str
     dataset: str
     models: tuple[str, ...] = ()
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Any = field(default_factory=dict)  # the method's typed options (`engine/methods/<method>.py`)
+
+    def __post_init__(self) -> None:
+        """Options given as the spec's mapping become the method's typed options, defaults filled in here, once."""
+        if isinstance(self.options, Mapping):
+            object.__setattr__(self, "options", get_method(self.method).options(**self.options))
 
     def comparisons(self) -> list[tuple[str, str]]:
         """The (model, model it is compared with) pairs a vibecheck scores: every model against the
         `reference` when one is named, else the two models as listed."""
-        reference = self.options.get("reference")
+        reference = getattr(self.options, "reference", None)
         if reference is None:
             return [(self.models[0], self.models[1])]
         return [(model, reference) for model in self.models if model != reference]
@@ -355,7 +364,7 @@ def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
             dataset=raw["dataset"],
             models=tuple(raw.get("models", ())),
             options={k: ([j for j in v if j not in skipped] if k in ("judges", "preference_judges") else v)
-                     for k, v in raw.items() if k not in ("method", "dataset", "models", "description")},
+                     for k, v in raw.items() if k not in ANALYSIS_FIELDS},
         )
         for name, raw in (doc.get("analyses") or {}).items()
     }

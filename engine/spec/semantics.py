@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.judges.metrics import METRICS, is_metric
-from engine.spec.model import ANALYSIS_METHODS, REPORT_FOLDERS, Judge, Vibe, resolve_path, unset_variables
+from engine.registry import method_names
+from engine.spec.model import REPORT_FOLDERS, Judge, Vibe, resolve_path, unset_variables
 from engine.spec.problems import Problem, did_you_mean
 from engine.spec.profiles import JUDGED_DIMENSIONS, ProfileError, read_profile
 from engine.spec.yaml_source import PathKey, SourceMap, dotted
@@ -217,8 +218,8 @@ def _check_analyses(c: _Checker) -> None:
             c.report(path, f"analysis name {name!r} is a folder of the report ({', '.join(REPORT_FOLDERS)}); rename it")
         method = analysis.get("method")
         if method is None:
-            c.report(path, f"missing 'method' ({', '.join(ANALYSIS_METHODS)}); or name the analysis after its "
-                     f"method{did_you_mean(name, ANALYSIS_METHODS)}")
+            c.report(path, f"missing 'method' ({', '.join(method_names())}); or name the analysis after its "
+                     f"method{did_you_mean(name, method_names())}")
             continue
         dataset_ok = c.must_exist((*path, "dataset"), analysis["dataset"], "datasets")
         models = analysis.get("models", [])

@@ -1,0 +1,43 @@
+"""Analyze stage: every analysis of a spec over a finished run, each by its registered method, gathered by
+report section into one `RunResults` the report reads."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.records import Prepared, Result
+from engine.registry import get_method
+
+
+@dataclass
+class RunResults:
+    spec_name: str
+    title: str
+    description: str
+    manifest: dict[str, Any]
+    sections: dict[str, list[Any]] = field(default_factory=dict)  # report section -> its results, spec order
+
+    def __getattr__(self, section: str) -> list[Any]:
+        """`results.personas`: the results of one report section (every section a run filled is one)."""
+        sections = self.__dict__.get("sections", {})
+        if section in sections:
+            return sections[section]
+        raise AttributeError(section)
+
+
+def analyze_run(prepared: Prepared, results: dict[str, Result], run_dir: Path,
+                origins: dict[str, str] | None = None) -> RunResults:
+    """`results`: the finished tasks' results (from the cache), read once by the caller and shared with the
+    report stage. `origins`: a discovered vibe's name -> how it was found (discovery's held-out rule)."""
+    spec = prepared.spec
+    manifest_path = run_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    out = RunResults(spec.name, spec.report.get("title") or spec.name, spec.description, manifest)
+    for analysis in spec.analyses.values():
+        found = get_method(analysis.method).analyze(prepared, analysis, results, run_dir, origins or {})
+        for section, section_results in found.items():
+            out.sections.setdefault(section, []).extend(section_results)
+    return out

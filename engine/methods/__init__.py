@@ -1,0 +1,1 @@
+"""One module per analysis method, each registered in `engine.registry.METHOD_MODULES`."""

@@ -1,0 +1,116 @@
+"""Rankings from outcomes a dataset already holds: preference labels (people's votes between two models) or
+per-item recorded scores, rated by Bradley–Terry, Elo or a style-controlled Bradley–Terry, each with
+bootstrap intervals over the independent unit (a battle, or a prompt). It plans no calls.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.records import Prepared, Result
+from engine.registry import AnalysisMethod, Options, Page, analysis_method
+from engine.spec.model import Analysis
+
+if TYPE_CHECKING:
+    from engine.analyze.rankings import Ranking
+
+
+@dataclass(frozen=True)
+class RankingsOptions(Options):
+    outcomes: str = "labels"  # labels (or its older name, human) | scores
+    methods: list[str] = field(default_factory=lambda: ["bradley_terry", "elo"])
+    bootstrap: int = 200
+    seed: int = 0
+    tie_gap: float = 1.0
+    ties: str = "half"
+    k: float = 4.0
+
+
+@analysis_method("rankings")
+class Rankings(AnalysisMethod):
+    options = RankingsOptions
+    sections = ("rankings",)
+
+    def analyze(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result], run_dir: Path,
+                origins: dict[str, str]) -> dict[str, list[Any]]:
+        result = rank_outcomes(prepared, analysis)
+        write_rankings(result, run_dir)
+        return {"rankings": [result]}
+
+    def section(self, name: str, result: Any, page: Page) -> list[dict[str, Any]]:
+        """One entry per rating method, each with its chart."""
+        from engine.report import charts
+        from engine.report.paging import slug
+
+        out = []
+        for ranking in result.rankings:
+            spec = charts.ratings_chart([asdict(r) for r in ranking.ratings], f"{ranking.method} rating (95% CI)")
+            charts.export(spec, page.run_dir / "charts" / f"{slug(result.analysis)}-{ranking.method}")
+            out.append({"analysis": result.analysis, "source": result.outcomes, "ranking": ranking,
+                        "warnings": result.warnings,
+                        "chart": spec, "chart_file": f"charts/{slug(result.analysis)}-{ranking.method}.svg"})
+        return out
+
+
+@dataclass
+class RankingResult:
+    analysis: str
+    outcomes: str  # where the pairwise outcomes came from
+    rankings: list[Ranking]
+    warnings: list[str] = field(default_factory=list)  # shown in red above the ratings
+
+
+
+def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
+    """The outcomes the analysis names (labels or recorded scores), rated by every method it asks for."""
+    from engine.analyze.outcomes import STYLE_FEATURES, human_outcomes, score_outcomes
+    from engine.analyze.rankings import rank
+
+    opts = analysis.options
+    items = prepared.items[analysis.dataset]
+    warnings: list[str] = []
+    if opts.outcomes in ("labels", "human"):  # "human" is the older name of the same choice
+        outcomes = human_outcomes(items, *analysis.models)
+        labels = prepared.spec.datasets[analysis.dataset].labels
+        source = (f"preference labels written by {labels.who()}"
+                  f"{f' ({labels.description})' if labels.description else ''}: {len(outcomes)} votes")
+        warnings = _thin_outcomes(outcomes, analysis)
+    else:
+        models = list(analysis.models) or sorted(prepared.spec.datasets[analysis.dataset].scores)
+        outcomes = score_outcomes(items, models, opts.tie_gap)
+        source = f"per-item comparisons of recorded scores ({len(outcomes)} pairs)"
+    has_style = bool(outcomes) and all(len(o.style) == len(STYLE_FEATURES) for o in outcomes)
+    rankings = []
+    for method in opts.methods:
+        if method == "style_controlled" and not has_style:
+            continue  # style control needs both outputs' text for every outcome
+        rankings.append(rank(method, outcomes, list(analysis.models) or None, rounds=opts.bootstrap,
+                             seed=opts.seed, ties=opts.ties, k=opts.k,
+                             style_names=STYLE_FEATURES if method == "style_controlled" else (),
+                             unit="battle" if opts.outcomes in ("labels", "human") else "prompt"))
+    return RankingResult(analysis.name, source, rankings, warnings)
+
+
+MIN_VOTES = 30
+
+
+def _thin_outcomes(outcomes: list[Any], analysis: Analysis) -> list[str]:
+    """What makes a label ranking unreadable, said in words: too few votes, or votes all one way."""
+    out = []
+    if len(outcomes) < MIN_VOTES:
+        out.append(f"Only {len(outcomes)} labelled comparisons between {' and '.join(analysis.models)} (fewer than "
+                   f"{MIN_VOTES}): these ratings and intervals say next to nothing. Check that the dataset's "
+                   "preference values name these models (preference_values).")
+    if outcomes and len({o.score for o in outcomes}) == 1:
+        out.append("Every labelled comparison went the same way: the ratings only say which model always won, "
+                   "and their gap is set by the prior, not by the data.")
+    return out
+
+
+def write_rankings(result: RankingResult, run_dir: Path) -> None:
+    out = run_dir / result.analysis
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "rankings.json").write_text(json.dumps(asdict(result), indent=1), encoding="utf-8")

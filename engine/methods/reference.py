@@ -1,0 +1,64 @@
+"""Reference-based rating (Vibe-Eval, seed 003): each model answers each prompt that has a reference; a
+judge rates every answer against the reference, 1 to 5 (an LLM judge `repeats` times), and the analysis
+reports score % per model and subset with intervals, pairwise rankings and agreement with recorded ratings.
+
+The statistics live in `engine.analyze.reference`, the pages in `engine.report.reference_pages`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.plan import Builder, PlanError, reference_corpus
+from engine.records import Prepared, Result
+from engine.registry import AnalysisMethod, Options, Page, analysis_method
+from engine.spec.model import Analysis
+
+
+@dataclass(frozen=True)
+class ReferenceOptions(Options):
+    judge: str = ""
+    repeats: int = 3
+    tie_gap: float = 2.0
+    ties: str = "drop"
+    seed: int = 0
+    bootstrap: int = 1000
+
+
+@analysis_method("reference")
+class Reference(AnalysisMethod):
+    options = ReferenceOptions
+    sections = ("reference",)
+
+    def plan(self, builder: Builder, a: Analysis) -> None:
+        judge = builder.spec.judges.get(a.options.judge)
+        if judge is None:  # the only way a validated name is missing: an optional judge without its key
+            raise PlanError(f"analysis {a.name!r} rates with judge {a.options.judge!r}, an optional judge whose "
+                            "API key is not set; set the key or choose another judge")
+        items = [item for item in builder.items[a.dataset] if item.reference]
+        corpus, _ = reference_corpus(items)
+        for item in items:
+            outputs = {}
+            for model in a.models:
+                if builder.spec.models[model].provider == "recorded" and model not in item.outputs:
+                    continue  # pointwise: a missing recorded answer is unrated, and counted in the model's n
+                output, tokens = builder.generation(a.name, model, a.dataset, item)
+                outputs[model] = [output]
+                for r in range(a.options.repeats):
+                    builder.judge_single("reference", a.name, judge, item, output, tokens, r, corpus)
+            builder.bind(a.name, item, outputs)
+
+    def analyze(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result], run_dir: Path,
+                origins: dict[str, str]) -> dict[str, list[Any]]:
+        from engine.analyze.reference import analyze_reference, write_reference
+
+        result = analyze_reference(prepared, analysis, results)
+        write_reference(result, run_dir)
+        return {"reference": [result]}
+
+    def section(self, name: str, result: Any, page: Page) -> list[dict[str, Any]]:
+        from engine.report.reference_pages import reference_section
+
+        return [reference_section(page.env, result, page.prepared, page.run_dir, page.outputs)]

@@ -1,0 +1,78 @@
+"""Generation separability (seed 001): K samples per model and prompt at a set temperature; δ per prompt is
+how much more alike a model's own samples are than the two models' samples are to each other. With a
+`preference_judge`, sep-Elo weighs that judge's pairwise outcomes by each prompt's δ.
+
+The statistics live in `engine.analyze.separability`; imported when a run reaches them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.judges import prompts
+from engine.plan import Builder
+from engine.records import Prepared, Result
+from engine.registry import AnalysisMethod, Options, Page, analysis_method
+from engine.spec.model import Analysis
+
+
+@dataclass(frozen=True)
+class SeparabilityOptions(Options):
+    samples: int = 5
+    temperature: float = 0.5
+    similarity: str = "bertscore_length_adjusted"
+    encoder: dict[str, Any] | None = None  # {path, num_layers}: a local model for BERTScore
+    preference_judge: str | None = None
+    seed: int = 0
+    elo: dict[str, float] = field(default_factory=dict)  # sep-Elo's k, threshold, alpha, beta
+
+
+@analysis_method("separability")
+class Separability(AnalysisMethod):
+    options = SeparabilityOptions
+    sections = ("separability",)
+
+    def plan(self, builder: Builder, a: Analysis) -> None:
+        """K samples per model and prompt; a preference judge compares the two models' j-th samples for
+        every j (both orders)."""
+        opts = a.options
+        judge = builder.spec.judges.get(opts.preference_judge or "")
+        for item in builder.items[a.dataset]:
+            outputs = {model: [builder.generation(a.name, model, a.dataset, item, sample=s,
+                                                  temperature=opts.temperature) for s in range(opts.samples)]
+                       for model in a.models}
+            builder.bind(a.name, item, {model: [task for task, _ in made] for model, made in outputs.items()})
+            if judge is None:
+                continue
+            for first, second in itertools.combinations(a.models, 2):
+                for (ga, ta), (gb, tb) in zip(outputs[first], outputs[second], strict=True):
+                    builder.judge_pair("preference", a.name, judge, item, prompts.PREFERENCE,
+                                       {"prompt": item.prompt}, (ga, gb), ta + tb)
+
+    def analyze(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result], run_dir: Path,
+                origins: dict[str, str]) -> dict[str, list[Any]]:
+        from engine.analyze.separability import analyze_separability
+
+        found = analyze_separability(prepared, analysis, results)
+        for sep in found:
+            out_dir = run_dir / analysis.name
+            out_dir.mkdir(parents=True, exist_ok=True)
+            (out_dir / f"delta-{sep.model_a}-vs-{sep.model_b}.json").write_text(
+                json.dumps(asdict(sep), indent=1), encoding="utf-8")
+        return {"separability": found}
+
+    def section(self, name: str, result: Any, page: Page) -> list[dict[str, Any]]:
+        from engine.report import charts
+        from engine.report.paging import slug
+
+        spec = charts.delta_histogram([i.delta for i in result.items], f"δ ({result.similarity})")
+        chart = f"{slug(result.analysis)}-{slug(result.model_a)}-vs-{slug(result.model_b)}-delta"
+        charts.export(spec, page.run_dir / "charts" / chart)
+        items = {it.id: it for it in page.prepared.items[page.prepared.spec.analyses[result.analysis].dataset]}
+        top = [(s, items[s.item_id].prompt) for s in result.items[:5]]
+        bottom = [(s, items[s.item_id].prompt) for s in result.items[-3:]]
+        return [{"result": result, "chart": spec, "top": top, "bottom": bottom, "chart_file": f"charts/{chart}.svg"}]

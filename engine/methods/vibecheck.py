@@ -1,0 +1,135 @@
+"""VibeCheck (seed 000): every model answers every prompt once, a judge panel scores each pair on every vibe
+(LLM judges in both orders), and the analysis measures each vibe's separability, agreement and held-out
+model-matching and preference regressions. With a `reference` and more models, every model is compared with
+the reference on one set of vibes and the page shows their profiles instead.
+
+The statistics live in `engine.analyze.vibecheck` and `engine.analyze.profiles`, the pages in
+`engine.report.vibecheck_pages` and `engine.report.profile_pages`; they are imported when a run reaches
+them, so loading a spec stays fast.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from engine.datasets import Item
+from engine.judges import prompts
+from engine.plan import Builder, deferred_calls, estimate_tokens, vibe_fields
+from engine.records import Deferred, Prepared, Result
+from engine.registry import AnalysisMethod, Options, Page, analysis_method
+from engine.spec.model import Analysis, Judge
+
+Pair = tuple[Item, tuple[str, str], int]  # an item, its two generation tasks, their estimated tokens
+
+
+@dataclass(frozen=True)
+class VibeCheckOptions(Options):
+    judges: list[str] = field(default_factory=list)
+    vibes: list[str] | None = None  # None: every declared (and discovered) vibe
+    split: dict[str, Any] = field(default_factory=dict)  # {train: 0.5, seed: 0}
+    regression: dict[str, Any] = field(default_factory=dict)  # {select: lars | all, top: 10}
+    reference: str | None = None
+    preference_judges: list[str] = field(default_factory=list)
+
+
+@analysis_method("vibecheck")
+class VibeCheck(AnalysisMethod):
+    options = VibeCheckOptions
+    sections = ("profiles", "vibecheck")
+
+    def plan(self, builder: Builder, a: Analysis) -> None:
+        """Each comparison (a model and its reference, or the two models) is judged on every vibe, pair by
+        pair; preference judges see every pair too (labelled ones measure the judge)."""
+        spec, opts = builder.spec, a.options
+        comparisons = a.comparisons()
+        by_comparison: dict[tuple[str, str], list[Pair]] = {c: [] for c in comparisons}
+        for item in builder.items[a.dataset]:
+            models = a.models[:2] if opts.reference is None else [  # many models: a recorded one may miss a prompt
+                m for m in a.models if spec.models[m].provider != "recorded" or m in item.outputs]
+            if opts.reference is not None and opts.reference not in models:
+                continue  # a prompt the reference has no recorded answer to has nothing to compare
+            made = {model: builder.generation(a.name, model, a.dataset, item) for model in models}
+            builder.bind(a.name, item, {model: [task] for model, (task, _) in made.items()})
+            for first, second in comparisons:
+                if first in made and second in made:
+                    by_comparison[(first, second)].append(
+                        (item, (made[first][0], made[second][0]), made[first][1] + made[second][1]))
+        pairs = [pair for comparison in comparisons for pair in by_comparison[comparison]]
+        vibes = [v for v in spec.vibes if not opts.vibes or v.name in opts.vibes]
+        judges = [spec.judges[j] for j in opts.judges]
+        for vibe in vibes:
+            vibe_judges = [spec.judges[j] for j in vibe.judges] if vibe.judges else judges
+            fields = vibe_fields(vibe)
+            # an LLM judge sees a vibe's example answers too, when it has them
+            template = prompts.VIBE_SCORE_EXAMPLES if vibe.examples else prompts.VIBE_SCORE
+            examples_text = "".join(vibe.examples.low + vibe.examples.high) if vibe.examples else ""
+            for judge in (j for j in vibe_judges if j.can_score(vibe)):
+                for item, outputs, tokens in pairs:
+                    builder.judge_pair("judge", a.name, judge, item, template, {**fields, "prompt": item.prompt},
+                                       outputs, tokens, extra_text=examples_text)
+        for name in opts.preference_judges:
+            for item, outputs, tokens in pairs:
+                builder.judge_pair("preference", a.name, spec.judges[name], item, prompts.PREFERENCE,
+                                   {"prompt": item.prompt}, outputs, tokens)
+        if spec.discovery is not None:
+            _discovery_estimates(builder, a, pairs, judges)
+
+    def analyze(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result], run_dir: Path,
+                origins: dict[str, str]) -> dict[str, list[Any]]:
+        from engine.analyze.profiles import profile, write_profiles
+        from engine.analyze.vibecheck import analyze_vibecheck, write_vibecheck
+        from engine.discover.splits import split_seed
+
+        opts = analysis.options
+        if opts.reference is None:
+            result = analyze_vibecheck(prepared, analysis, results, origins)
+            write_vibecheck(result, run_dir)
+            return {"vibecheck": [result]}
+        comparisons = []  # each model against the reference, written under <analysis>/<model>/
+        for comparison in analysis.comparisons():
+            compared = analyze_vibecheck(prepared, analysis, results, origins, comparison)
+            write_vibecheck(compared, run_dir / analysis.name, folder=comparison[0])
+            comparisons.append(compared)
+        vibes = [v for v in prepared.spec.vibes if not opts.vibes or v.name in opts.vibes]
+        profiles = profile(comparisons, opts.reference, vibes, origins,
+                           prepared.spec.datasets[analysis.dataset].labels, seed=split_seed(analysis))
+        write_profiles(profiles, run_dir)
+        return {"profiles": [profiles]}
+
+    def section(self, name: str, result: Any, page: Page) -> list[dict[str, Any]]:
+        if name == "profiles":
+            from engine.report.profile_pages import render_profiles
+            return [render_profiles(page.env, result, page.prepared, page.run_dir, page.outputs)]
+        from engine.report.vibecheck_pages import vibecheck_section
+        return [vibecheck_section(page.env, result, page.prepared, page.run_dir, page.outputs)]
+
+
+def _discovery_estimates(builder: Builder, a: Analysis, pairs: list[Pair], judges: list[Judge]) -> None:
+    """Estimates for work that discovery adds: its proposer's calls, and every judge's scoring of up to
+    `max_vibes` discovered vibes on every pair of the analysis (the vibes are judged like declared ones)."""
+    d = builder.spec.discovery
+    assert d is not None
+    note = f"estimate: score up to {d.max_vibes} discovered vibes on all {len(pairs)} pairs"
+    if d.method == "llm":
+        proposer = builder.spec.judges[d.proposer or ""]
+        assert proposer.endpoint is not None
+        per_batch = sum(t for _, _, t in pairs[: d.batch]) + d.batch * 200
+        calls = (math.ceil(d.pairs_per_round / d.batch) * 2 + 1) * d.iterations
+        builder.defer(replace(deferred_calls("discovery", a.name, proposer.endpoint, calls, per_batch, 512,
+                                             "estimate: propose (both orders) and reduce vibes, per iteration"),
+                              tasks=calls))
+    offline = [j for j in judges if j.kind != "llm"]
+    # a discovered vibe is measured by the metric judge when it has a metric, else by the embedding judge
+    per_vibe = max(sum(j.kind == "metric" for j in offline), sum(j.kind == "embedding" for j in offline))
+    if per_vibe:
+        builder.defer(Deferred("judge", a.name, "offline judges", 0, 0, 0, 0.0, note,
+                               tasks=d.max_vibes * len(pairs) * per_vibe))
+    for judge in judges:
+        if judge.kind == "llm" and judge.endpoint is not None:
+            calls = d.max_vibes * len(pairs) * 2
+            per_call = estimate_tokens(prompts.VIBE_SCORE.user) + pairs[0][2] if pairs else 0
+            builder.defer(replace(deferred_calls("judge", a.name, judge.endpoint, calls, per_call,
+                                                 judge.endpoint.params.max_tokens, note), tasks=calls))

@@ -1,0 +1,108 @@
+"""The analysis methods a spec may name, behind a small lazy registry.
+
+One analysis method lives in one module (`engine/methods/<name>.py`): its typed options, the tasks it plans,
+the analysis it runs over finished results and the report sections it renders. That module is named here by
+its import path, so the spec layer can list and validate method names without importing the heavier stages,
+and a stage reaches a method by name without importing the layer above it. A method's module is imported the
+first time its name is looked up; its class registers itself with `@analysis_method`.
+
+Adding a method: write its module, add its line to `METHOD_MODULES`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from engine.records import Prepared, Result
+
+METHOD_MODULES: dict[str, str] = {
+    "vibecheck": "engine.methods.vibecheck",
+    "separability": "engine.methods.separability",
+    "reference": "engine.methods.reference",
+    "personas": "engine.methods.personas",
+    "rankings": "engine.methods.rankings",
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    """Base of every method's typed options: the spec's analysis block less `method`, `dataset`, `models`
+    and `description`, with the method's defaults filled in once, when the spec is loaded."""
+
+
+@dataclass
+class Page:
+    """What a report section is rendered with: the Jinja environment, the run, its folder and its results."""
+
+    env: Any
+    prepared: Prepared
+    run_dir: Path
+    outputs: dict[str, Result]
+
+
+class AnalysisMethod:
+    """One analysis method. Subclasses set `name`, `options` and `sections`, and implement the three steps.
+
+    `options_schema`: the JSON schema of the method's options, for a method whose options are not described
+    in the spec schema (`engine/spec/schema.json` describes the built-in methods). `sections`: the report
+    sections the method fills, in page order; each is rendered by `templates/sections/<section>.html.j2`
+    (or, when the method gives one, by `templates` inline)."""
+
+    name: ClassVar[str]
+    options: ClassVar[type[Options]] = Options
+    options_schema: ClassVar[dict[str, Any] | None] = None
+    sections: ClassVar[tuple[str, ...]] = ()
+    templates: ClassVar[dict[str, str]] = {}
+
+    def plan(self, builder: Any, analysis: Any) -> None:
+        """Add the analysis' tasks to the plan builder (`engine.plan.Builder`). Planning nothing is allowed:
+        a method may read what other analyses produce."""
+
+    def analyze(self, prepared: Prepared, analysis: Any, results: dict[str, Result], run_dir: Path,
+                origins: dict[str, str]) -> dict[str, list[Any]]:
+        """The analysis' typed results by report section; data files it writes go under `run_dir`."""
+        raise NotImplementedError
+
+    def section(self, name: str, result: Any, page: Page) -> dict[str, Any]:
+        """What the section's template shows of one result (charts and drill-down pages are written here)."""
+        raise NotImplementedError
+
+
+_LOADED: dict[str, AnalysisMethod] = {}
+
+
+class UnknownMethod(KeyError):
+    pass
+
+
+def analysis_method(name: str) -> Callable[[type[AnalysisMethod]], type[AnalysisMethod]]:
+    """Class decorator: register an analysis method under `name` (a second registration is an error)."""
+    def register(cls: type[AnalysisMethod]) -> type[AnalysisMethod]:
+        if name in _LOADED:
+            raise ValueError(f"analysis method {name!r} is registered twice: by {type(_LOADED[name]).__module__} "
+                             f"and by {cls.__module__}")
+        cls.name = name
+        _LOADED[name] = cls()
+        return cls
+    return register
+
+
+def method_names() -> list[str]:
+    return list(METHOD_MODULES)
+
+
+def get_method(name: str) -> AnalysisMethod:
+    """The registered method, importing its module on first use."""
+    if name not in _LOADED:
+        if name not in METHOD_MODULES:
+            raise UnknownMethod(name)
+        importlib.import_module(METHOD_MODULES[name])
+        if name not in _LOADED:
+            raise UnknownMethod(f"{METHOD_MODULES[name]} registers no analysis method {name!r}")
+    return _LOADED[name]

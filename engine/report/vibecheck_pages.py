@@ -1,0 +1,96 @@
+"""A two-model vibecheck on the leaderboard: its section's figures, a page per vibe (definition, verdict
+distribution, measured values, telling examples), the regressions page and the drill-down of every pair."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment
+
+from engine.analyze.heldout import Accuracy, HeldOutFit
+from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
+from engine.records import Prepared, Result
+from engine.report import charts, headline
+from engine.report.paging import PAIRS_PER_PAGE, Sample, slug, text_of, write_pages
+
+EXAMPLES_PER_VIBE = 3
+
+
+def vibecheck_section(env: Environment, vc: VibeCheckResult, prepared: Prepared, run_dir: Path,
+                      outputs: dict[str, Result]) -> dict[str, Any]:
+    items = {it.id: it for it in prepared.items[prepared.spec.analyses[vc.analysis].dataset]}
+    samples = [Sample(p, items[p.item_id].prompt, text_of(outputs, p.output_a), text_of(outputs, p.output_b),
+                      f"{slug(vc.analysis)}-{n // PAIRS_PER_PAGE + 1}.html") for n, p in enumerate(vc.pairs)]
+    sep_chart = charts.separability_chart(headline.chart_rows(vc), vc.model_a, vc.model_b)
+    charts.export(sep_chart, run_dir / "charts" / f"{slug(vc.analysis)}-separability")
+    acc_rows = [{"task": name, "rule": rule.rule, "accuracy": rule.accuracy, "ci_low": rule.ci_low,
+                 "ci_high": rule.ci_high, "n_test": rule.n}
+                for name, reg in (("model matching", vc.model_matching), ("preference", vc.preference)) if reg
+                for rule in _accuracies(reg)]
+    acc_chart = charts.accuracy_chart(acc_rows) if acc_rows else None
+    vibe_pages = {}
+    for vibe in vc.vibes:
+        vibe_pages[vibe.name] = f"vibes/{slug(vc.analysis)}-{slug(vibe.name)}.html"
+        _render_vibe_page(env, vc, vibe, samples, run_dir / vibe_pages[vibe.name], run_dir)
+    regressions_page = f"{slug(vc.analysis)}-regressions.html"
+    (run_dir / regressions_page).write_text(env.get_template("regressions.html.j2").render(vc=vc, root="."),
+                                            encoding="utf-8")
+    write_pages(env, "samples.html.j2", run_dir / "samples", slug(vc.analysis), "samples", samples, PAIRS_PER_PAGE,
+                 vc=vc, vibe_names=[v.name for v in vc.vibes])
+    ranked = sorted(vc.vibes, key=lambda v: (not v.kept, -abs(v.separability if v.separability is not None
+                                                              else v.separability_train)))
+    return {"result": vc, "ranked": ranked, "sep_chart": sep_chart, "regressions_page": regressions_page,
+            "headline": headline.headline(vc),
+            "acc_chart": acc_chart, "vibe_pages": vibe_pages,
+            "samples_page": f"samples/{slug(vc.analysis)}-1.html", "pairs": len(vc.pairs),
+            "n_train": sum(p.split == "train" for p in vc.pairs), "n_test": sum(p.split == "test" for p in vc.pairs),
+            "chart_file": f"charts/{slug(vc.analysis)}-separability.svg"}
+
+
+def _accuracies(reg: HeldOutFit) -> list[Accuracy]:
+    """The regression's own accuracy first, then its baselines on the same test pairs."""
+    return [Accuracy("vibes", reg.test_accuracy, reg.ci_low, reg.ci_high, reg.n_test), *reg.baselines]
+
+
+def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, samples: list[Sample], path: Path,
+                      run_dir: Path) -> None:
+    counts = {"-1": 0, "0": 0, "1": 0}
+    for s in samples:
+        counts[str(s.pair.nu[vibe.name])] += 1
+    dist = charts.verdict_distribution_chart(counts, vc.model_a, vc.model_b)
+    charts.export(dist, run_dir / "charts" / f"{slug(vc.analysis)}-{slug(vibe.name)}-verdicts")
+    measures = _measures(vc, vibe)
+    measure_spec = (charts.measure_chart(measures["values"], measures["name"], vc.model_a, vc.model_b)
+                    if measures["values"] else None)
+    examples, against = _telling(samples, vibe)
+    html = env.get_template("vibe.html.j2").render(vc=vc, vibe=vibe, dist=dist, measure=measure_spec,
+                                                   measure_name=measures["name"], examples=examples, against=against,
+                                                   root="..")
+    path.write_text(html, encoding="utf-8")
+
+
+def _telling(samples: list[Sample], vibe: VibeScore) -> tuple[list[Sample], list[Sample]]:
+    """Pairs that show the vibe's measured direction (the side its separability leans to), clearest first,
+    and one that goes against it, so a reader sees both what the number says and that it is a tendency."""
+    lean = vibe.separability if vibe.separability is not None else vibe.separability_train
+    sign = 1 if lean > 0 else -1
+    decided = sorted((s for s in samples if s.pair.nu[vibe.name] != 0), key=lambda s: -_strength(s.pair, vibe.name))
+    if lean == 0:
+        return decided[:EXAMPLES_PER_VIBE], []
+    return ([s for s in decided if s.pair.nu[vibe.name] == sign][:EXAMPLES_PER_VIBE],
+            [s for s in decided if s.pair.nu[vibe.name] == -sign][:1])
+
+
+def _strength(pair: PairVerdicts, vibe: str) -> float:
+    """How clear-cut a pair is for a vibe: judges that agree with the panel verdict, then fewer abstentions."""
+    scores = [s for s in pair.by_judge[vibe].values() if s is not None]
+    return sum(s == pair.nu[vibe] for s in scores) + 0.01 * len(scores)
+
+
+def _measures(vc: VibeCheckResult, vibe: VibeScore) -> dict[str, Any]:
+    """Per-model values of the vibe's measured property, as the metric judge recorded them."""
+    values = [{"model": model, "value": pair.measures[vibe.name][side]}
+              for pair in vc.pairs if vibe.name in pair.measures
+              for side, model in enumerate((vc.model_a, vc.model_b))]
+    return {"name": vibe.metric or "", "values": values}
