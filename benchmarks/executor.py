@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from llm_server import LLMServer, serve_forever  # noqa: E402
 
 from engine.execute.cache import Cache  # noqa: E402
+from engine.execute.messages import render  # noqa: E402
 from engine.execute.providers import create_provider  # noqa: E402
-from engine.execute.requests import render  # noqa: E402
 from engine.execute.scheduler import Scheduler  # noqa: E402
 from engine.pipeline import prepare  # noqa: E402
 from engine.records import Result  # noqa: E402

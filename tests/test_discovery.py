@@ -75,28 +75,32 @@ def test_run_on_planted_data_keeps_the_planted_vibe(tmp_path: Path, shared_data:
 
 
 def test_embedding_judge_measures_against_example_answers() -> None:
+    from dataclasses import replace
+
     import numpy as np
 
     from engine.embeddings import embed
     from engine.judges.embedding import judge_pairs
+    from engine.requests import PairJudgment
 
     low = ["It rained all week and the wind was freezing.", "Storms and cold fog covered the town."]
     high = ["Knead the dough, add tomato sauce and cheese, then bake the pizza.", "Simmer the pasta in salted water."]
     answers = {"a": "Stir the risotto and grate parmesan over it before serving.",
                "b": "Snow and sleet are expected tonight with strong gusts."}
-    request = {"fields": {"vibe": "cooking", "low": "weather talk", "high": "cooking talk",
-                          "examples": {"low": low, "high": high}}, "outputs": ["a", "b"], "config": {"margin": 0.02}}
+    request = PairJudgment("e", "embedding", {"vibe": "cooking", "low": "weather talk", "high": "cooking talk",
+                                              "examples": {"low": low, "high": high}}, ("a", "b"),
+                           config={"margin": 0.02})
     verdict = judge_pairs([request], answers)[0]
     vectors = embed([answers["a"], answers["b"], *low, *high])
     ends = [v.mean(axis=0) / np.linalg.norm(v.mean(axis=0)) for v in (vectors[2:4], vectors[4:6])]
     expected = [float(vectors[i] @ ends[1] - vectors[i] @ ends[0]) for i in (0, 1)]
-    assert verdict["kind"] == "embedding" and verdict["score"] == 1
-    assert [verdict["value_a"], verdict["value_b"]] == pytest.approx(expected, abs=1e-5)
+    assert verdict.kind == "embedding" and verdict.score == 1
+    assert [verdict.value_a, verdict.value_b] == pytest.approx(expected, abs=1e-5)
     assert expected[0] > 0 > expected[1]
     # without examples the one-line definitions are the ends, as before
-    plain = {**request, "fields": {k: v for k, v in request["fields"].items() if k != "examples"}}
+    plain = replace(request, fields={k: v for k, v in request.fields.items() if k != "examples"})
     text_ends = embed(["weather talk", "cooking talk"])
-    value_a = judge_pairs([plain], answers)[0]["value_a"]
+    value_a = judge_pairs([plain], answers)[0].value_a
     assert value_a == pytest.approx(float(vectors[0] @ text_ends[1] - vectors[0] @ text_ends[0]), abs=1e-5)
 
 

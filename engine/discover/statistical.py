@@ -35,7 +35,9 @@ import numpy as np
 from engine import derived, stats
 from engine.judges import embedding, metric
 from engine.judges.metrics import METRICS, PHRASES_PREFIX, tokens
+from engine.judges.verdicts import PairVerdict
 from engine.plan import vibe_fields
+from engine.requests import PairJudgment
 from engine.spec.model import Vibe, VibeExamples
 
 TOLERANCE = 0.05
@@ -70,12 +72,13 @@ class TrainingPair:
     a_preferred: bool | None  # None when the pair has no (non-tie) human label
 
 
-def _judged(vibe: Vibe, pairs: Sequence[TrainingPair]) -> list[dict[str, Any]]:
+def _judged(vibe: Vibe, pairs: Sequence[TrainingPair]) -> list[PairVerdict]:
     """Each pair's verdict record from the judge that will score the vibe, run here on the pairs: the metric
     judge for a vibe with a metric, the embedding judge (at its default margin) for one defined by examples."""
     texts = {f"{side}{i}": text for i, p in enumerate(pairs) for side, text in (("a", p.output_a), ("b", p.output_b))}
     config = {"metric": "auto", "tolerance": TOLERANCE, "margin": MARGIN}
-    requests = [{"fields": vibe_fields(vibe), "outputs": [f"a{i}", f"b{i}"], "config": config}
+    kind = "metric" if vibe.metric is not None else "embedding"
+    requests = [PairJudgment("discovery", kind, vibe_fields(vibe), (f"a{i}", f"b{i}"), config=config)
                 for i in range(len(pairs))]
     judge = metric.judge_pairs if vibe.metric is not None else embedding.judge_pairs
     return judge(requests, texts)
@@ -86,10 +89,10 @@ def judged_columns(vibe: Vibe, pairs: Sequence[TrainingPair]) -> tuple[np.ndarra
     averages) and what the regressions read, the measured, signed strength (a − b) / (|a| + |b|) for a
     metric vibe and the verdict for any other."""
     judged = _judged(vibe, pairs)
-    verdicts = np.array([v["score"] for v in judged], dtype=float)
+    verdicts = np.array([v.score for v in judged], dtype=float)
     if vibe.metric is None:
         return verdicts, verdicts
-    return verdicts, np.array([stats.strength(v["value_a"], v["value_b"]) for v in judged], dtype=float)
+    return verdicts, np.array([stats.strength(v.value_a, v.value_b) for v in judged], dtype=float)
 
 
 def pair_scores(vibe: Vibe, pairs: Sequence[TrainingPair]) -> np.ndarray:

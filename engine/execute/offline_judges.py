@@ -6,15 +6,16 @@ tasks)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine.execute.cache import Cache
 from engine.judges import embedding, metric, preservation, reference, unit_tests
 from engine.records import Result, Task
+from engine.requests import PairJudgment, parse
 
-Batch = Callable[[list[dict[str, Any]], dict[str, str]], list[dict[str, Any]]]
-PAIR_JUDGES: dict[str, Batch] = {"metric": metric.judge_pairs, "embedding": embedding.judge_pairs}
+PAIR_JUDGES: dict[str, Callable[[Sequence[PairJudgment], dict[str, str]], Sequence[Any]]] = {
+    "metric": metric.judge_pairs, "embedding": embedding.judge_pairs}
 
 
 def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, ...]]) -> list[Result]:
@@ -28,7 +29,8 @@ def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, .
             groups[(task.request["kind"], task.request.get("judge_kind", ""))].append(task)
     results = []
     for (kind, judge_kind), group in groups.items():
-        requests = [t.request for t in group]
+        requests: list[Any] = [parse(t.request) for t in group]  # one kind per group
+        verdicts: Sequence[Any]
         if kind == "verify":
             verdicts = preservation.check(requests, texts)
         elif kind == "rate" and judge_kind == "unit_tests":
@@ -37,6 +39,7 @@ def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, .
             verdicts = reference.rate(requests, texts, corpora)
         else:
             verdicts = PAIR_JUDGES[judge_kind](requests, texts)
-        results.extend(Result(t.id, t.stage, t.endpoint, t.provider, v) for t, v in zip(group, verdicts, strict=True))
+        results.extend(Result(t.id, t.stage, t.endpoint, t.provider, v.to_json())
+                       for t, v in zip(group, verdicts, strict=True))
     cache.put_many(results)
     return results

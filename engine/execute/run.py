@@ -30,13 +30,14 @@ from typing import Any
 
 from engine.datasets import Item
 from engine.execute.cache import Cache
+from engine.execute.messages import render
 from engine.execute.offline_judges import run_offline
 from engine.execute.progress import RunProgress
 from engine.execute.providers import Provider, ProviderError, create_provider
-from engine.execute.requests import render
 from engine.execute.scheduler import Failure, Scheduler
 from engine.plan import reference_corpora
 from engine.records import OFFLINE_PROVIDER, STAGES, Plan, Prepared, Result, Task
+from engine.requests import Recorded, parse
 from engine.spec.model import Endpoint
 
 OFFLINE_CHUNK = 2000  # offline judgments per batch: enough to batch the encoders, few enough that progress moves
@@ -84,9 +85,10 @@ def _recorded_results(tasks: list[Task], items: dict[str, list[Item]]) -> list[R
     by_id = {(ds, it.id): it for ds, its in items.items() for it in its}
     out = []
     for task in tasks:
-        req = task.request
-        text = by_id[(req["dataset"], req["item"])].outputs[req["model"]]
-        out.append(Result(task.id, task.stage, task.endpoint, "recorded", text, meta={"source": req["dataset"]}))
+        req = parse(task.request)
+        assert isinstance(req, Recorded)
+        text = by_id[(req.dataset, req.item)].outputs[req.model]
+        out.append(Result(task.id, task.stage, task.endpoint, "recorded", text, meta={"source": req.dataset}))
     return out
 
 

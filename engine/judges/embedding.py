@@ -8,13 +8,14 @@ a batch are embedded together, each once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from engine.embeddings import embed
-from engine.judges.verdicts import compare
+from engine.judges.verdicts import PairVerdict, compare
+from engine.requests import PairJudgment
 
 
 def _end_texts(fields: dict[str, Any], end: str) -> list[str]:
@@ -28,17 +29,19 @@ def _axis_end(texts: list[str], vector: Callable[[str], np.ndarray]) -> np.ndarr
     return mean / max(float(np.linalg.norm(mean)), 1e-12)
 
 
-def judge_pairs(requests: list[dict[str, Any]], texts: dict[str, str]) -> list[dict[str, Any]]:
+def judge_pairs(requests: Sequence[PairJudgment], texts: dict[str, str]) -> list[PairVerdict]:
+    """One verdict per request, all texts embedded in one batch; `texts` maps output task ids to text."""
     if not requests:
         return []
-    ends = [t for r in requests for end in ("low", "high") for t in _end_texts(r["fields"], end)]
-    corpus = list(dict.fromkeys([texts[g] for r in requests for g in r["outputs"]] + ends))
+    ends = [t for r in requests for end in ("low", "high") for t in _end_texts(r.fields, end)]
+    corpus = list(dict.fromkeys([texts[g] for r in requests for g in r.outputs] + ends))
     vectors = dict(zip(corpus, embed(corpus), strict=True))
     out = []
     for request in requests:
-        low, high = (_axis_end(_end_texts(request["fields"], end), vectors.__getitem__) for end in ("low", "high"))
-        a, b = (vectors[texts[g]] for g in request["outputs"])
+        low, high = (_axis_end(_end_texts(request.fields, end), vectors.__getitem__) for end in ("low", "high"))
+        a, b = (vectors[texts[g]] for g in request.outputs)
         value_a, value_b = float(np.dot(a, high) - np.dot(a, low)), float(np.dot(b, high) - np.dot(b, low))
-        score = compare(value_a, value_b, request["config"]["margin"], relative=False)
-        out.append({"kind": "embedding", "score": score, "value_a": value_a, "value_b": value_b})
+        assert request.config is not None
+        score = compare(value_a, value_b, request.config["margin"], relative=False)
+        out.append(PairVerdict("embedding", score, value_a, value_b))
     return out

@@ -3,20 +3,23 @@ tolerance. Deterministic and free, so it always runs and anchors the panel."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from engine.judges.metrics import measure
-from engine.judges.verdicts import compare
+from engine.judges.verdicts import PairVerdict, compare
+from engine.requests import PairJudgment
 
 
-def judge_pairs(requests: list[dict[str, Any]], texts: dict[str, str]) -> list[dict[str, Any]]:
+def judge_pairs(requests: Sequence[PairJudgment], texts: dict[str, str]) -> list[PairVerdict]:
+    """One verdict per request; `texts` maps the outputs' task ids to their text."""
     out = []
     for request in requests:
-        metric = request["config"]["metric"]
+        assert request.config is not None
+        metric = request.config["metric"]
         if metric == "auto":
-            metric = request["fields"]["metric"]
-        ga, gb = request["outputs"]
+            metric = request.fields["metric"]
+        ga, gb = request.outputs
         value_a, value_b = measure(metric, texts[ga]), measure(metric, texts[gb])
-        score = compare(value_a, value_b, request["config"]["tolerance"], relative=True)
-        out.append({"kind": "metric", "score": score, "measure": metric, "value_a": value_a, "value_b": value_b})
+        score = compare(value_a, value_b, request.config["tolerance"], relative=True)
+        out.append(PairVerdict("metric", score, value_a, value_b, measure=metric))
     return out

@@ -8,24 +8,25 @@ so this is a floor against rewrites that drifted off the task, not a proof that 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
 from engine.embeddings import embed
+from engine.judges.verdicts import PreservationCheck
+from engine.requests import Preservation
 
 
-def check(requests: list[dict[str, Any]], texts: dict[str, str]) -> list[dict[str, Any]]:
-    """One {cosine, passed} per verify request; `texts` holds the LLM rewrites' outputs by task id."""
+def check(requests: Sequence[Preservation], texts: dict[str, str]) -> list[PreservationCheck]:
+    """One check per request; `texts` holds the LLM rewrites' outputs by task id."""
     if not requests:
         return []
-    originals = [r["fields"]["original"] for r in requests]
-    rewrites = [r["fields"]["rewrite"] if r["rewrite"] is None else texts[r["rewrite"]].strip() for r in requests]
+    originals = [r.fields["original"] for r in requests]
+    rewrites = [r.fields["rewrite"] if r.rewrite is None else texts[r.rewrite].strip() for r in requests]
     vectors = embed(originals + rewrites)
     n = len(requests)
     out = []
     for i, request in enumerate(requests):
         cosine = float(np.dot(vectors[i], vectors[n + i])) if rewrites[i] else 0.0
-        out.append({"kind": "embedding", "method": "preservation", "cosine": cosine,
-                    "passed": cosine >= request["config"]["min_cosine"], "rewrite": rewrites[i]})
+        out.append(PreservationCheck(cosine, cosine >= request.config["min_cosine"], rewrites[i]))
     return out

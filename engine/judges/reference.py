@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 
 from engine.embeddings import default_encoder, embed
+from engine.judges.verdicts import SimilarityRating
+from engine.requests import Rating
 
 METHOD = "reference-similarity"
 WEIGHTS = {"bertscore_recall": 3.0, "key_term_recall": 2.0, "cosine": 3.0}
@@ -85,22 +87,23 @@ def bertscore_recall(answer_vectors: Any, reference_vectors: Any, weights: np.nd
     return float((best * weights).sum() / weights.sum())
 
 
-def rate(requests: Sequence[dict[str, Any]], texts: dict[str, str],
-         corpora: dict[str, tuple[str, ...]]) -> list[dict[str, Any]]:
+def rate(requests: Sequence[Rating], texts: dict[str, str],
+         corpora: dict[str, tuple[str, ...]]) -> list[SimilarityRating]:
     """One rating per request. `texts` maps generation task ids to answers; `corpora` maps a corpus hash to
     its references."""
     if not requests:
         return []
     encoder = default_encoder()
-    answers = [texts[r["output"]] for r in requests]
-    references = [r["fields"]["reference"] or "" for r in requests]
+    answers = [texts[r.output] for r in requests]
+    references = [r.fields["reference"] or "" for r in requests]
     tokens = encoder.encode([a or " " for a in answers] + references)
     sentence = dict(zip(answers + references, embed(answers + references), strict=True))
     out = []
     for request, answer, reference in zip(requests, answers, references, strict=True):
-        word_idf, piece_idf, n = _corpus_statistics(corpora[request["config"]["corpus"]])
+        assert request.config is not None
+        word_idf, piece_idf, n = _corpus_statistics(corpora[request.config["corpus"]])
         default_idf = smoothed_idf(0, n)
-        question = request["fields"].get("prompt") or ""
+        question = request.fields.get("prompt") or ""
         asked = set(encoder.tokenizer.encode(question, add_special_tokens=False))
         ids = encoder.tokenizer.encode(reference.strip(), add_special_tokens=True, truncation=True,
                                        max_length=encoder.tokenizer.model_max_length)
@@ -113,6 +116,5 @@ def rate(requests: Sequence[dict[str, Any]], texts: dict[str, str],
         }
         signals = {k: min(1.0, v) for k, v in signals.items()}  # float error puts identical texts at 1.0000001
         match = sum(WEIGHTS[k] * v for k, v in signals.items()) / sum(WEIGHTS.values())
-        out.append({"kind": "embedding", "method": METHOD, "rating": 1.0 + 4.0 * match, "match": match,
-                    **signals})
+        out.append(SimilarityRating(METHOD, 1.0 + 4.0 * match, match, **signals))
     return out

@@ -15,8 +15,11 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+
+from engine.judges.verdicts import TestRating
+from engine.requests import Rating
 
 FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.S)
 TIMEOUT_S = 10.0
@@ -56,11 +59,12 @@ def run_tests(code: str, tests: str, timeout_s: float = TIMEOUT_S) -> tuple[bool
     return False, last[:300]
 
 
-def rate(requests: list[dict[str, Any]], texts: dict[str, str]) -> list[dict[str, Any]]:
+def rate(requests: Sequence[Rating], texts: dict[str, str]) -> list[TestRating]:
     """One rating per request: 5 when the answer's code passes the item's tests, 1 when it does not."""
     out = []
     for request in requests:
-        code = extract_code(texts[request["output"]])
-        passed, why = run_tests(code, request["fields"]["tests"], float(request["config"]["timeout_s"]))
-        out.append({"kind": "unit_tests", "rating": 5.0 if passed else 1.0, "passed": passed, "reason": why})
+        assert request.config is not None
+        code = extract_code(texts[request.output])
+        passed, why = run_tests(code, request.fields["tests"], float(request.config["timeout_s"]))
+        out.append(TestRating(passed, why))
     return out

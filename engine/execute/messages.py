@@ -8,12 +8,14 @@ is why a judgment can only run after the generations it reads.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.execute.providers import ResponseSchema
 from engine.judges.answers import SCHEMAS
 from engine.judges.prompts import TEMPLATES
 from engine.records import Result, Task
+from engine.requests import Chat, PairJudgment, Rating, Rewrite, SameTaskCheck, parse
 
 Messages = list[dict[str, Any]]
 Call = tuple[Messages, dict[str, Any], ResponseSchema | None]
@@ -30,36 +32,39 @@ def response_schema(task: Task) -> ResponseSchema | None:
 
 def render(task: Task, results: dict[str, Result]) -> Call:
     """The messages, sampling parameters and answer schema of a task's call."""
-    request = task.request
-    kind = request["kind"]
+    request = parse(task.request)
     schema = response_schema(task)
-    rewritten = str(results[request["prompt_from"]].output).strip() if request.get("prompt_from") else None
-    if kind == "chat":
-        if rewritten is None:
-            return request["messages"], request["params"], schema
-        return _with_user_text(request["messages"], rewritten), request["params"], schema
-    template = TEMPLATES[request["template"]]
-    fields = {k: str(v) for k, v in request.get("fields", {}).items() if v is not None}
-    examples = request.get("fields", {}).get("examples")
+    source = getattr(request, "prompt_from", None)
+    rewritten = str(results[source].output).strip() if source else None
+    if isinstance(request, Chat):
+        messages = request.messages if rewritten is None else _with_user_text(request.messages, rewritten)
+        return list(messages), dict(request.params), schema
+    call = getattr(request, "call", None)
+    if call is None:
+        raise ValueError(f"a {request.kind!r} task is not a model call")
+    template = TEMPLATES[call.template]
+    raw_fields = getattr(request, "fields", {})
+    fields = {k: str(v) for k, v in raw_fields.items() if v is not None}
+    examples = raw_fields.get("examples")
     if examples:
         fields.update({f"examples_{end}": _listed(examples[end]) for end in ("low", "high")})
     if rewritten is not None:
-        fields["rewrite" if kind == "check" else "prompt"] = rewritten
-    if kind == "judge":
-        first, second = (str(results[tid].output) for tid in request["outputs"])
+        fields["rewrite" if isinstance(request, SameTaskCheck) else "prompt"] = rewritten
+    if isinstance(request, PairJudgment):
+        first, second = (str(results[tid].output) for tid in request.outputs)
         fields.update(output_1=first, output_2=second)
-    elif kind == "rate":
-        fields["output"] = str(results[request["output"]].output)
-    elif kind == "rewrite":
-        fields.update(persona=request["persona"], prompt=request["prompt"])
-    return template.render(**fields), request["params"], schema
+    elif isinstance(request, Rating):
+        fields["output"] = str(results[request.output].output)
+    elif isinstance(request, Rewrite):
+        fields.update(persona=request.persona, prompt=request.prompt)
+    return template.render(**fields), dict(call.params), schema
 
 
 def _listed(texts: list[str]) -> str:
     return "\n".join(f"[Example {n}]\n{text}\n[End of example {n}]" for n, text in enumerate(texts, 1))
 
 
-def _with_user_text(messages: Messages, text: str) -> Messages:
+def _with_user_text(messages: Sequence[Mapping[str, Any]], text: str) -> Messages:
     """The messages with the last user turn's text replaced (an image part, if any, is kept)."""
     out = [dict(m) for m in messages]
     last = out[-1]
