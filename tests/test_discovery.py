@@ -80,7 +80,7 @@ def test_embedding_judge_measures_against_example_answers() -> None:
     import numpy as np
 
     from engine.embeddings import embed
-    from engine.judges.embedding import judge_pairs
+    from engine.judges.embedding_judge import judge_pairs
     from engine.requests import PairJudgment
 
     low = ["It rained all week and the wind was freezing.", "Storms and cold fog covered the town."]

@@ -16,7 +16,7 @@ from engine.analyze.reference import item_rating, preference_outcomes, score_per
 from engine.execute.cache import Cache
 from engine.execute.run import execute
 from engine.judges.llm import parse_rating, rating_explanation
-from engine.judges.reference import content_terms, key_term_recall
+from engine.judges.reference_similarity import content_terms, key_term_recall
 from engine.pipeline import prepare, run_spec
 from engine.plan import PlanError
 from engine.records import Result

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from engine import derived, stats
-from engine.judges import embedding, metric
+from engine.judges import embedding_judge, metric_judge
 from engine.judges.metrics import METRICS, PHRASES_PREFIX, tokens
 from engine.judges.verdicts import PairVerdict
 from engine.plan import vibe_fields
@@ -80,7 +80,7 @@ def _judged(vibe: Vibe, pairs: Sequence[TrainingPair]) -> list[PairVerdict]:
     kind = "metric" if vibe.metric is not None else "embedding"
     requests = [PairJudgment("discovery", kind, vibe_fields(vibe), (f"a{i}", f"b{i}"), config=config)
                 for i in range(len(pairs))]
-    judge = metric.judge_pairs if vibe.metric is not None else embedding.judge_pairs
+    judge = metric_judge.judge_pairs if vibe.metric is not None else embedding_judge.judge_pairs
     return judge(requests, texts)
 
 

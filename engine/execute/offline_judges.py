@@ -10,17 +10,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine.execute.cache import Cache
-from engine.judges import embedding, metric, preservation, reference, unit_tests
+from engine.judges import embedding_judge, metric_judge, preservation, reference_similarity, unit_tests
 from engine.records import Result, Task
 from engine.requests import PairJudgment, parse
 
 PAIR_JUDGES: dict[str, Callable[[Sequence[PairJudgment], dict[str, str]], Sequence[Any]]] = {
-    "metric": metric.judge_pairs, "embedding": embedding.judge_pairs}
+    "metric": metric_judge.judge_pairs, "embedding": embedding_judge.judge_pairs}
 
 
 def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, ...]]) -> list[Result]:
     """Judge every task whose inputs are available; returns the new results (also written to the cache).
-    `corpora`: reference corpus hash → the references, for rating tasks (see `engine.judges.reference`)."""
+    `corpora`: reference corpus hash → the references, for rating tasks (see `engine.judges.reference_similarity`)."""
     needed = {dep for t in tasks for dep in t.depends_on}
     texts = {tid: str(r.output) for tid, r in cache.get_many(needed).items()}
     groups: dict[tuple[str, str], list[Task]] = defaultdict(list)  # (task kind, judge kind) -> tasks
@@ -36,7 +36,7 @@ def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, .
         elif kind == "rate" and judge_kind == "unit_tests":
             verdicts = unit_tests.rate(requests, texts)
         elif kind == "rate":
-            verdicts = reference.rate(requests, texts, corpora)
+            verdicts = reference_similarity.rate(requests, texts, corpora)
         else:
             verdicts = PAIR_JUDGES[judge_kind](requests, texts)
         results.extend(Result(t.id, t.stage, t.endpoint, t.provider, v.to_json())

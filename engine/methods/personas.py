@@ -85,7 +85,8 @@ class Personas(AnalysisMethod):
 
     def analyze(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result], run_dir: Path,
                 origins: dict[str, str]) -> dict[str, list[Any]]:
-        from engine.analyze.personas import analyze_personas, write_personas
+        from engine.analyze.persona_tables import write_personas
+        from engine.analyze.personas import analyze_personas
 
         result = analyze_personas(prepared, analysis, results)
         write_personas(result, run_dir)

@@ -1,0 +1,69 @@
+"""The analysis-method registry: a sixth method added as one module plus one registry line, planned, run,
+analyzed and shown on the leaderboard; a second registration under a taken name is refused."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from engine import registry
+from engine.pipeline import run_spec
+from engine.spec.load import load_spec
+from engine.spec.problems import SpecError
+
+SPEC = """\
+name: words
+models:
+  a: {provider: recorded}
+  b: {provider: recorded}
+datasets:
+  d:
+    source: {path: data.jsonl}
+    fields: {prompt: q, outputs: {a: out_a, b: out_b}}
+analyses:
+  words:
+    method: word_count
+    dataset: d
+    models: [a, b]
+    min_words: MIN
+"""
+ROWS = [{"id": "1", "q": "hi", "out_a": "one two three", "out_b": "one"},
+        {"id": "2", "q": "yo", "out_a": "one two three four five", "out_b": "one two three"}]
+
+
+@pytest.fixture
+def word_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry.METHOD_MODULES, "word_count", "word_count_method")  # the one registry line
+
+
+def _write(tmp_path: Path, min_words: str) -> Path:
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    spec = tmp_path / "words.yaml"
+    spec.write_text(SPEC.replace("MIN", min_words), encoding="utf-8")
+    return spec
+
+
+def test_a_sixth_method_runs_end_to_end(tmp_path: Path, word_count: None) -> None:
+    _, results, run_dir = run_spec(_write(tmp_path, "2"), tmp_path / "run", tmp_path / "cache.sqlite", quiet=True)
+    (found,) = results.word_count
+    assert found == {"analysis": "words", "means": {"a": 4.0, "b": 3.0}}  # b's one-word answer is under 2
+    page = (run_dir / "index.html").read_text(encoding="utf-8")
+    assert "words: words per answer</h2><p>a: 4.0</p><p>b: 3.0</p>" in page
+    plan = json.loads(gzip.decompress((run_dir / "plan.json.gz").read_bytes()))
+    assert [t["request"]["kind"] for t in plan["tasks"]] == ["recorded"] * 4
+
+
+def test_the_method_s_options_are_typed_and_validated(tmp_path: Path, word_count: None) -> None:
+    assert load_spec(_write(tmp_path, "2")).analyses["words"].options.min_words == 2
+    with pytest.raises(SpecError) as error:
+        load_spec(_write(tmp_path, "-1"))
+    assert "analyses.words.min_words" in str(error.value) and "minimum of 0" in str(error.value)
+
+
+def test_a_taken_name_is_refused() -> None:
+    registry.get_method("vibecheck")
+    with pytest.raises(ValueError, match="analysis method 'vibecheck' is registered twice"):
+        registry.analysis_method("vibecheck")(type("Again", (registry.AnalysisMethod,), {}))

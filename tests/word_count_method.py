@@ -1,0 +1,34 @@
+"""A sixth analysis method, as small as one can be: mean words per answer. It is the README's example and
+is registered by tests/test_methods.py, which runs it end to end."""
+
+from dataclasses import dataclass
+
+from engine.registry import AnalysisMethod, Options, analysis_method
+
+
+@dataclass(frozen=True)
+class WordCountOptions(Options):
+    min_words: int = 0  # answers shorter than this are left out of the mean
+
+
+@analysis_method("word_count")
+class WordCount(AnalysisMethod):
+    options = WordCountOptions
+    options_schema = {"properties": {"min_words": {"type": "integer", "minimum": 0}}}
+    sections = ("word_count",)
+    templates = {"word_count": '{% for r in items %}<section class="analysis"><h2>{{ r.analysis }}: words per '
+                 'answer</h2>{% for m, n in r.means.items() %}<p>{{ m }}: {{ n|num(1) }}</p>{% endfor %}'
+                 '</section>{% endfor %}'}
+
+    def plan(self, builder, a):  # one answer per model and prompt
+        for item in builder.items[a.dataset]:
+            builder.bind(a.name, item, {m: [builder.generation(a.name, m, a.dataset, item)[0]] for m in a.models})
+
+    def analyze(self, prepared, a, results, run_dir, origins):
+        counts = {m: [n for b in prepared.plan.bindings[a.name] if b.outputs[m][0] in results
+                      for n in [len(str(results[b.outputs[m][0]].output).split())] if n >= a.options.min_words]
+                  for m in a.models}
+        return {"word_count": [{"analysis": a.name, "means": {m: sum(c) / len(c) for m, c in counts.items() if c}}]}
+
+    def section(self, name, result, page):
+        return [result]
