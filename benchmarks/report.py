@@ -53,7 +53,7 @@ def build() -> tuple[RunResults, Prepared, dict[str, Result]]:
                      0.23, 0.22, 0.24, "every kept vibe", p_adjusted=[0.5] * VIBES)
     vc = VibeCheckResult("vibecheck", "model-a", "model-b", scores, pairs, reg, None, 0, [])
     results = RunResults("bench", "Report benchmark", "10,000 pairs x 10 vibes", {"tasks": {"done": 1, "total": 1}},
-                         [vc])
+                         {"vibecheck": [vc]})
     spec = Spec("bench", Path("bench.yaml"), "", {}, {"metrics": Judge("metrics", "metric"),
                                                       "minilm": Judge("minilm", "embedding")},
                 {}, (), None, {}, {"vibecheck": Analysis("vibecheck", "vibecheck", "d", ("model-a", "model-b"))},
