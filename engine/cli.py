@@ -202,7 +202,7 @@ def _run(args: argparse.Namespace) -> int:
     failed = summary.total - summary.done
     print(f"{results.spec_name}: {summary.done:,}/{summary.total:,} tasks done ({summary.ran_now:,} run now, "
           f"{failed:,} not done), ${summary.cost:.4f} spent; outputs in {run_dir}")
-    for vc in results.vibecheck:
+    for vc in results.of("vibecheck"):
         kept = [v for v in vc.vibes if v.kept]
         line = f"  {vc.analysis}: {len(kept)}/{len(vc.vibes)} vibes kept"
         for label, reg in (("model matching", vc.model_matching), ("preference", vc.preference)):

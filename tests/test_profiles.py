@@ -113,6 +113,15 @@ def test_planted_vibes_land_on_the_right_model(planted_run: tuple[Path, object])
     assert (run_dir / "vibes-vs-ref" / "listy" / "pairs.jsonl").exists()
 
 
+def test_vibe_run_of_a_profiles_only_spec_prints_its_summary(tmp_path: Path) -> None:
+    # a run with no two-model vibecheck section once ended in AttributeError after writing every file
+    spec = _write(tmp_path, MANY)
+    done = subprocess.run([sys.executable, "-m", "engine", "run", str(spec), "--out", str(tmp_path / "run"),
+                           "--cache", str(tmp_path / "cache.sqlite"), "--quiet"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "tasks done" in done.stdout and "leaderboard:" in done.stdout
+
+
 def test_win_rates_read_each_models_own_labels(planted_run: tuple[Path, object]) -> None:
     run_dir, results = planted_run
     (profile,) = results.profiles

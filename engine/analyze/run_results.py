@@ -20,12 +20,15 @@ class RunResults:
     manifest: dict[str, Any]
     sections: dict[str, list[Any]] = field(default_factory=dict)  # report section -> its results, spec order
 
+    def of(self, section: str) -> list[Any]:
+        """The results of one report section, in spec order (none when no analysis filled it)."""
+        return self.__dict__.get("sections", {}).get(section, [])
+
     def __getattr__(self, section: str) -> list[Any]:
-        """`results.personas`: the results of one report section (every section a run filled is one)."""
-        sections = self.__dict__.get("sections", {})
-        if section in sections:
-            return sections[section]
-        raise AttributeError(section)
+        """`results.personas` reads as `results.of("personas")`."""
+        if section.startswith("_"):
+            raise AttributeError(section)
+        return self.of(section)
 
 
 def analyze_run(prepared: Prepared, results: dict[str, Result], run_dir: Path,
