@@ -48,6 +48,18 @@ def _with_source(out: dict[str, Any], prompt_from: str | None) -> dict[str, Any]
     return out if prompt_from is None else {**out, "prompt_from": prompt_from}
 
 
+def _judgment(kind: str, judge: str, judge_kind: str, fields: JSON, judged: dict[str, Any], config: JSON | None,
+              call: Prompted | None, asked: dict[str, Any]) -> dict[str, Any]:
+    """A judgment's dict: what is judged, and either an offline judge's `config` or an LLM judge's call with
+    what tells its repeats or orders apart (`asked`)."""
+    out = {"kind": kind, "judge": judge, "judge_kind": judge_kind, "fields": fields, **judged}
+    if config is not None:
+        out["config"] = config
+    if call is not None:
+        out.update(call.canonical(), **asked)
+    return out
+
+
 @dataclass(frozen=True)
 class Recorded:
     """An answer read from a dataset; hashed by its text so an edited answer re-runs what judged it."""
@@ -99,12 +111,8 @@ class PairJudgment:
     prompt_from: str | None = None
 
     def canonical(self) -> dict[str, Any]:
-        out = {"kind": self.kind, "judge": self.judge, "judge_kind": self.judge_kind, "fields": self.fields,
-               "outputs": list(self.outputs)}
-        if self.config is not None:
-            out["config"] = self.config
-        if self.call is not None:
-            out.update(self.call.canonical(), order=self.order)
+        out = _judgment(self.kind, self.judge, self.judge_kind, self.fields, {"outputs": list(self.outputs)},
+                        self.config, self.call, {"order": self.order})
         return _with_source(out, self.prompt_from)
 
 
@@ -123,13 +131,8 @@ class Rating:
     repeat: int | None = None
 
     def canonical(self) -> dict[str, Any]:
-        out = {"kind": self.kind, "judge": self.judge, "judge_kind": self.judge_kind, "fields": self.fields,
-               "output": self.output}
-        if self.config is not None:
-            out["config"] = self.config
-        if self.call is not None:
-            out.update(self.call.canonical(), repeat=self.repeat)
-        return out
+        return _judgment(self.kind, self.judge, self.judge_kind, self.fields, {"output": self.output}, self.config,
+                         self.call, {"repeat": self.repeat})
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -25,6 +24,7 @@ from engine.execute.cache import Cache
 from engine.execute.run import run_calls
 from engine.judges import answers, prompts
 from engine.records import Task, content_hash
+from engine.requests import Chat
 from engine.spec.model import Discovery, Judge, Vibe
 
 AXIS_LINE = re.compile(
@@ -69,10 +69,9 @@ class _Caller:
         assert endpoint is not None
         tasks = []
         for messages in requests:
-            request: dict[str, Any] = {"kind": "chat", "endpoint": endpoint.identity(), "messages": messages,
-                                       "params": endpoint.params.request_fields(), "sample": 0}
-            if self.judge.answers_in_schema:  # every proposer and reducer prompt answers with a list of axes
-                request["answer"] = answers.request_field(answers.AXES)
+            # every proposer and reducer prompt answers with a list of axes
+            answer = answers.request_field(answers.AXES) if self.judge.answers_in_schema else None
+            request = Chat(endpoint.identity(), messages, endpoint.params.request_fields(), answer=answer).canonical()
             tasks.append(Task(content_hash(request), "discovery", "discovery", endpoint.name, endpoint.provider, "",
                               request))
         results = run_calls(tasks, {endpoint.name: endpoint}, self.cache)
