@@ -6,7 +6,9 @@ changed. Tasks that consume other tasks' outputs (judges) name those outputs by 
 changed generation invalidates the judgments made of it. Estimates are upper bounds (max_tokens for
 unknown outputs, ~4 characters a token for known text) so a reviewer sees the worst case.
 
-Compiling is pure: same spec and data → byte-identical JSON.
+Each analysis method (`engine/methods/`) adds its tasks through `Builder`'s primitives, which build the typed
+requests (`engine.requests`) and hash their canonical form. Compiling is pure: same spec and data →
+byte-identical JSON.
 """
 
 from __future__ import annotations
@@ -132,7 +134,7 @@ class Builder:
             return
         assert judge.endpoint is not None
         template = prompts.REFERENCE_RATING
-        call = prompted(judge, template, offset_seed(judge.endpoint.params.request_fields(), repeat))
+        call = prompted(judge, template, offset_seed(judge.endpoint.params.request_fields(), repeat))  # repeats differ
         in_tokens = estimate_tokens(template.user + item.prompt + (item.reference or "")) + out_tokens
         self.add(stage, analysis, judge.name, judge.endpoint.provider, item.id,
                  Rating(judge.name, judge.kind, fields, output, call=call, repeat=repeat), (output,),
