@@ -12,7 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
+
+from engine.requests import Request, parse
 
 if TYPE_CHECKING:
     from engine.datasets import Item
@@ -81,6 +84,12 @@ class Plan:
     tasks: list[Task] = field(default_factory=list)
     deferred: list[Deferred] = field(default_factory=list)
     bindings: dict[str, list[Binding]] = field(default_factory=dict)  # analysis name -> bindings
+
+    @cached_property
+    def requests(self) -> dict[str, Request]:
+        """Task id -> its typed request, parsed once per plan: every analysis and page reads them, some once
+        per comparison, and a large plan holds tens of thousands."""
+        return {t.id: parse(t.request) for t in self.tasks}
 
     def to_json(self) -> str:
         """Stable JSON, one task per line: byte-identical for the same spec, and readable in a diff."""

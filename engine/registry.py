@@ -69,8 +69,9 @@ class AnalysisMethod:
         """The analysis' typed results by report section; data files it writes go under `run_dir`."""
         raise NotImplementedError
 
-    def section(self, name: str, result: Any, page: Page) -> dict[str, Any]:
-        """What the section's template shows of one result (charts and drill-down pages are written here)."""
+    def section(self, name: str, result: Any, page: Page) -> list[dict[str, Any]]:
+        """The entries section `name`'s template shows for one result, usually one (rankings give one per
+        rating method); charts and drill-down pages are written here."""
         raise NotImplementedError
 
 

@@ -47,7 +47,7 @@ from engine.judges.llm import (
 )
 from engine.judges.verdicts import PairVerdict, PreservationCheck
 from engine.records import Prepared, Result
-from engine.requests import PairJudgment, Preservation, Profile, Rating, SameTaskCheck, parse
+from engine.requests import PairJudgment, Preservation, Profile, Rating, SameTaskCheck
 from engine.spec.model import Analysis, Persona
 from engine.spec.profiles import DIMENSION_MEASURES, JUDGED_DIMENSIONS, persona_dimensions, persona_text
 
@@ -221,7 +221,7 @@ class _Index:
         for task in prepared.plan.tasks:
             if task.id not in results or task.stage not in ("persona_rewrite", "persona_check", "persona_judge"):
                 continue
-            r, out = parse(task.request), results[task.id].output
+            r, out = prepared.plan.requests[task.id], results[task.id].output
             if isinstance(r, Preservation):
                 self.verify[(r.persona, r.item, r.variant)] = PreservationCheck.from_json(out)
             elif isinstance(r, SameTaskCheck):

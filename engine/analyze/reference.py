@@ -29,7 +29,7 @@ from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.judges.llm import parse_rating, rating_explanation
 from engine.judges.verdicts import rating_value
 from engine.records import Prepared, Result
-from engine.requests import Rating, parse
+from engine.requests import Rating
 from engine.spec.model import Analysis
 
 ALL = "all"
@@ -162,10 +162,9 @@ def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str,
     rounds = analysis.options.bootstrap
     items = {item.id: item for item in prepared.items[analysis.dataset]}
     ratings_of: dict[str, list[Result]] = defaultdict(list)  # generation task id -> its rating results
-    for task in prepared.plan.tasks:
-        request = parse(task.request)
-        if isinstance(request, Rating) and request.judge == judge.name and task.id in results:
-            ratings_of[request.output].append(results[task.id])
+    for task_id, request in prepared.plan.requests.items():
+        if isinstance(request, Rating) and request.judge == judge.name and task_id in results:
+            ratings_of[request.output].append(results[task_id])
     per_model: dict[str, dict[str, tuple[str, float]]] = defaultdict(dict)
     invalid: dict[str, int] = defaultdict(int)
     texts: dict[tuple[str, str], str] = {}

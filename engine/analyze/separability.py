@@ -31,7 +31,7 @@ from engine.analyze.reliability import JudgeReliability
 from engine.analyze.similarity import group_similarity
 from engine.embeddings import MODEL_NAME, TokenEncoder
 from engine.records import Prepared, Result
-from engine.requests import PairJudgment, parse
+from engine.requests import PairJudgment
 from engine.spec.model import Analysis
 
 PAPER_ENCODER = "roberta-large"
@@ -147,7 +147,7 @@ def _preference_index(prepared: Prepared, analysis: Analysis,
     for task in prepared.plan.tasks:
         if task.stage != "preference" or task.id not in results:
             continue
-        request = parse(task.request)
+        request = prepared.plan.requests[task.id]
         if not isinstance(request, PairJudgment) or request.judge != judge:
             continue
         first, second = request.outputs

@@ -27,7 +27,7 @@ from engine.discover import statistical as discovery
 from engine.discover.splits import discovery_sides, split_bindings, split_seed
 from engine.judges.verdicts import PairVerdict
 from engine.records import Binding, Prepared, Result
-from engine.requests import PairJudgment, parse
+from engine.requests import PairJudgment
 from engine.spec.model import Analysis, Labels, Vibe, VibeExamples
 
 
@@ -124,7 +124,7 @@ def _index_judgments(prepared: Prepared, stage: str = "judge") -> dict[tuple[str
     for task in prepared.plan.tasks:
         if task.stage != stage:
             continue
-        request = parse(task.request)
+        request = prepared.plan.requests[task.id]
         if not isinstance(request, PairJudgment) or (stage == "judge" and "vibe" not in request.fields):
             continue
         order = request.order or "any"

@@ -9,10 +9,10 @@ from typing import Any
 from jinja2 import Environment
 
 from engine.analyze.personas import PersonaResult
-from engine.records import Prepared, Result, Task
+from engine.records import Prepared, Result
 from engine.report import charts
 from engine.report.paging import ITEMS_PER_PAGE, slug, text_of, write_pages
-from engine.requests import Chat, parse
+from engine.requests import Chat, Request
 
 
 def persona_section(env: Environment, result: PersonaResult, prepared: Prepared, run_dir: Path,
@@ -30,7 +30,6 @@ def persona_section(env: Environment, result: PersonaResult, prepared: Prepared,
     spec = charts.persona_chart(rows, result.model_a, result.model_b)
     name = f"{slug(result.analysis)}-personas"
     charts.export(spec, run_dir / "charts" / name)
-    tasks = {t.id: t for t in prepared.plan.tasks}
     bindings = {(b.item, b.variant): b for b in prepared.plan.bindings.get(result.analysis, [])}
     pages = {}
     for p in result.personas:
@@ -38,7 +37,7 @@ def persona_section(env: Environment, result: PersonaResult, prepared: Prepared,
         for sample in (s for s in result.samples if s.persona == p.persona):
             binding = bindings[(sample.item_id, f"{p.persona}/{sample.variant}")]
             ga, gb = binding.outputs[result.model_a][0], binding.outputs[result.model_b][0]
-            entries.append({"sample": sample, "prompt": shown_prompt(tasks[ga], outputs),
+            entries.append({"sample": sample, "prompt": shown_prompt(prepared.plan.requests[ga], outputs),
                             "answer_a": text_of(outputs, ga), "answer_b": text_of(outputs, gb)})
         prefix = f"{slug(result.analysis)}-{slug(p.persona)}"
         write_pages(env, "personas.html.j2", run_dir / "answers", prefix, "entries", entries, ITEMS_PER_PAGE,
@@ -47,9 +46,8 @@ def persona_section(env: Environment, result: PersonaResult, prepared: Prepared,
     return {"result": result, "chart": spec, "chart_file": f"charts/{name}.svg", "pages": pages}
 
 
-def shown_prompt(generation: Task, outputs: dict[str, Result]) -> str:
+def shown_prompt(request: Request, outputs: dict[str, Result]) -> str:
     """The user message a generation answered: an LLM rewrite's output, or the planned text."""
-    request = parse(generation.request)
     assert isinstance(request, Chat)
     if request.prompt_from:
         return text_of(outputs, request.prompt_from)
