@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from engine.datasets import DatasetError
+from engine.execute.ray_cluster import ClusterError
 from engine.plan import PlanError, summarize
 from engine.spec.model import Spec
 from engine.spec.problems import Problem, SpecError
@@ -198,7 +199,7 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     summary, results, run_dir = run_spec(args.spec, Path(args.out) if args.out else None,
                                          Path(args.cache) if args.cache else default_cache_path(), quiet=args.quiet,
-                                         report=not args.no_report)
+                                         report=not args.no_report, backend=args.backend, address=args.address)
     failed = summary.total - summary.done
     print(f"{results.spec_name}: {summary.done:,}/{summary.total:,} tasks done ({summary.ran_now:,} run now, "
           f"{failed:,} not done), ${summary.cost:.4f} spent; outputs in {run_dir}")
@@ -332,6 +333,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", metavar="PATH", help="cache database (default: runs/cache.sqlite)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.add_argument("--no-report", action="store_true", help="skip writing the HTML leaderboard")
+    p.add_argument("--backend", choices=("local", "ray"),
+                   help="where local models and encoders run (default: the spec's execution.backend, else local)")
+    p.add_argument("--address", metavar="ADDR", help="Ray cluster address for --backend ray (default: the spec's "
+                   "execution.address, else $RAY_ADDRESS, else auto)")
     p.set_defaults(func=_run)
     return parser
 
@@ -352,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
             print(problem, file=sys.stderr)
     except (DatasetError, PlanError, UsageError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+    except ClusterError as exc:
+        print(f"error: not started: {exc} (nothing has run; finished work in the cache is kept)", file=sys.stderr)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

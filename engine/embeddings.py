@@ -6,9 +6,10 @@ from the same weights, truncated to the layers bert_score uses for this model.""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from engine import derived
+from engine.chunk_map import map_chunks
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -68,6 +70,12 @@ def _key(text: str) -> str:
     return f"embedding/{MODEL_NAME}/" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def encode_sentences(texts: list[str]) -> np.ndarray:
+    """Unit-normalized float32 vectors of `texts` as one padded batch."""
+    return encoder().encode(texts, batch_size=len(texts), normalize_embeddings=True, convert_to_numpy=True,
+                            show_progress_bar=False).astype(np.float32)
+
+
 def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
     """Unit-normalized embeddings, one row per input text (each distinct text encoded once per process, and
     once ever while a run cache keeps derived work)."""
@@ -85,8 +93,11 @@ def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
         stats.stored += sum(t in _memo for t in new)
         new = [t for t in new if t not in _memo]
     if new:
-        vectors = encoder().encode(new, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                                   show_progress_bar=False).astype(np.float32)
+        # sentence-transformers' own batching (longest texts first, `batch_size` at a time), one chunk per batch,
+        # so the vectors are those one `encode` call over every new text gives, wherever the chunks run
+        new = [new[i] for i in np.argsort([-len(t) for t in new])]
+        chunks = [new[start:start + batch_size] for start in range(0, len(new), batch_size)]
+        vectors = np.concatenate(map_chunks(encode_sentences, chunks))
         _memo.update(zip(new, vectors, strict=True))
         stats.encoded += len(new)
         if store is not None:
@@ -113,6 +124,7 @@ class TokenEncoder:
         from transformers import AutoModel, AutoTokenizer
 
         self.torch = torch
+        self.source = (model_path, num_layers)  # enough to load the same encoder in another process
         self.tokenizer = AutoTokenizer.from_pretrained(model_path)
         self.model = AutoModel.from_pretrained(model_path).eval()
         self.model.encoder.layer = self.model.encoder.layer[:num_layers]
@@ -120,9 +132,10 @@ class TokenEncoder:
         self.special = {self.tokenizer.cls_token_id, self.tokenizer.sep_token_id}
 
     def encode(self, texts: Sequence[str]) -> dict[str, Encoded]:
-        """Every distinct text once, batched by length."""
+        """Every distinct text once, batched by length (ties in the order given, so the batches, and with them
+        the last digits of each vector, are the same on every run)."""
         torch = self.torch
-        unique = sorted(set(texts), key=len)
+        unique = sorted(dict.fromkeys(texts), key=len)
         out: dict[str, Encoded] = {}
         for start in range(0, len(unique), self.batch_size):
             batch = unique[start:start + self.batch_size]
@@ -143,6 +156,25 @@ class TokenEncoder:
         return out
 
 
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Token-similarity products on one thread: a threaded matrix product splits its sums by the thread count,
+    so the last digits of a BERTScore would depend on the machine (or actor) that computed it."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 @cache
+def token_encoder(path: str, num_layers: int) -> TokenEncoder:
+    """One encoder per weights and depth per process: loaded once, in the driver or in each actor."""
+    return TokenEncoder(path, num_layers=num_layers)
+
+
 def default_encoder() -> TokenEncoder:
-    return TokenEncoder(model_path(), num_layers=6)
+    return token_encoder(model_path(), 6)

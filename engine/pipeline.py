@@ -21,14 +21,16 @@ def prepare(spec_path: str | Path) -> Prepared:
 
 
 def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, quiet: bool = False,
-             report: bool = True) -> tuple[Any, Any, Path]:
+             report: bool = True, backend: str | None = None, address: str | None = None) -> tuple[Any, Any, Path]:
     """spec → plan → execute → (discover → plan → execute) → analyze → report. Returns the execution
     summary, the analysis results and the run directory. The manifest is finished last, with the whole run's
-    start, end, task counts and the time of every phase."""
+    start, end, task counts and the time of every phase. `backend` and `address` override the spec's
+    `execution:`; a backend that cannot run raises ClusterError before any task runs."""
     from engine import derived, embeddings
     from engine.analyze.run_results import analyze_run
     from engine.analyze.vibecheck import train_verdicts
     from engine.discover.stage import discover_vibes, with_vibes, write_discovered
+    from engine.execute.backend import joined, settle
     from engine.execute.cache import Cache
     from engine.execute.progress import Phases
     from engine.execute.run import execute
@@ -36,16 +38,18 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     phases = Phases(quiet=quiet)
     with phases.phase("plan"):
         prepared = prepare(spec_path)
+        execution = settle(prepared, backend, address)
     run_dir = run_dir or default_run_dir(prepared.spec)
     origins: dict[str, str] = {}
-    with Cache(cache_path) as cache:
+    with joined(prepared, execution), Cache(cache_path) as cache:
         derived.use(cache)
         embeddings.stats = embeddings.EmbedStats()  # this run's counts, for the manifest
         try:
             wants_discovery = prepared.spec.discovery is not None and any(
                 a.method == "vibecheck" for a in prepared.spec.analyses.values())
             with phases.phase("execute"):  # with discovery ahead, the second pass writes the run directory
-                summary = execute(prepared, run_dir, cache, quiet=quiet, write=not wants_discovery)
+                summary = execute(prepared, run_dir, cache, quiet=quiet, write=not wants_discovery,
+                                  execution=execution)
             if wants_discovery and not summary.interrupted:
                 try:
                     with phases.phase("discover"):
@@ -53,12 +57,12 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                         write_discovered(found, origins, run_dir)
                         prepared = with_vibes(prepared, found)
                 except KeyboardInterrupt:  # still leave a run directory that says what is done, and that it stopped
-                    execute(prepared, run_dir, cache, quiet=True, stages=())
+                    execute(prepared, run_dir, cache, quiet=True, stages=(), execution=execution)
                     _update_manifest(run_dir, lambda manifest: manifest.update(status="interrupted"))
                     raise
                 first = summary
                 with phases.phase("execute discovered"):
-                    summary = execute(prepared, run_dir, cache, quiet=quiet)
+                    summary = execute(prepared, run_dir, cache, quiet=quiet, execution=execution)
                 summary.ran_now += first.ran_now
                 summary.free_text_fallbacks = {**first.free_text_fallbacks, **summary.free_text_fallbacks}
             with phases.phase("analyze"):

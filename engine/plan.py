@@ -211,7 +211,8 @@ def deferred_calls(stage: str, analysis: str, endpoint: Endpoint, calls: int, in
 
 
 def spec_hash(spec: Spec) -> str:
-    return content_hash(spec.document)
+    """What the spec asks for; where it runs (`execution:`) is left out, as it changes no result."""
+    return content_hash({k: v for k, v in spec.document.items() if k != "execution"})
 
 
 def compile_plan(spec: Spec, items: dict[str, list[Item]]) -> Plan:

@@ -67,6 +67,14 @@ def test_good_spec_loads(workdir: Path) -> None:
 # (replacement applied to GOOD, expected line, expected field, expected message fragment)
 CASES = [
     ("name: demo", "name: 'bad name!'", 1, "name", "does not match"),
+    ("    judges: [m]\n", "    judges: [m]\nexecution:\n  resources:\n    smollm2: {replicas: 2}\n", 28,
+     "execution.resources.smollm2", "no local model has weights 'smollm2'"),
+    ("    judges: [m]\n", "    judges: [m]\nexecution: {backend: ray, resources: {x: {num_cpus: 0}}}\n", 26,
+     "execution.resources.x.num_cpus", "less than or equal to the minimum of 0"),
+    ("    judges: [m]\n", "    judges: [m]\nexecution: {backend: spark}\n", 26, "execution.backend",
+     "is not one of"),
+    ("    provider: recorded\n  b:", "    provider: vllm\n    base_url: http://x\n  b:", 5, "models.a.base_url",
+     "provider: openai-compatible"),
     ("    provider: recorded\n  b:", "    provider: recordd\n  b:", 4, "models.a.provider", "is not one of"),
     ("    model: gpt-4o-mini\n", "    model: gpt-4o-mini\n    temprature: 0.2\n", 8, "models.b.temprature",
      "unknown field 'temprature'"),

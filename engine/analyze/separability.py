@@ -29,7 +29,7 @@ from engine.analyze import reliability
 from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.analyze.reliability import JudgeReliability
 from engine.analyze.similarity import group_similarity
-from engine.embeddings import MODEL_NAME, TokenEncoder
+from engine.embeddings import MODEL_NAME, TokenEncoder, token_encoder
 from engine.records import Prepared, Result
 from engine.requests import PairJudgment
 from engine.spec.model import Analysis
@@ -96,7 +96,7 @@ def _encoder(analysis: Analysis) -> tuple[TokenEncoder | None, str, str]:
         label = f"{path} ({layers} layers)"
         note = ("" if PAPER_ENCODER in path else f"δ from BERTScore on {label}; the paper's T = 0.4 was set on "
                 f"{PAPER_ENCODER}, so compare δ with it only on that encoder")
-        return TokenEncoder(path, num_layers=layers), label, note
+        return token_encoder(path, layers), label, note
     label = f"{MODEL_NAME} (6 layers)"
     return None, label, (f"δ from BERTScore on {label}, not the paper's {PAPER_ENCODER}: its scores sit on another "
                          "scale, so the paper's T = 0.4 is a rough guide here (encoder: {path, num_layers} runs any "

@@ -11,13 +11,13 @@ are scored together with one batched similarity tensor. Offline it runs on all-M
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from engine.embeddings import Encoded, TokenEncoder, default_encoder
+from engine.chunk_map import map_chunks
+from engine.embeddings import Encoded, TokenEncoder, default_encoder, one_thread, token_encoder
 from engine.judges.metrics import words
 
 METRICS = ("bertscore_length_adjusted", "bertscore", "rouge1", "bleu", "embedding_cosine")
@@ -88,23 +88,19 @@ def grouped_bertscore(groups: Sequence[Sequence[str]], encoder: TokenEncoder | N
                       chunk: int = 16) -> list[np.ndarray]:
     """BERTScore F1 among the texts of each group (e.g. one item's 2K samples), for many groups.
 
-    Texts are encoded a chunk of groups at a time, each distinct text once; a text's token embeddings are
-    dropped as soon as no later group needs it, so memory stays bounded however many groups there are."""
-    encoder = encoder or default_encoder()
-    remaining = Counter(t for group in groups for t in set(group))
-    held: dict[str, Encoded] = {}
-    out = []
-    for start in range(0, len(groups), chunk):
-        batch = groups[start:start + chunk]
-        held.update(encoder.encode([t for group in batch for t in group if t not in held]))
-        for group in batch:
-            encoded = [held[t] for t in group]
-            out.append(bertscore_matrix(encoded, encoded))
-            for text in set(group):
-                remaining[text] -= 1
-                if remaining[text] == 0:
-                    del held[text]
-    return out
+    Groups are scored `chunk` at a time, each chunk encoding its own distinct texts once: memory stays bounded
+    however many groups there are, and a chunk's numbers do not depend on where it runs (see `chunk_map`)."""
+    source = (encoder or default_encoder()).source
+    parts = map_chunks(_bertscore_chunk, [(source, groups[start:start + chunk])
+                                          for start in range(0, len(groups), chunk)])
+    return [matrix for part in parts for matrix in part]
+
+
+def _bertscore_chunk(work: tuple[tuple[str, int], Sequence[Sequence[str]]]) -> list[np.ndarray]:
+    (path, num_layers), groups = work
+    held = token_encoder(path, num_layers).encode([t for group in groups for t in group])
+    with one_thread():
+        return [bertscore_matrix([held[t] for t in group], [held[t] for t in group]) for group in groups]
 
 
 def group_similarity(metric: str, groups: Sequence[Sequence[str]],

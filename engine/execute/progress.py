@@ -9,6 +9,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import (
@@ -22,6 +23,9 @@ from rich.progress import (
 )
 
 from engine.records import STAGES, Result, Task
+
+if TYPE_CHECKING:
+    from engine.execute.ray_generation import Replica
 
 
 class RunProgress:
@@ -44,6 +48,7 @@ class RunProgress:
         self._log = None if quiet or self.enabled else console
         self._total, self._left = dict(counts), dict(counts)
         self._started = time.perf_counter()
+        self._replica_rows: dict[str, TaskID] = {}
 
     def __enter__(self) -> RunProgress:
         self._progress.__enter__()
@@ -51,6 +56,22 @@ class RunProgress:
 
     def __exit__(self, *exc: object) -> None:
         self._progress.__exit__(None, None, None)
+
+    def replica(self, replica: Replica) -> None:
+        """A model replica on the Ray backend came up, finished a batch or was lost: one row per replica with
+        its task count and where it runs (without a terminal, a line when it comes up or is lost)."""
+        state = "lost" if replica.lost else f"on {replica.where}"
+        row = self._replica_rows.get(replica.label)
+        if self._log is not None and (row is None or replica.lost):
+            self._log.print(f"ray: {replica.label} {state}", highlight=False)
+            self._replica_rows[replica.label] = TaskID(-1)
+            return
+        if not self.enabled:
+            return
+        if row is None:
+            row = self._replica_rows[replica.label] = self._progress.add_task(
+                f"  {replica.label}", total=None, rate="", spend="")
+        self._progress.update(row, completed=replica.tasks, spend=state)
 
     def advance(self, task: Task, result: Result | None) -> None:
         if result is not None:

@@ -26,9 +26,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.datasets import Item
+from engine.execute.backend import IN_CLUSTER, call_endpoints
 from engine.execute.cache import Cache
 from engine.execute.messages import render
 from engine.execute.offline_judges import run_offline
@@ -38,7 +39,10 @@ from engine.execute.scheduler import Failure, Scheduler
 from engine.plan import reference_corpora
 from engine.records import OFFLINE_PROVIDER, STAGES, Plan, Prepared, Result, Task
 from engine.requests import Recorded, parse
-from engine.spec.model import Endpoint
+from engine.spec.model import Endpoint, Execution
+
+if TYPE_CHECKING:
+    from engine.execute.ray_generation import RayGenerator
 
 OFFLINE_CHUNK = 2000  # offline judgments per batch: enough to batch the encoders, few enough that progress moves
 
@@ -72,13 +76,7 @@ class RunSummary:
     free_text_fallbacks: dict[str, str] = field(default_factory=dict)  # endpoint -> why it left its schema
     cost: float = 0.0
     interrupted: bool = False
-
-
-def _endpoints(prepared: Prepared) -> dict[str, Endpoint]:
-    spec = prepared.spec
-    out = dict(spec.models)
-    out.update({name: j.endpoint for name, j in spec.judges.items() if j.endpoint is not None})
-    return out
+    execution: dict[str, Any] = field(default_factory=lambda: {"backend": "local"})  # where the calls ran
 
 
 def _recorded_results(tasks: list[Task], items: dict[str, list[Item]]) -> list[Result]:
@@ -93,25 +91,40 @@ def _recorded_results(tasks: list[Task], items: dict[str, list[Item]]) -> list[R
 
 
 def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = False,
-            stages: tuple[str, ...] = STAGES, write: bool = True) -> RunSummary:
+            stages: tuple[str, ...] = STAGES, write: bool = True, execution: Execution | None = None) -> RunSummary:
     """Run the plan's unfinished tasks of the given stages (all by default); `write=False` leaves the run
-    directory alone (intermediate steps such as scoring candidate vibes during discovery)."""
+    directory alone (intermediate steps such as scoring candidate vibes during discovery). On the ray backend
+    (`execution`, already joined: see `backend.joined`) local models' calls run on the cluster."""
     plan = prepared.plan
     started = datetime.now(UTC)
     done = cache.known(t.id for t in plan.tasks)
     pending = [t for t in plan.tasks if t.id not in done and t.stage in stages]
     summary = RunSummary(run_dir, len(plan.tasks), len(done), 0)
-    endpoints = _endpoints(prepared)
-    local_models = {endpoints[t.endpoint].model for t in pending if t.provider == "local"}
+    endpoints = call_endpoints(prepared)
+    on_ray = execution is not None and execution.backend == "ray"
+    local_models = {endpoints[t.endpoint].model for t in pending if t.provider == "local" and not on_ray}
     progress = RunProgress(pending, quiet=quiet)
+    generator = None
+    if on_ray:
+        from engine.execute.ray_generation import RayGenerator
+
+        assert execution is not None
+        generator = RayGenerator(execution, endpoints, cache, on_result=progress.advance,
+                                 on_replica=progress.replica)
+        summary.execution = {"backend": "ray", "address": execution.address, "replicas": []}
     try:
         with progress, _local_models_served(local_models):
-            asyncio.run(_execute_stages(pending, prepared, endpoints, cache, progress, summary))
+            asyncio.run(_execute_stages(pending, prepared, endpoints, cache, progress, summary, generator))
     except KeyboardInterrupt:
         summary.interrupted = True
     except ProviderError as exc:  # the local server could not start: every local task fails with one reason
         summary.endpoint_errors["local"] = str(exc)
     finally:
+        if generator is not None:
+            generator.stop()
+            summary.execution["replicas"] = [
+                {"model": r.weights, "replica": r.index, "ran_on": r.where or "never started", "tasks": r.tasks,
+                 **({"lost": True} if r.lost else {})} for r in generator.replicas]
         if write or summary.interrupted:  # an interrupted pass always leaves a run directory that says so
             _write_outputs(prepared, run_dir, cache, summary, started)
     return summary
@@ -146,8 +159,9 @@ async def _close(providers: dict[str, Provider | ProviderError]) -> None:
 
 
 async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: dict[str, Endpoint], cache: Cache,
-                          progress: RunProgress, summary: RunSummary) -> None:
-    used = {t.endpoint for t in pending if t.is_call}
+                          progress: RunProgress, summary: RunSummary, generator: RayGenerator | None) -> None:
+    on_ray = {t.endpoint for t in pending if generator is not None and endpoints[t.endpoint].provider in IN_CLUSTER}
+    used = {t.endpoint for t in pending if t.is_call} - on_ray
     providers = _providers(used, endpoints)
     scheduler = Scheduler(cache, {n: endpoints[n] for n in used}, providers, on_result=progress.advance)
     corpora = reference_corpora(prepared.plan.tasks)  # whole plan: a resumed partial batch weighs words the same
@@ -171,7 +185,11 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
                 else:
                     summary.failed.append(Failure(task.id, task.stage, task.endpoint, "skipped: an input failed", 0))
             inputs = cache.get_many({d for t in runnable for d in t.depends_on})
-            failures = await scheduler.run(runnable, functools.partial(render, results=inputs))
+            call = functools.partial(render, results=inputs)
+            api, cluster = await asyncio.gather(
+                scheduler.run([t for t in runnable if t.endpoint not in on_ray], call),
+                _on_cluster(generator, [t for t in runnable if t.endpoint in on_ray], call))
+            failures = api + cluster
             summary.failed.extend(failures)
             new_offline = []
             for start in range(0, len(offline), OFFLINE_CHUNK):  # in chunks, so the bar moves as they finish
@@ -187,6 +205,17 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
         summary.endpoint_errors.update(scheduler.stop_messages)
         summary.free_text_fallbacks.update(scheduler.fallbacks)
         await _close(providers)
+
+
+async def _on_cluster(generator: RayGenerator | None, tasks: list[Task], call: Any) -> list[Failure]:
+    """The cluster's share of a stage's calls, run beside the scheduler's (the generator blocks in a thread)."""
+    if generator is None or not tasks:
+        return []
+    try:
+        return await asyncio.to_thread(generator.run, tasks, call)
+    except asyncio.CancelledError:
+        generator.stop()
+        raise
 
 
 def run_calls(tasks: list[Task], endpoints: dict[str, Endpoint], cache: Cache) -> dict[str, Result]:
@@ -265,6 +294,7 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
         "endpoint_errors": summary.endpoint_errors,
         "free_text_fallbacks": summary.free_text_fallbacks,
         "skipped_judges": list(prepared.spec.skipped_judges),
+        "execution": summary.execution,
         "versions": _versions(),
         "wall_s": round(time.time() - started.timestamp(), 3),
     }

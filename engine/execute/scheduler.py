@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.execute.cache import Cache
-from engine.execute.providers import Provider, ProviderError, ResponseSchema, refuses_schema
+from engine.execute.providers import Completion, Provider, ProviderError, ResponseSchema, refuses_schema
 from engine.records import Result, Task
 from engine.spec.model import Endpoint
 from engine.text_files import LONE_SURROGATE
@@ -158,18 +158,25 @@ class Scheduler:
                     continue
                 break
         state.successes += 1
-        # replaced rather than refused: the answer is paid for and otherwise usable; the count is kept
-        text, replaced = LONE_SURROGATE.subn("\ufffd", completion.text)
-        result = Result(
-            task_id=task.id, stage=task.stage, endpoint=task.endpoint, provider=task.provider,
-            output=text, input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
-            cost=state.endpoint.price.cost(completion.input_tokens, completion.output_tokens),
-            latency_s=completion.meta.get("latency_s", 0.0),
-            meta={"model": completion.model, "finish_reason": completion.finish_reason,
-                  "response_id": completion.meta.get("id"), "attempts": attempt,
-                  **({"lone_surrogates_replaced": replaced} if replaced else {}),
-                  **({"structured": schema is not None} if "answer" in task.request else {})},
-        )
+        result = completed(task, state.endpoint, completion, attempt, structured=schema is not None)
         self.cache.put(result)
         self.on_result(task, result)
         return None
+
+
+def completed(task: Task, endpoint: Endpoint, completion: Completion, attempts: int, *, structured: bool,
+              ran_on: str | None = None) -> Result:
+    """The cached result of a finished call, whichever backend made it."""
+    # replaced rather than refused: the answer is paid for and otherwise usable; the count is kept
+    text, replaced = LONE_SURROGATE.subn("\ufffd", completion.text)
+    return Result(
+        task_id=task.id, stage=task.stage, endpoint=task.endpoint, provider=task.provider,
+        output=text, input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
+        cost=endpoint.price.cost(completion.input_tokens, completion.output_tokens),
+        latency_s=completion.meta.get("latency_s", 0.0),
+        meta={"model": completion.model, "finish_reason": completion.finish_reason,
+              "response_id": completion.meta.get("id"), "attempts": attempts,
+              **({"lone_surrogates_replaced": replaced} if replaced else {}),
+              **({"structured": structured} if "answer" in task.request else {}),
+              **({"ran_on": ran_on} if ran_on else {})},
+    )

@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.embeddings import default_encoder, embed
+from engine.chunk_map import map_chunks
+from engine.embeddings import Encoded, TokenEncoder, default_encoder, embed, one_thread
 from engine.judges.verdicts import SimilarityRating
 from engine.requests import Rating
 
@@ -87,34 +88,51 @@ def bertscore_recall(answer_vectors: Any, reference_vectors: Any, weights: np.nd
     return float((best * weights).sum() / weights.sum())
 
 
+RATE_CHUNK = 64  # ratings per chunk of token-embedding work (see `chunk_map`)
+
+
 def rate(requests: Sequence[Rating], texts: dict[str, str],
          corpora: dict[str, tuple[str, ...]]) -> list[SimilarityRating]:
     """One rating per request. `texts` maps generation task ids to answers; `corpora` maps a corpus hash to
     its references."""
     if not requests:
         return []
-    encoder = default_encoder()
     answers = [texts[r.output] for r in requests]
     references = [r.fields["reference"] or "" for r in requests]
-    tokens = encoder.encode([a or " " for a in answers] + references)
     sentence = dict(zip(answers + references, embed(answers + references), strict=True))
-    out = []
-    for request, answer, reference in zip(requests, answers, references, strict=True):
+    cosines = [max(0.0, float(sentence[a] @ sentence[r])) if a.strip() else 0.0 for a, r in zip(answers, references,
+                                                                                                 strict=True)]
+    work = []
+    for request, answer, reference, cosine in zip(requests, answers, references, cosines, strict=True):
         assert request.config is not None
-        word_idf, piece_idf, n = _corpus_statistics(corpora[request.config["corpus"]])
-        default_idf = smoothed_idf(0, n)
-        question = request.fields.get("prompt") or ""
-        asked = set(encoder.tokenizer.encode(question, add_special_tokens=False))
-        ids = encoder.tokenizer.encode(reference.strip(), add_special_tokens=True, truncation=True,
-                                       max_length=encoder.tokenizer.model_max_length)
-        weights = np.array([0.0 if p in encoder.special or p in asked else piece_idf.get(p, default_idf)
-                            for p in ids])
-        signals = {
-            "bertscore_recall": bertscore_recall(tokens[answer or " "].vectors, tokens[reference].vectors, weights),
-            "key_term_recall": key_term_recall(answer, reference, question, word_idf, default_idf),
-            "cosine": max(0.0, float(sentence[answer] @ sentence[reference])) if answer.strip() else 0.0,
-        }
-        signals = {k: min(1.0, v) for k, v in signals.items()}  # float error puts identical texts at 1.0000001
-        match = sum(WEIGHTS[k] * v for k, v in signals.items()) / sum(WEIGHTS.values())
-        out.append(SimilarityRating(METHOD, 1.0 + 4.0 * match, match, **signals))
-    return out
+        work.append((request, answer, reference, corpora[request.config["corpus"]], cosine))
+    chunks = map_chunks(_rate_chunk, [work[i:i + RATE_CHUNK] for i in range(0, len(work), RATE_CHUNK)])
+    return [rating for chunk in chunks for rating in chunk]
+
+
+def _rate_chunk(work: Sequence[tuple[Rating, str, str, tuple[str, ...], float]]) -> list[SimilarityRating]:
+    encoder = default_encoder()
+    tokens = encoder.encode([a or " " for _, a, _, _, _ in work] + [r for _, _, r, _, _ in work])
+    with one_thread():
+        return [_rating(encoder, tokens, *item) for item in work]
+
+
+def _rating(encoder: TokenEncoder, tokens: dict[str, Encoded], request: Rating, answer: str, reference: str,
+            corpus: tuple[str, ...], cosine: float) -> SimilarityRating:
+    """One rating from the chunk's token embeddings and the pair's sentence cosine."""
+    word_idf, piece_idf, n = _corpus_statistics(corpus)
+    default_idf = smoothed_idf(0, n)
+    question = request.fields.get("prompt") or ""
+    asked = set(encoder.tokenizer.encode(question, add_special_tokens=False))
+    ids = encoder.tokenizer.encode(reference.strip(), add_special_tokens=True, truncation=True,
+                                   max_length=encoder.tokenizer.model_max_length)
+    weights = np.array([0.0 if p in encoder.special or p in asked else piece_idf.get(p, default_idf)
+                        for p in ids])
+    signals = {
+        "bertscore_recall": bertscore_recall(tokens[answer or " "].vectors, tokens[reference].vectors, weights),
+        "key_term_recall": key_term_recall(answer, reference, question, word_idf, default_idf),
+        "cosine": cosine,
+    }
+    signals = {k: min(1.0, v) for k, v in signals.items()}  # float error puts identical texts at 1.0000001
+    match = sum(WEIGHTS[k] * v for k, v in signals.items()) / sum(WEIGHTS.values())
+    return SimilarityRating(METHOD, 1.0 + 4.0 * match, match, **signals)

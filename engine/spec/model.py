@@ -235,6 +235,42 @@ class Analysis:
 
 
 @dataclass(frozen=True)
+class Resources:
+    """What one replica of a model (or one encoder actor) reserves on a Ray cluster, and how many there are."""
+
+    num_cpus: float = 1.0
+    num_gpus: float = 0.0
+    replicas: int = 1
+
+
+VLLM_RESOURCES = Resources(num_cpus=1.0, num_gpus=1.0)  # a vLLM engine holds a GPU
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Where a run's work happens. Never part of a task's hash: the same task has the same result on any backend,
+    so a run may move between them and keep its cache."""
+
+    backend: str = "local"
+    address: str | None = None  # None: $RAY_ADDRESS, else "auto"
+    batch_size: int | None = None
+    resources: Mapping[str, Resources] = field(default_factory=dict)  # keyed by a local model's weights
+    embeddings: Resources = Resources()
+
+    def replica_resources(self, weights: str, provider: str) -> Resources:
+        default = VLLM_RESOURCES if provider == "vllm" else Resources()
+        return self.resources.get(weights, default)
+
+
+def _execution(raw: dict[str, Any] | None) -> Execution:
+    raw = raw or {}
+    return Execution(backend=raw.get("backend", "local"), address=raw.get("address"),
+                     batch_size=raw.get("batch_size"),
+                     resources={name: Resources(**r) for name, r in (raw.get("resources") or {}).items()},
+                     embeddings=Resources(**(raw.get("embeddings") or {})))
+
+
+@dataclass(frozen=True)
 class Spec:
     name: str
     path: Path
@@ -249,6 +285,7 @@ class Spec:
     report: dict[str, Any]
     document: dict[str, Any]  # the merged, validated document (for hashing and diffs)
     skipped_judges: tuple[str, ...] = ()  # optional judges left out because their API key is unset
+    execution: Execution = Execution()
 
 
 JUDGE_MAX_TOKENS = 256  # a verdict with a sentence of reasoning; generations default to Params.max_tokens
@@ -382,4 +419,5 @@ def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
         report=dict(doc.get("report") or {}),
         document=doc,
         skipped_judges=tuple(sorted(skipped)),
+        execution=_execution(doc.get("execution")),
     )

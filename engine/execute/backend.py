@@ -1,0 +1,85 @@
+"""The execution backend a run uses, settled before any task runs.
+
+`local` (the default) changes nothing: calls go through the driver's scheduler, local models through a
+llama.cpp server on this machine, encoders run in this process. `ray` joins a cluster, checks that it can
+hold the spec's replicas, sends the calls of local (and vllm) models to replica actors, and sends the
+encoders' chunked work to a Ray Data actor pool. API endpoints stay on the driver's scheduler either way:
+their concurrency and rate limits belong to the endpoint and its account, not to a node, so spreading them
+over nodes would only multiply the 429s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+from collections.abc import Iterator
+from dataclasses import replace
+
+from engine import chunk_map
+from engine.execute.ray_cluster import VLLM_HINT, ClusterError, check_capacity, connect, resolve_address
+from engine.records import Prepared
+from engine.spec.model import Endpoint, Execution
+
+IN_CLUSTER = ("local", "vllm")  # providers whose weights the ray backend holds in its own actors
+
+
+def call_endpoints(prepared: Prepared) -> dict[str, Endpoint]:
+    spec = prepared.spec
+    out = dict(spec.models)
+    out.update({name: j.endpoint for name, j in spec.judges.items() if j.endpoint is not None})
+    return out
+
+
+def settle(prepared: Prepared, backend: str | None = None, address: str | None = None) -> Execution:
+    """The spec's `execution:` with the command line's overrides, refused when it cannot run here."""
+    execution = prepared.spec.execution
+    if backend is not None:
+        execution = replace(execution, backend=backend)
+    if address is not None:
+        execution = replace(execution, address=address)
+    vllm = sorted(name for name, e in call_endpoints(prepared).items() if e.provider == "vllm")
+    if vllm and execution.backend != "ray":
+        raise ClusterError(f"{', '.join(vllm)}: provider vllm runs on the ray backend (execution.backend: ray, or "
+                           "--backend ray)")
+    if vllm and importlib.util.find_spec("vllm") is None:
+        raise ClusterError(f"{', '.join(vllm)}: {VLLM_HINT}")
+    if execution.backend == "ray":
+        execution = replace(execution, address=resolve_address(execution.address))
+    return execution
+
+
+@contextlib.contextmanager
+def joined(prepared: Prepared, execution: Execution) -> Iterator[None]:
+    """For the ray backend: on the cluster, its capacity checked, encoders sent to it; for local: nothing."""
+    if execution.backend != "ray":
+        yield
+        return
+    assert execution.address is not None
+    joined_now = connect(execution.address)
+    try:
+        _check_capacity(prepared, execution)
+        from engine.execute.ray_chunks import RayChunkMapper
+
+        chunk_map.use(RayChunkMapper(execution.embeddings))
+        yield
+    finally:
+        chunk_map.use(None)
+        if joined_now:
+            import ray
+
+            ray.shutdown()
+
+
+def _check_capacity(prepared: Prepared, execution: Execution) -> None:
+    """Each stage's replicas run together (a stage's replicas are released when its calls end); the encoder
+    pool runs on its own."""
+    endpoints = call_endpoints(prepared)
+    by_stage: dict[str, dict[str, tuple[str, str]]] = {}
+    for task in prepared.plan.tasks:
+        endpoint = endpoints.get(task.endpoint)
+        if endpoint is not None and endpoint.provider in IN_CLUSTER:
+            by_stage.setdefault(task.stage, {})[endpoint.model] = (endpoint.model, endpoint.provider)
+    for used in by_stage.values():
+        check_capacity({f"execution.resources.{weights}": execution.replica_resources(weights, provider)
+                        for weights, provider in used.values()})
+    check_capacity({"execution.embeddings": execution.embeddings})
