@@ -1,0 +1,143 @@
+"""The ray backend against the local one, side by side on one machine, with a real two-node Ray cluster
+(`ray.cluster_utils.Cluster`: a head and a second node, each its own raylet process with 2 logical CPUs).
+
+1. Generation overhead: SmolLM2-135M-Instruct (llama.cpp), 20 everyday prompts × 2 system prompts, 64 tokens,
+   through the real execute stage. Local backend (the llama.cpp server, os.cpu_count() threads) vs the ray
+   backend with one replica of as many CPUs (as many threads). ray_vs_local = local s / ray s (throughput
+   ratio; target >= 0.9). The answers of every configuration are checked identical (fixed seeds).
+2. Scaling: two replicas of 1 CPU (1 thread) each vs one; two_workers_speedup = one s / two s (on a 2-core
+   machine whatever the cores allow).
+3. Encoders: MiniLM sentence embeddings of 20,000 distinct texts (paragraphs of AlpacaEval's model outputs
+   in ../shared/data), in this process vs on a Ray Data actor pool of one actor of os.cpu_count() CPUs.
+   embed_ray_vs_local = local s / ray s (target >= 0.8); the vectors are checked identical.
+
+Each timed phase includes its start-up (server or actors, model loads), as a run pays it.
+
+Last line: ray_vs_local=<float> two_workers_speedup=<float> embed_ray_vs_local=<float>
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from engine.records import Prepared
+from engine.spec.model import Execution
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("VIBE_DATA", ROOT.parent / "shared" / "data"))
+TEXTS = 20_000
+CPUS = os.cpu_count() or 1
+
+SPEC = """\
+name: ray-scaling
+extends: {base}
+models:
+  terse: {{params: {{max_tokens: 64}}}}
+  chatty: {{params: {{max_tokens: 64}}}}
+datasets:
+  everyday: {{limit: 20, seed: 3}}
+"""
+
+
+def generate(prepared: Prepared, workdir: Path, execution: Execution | None = None) -> tuple[float, dict[str, str]]:
+    from engine.execute.cache import Cache
+    from engine.execute.run import execute
+
+    db = workdir / "cache.sqlite"
+    start = time.perf_counter()
+    with Cache(db) as cache:
+        summary = execute(prepared, workdir / "run", cache, quiet=True, stages=("generation",), write=False,
+                          execution=execution)
+    seconds = time.perf_counter() - start
+    generations = sum(t.stage == "generation" for t in prepared.plan.tasks)
+    assert summary.ran_now == generations and not summary.failed, summary.failed
+    with sqlite3.connect(db) as conn:
+        return seconds, dict(conn.execute("SELECT task_id, output FROM results"))
+
+
+def paragraphs() -> list[str]:
+    out: dict[str, None] = {}
+    for path in sorted((DATA / "alpaca_eval").glob("*/model_outputs.json")):
+        for row in json.loads(path.read_text()):
+            for part in row["output"].split("\n\n"):
+                if len(part.strip()) > 20:
+                    out[part.strip()] = None
+    texts = list(out)[:TEXTS]
+    assert len(texts) == TEXTS, f"only {len(texts)} paragraphs in {DATA / 'alpaca_eval'}"
+    return texts
+
+
+def main() -> None:
+    import ray
+    from ray.cluster_utils import Cluster
+
+    from engine import chunk_map, embeddings
+    from engine.execute.backend import joined
+    from engine.execute.ray_chunks import RayChunkMapper
+    from engine.pipeline import prepare
+    from engine.spec.model import Resources
+
+    work = Path(tempfile.mkdtemp(prefix="vibe-ray-bench-"))
+    spec = work / "spec.yaml"
+    spec.write_text(SPEC.format(base=ROOT / "specs" / "smollm2-terse-vs-chatty.yaml"))
+    prepared = prepare(spec)
+    calls = sum(t.stage == "generation" for t in prepared.plan.tasks)
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": CPUS})
+    cluster.add_node(num_cpus=CPUS)
+    try:
+        local_s, expected = generate(prepared, work / "local")
+        print(f"local backend: {calls} generations in {local_s:.1f} s ({calls / local_s:.2f}/s), "
+              f"llama.cpp server with {CPUS} threads")
+
+        def on_ray(name: str, num_cpus: int, replicas: int) -> float:
+            resources = {"smollm2-135m-instruct": Resources(num_cpus=num_cpus, replicas=replicas)}
+            execution = replace(prepared.spec.execution, backend="ray", address=cluster.address,
+                                resources=resources)
+            start = time.perf_counter()  # joining the cluster counts, as the server's start counts locally
+            with joined(prepared, execution):
+                _, got = generate(prepared, work / name, execution)
+            seconds = time.perf_counter() - start
+            assert got == expected, f"{name}: answers differ from the local backend's"
+            print(f"ray backend, {replicas} replica(s) × {num_cpus} CPU: {seconds:.1f} s ({calls / seconds:.2f}/s), "
+                  "answers identical to the local backend's")
+            return seconds
+
+        one_full = on_ray("ray-1x", CPUS, 1)
+        one_thread = on_ray("ray-1x1", 1, 1)
+        two_threads = on_ray("ray-2x1", 1, 2)
+
+        texts = paragraphs()
+        start = time.perf_counter()
+        local_vectors = embeddings.embed(texts)
+        embed_local_s = time.perf_counter() - start
+        embeddings._memo.clear()
+        print(f"MiniLM, {TEXTS:,} texts in this process: {embed_local_s:.1f} s")
+        ray.init(address=cluster.address, log_to_driver=False)
+        start = time.perf_counter()
+        chunk_map.use(RayChunkMapper(Resources(num_cpus=CPUS, replicas=1)))
+        try:
+            ray_vectors = embeddings.embed(texts)
+        finally:
+            chunk_map.use(None)
+            ray.shutdown()
+        embed_ray_s = time.perf_counter() - start
+        assert np.array_equal(local_vectors, ray_vectors), "vectors differ"
+        print(f"MiniLM, {TEXTS:,} texts on a Ray Data pool (1 actor × {CPUS} CPUs): {embed_ray_s:.1f} s, "
+              "vectors identical")
+    finally:
+        cluster.shutdown()
+    print(f"ray_vs_local={local_s / one_full:.3f} two_workers_speedup={one_thread / two_threads:.3f} "
+          f"embed_ray_vs_local={embed_local_s / embed_ray_s:.3f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
