@@ -225,6 +225,7 @@ def _run(args: argparse.Namespace) -> int:
 def _discover(args: argparse.Namespace) -> int:
     from engine.analyze.vibecheck import train_verdicts
     from engine.discover.stage import discover_vibes, vibes_yaml
+    from engine.execute.backend import joined, settle
     from engine.execute.cache import Cache
     from engine.execute.run import execute
     from engine.pipeline import default_cache_path, default_run_dir, prepare
@@ -232,8 +233,10 @@ def _discover(args: argparse.Namespace) -> int:
     prepared = prepare(args.spec)
     if prepared.spec.discovery is None:
         raise UsageError(f"{args.spec} has no 'discover' block under vibes")
-    with Cache(Path(args.cache) if args.cache else default_cache_path()) as cache:
-        summary = execute(prepared, default_run_dir(prepared.spec), cache, quiet=args.quiet, stages=("generation",))
+    execution = settle(prepared)  # the spec's backend, as `vibe run` would use it
+    with joined(prepared, execution), Cache(Path(args.cache) if args.cache else default_cache_path()) as cache:
+        summary = execute(prepared, default_run_dir(prepared.spec), cache, quiet=args.quiet, stages=("generation",),
+                          execution=execution)
         if summary.interrupted:
             return 130
         found, origins = discover_vibes(prepared, cache, train_verdicts)

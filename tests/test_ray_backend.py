@@ -158,6 +158,18 @@ def test_losing_a_node_mid_run_still_stores_every_task_once(
     assert "lost" in err
 
 
+def test_models_that_do_not_fit_together_run_in_waves() -> None:
+    """A 5-CPU, 1-GPU cluster: a (2 CPUs × 2 replicas) and b (1 CPU) fill its CPUs, so c (1 CPU and 1 GPU)
+    starts the next wave, with d (1 CPU × 2); e (4 CPUs) fits beside neither."""
+    from engine.execute.ray_generation import waves
+    from engine.spec.model import Resources
+
+    resources = {"a": Resources(2, 0, 2), "b": Resources(1, 0, 1), "c": Resources(1, 1, 1),
+                 "d": Resources(1, 0, 2), "e": Resources(4, 0, 1)}
+    assert waves(list(resources), resources.__getitem__, (5.0, 1.0)) == [["a", "b"], ["c", "d"], ["e"]]
+    assert waves(["a", "b"], resources.__getitem__, (100.0, 0.0)) == [["a", "b"]]
+
+
 def test_unreachable_address_fails_fast_naming_it(tmp_path: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -71,15 +71,11 @@ def joined(prepared: Prepared, execution: Execution) -> Iterator[None]:
 
 
 def _check_capacity(prepared: Prepared, execution: Execution) -> None:
-    """Each stage's replicas run together (a stage's replicas are released when its calls end); the encoder
-    pool runs on its own."""
+    """Each model's replicas must fit the cluster together (models that do not fit beside each other run one
+    after another: see `ray_generation.waves`); the encoder pool runs on its own."""
     endpoints = call_endpoints(prepared)
-    by_stage: dict[str, dict[str, tuple[str, str]]] = {}
-    for task in prepared.plan.tasks:
-        endpoint = endpoints.get(task.endpoint)
-        if endpoint is not None and endpoint.provider in IN_CLUSTER:
-            by_stage.setdefault(task.stage, {})[endpoint.model] = (endpoint.model, endpoint.provider)
-    for used in by_stage.values():
-        check_capacity({f"execution.resources.{weights}": execution.replica_resources(weights, provider)
-                        for weights, provider in used.values()})
+    used = {endpoints[t.endpoint].model: endpoints[t.endpoint].provider for t in prepared.plan.tasks
+            if t.endpoint in endpoints and endpoints[t.endpoint].provider in IN_CLUSTER}
+    for weights, provider in used.items():
+        check_capacity({f"execution.resources.{weights}": execution.replica_resources(weights, provider)})
     check_capacity({"execution.embeddings": execution.embeddings})

@@ -70,6 +70,14 @@ def connect(address: str) -> bool:
     return True
 
 
+def cluster_capacity() -> tuple[float, float]:
+    """(CPUs, GPUs) of the cluster's live nodes."""
+    import ray
+
+    nodes = [n["Resources"] for n in ray.nodes() if n.get("Alive")]
+    return sum(n.get("CPU", 0.0) for n in nodes), sum(n.get("GPU", 0.0) for n in nodes)
+
+
 def check_capacity(demands: Mapping[str, Resources]) -> None:
     """Refuse replicas the cluster cannot place: one replica larger than every node, or all of them together
     (they run at the same time) more than the cluster holds. `demands` is keyed by what the spec calls them."""

@@ -26,9 +26,10 @@ from typing import Any
 
 from engine.execute.cache import Cache
 from engine.execute.engines import Call, Completion, make_engine
+from engine.execute.ray_cluster import cluster_capacity
 from engine.execute.scheduler import Failure, OnResult, completed
 from engine.records import Task
-from engine.spec.model import Endpoint, Execution
+from engine.spec.model import Endpoint, Execution, Resources
 
 Render = Callable[[Task], Call]
 IN_FLIGHT = 2  # batches queued at each replica: the next one is there when the current one ends
@@ -99,8 +100,9 @@ class RayGenerator:
         self._stopping.set()
 
     def run(self, tasks: list[Task], render: Render) -> list[Failure]:
-        """Run `tasks` (their inputs already in the cache) and return those that failed; the replicas are
-        released at the end, so the next stage or the encoders have the cluster's room."""
+        """Run `tasks` (their inputs already in the cache) and return those that failed. Models whose replicas
+        the cluster cannot hold together run in waves, one after another; every replica is released at the end
+        of its wave, so the next wave, the next stage and the encoders have the cluster's room."""
         if not tasks:
             return []
         import ray
@@ -115,6 +117,17 @@ class RayGenerator:
                 queue.append(_Batch([]))
             queue[-1].items.append((task, render(task)))
         provider = {self.endpoints[t.endpoint].model: self.endpoints[t.endpoint].provider for t in tasks}
+        failures: list[Failure] = []
+        for wave in waves(list(queues), lambda w: self.execution.replica_resources(w, provider[w]),
+                          cluster_capacity()):
+            if not self._stopping.is_set():
+                failures += self._run_wave({w: queues[w] for w in wave}, provider, host)
+        return failures
+
+    def _run_wave(self, queues: dict[str, deque[_Batch]], provider: dict[str, str], host: Any) -> list[Failure]:
+        """The calls of models whose replicas the cluster holds together; their replicas are killed at the end."""
+        import ray
+
         refs: dict[Any, tuple[Replica, _Batch | None]] = {}
         failures: list[Failure] = []
         start_failures: dict[str, int] = {}
@@ -226,6 +239,23 @@ class RayGenerator:
             replica.tasks += 1
             self.on_result(task, result)
         self.on_replica(replica)
+
+
+def waves(weights: list[str], resources: Callable[[str], Resources],
+          capacity: tuple[float, float]) -> list[list[str]]:
+    """Models grouped, in order, so that each group's replicas fit the cluster's (CPUs, GPUs) together."""
+    out: list[list[str]] = []
+    used = (0.0, 0.0)
+    for name in weights:
+        res = resources(name)
+        need = (res.num_cpus * res.replicas, res.num_gpus * res.replicas)
+        if out and used[0] + need[0] <= capacity[0] and used[1] + need[1] <= capacity[1]:
+            out[-1].append(name)
+            used = (used[0] + need[0], used[1] + need[1])
+        else:
+            out.append([name])
+            used = need
+    return out
 
 
 def _first_line(exc: Exception) -> str:
