@@ -158,6 +158,27 @@ def test_losing_a_node_mid_run_still_stores_every_task_once(
     assert "lost" in err
 
 
+def test_a_replica_that_cannot_start_fails_its_tasks_with_the_reason(cluster: Cluster, tmp_path: Path) -> None:
+    """Weights missing on the nodes: two start attempts, then every task of that model fails, naming why."""
+    from engine.execute.cache import Cache
+    from engine.execute.ray_cluster import connect
+    from engine.execute.ray_generation import START_ATTEMPTS, RayGenerator
+    from engine.records import Task
+    from engine.spec.model import Endpoint, Execution
+
+    endpoint = Endpoint("m", "local", "/nowhere/model.gguf")
+    tasks = [Task(f"t{i}", "generation", "a", "m", "local", str(i), {"kind": "chat"}) for i in range(3)]
+    connect(cluster.address)
+    try:
+        with Cache(tmp_path / "cache.sqlite") as cache:
+            generator = RayGenerator(Execution(backend="ray"), {"m": endpoint}, cache)
+            failures = generator.run(tasks, lambda task: ([{"role": "user", "content": "hi"}], {}, None))
+    finally:
+        ray.shutdown()
+    assert len(failures) == 3 and len(generator.replicas) == START_ATTEMPTS
+    assert all("could not start" in f.error and "/nowhere/model.gguf" in f.error for f in failures)
+
+
 def test_models_that_do_not_fit_together_run_in_waves() -> None:
     """A 5-CPU, 1-GPU cluster: a (2 CPUs × 2 replicas) and b (1 CPU) fill its CPUs, so c (1 CPU and 1 GPU)
     starts the next wave, with d (1 CPU × 2); e (4 CPUs) fits beside neither."""

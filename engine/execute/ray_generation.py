@@ -180,7 +180,13 @@ class RayGenerator:
                 replica, batch = refs.pop(done[0])
                 try:
                     value = ray.get(done[0])
-                except ray.exceptions.RayActorError as exc:
+                except ray.exceptions.RayTaskError as exc:  # the engine raised: these calls fail, the replica lives
+                    replica.in_flight -= 1
+                    assert batch is not None
+                    fail(batch, f"{replica.label}: {exc.cause if exc.cause is not None else exc}")
+                    feed(replica)
+                    continue
+                except ray.exceptions.RayError as exc:  # its process or node died
                     first_notice = not replica.lost
                     self._lost(replica, batch, exc, queues, fail, start_failures, fail_model)
                     again = replica.ready or start_failures.get(replica.weights, 0) < START_ATTEMPTS
@@ -188,12 +194,6 @@ class RayGenerator:
                         start(replica.weights, sum(r.weights == replica.weights for r in mine))  # where Ray finds room
                     for other in mine:
                         feed(other)
-                    continue
-                except ray.exceptions.RayTaskError as exc:  # the engine raised: these calls fail, the replica lives
-                    replica.in_flight -= 1
-                    assert batch is not None
-                    fail(batch, f"{replica.label}: {exc.cause if exc.cause is not None else exc}")
-                    feed(replica)
                     continue
                 if batch is None:
                     replica.ready, replica.where = True, value
