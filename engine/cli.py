@@ -161,6 +161,12 @@ def _plan(args: argparse.Namespace) -> int:
         console.print(f"LLM judge {judge.name} answers in {form}")
     if prepared.spec.skipped_judges:
         console.print(f"optional judges left out (API key unset): {', '.join(prepared.spec.skipped_judges)}")
+    execution = prepared.spec.execution
+    if execution.backend == "ray":
+        replicas = "; ".join(f"{model}: {res.replicas} × ({res.num_cpus:g} CPU, {res.num_gpus:g} GPU)"
+                             for model, res in execution.resources.items()) or "one 1-CPU replica per local model"
+        console.print(f"runs on the ray backend ({execution.address or 'RAY_ADDRESS, else auto'}): {replicas}; "
+                      f"encoders: {execution.embeddings.replicas} × {execution.embeddings.num_cpus:g} CPU")
     return EXIT_OK
 
 

@@ -191,6 +191,16 @@ def test_models_that_do_not_fit_together_run_in_waves() -> None:
     assert waves(["a", "b"], resources.__getitem__, (100.0, 0.0)) == [["a", "b"]]
 
 
+def test_plan_says_where_a_ray_spec_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from engine.cli import main
+
+    spec = write_spec(tmp_path, "  backend: ray\n  address: head:6379\n"
+                      "  resources: {smollm2-135m-instruct: {num_cpus: 2, replicas: 3}}\n")
+    assert main(["plan", str(spec)]) == 0
+    assert ("runs on the ray backend (head:6379): smollm2-135m-instruct: 3 × (2 CPU, 0 GPU); encoders: 1 × 1 CPU"
+            in capsys.readouterr().out)
+
+
 def test_unreachable_address_fails_fast_naming_it(tmp_path: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
