@@ -5,7 +5,7 @@ Workload: 500 prompts × K=5 samples × 2 models = 5,000 texts and 22,500 self a
 AlpacaEval answers: model A's five "samples" for prompt i are five models' answers to instruction i; model
 B's are the three GPT-3.5 variants' answers to instruction i + 300 and two of them to instruction i + 301
 (so, as with real samples, no text of A recurs in B; neighbouring items share a few texts, which the
-batched path encodes once) — real lengths and vocabulary.
+batched path encodes once per chunk of 16 items) — real lengths and vocabulary.
 
 The batched path (engine.analyze.similarity) scores all 22,500 pairs. The naive loop (one `bert_score.score`
 call per pair, as research code does) is timed on a seeded random sample of 500 of those pairs and
@@ -69,7 +69,7 @@ def main() -> None:
     batched_peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the naive loop runs
     distinct = len({t for texts in texts_per_group for t in texts})
     print(f"batched: {len(pairs):,} pairs in {batched_s:.1f} s ({len(pairs) / batched_s:,.0f} pairs/s), "
-          f"{distinct:,} distinct texts encoded once each")
+          f"{distinct:,} distinct texts, each encoded once per chunk of 16 items that holds it")
 
     import bert_score
 

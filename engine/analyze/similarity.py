@@ -10,6 +10,7 @@ are scored together with one batched similarity tensor. Offline it runs on all-M
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -58,30 +59,25 @@ def bleu(hypothesis: str, reference: str) -> float:
 
 
 def bertscore_matrix(left: Sequence[Encoded], right: Sequence[Encoded]) -> np.ndarray:
-    """BERTScore F1 for every (left[i], right[j]) pair with one batched similarity tensor."""
+    """BERTScore F1 for every (left[i], right[j]) pair from one product of all left tokens with all right tokens:
+    a pair's block of it gives each token's best match (precision over the left text's tokens, recall over the
+    right text's), weighted as bert_score weights them."""
     import torch
 
-    def pad(group: Sequence[Encoded]) -> tuple[Any, Any, Any]:
-        width = max(e.vectors.shape[0] for e in group)
-        vectors = torch.zeros(len(group), width, group[0].vectors.shape[1])
-        weights = torch.zeros(len(group), width)
-        valid = torch.zeros(len(group), width, dtype=torch.bool)
-        for i, e in enumerate(group):
-            n = e.vectors.shape[0]
-            vectors[i, :n], weights[i, :n], valid[i, :n] = e.vectors, e.weights, True
-        return vectors, weights, valid
-
-    lv, lw, lm = pad(left)
-    rv, rw, rm = pad(right)
-    rows = []
-    for i in range(len(left)):  # one left text at a time: the (right × tokens × tokens) tensor stays small
-        sim = torch.einsum("ld,jmd->jlm", lv[i], rv)
-        valid = lm[i][None, :, None] & rm[:, None, :]
-        sim = sim.masked_fill(~valid, float("-inf"))
-        precision = (sim.max(dim=2).values.nan_to_num(neginf=0.0) * lw[i][None, :]).sum(dim=1)
-        recall = (sim.max(dim=1).values.nan_to_num(neginf=0.0) * rw).sum(dim=1)
-        rows.append((2 * precision * recall / (precision + recall)).nan_to_num(0.0))
-    return torch.stack(rows).numpy()
+    sim = torch.cat([e.vectors for e in left]) @ torch.cat([e.vectors for e in right]).T
+    left_ends = np.cumsum([0] + [e.vectors.shape[0] for e in left])
+    right_ends = np.cumsum([0] + [e.vectors.shape[0] for e in right])
+    # best match of every left token within each right text, and of every right token within each left text
+    best_in_right = torch.stack([sim[:, a:b].max(dim=1).values for a, b in itertools.pairwise(right_ends)])
+    best_in_left = torch.stack([sim[a:b].max(dim=0).values for a, b in itertools.pairwise(left_ends)])
+    out = np.zeros((len(left), len(right)))
+    for i, (a, b) in enumerate(itertools.pairwise(left_ends)):
+        precision = (best_in_right[:, a:b] * left[i].weights).sum(dim=1)
+        for j, (c, d) in enumerate(itertools.pairwise(right_ends)):
+            recall = float((best_in_left[i, c:d] * right[j].weights).sum())
+            p = float(precision[j])
+            out[i, j] = 2 * p * recall / (p + recall) if p + recall else 0.0
+    return out
 
 
 def grouped_bertscore(groups: Sequence[Sequence[str]], encoder: TokenEncoder | None = None,
