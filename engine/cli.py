@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from engine.datasets import DatasetError
+from engine.execute.backend import IN_CLUSTER, call_endpoints
 from engine.execute.ray_cluster import ClusterError
 from engine.plan import PlanError, summarize
 from engine.spec.model import Spec
@@ -163,8 +164,10 @@ def _plan(args: argparse.Namespace) -> int:
         console.print(f"optional judges left out (API key unset): {', '.join(prepared.spec.skipped_judges)}")
     execution = prepared.spec.execution
     if execution.backend == "ray":
+        in_cluster = {e.model: e.provider for e in call_endpoints(prepared).values() if e.provider in IN_CLUSTER}
         replicas = "; ".join(f"{model}: {res.replicas} × ({res.num_cpus:g} CPU, {res.num_gpus:g} GPU)"
-                             for model, res in execution.resources.items()) or "one 1-CPU replica per local model"
+                             for model, res in ((m, execution.replica_resources(m, p)) for m, p in in_cluster.items())
+                             ) or "no local models"
         console.print(f"runs on the ray backend ({execution.address or 'RAY_ADDRESS, else auto'}): {replicas}; "
                       f"encoders: {execution.embeddings.replicas} × {execution.embeddings.num_cpus:g} CPU")
     return EXIT_OK

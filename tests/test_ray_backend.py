@@ -191,6 +191,16 @@ def test_models_that_do_not_fit_together_run_in_waves() -> None:
     assert waves(["a", "b"], resources.__getitem__, (100.0, 0.0)) == [["a", "b"]]
 
 
+def test_resources_fill_in_from_the_providers_defaults() -> None:
+    """A vLLM replica holds a GPU unless the spec says otherwise; a llama.cpp one one CPU."""
+    from engine.spec.model import Execution, Resources
+
+    execution = Execution(resources={"llama": {"replicas": 8}, "gguf": {"num_cpus": 2}})
+    assert execution.replica_resources("llama", "vllm") == Resources(num_cpus=1, num_gpus=1, replicas=8)
+    assert execution.replica_resources("gguf", "local") == Resources(num_cpus=2, num_gpus=0, replicas=1)
+    assert execution.replica_resources("other", "local") == Resources()
+
+
 def test_plan_says_where_a_ray_spec_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from engine.cli import main
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -254,19 +254,20 @@ class Execution:
     backend: str = "local"
     address: str | None = None  # None: $RAY_ADDRESS, else "auto"
     batch_size: int | None = None
-    resources: Mapping[str, Resources] = field(default_factory=dict)  # keyed by a local model's weights
+    # keyed by a local model's weights: the fields the spec gives, the rest from the provider's defaults
+    resources: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     embeddings: Resources = Resources()
 
     def replica_resources(self, weights: str, provider: str) -> Resources:
         default = VLLM_RESOURCES if provider == "vllm" else Resources()
-        return self.resources.get(weights, default)
+        return replace(default, **self.resources.get(weights, {}))
 
 
 def _execution(raw: dict[str, Any] | None) -> Execution:
     raw = raw or {}
     return Execution(backend=raw.get("backend", "local"), address=raw.get("address"),
                      batch_size=raw.get("batch_size"),
-                     resources={name: Resources(**r) for name, r in (raw.get("resources") or {}).items()},
+                     resources={name: dict(r) for name, r in (raw.get("resources") or {}).items()},
                      embeddings=Resources(**(raw.get("embeddings") or {})))
 
 
