@@ -24,6 +24,7 @@ IN_CLUSTER = ("local", "vllm")  # providers whose weights the ray backend holds 
 
 
 def call_endpoints(prepared: Prepared) -> dict[str, Endpoint]:
+    """Every endpoint a task may call, by name: the spec's models and its LLM judges."""
     spec = prepared.spec
     out = dict(spec.models)
     out.update({name: j.endpoint for name, j in spec.judges.items() if j.endpoint is not None})
