@@ -15,10 +15,10 @@ from rich.console import Console
 from rich.table import Table
 
 from engine.datasets import DatasetError
-from engine.execute.backend import IN_CLUSTER, call_endpoints
+from engine.execute.backend import call_endpoints
 from engine.execute.ray_cluster import ClusterError
 from engine.plan import PlanError, summarize
-from engine.spec.model import Spec
+from engine.spec.model import IN_CLUSTER_PROVIDERS, Spec
 from engine.spec.problems import Problem, SpecError
 from engine.spec.yaml_source import SourceMap
 
@@ -164,10 +164,11 @@ def _plan(args: argparse.Namespace) -> int:
         console.print(f"optional judges left out (API key unset): {', '.join(prepared.spec.skipped_judges)}")
     execution = prepared.spec.execution
     if execution.backend == "ray":
-        in_cluster = {e.model: e.provider for e in call_endpoints(prepared).values() if e.provider in IN_CLUSTER}
-        replicas = "; ".join(f"{model}: {res.replicas} × ({res.num_cpus:g} CPU, {res.num_gpus:g} GPU)"
-                             for model, res in ((m, execution.replica_resources(m, p)) for m, p in in_cluster.items())
-                             ) or "no local models"
+        in_cluster = {e.model: e.provider for e in call_endpoints(prepared).values()
+                      if e.provider in IN_CLUSTER_PROVIDERS}
+        shares = [(model, execution.replica_resources(model, p)) for model, p in in_cluster.items()]
+        replicas = "; ".join(f"{model}: {r.replicas} × ({r.num_cpus:g} CPU, {r.num_gpus:g} GPU)"
+                             for model, r in shares) or "no local models"
         console.print(f"runs on the ray backend ({execution.address or 'RAY_ADDRESS, else auto'}): {replicas}; "
                       f"encoders: {execution.embeddings.replicas} × {execution.embeddings.num_cpus:g} CPU")
     return EXIT_OK

@@ -18,9 +18,7 @@ from dataclasses import replace
 from engine import chunk_map
 from engine.execute.ray_cluster import VLLM_HINT, ClusterError, check_capacity, connect, resolve_address
 from engine.records import Prepared
-from engine.spec.model import Endpoint, Execution
-
-IN_CLUSTER = ("local", "vllm")  # providers whose weights the ray backend holds in its own actors
+from engine.spec.model import IN_CLUSTER_PROVIDERS, Endpoint, Execution
 
 
 def call_endpoints(prepared: Prepared) -> dict[str, Endpoint]:
@@ -76,7 +74,7 @@ def _check_capacity(prepared: Prepared, execution: Execution) -> None:
     after another: see `ray_generation.waves`); the encoder pool runs on its own."""
     endpoints = call_endpoints(prepared)
     used = {endpoints[t.endpoint].model: endpoints[t.endpoint].provider for t in prepared.plan.tasks
-            if t.endpoint in endpoints and endpoints[t.endpoint].provider in IN_CLUSTER}
+            if t.endpoint in endpoints and endpoints[t.endpoint].provider in IN_CLUSTER_PROVIDERS}
     for weights, provider in used.items():
-        check_capacity({f"execution.resources.{weights}": execution.replica_resources(weights, provider)})
-    check_capacity({"execution.embeddings": execution.embeddings})
+        check_capacity(f"execution.resources.{weights}", execution.replica_resources(weights, provider))
+    check_capacity("execution.embeddings", execution.embeddings)

@@ -49,6 +49,7 @@ class RunProgress:
         self._total, self._left = dict(counts), dict(counts)
         self._started = time.perf_counter()
         self._replica_rows: dict[str, TaskID] = {}
+        self._announced: set[str] = set()  # without a terminal: replicas whose start has been logged
 
     def __enter__(self) -> RunProgress:
         self._progress.__enter__()
@@ -61,13 +62,14 @@ class RunProgress:
         """A model replica on the Ray backend came up, finished a batch or was lost: one row per replica with
         its task count and where it runs (without a terminal, a line when it comes up or is lost)."""
         state = "lost" if replica.lost else f"on {replica.where}"
-        row = self._replica_rows.get(replica.label)
-        if self._log is not None and (row is None or replica.lost):
-            self._log.print(f"ray: {replica.label} {state}", highlight=False)
-            self._replica_rows[replica.label] = TaskID(-1)
+        if self._log is not None:
+            if replica.label not in self._announced or replica.lost:
+                self._log.print(f"ray: {replica.label} {state}", highlight=False)
+                self._announced.add(replica.label)
             return
         if not self.enabled:
             return
+        row = self._replica_rows.get(replica.label)
         if row is None:
             row = self._replica_rows[replica.label] = self._progress.add_task(
                 f"  {replica.label}", total=None, rate="", spend="")

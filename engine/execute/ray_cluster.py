@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from collections.abc import Mapping
 
 from engine.spec.model import Resources
 
@@ -70,32 +69,31 @@ def connect(address: str) -> bool:
     return True
 
 
-def cluster_capacity() -> tuple[float, float]:
-    """(CPUs, GPUs) of the cluster's live nodes."""
+def _live_nodes() -> list[dict[str, float]]:
+    """The resources of each of the cluster's live nodes."""
     import ray
 
-    nodes = [n["Resources"] for n in ray.nodes() if n.get("Alive")]
+    return [n["Resources"] for n in ray.nodes() if n.get("Alive")]
+
+
+def cluster_capacity() -> tuple[float, float]:
+    """(CPUs, GPUs) of the cluster's live nodes."""
+    nodes = _live_nodes()
     return sum(n.get("CPU", 0.0) for n in nodes), sum(n.get("GPU", 0.0) for n in nodes)
 
 
-def check_capacity(demands: Mapping[str, Resources]) -> None:
+def check_capacity(name: str, res: Resources) -> None:
     """Refuse replicas the cluster cannot place: one replica larger than every node, or all of them together
-    (they run at the same time) more than the cluster holds. `demands` is keyed by what the spec calls them."""
-    import ray
-
-    nodes = [n["Resources"] for n in ray.nodes() if n.get("Alive")]
-    for unit in ("CPU", "GPU"):
-        field = "num_cpus" if unit == "CPU" else "num_gpus"
+    (they run at the same time) more than the cluster holds. `name` is what the spec calls them."""
+    nodes = _live_nodes()
+    for unit, field in (("CPU", "num_cpus"), ("GPU", "num_gpus")):
+        each = getattr(res, field)
         largest = max((n.get(unit, 0.0) for n in nodes), default=0.0)
+        if each > largest:
+            raise ClusterError(f"{name}: each replica asks for {each:g} {unit}s, but the largest of the cluster's "
+                               f"{len(nodes)} node(s) has {largest:g}: lower {field} or add a larger node")
         total = sum(n.get(unit, 0.0) for n in nodes)
-        for name, res in demands.items():
-            each = getattr(res, field)
-            if each > largest:
-                raise ClusterError(f"{name}: each replica asks for {each:g} {unit}s, but the largest of the cluster's "
-                                   f"{len(nodes)} node(s) has {largest:g}: lower {field} or add a larger node")
-        asked = sum(getattr(r, field) * r.replicas for r in demands.values())
-        if asked > total:
-            parts = ", ".join(f"{name} {r.replicas}×{getattr(r, field):g}" for name, r in demands.items()
-                              if getattr(r, field))
-            raise ClusterError(f"the replicas ask for {asked:g} {unit}s at once ({parts}), but the cluster has "
-                               f"{total:g} over {len(nodes)} node(s): lower replicas or {field}, or add nodes")
+        if each * res.replicas > total:
+            raise ClusterError(f"{name}: the replicas ask for {each * res.replicas:g} {unit}s at once "
+                               f"({res.replicas}×{each:g}), but the cluster has {total:g} over {len(nodes)} "
+                               f"node(s): lower replicas or {field}, or add nodes")

@@ -21,7 +21,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from engine.execute.cache import Cache
@@ -73,10 +73,10 @@ class Replica:
     lost: bool = False
     in_flight: int = 0
     tasks: int = 0
-    label: str = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.label = f"{self.weights} #{self.index}"
+    @property
+    def label(self) -> str:
+        return f"{self.weights} #{self.index}"
 
 
 OnReplica = Callable[[Replica], None]
@@ -218,11 +218,11 @@ class RayGenerator:
         if batch is None:  # it never came up
             start_failures[replica.weights] = start_failures.get(replica.weights, 0) + 1
             if start_failures[replica.weights] >= START_ATTEMPTS:
-                fail_model(replica.weights, f"{replica.label} could not start: {_first_line(exc)}")
+                fail_model(replica.weights, f"{replica.label} could not start: {_last_line(exc)}")
             return
         replica.in_flight -= 1
         if batch.attempts >= MAX_ATTEMPTS:
-            fail(batch, f"{replica.label} was lost {batch.attempts} times running this batch: {_first_line(exc)}")
+            fail(batch, f"{replica.label} was lost {batch.attempts} times running this batch: {_last_line(exc)}")
         else:
             queues[replica.weights].appendleft(batch)
 
@@ -258,6 +258,7 @@ def waves(weights: list[str], resources: Callable[[str], Resources],
     return out
 
 
-def _first_line(exc: Exception) -> str:
+def _last_line(exc: Exception) -> str:
+    """The last line of a Ray error: the original exception, after Ray's traceback."""
     lines = [line for line in str(exc).splitlines() if line.strip()]
     return lines[-1] if lines else type(exc).__name__

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.datasets import Item
-from engine.execute.backend import IN_CLUSTER, call_endpoints
+from engine.execute.backend import call_endpoints
 from engine.execute.cache import Cache
 from engine.execute.messages import render
 from engine.execute.offline_judges import run_offline
@@ -39,7 +39,7 @@ from engine.execute.scheduler import Failure, Scheduler
 from engine.plan import reference_corpora
 from engine.records import OFFLINE_PROVIDER, STAGES, Plan, Prepared, Result, Task
 from engine.requests import Recorded, parse
-from engine.spec.model import Endpoint, Execution
+from engine.spec.model import IN_CLUSTER_PROVIDERS, Endpoint, Execution
 
 if TYPE_CHECKING:
     from engine.execute.ray_generation import RayGenerator
@@ -160,7 +160,8 @@ async def _close(providers: dict[str, Provider | ProviderError]) -> None:
 
 async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: dict[str, Endpoint], cache: Cache,
                           progress: RunProgress, summary: RunSummary, generator: RayGenerator | None) -> None:
-    on_ray = {t.endpoint for t in pending if generator is not None and endpoints[t.endpoint].provider in IN_CLUSTER}
+    on_ray = {t.endpoint for t in pending
+              if generator is not None and endpoints[t.endpoint].provider in IN_CLUSTER_PROVIDERS}
     used = {t.endpoint for t in pending if t.is_call} - on_ray
     providers = _providers(used, endpoints)
     scheduler = Scheduler(cache, {n: endpoints[n] for n in used}, providers, on_result=progress.advance)

@@ -244,6 +244,7 @@ class Resources:
 
 
 VLLM_RESOURCES = Resources(num_cpus=1.0, num_gpus=1.0)  # a vLLM engine holds a GPU
+IN_CLUSTER_PROVIDERS = ("local", "vllm")  # models whose weights the ray backend holds in its own actors
 
 
 @dataclass(frozen=True)

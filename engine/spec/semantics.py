@@ -10,13 +10,12 @@ from typing import Any
 
 from engine.judges.metrics import METRICS, is_metric
 from engine.registry import method_names
-from engine.spec.model import REPORT_FOLDERS, Judge, Vibe, resolve_path, unset_variables
+from engine.spec.model import IN_CLUSTER_PROVIDERS, REPORT_FOLDERS, Judge, Vibe, resolve_path, unset_variables
 from engine.spec.problems import Problem, did_you_mean
 from engine.spec.profiles import JUDGED_DIMENSIONS, ProfileError, read_profile
 from engine.spec.yaml_source import PathKey, SourceMap, dotted
 
 BUNDLED_LOCAL_MODELS = ("smollm2-135m-instruct",)
-IN_CLUSTER_PROVIDERS = ("local", "vllm")  # models whose weights a Ray backend holds in its own actors
 
 
 class _Checker:
