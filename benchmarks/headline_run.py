@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import sizes
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -35,7 +37,7 @@ def run(spec: Path, out: Path, cache: Path) -> float:
 
 
 def main() -> None:
-    spec = ROOT / "specs" / "llama-vs-gpt.yaml"
+    spec = sizes.spec(ROOT / "specs" / "llama-vs-gpt.yaml", "datasets: {arena: {limit: 80}}\n")
     with tempfile.TemporaryDirectory() as folder:
         out, cache = Path(folder) / "runs" / "llama-vs-gpt", Path(folder) / "runs" / "cache.sqlite"
         cold = run(spec, out, cache)

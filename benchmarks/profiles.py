@@ -20,12 +20,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import sizes
+
 ROOT = Path(__file__).resolve().parent.parent
 LEADERBOARD = "alpaca_eval/leaderboards/weighted_alpaca_eval_gpt4_turbo_leaderboard.csv"
 
 
 def main() -> None:
-    spec = ROOT / "specs" / "alpaca-eval-vibes.yaml"
+    spec = sizes.spec(ROOT / "specs" / "alpaca-eval-vibes.yaml", "datasets: {alpaca-eval: {limit: 60}}\n")
     data = Path(os.environ.get("VIBE_DATA", ROOT.parent / "shared" / "data"))
     with tempfile.TemporaryDirectory() as folder:
         out, cache = Path(folder) / "run", Path(folder) / "cache.sqlite"

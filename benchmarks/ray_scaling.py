@@ -1,5 +1,6 @@
 """The ray backend against the local one, side by side on one machine, with a real two-node Ray cluster
 (`ray.cluster_utils.Cluster`: a head and a second node, each its own raylet process with 2 logical CPUs).
+Every ray configuration is a spec with its own `execution:` block, read and settled as `vibe run` reads it.
 
 1. Generation overhead: SmolLM2-135M-Instruct (llama.cpp), 20 everyday prompts × 2 system prompts, 64 tokens,
    through the real execute stage. Local backend (the llama.cpp server, os.cpu_count() threads) vs the ray
@@ -24,27 +25,42 @@ import sqlite3
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from sizes import pick
 
 from engine.records import Prepared
 from engine.spec.model import Execution
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("VIBE_DATA", ROOT.parent / "shared" / "data"))
-TEXTS = 20_000
+TEXTS = pick(20_000, 64)
+PROMPTS, TOKENS = pick((20, 64), (2, 8))
 CPUS = os.cpu_count() or 1
 
 SPEC = """\
 name: ray-scaling
 extends: {base}
 models:
-  terse: {{params: {{max_tokens: 64}}}}
-  chatty: {{params: {{max_tokens: 64}}}}
+  terse: {{params: {{max_tokens: {tokens}}}}}
+  chatty: {{params: {{max_tokens: {tokens}}}}}
 datasets:
-  everyday: {{limit: 20, seed: 3}}
+  everyday: {{limit: {prompts}, seed: 3}}
+{execution}"""
+
+RAY_EXECUTION = """\
+execution:
+  backend: ray
+  address: {address}
+  resources:
+    smollm2-135m-instruct: {{num_cpus: {num_cpus}, replicas: {replicas}}}
+"""
+ENCODER_EXECUTION = """\
+execution:
+  backend: ray
+  address: {address}
+  embeddings: {{num_cpus: {num_cpus}, replicas: 1}}
 """
 
 
@@ -77,19 +93,22 @@ def paragraphs() -> list[str]:
 
 
 def main() -> None:
-    import ray
     from ray.cluster_utils import Cluster
 
     from engine import chunk_map, embeddings
-    from engine.execute.backend import joined
+    from engine.execute.backend import joined, settle
     from engine.execute.ray_chunks import RayChunkMapper
     from engine.pipeline import prepare
-    from engine.spec.model import Resources
 
     work = Path(tempfile.mkdtemp(prefix="vibe-ray-bench-"))
-    spec = work / "spec.yaml"
-    spec.write_text(SPEC.format(base=ROOT / "specs" / "smollm2-terse-vs-chatty.yaml"))
-    prepared = prepare(spec)
+
+    def spec(name: str, execution: str = "") -> Path:
+        path = work / f"{name}.yaml"
+        path.write_text(SPEC.format(base=ROOT / "specs" / "smollm2-terse-vs-chatty.yaml", tokens=TOKENS,
+                                    prompts=PROMPTS, execution=execution))
+        return path
+
+    prepared = prepare(spec("local"))
     calls = sum(t.stage == "generation" for t in prepared.plan.tasks)
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": CPUS})
     cluster.add_node(num_cpus=CPUS)
@@ -99,12 +118,13 @@ def main() -> None:
               f"llama.cpp server with {CPUS} threads")
 
         def on_ray(name: str, num_cpus: int, replicas: int) -> float:
-            resources = {"smollm2-135m-instruct": Resources(num_cpus=num_cpus, replicas=replicas)}
-            execution = replace(prepared.spec.execution, backend="ray", address=cluster.address,
-                                resources=resources)
+            on_cluster = prepare(spec(name, RAY_EXECUTION.format(address=cluster.address, num_cpus=num_cpus,
+                                                                  replicas=replicas)))
+            assert on_cluster.plan.tasks == prepared.plan.tasks, "execution: changed the plan"
             start = time.perf_counter()  # joining the cluster counts, as the server's start counts locally
-            with joined(prepared, execution):
-                _, got = generate(prepared, work / name, execution)
+            execution = settle(on_cluster)
+            with joined(on_cluster, execution):
+                _, got = generate(on_cluster, work / name, execution)
             seconds = time.perf_counter() - start
             assert got == expected, f"{name}: answers differ from the local backend's"
             print(f"ray backend, {replicas} replica(s) × {num_cpus} CPU: {seconds:.1f} s ({calls / seconds:.2f}/s), "
@@ -121,14 +141,12 @@ def main() -> None:
         embed_local_s = time.perf_counter() - start
         embeddings._memo.clear()
         print(f"MiniLM, {TEXTS:,} texts in this process: {embed_local_s:.1f} s")
-        ray.init(address=cluster.address, log_to_driver=False)
+        pool = prepare(spec("ray-encoders", ENCODER_EXECUTION.format(address=cluster.address, num_cpus=CPUS)))
         start = time.perf_counter()
-        chunk_map.use(RayChunkMapper(Resources(num_cpus=CPUS, replicas=1)))
-        try:
+        execution = settle(pool)
+        with joined(pool, execution):
+            assert isinstance(chunk_map._mapper[0], RayChunkMapper), "the encoders did not go to the cluster"
             ray_vectors = embeddings.embed(texts)
-        finally:
-            chunk_map.use(None)
-            ray.shutdown()
         embed_ray_s = time.perf_counter() - start
         assert np.array_equal(local_vectors, ray_vectors), "vectors differ"
         print(f"MiniLM, {TEXTS:,} texts on a Ray Data pool (1 actor × {CPUS} CPUs): {embed_ray_s:.1f} s, "

@@ -24,6 +24,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from sizes import pick
 
 from engine.analyze.similarity import grouped_bertscore
 from engine.embeddings import default_encoder, model_path
@@ -32,7 +33,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "alpaca_eval"
 MODELS_A = ["gpt4_1106_preview", "Meta-Llama-3-70B-Instruct", "claude-3-opus-20240229", "Mixtral-8x7B-Instruct-v0.1",
             "Qwen1.5-72B-Chat"]
 MODELS_B = ["gpt-3.5-turbo-1106", "gpt-3.5-turbo-1106_concise", "gpt-3.5-turbo-1106_verbose"]
-PROMPTS, K, NAIVE_SAMPLE = 500, 5, 500
+PROMPTS, K, NAIVE_SAMPLE = pick(500, 3), 5, pick(500, 4)
 
 
 def load() -> list[tuple[list[str], list[str]]]:
@@ -56,7 +57,7 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     groups = load()
     pairs = pairs_of(groups)
-    assert len(pairs) == 22_500, len(pairs)
+    assert len(pairs) == 45 * PROMPTS, len(pairs)  # 10 + 10 self pairs, 25 cross
 
     start = time.perf_counter()
     texts_per_group = [a + b for a, b in groups]

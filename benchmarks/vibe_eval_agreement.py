@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import sizes
 from scipy.stats import kendalltau, spearmanr
 from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -34,7 +35,7 @@ from engine.plan import compile_plan
 from engine.records import Prepared
 
 ROOT = Path(__file__).resolve().parent.parent
-ROUNDS = 1000
+ROUNDS = sizes.pick(1000, 20)
 
 
 def reference_only(prepared: Prepared) -> Prepared:
@@ -57,7 +58,8 @@ def interval(values: np.ndarray) -> str:
 
 
 def main() -> None:
-    prepared = reference_only(prepare(ROOT / "specs" / "vibe-eval.yaml"))
+    spec = sizes.spec(ROOT / "specs" / "vibe-eval.yaml", "datasets: {vibe-eval: {limit: 12}}\n")
+    prepared = reference_only(prepare(spec))
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         with Cache(Path(tmp) / "cache.sqlite") as cache:
