@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from sizes import pick
 
 from engine.analyze.heldout import Accuracy, HeldOutFit
 from engine.analyze.run_results import RunResults
@@ -23,7 +24,7 @@ from engine.records import Plan, Prepared, Result
 from engine.report.render import render_report
 from engine.spec.model import Analysis, Judge, Spec
 
-PAIRS, VIBES = 10_000, 10
+PAIRS, VIBES = pick((10_000, 10), (40, 3))
 
 
 def build() -> tuple[RunResults, Prepared, dict[str, Result]]:
@@ -48,12 +49,12 @@ def build() -> tuple[RunResults, Prepared, dict[str, Result]]:
                         PAIRS, 0, 0.5, 0.01, 0.2, 0.3) for v in vibes]
     half = PAIRS // 2
     reg = HeldOutFit("model_matching", vibes, [0.1] * VIBES, [0.02] * VIBES, [0.05] * VIBES, [""] * VIBES, None,
-                     0.8, 0.78, half, half, 0.77, 0.79, [Accuracy("length alone", 0.55, 0.54, 0.56, half),
+                     0.8, 0.78, half, half, 0.77, 0.79, [Accuracy("longer answer wins", 0.55, 0.54, 0.56, half),
                                                           Accuracy("majority class", 0.5, 0.5, 0.5, half)],
-                     0.23, 0.22, 0.24, "every kept vibe", p_adjusted=[0.5] * VIBES)
+                     0.23, 0.22, 0.24, "every kept vibe", p_adjusted=[0.5] * VIBES, tested=[True] * VIBES)
     vc = VibeCheckResult("vibecheck", "model-a", "model-b", scores, pairs, reg, None, 0, [])
-    results = RunResults("bench", "Report benchmark", "10,000 pairs x 10 vibes", {"tasks": {"done": 1, "total": 1}},
-                         {"vibecheck": [vc]})
+    results = RunResults("bench", "Report benchmark", f"{PAIRS:,} pairs x {VIBES} vibes",
+                         {"tasks": {"done": 1, "total": 1}}, {"vibecheck": [vc]})
     spec = Spec("bench", Path("bench.yaml"), "", {}, {"metrics": Judge("metrics", "metric"),
                                                       "minilm": Judge("minilm", "embedding")},
                 {}, (), None, {}, {"vibecheck": Analysis("vibecheck", "vibecheck", "d", ("model-a", "model-b"))},

@@ -103,17 +103,42 @@ def split(ids: Sequence[str], train_fraction: float, seed: int) -> tuple[list[st
     return [ordered[i] for i in perm[:cut]], [ordered[i] for i in perm[cut:]]
 
 
-def holm(p_values: list[float | None]) -> list[float | None]:
-    """Holm's step-down adjustment over the p-values present (statsmodels' multipletests); None stays None."""
+def mean_test(values: Sequence[float]) -> float | None:
+    """Two-sided p-value of a one-sample t-test that the mean is 0, over independent units (the test behind
+    `mean_interval`); with no spread, 1 when every value is 0 and 0 otherwise; None below two units."""
+    from scipy.stats import ttest_1samp
+
+    if len(values) < 2:
+        return None
+    if float(np.std(values)) == 0:
+        return 1.0 if values[0] == 0 else 0.0
+    return float(ttest_1samp(values, 0.0).pvalue)
+
+
+def _adjusted(p_values: list[float | None], method: str) -> list[float | None]:
     from statsmodels.stats.multitest import multipletests
 
     present = [i for i, p in enumerate(p_values) if p is not None]
     adjusted: list[float | None] = [None] * len(p_values)
-    if present:
-        values = multipletests([p_values[i] for i in present], method="holm")[1]
+    if len(present) == 1:  # a family of one needs no adjustment (and statsmodels' Holm runs a full gc.collect)
+        adjusted[present[0]] = p_values[present[0]]
+    elif present:
+        values = multipletests([p_values[i] for i in present], method=method)[1]
         for i, value in zip(present, values, strict=True):
             adjusted[i] = float(value)
     return adjusted
+
+
+def holm(p_values: list[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment over the p-values present (statsmodels' multipletests; family-wise error);
+    None stays None."""
+    return _adjusted(p_values, "holm")
+
+
+def benjamini_hochberg(p_values: list[float | None]) -> list[float | None]:
+    """Benjamini–Hochberg adjustment over the p-values present (statsmodels' multipletests; false discovery
+    rate), for a grid of many cells where a few false ones among many true ones are tolerable; None stays None."""
+    return _adjusted(p_values, "fdr_bh")
 
 
 def length_covariate(chars_a: np.ndarray, chars_b: np.ndarray) -> np.ndarray:

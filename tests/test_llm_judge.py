@@ -59,8 +59,10 @@ def test_llm_judge_swap_and_invalid_verdicts(tmp_path: Path) -> None:
     assert summary.done == summary.total
     (vc,) = results.vibecheck
     pairs = {p.item_id: p for p in vc.pairs}
-    # "answer 1" in both orders is position bias: the swap rule gives 0 for every pair
-    assert all(p.by_judge["warmth"]["judge"] == 0 for p in vc.pairs)
+    # "answer 1" in both orders is position bias: the swap rule gives 0 for every pair it could read; q0's
+    # answers hold no verdict, so its score is missing, not a tie
+    assert all(p.by_judge["warmth"]["judge"] == 0 for p in vc.pairs if p.item_id != "q0")
+    assert pairs["q0"].by_judge["warmth"]["judge"] is None
     # the metric judge still sees the planted difference, so the panel (mean of 0 and ±1) follows it
     assert pairs["q1"].nu["warmth"] == 1 and pairs["q4"].nu["warmth"] == -1
     (warmth,) = vc.vibes

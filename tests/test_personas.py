@@ -184,7 +184,7 @@ def test_llm_rewriter_and_persona_judge_over_http(tmp_path: Path) -> None:
     # four votes, but on two prompts: the sign test counts prompts, 2 of 2 to A, p = 2 · (½)²
     assert (cells["control"].items, cells["control"].a_items) == (2, 2)
     assert cells["control"].p_value == pytest.approx(0.5)
-    assert (novice.rewrites, novice.preservation_rate) == (4, 0.5) and (pro.rewrites, pro.preservation_rate) == (4, 0)
+    assert (novice.rewrites, novice.similar_rate) == (4, 0.5) and (pro.rewrites, pro.similar_rate) == (4, 0)
     assert novice.preferred == "a" and result.invalid == 0
     assert novice.weights == {"clarity": 5, "anthropomorphism": 2} and novice.weights_source == "spec"
     # the LLM-written profile: its known dimensions kept, the rest weigh 1, the unknown one dropped

@@ -175,17 +175,17 @@ def test_reliability_figures_by_hand() -> None:
         p1: +1 +1  consistent, verdict +1      label +1  agree
         p2: +1 -1  inconsistent, verdict 0     label +1  disagree
         p3:  0  0  consistent (a tie both ways), verdict 0   label -1  disagree
-        p4: -1 None  one unreadable: left out of consistency, verdict 0   label 0  agree
+        p4: -1 None  one unreadable: no verdict (missing, not a tie), left out of consistency and labels
         p5: -1 -1  consistent, verdict -1      no label
     Answers 10, unreadable 1. Consistency 3/4 over the pairs with two readable answers; ties 2 of 9 readable.
-    Label accuracy 2/4; κ over verdicts (+1, 0, 0, 0) against labels (+1, +1, −1, 0): p_o = 0.5,
-    p_e = (1·2 + 3·1 + 0·1)/16 = 5/16, κ = (0.5 − 0.3125)/(1 − 0.3125) = 0.2727."""
+    Label accuracy 1/3 (p4 has no verdict); κ over verdicts (+1, 0, 0) against labels (+1, +1, −1): p_o = 1/3,
+    p_e = (1·2 + 2·0 + 0·1)/9 = 2/9, κ = (1/3 − 2/9)/(1 − 2/9) = 1/7."""
     rows = [TwoOrders("j", "p1", "v", 1, 1, 2), TwoOrders("j", "p2", "v", 1, -1), TwoOrders("j", "p3", "v", 0, 0),
             TwoOrders("j", "p4", "v", -1, None), TwoOrders("j", "p5", "v", -1, -1)]
     (r,) = reliability.reliability(rows, "vibe scores", {"p1": 1, "p2": 1, "p3": -1, "p4": 0}, "human")
     assert (r.pairs, r.answers, r.invalid, r.structured, r.consistent_n) == (5, 10, 1, 2, 4)
     assert r.invalid_rate == 0.1 and r.position_consistency == 0.75 and r.tie_rate == pytest.approx(2 / 9)
-    assert r.label_n == 4 and r.label_accuracy == 0.5 and r.label_kappa == pytest.approx(0.1875 / 0.6875)
+    assert r.label_n == 3 and r.label_accuracy == pytest.approx(1 / 3) and r.label_kappa == pytest.approx(1 / 7)
     assert r.consistency_ci[0] <= 0.75 <= r.consistency_ci[1]
     assert any("10% of its answers" in w for w in r.warnings)  # above the 5% limit
 

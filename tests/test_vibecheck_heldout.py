@@ -70,14 +70,19 @@ def test_accuracies_stand_beside_their_baselines_on_pairs(finished: Path) -> Non
     regressions = json.loads((finished / "vibecheck" / "regressions.json").read_text())
     mm, pp = regressions["model_matching"], regressions["preference"]
     assert mm["n_test"] == 25 and mm["n_train"] == 25  # pairs, not pairs × display orders
-    assert {b["rule"] for b in mm["baselines"]} == {"length alone", "majority class"}
-    assert {b["rule"] for b in pp["baselines"]} == {"length alone", "vibes alone", "majority class"}
-    assert pp["features"][0].startswith("length")
+    rules = {"longer answer wins", "length logistic fit", "majority class"}
+    assert {b["rule"] for b in mm["baselines"]} == rules
+    assert {b["rule"] for b in pp["baselines"]} == rules | {"vibes alone"}
+    assert pp["features"][0] == "longer-answer rule (±1)"
     for fit in (mm, pp):
         assert fit["ci_low"] <= fit["test_accuracy"] <= fit["ci_high"]
-        assert fit["gain_ci_low"] <= fit["gain_over_length"] <= fit["gain_ci_high"]
+        assert fit["gain_ci_low"] <= fit["gain_over_rule"] <= fit["gain_ci_high"]
         assert "Firth" in fit["estimator"]
-        assert len(fit["p_adjusted"]) == len(fit["p_values"])
+        assert len(fit["p_adjusted"]) == len(fit["p_values"]) == len(fit["tested"]) == len(fit["features"])
+        # every p-value says which pairs it was computed on and which correction applies
+        assert fit["inference"] == "held-out refit" and "Holm" in fit["correction"]
+        assert "25 test pairs" in fit["correction"]
+        assert len(fit["train_coefficients"]) == len(fit["features"])
     assert regressions["labels"] == {"source": "llm-judge", "description": "a planted-vibe sample labelled for testing"}
 
 
@@ -87,7 +92,8 @@ def test_the_page_says_who_wrote_the_labels(finished: Path) -> None:
     assert "which answer an LLM judge preferred" in index and "people preferred" not in index
     assert "Preference labels: llm-judge (a planted-vibe sample labelled for testing)" in index
     assert "did an LLM judge prefer friendly" in regressions
-    assert "length alone" in index and "majority class" in index
+    assert "longer answer wins" in index and "majority class" in index
+    assert "held-out refit" in index and "Inference: held-out refit" in regressions
 
 
 def test_labels_that_name_no_model_are_a_validation_error(tmp_path: Path, shared_data: Path) -> None:

@@ -59,7 +59,7 @@ def test_swap_logic() -> None:
     assert combine_orders(verdict_to_score("2", "ab"), verdict_to_score("1", "ba")) == -1
     # N/A or invalid in either run -> 0
     assert combine_orders(verdict_to_score("0", "ab"), verdict_to_score("2", "ba")) == 0
-    assert combine_orders(None, 1) == 0
+    assert combine_orders(None, 1) is None  # unreadable: missing, not a tie
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -95,23 +95,30 @@ def test_model_matching_is_fitted_on_pairs_with_firth_by_hand() -> None:
     so Firth's estimate has a closed form: the cells get half a count each, w = log((18 + ½) / (6 + ½)). Its
     standard error is 1 / √((N + 1) p (1 − p)), the curvature of the penalized log-likelihood
     N·p(1 − p) + p(1 − p) over the N = 24 informative pairs, p = σ(w). Fitting both display orders as
-    60 rows would give the same w and a standard error about √2 smaller."""
+    60 rows would give the same w and a standard error about √2 smaller. That training fit predicts the test
+    pairs and is kept as descriptive; what the page reads is the same model refitted on the 12 test pairs
+    (9 say +1, 3 say −1): w' = log(9.5 / 3.5), with its own standard error."""
     x_train = np.array([1.0] * 18 + [-1.0] * 6 + [0.0] * 6)[:, None]
-    x_test = np.array([1.0, 1.0, -1.0, 0.0])[:, None]
-    length = np.zeros(30)
-    fit = heldout.model_matching(["v"], x_train, x_test, length, np.zeros(4), seed=3)
+    x_test = np.array([1.0] * 9 + [-1.0] * 3)[:, None]
+    fit = heldout.model_matching(["v"], x_train, x_test, np.zeros(30), np.zeros(12), seed=3)
     w = math.log(18.5 / 6.5)
-    p = 1 / (1 + math.exp(-w))
-    assert fit.n_train == 30 and fit.n_test == 4  # pairs, not pairs × orders
-    assert fit.coefficients[0] == pytest.approx(w, abs=1e-4)
-    assert fit.std_errors[0] == pytest.approx(1 / math.sqrt(25 * p * (1 - p)), rel=1e-3)
-    assert fit.intercept is None and fit.p_values[0] is not None and fit.p_values[0] < 0.05
-    # test pairs: right, right, wrong, and a coin flip where the vibe says nothing
-    assert fit.test_accuracy == pytest.approx(2.5 / 4)
+    assert fit.n_train == 30 and fit.n_test == 12  # pairs, not pairs × orders
+    assert fit.train_coefficients[0] == pytest.approx(w, abs=1e-4)
+    w_test = math.log(9.5 / 3.5)
+    p = 1 / (1 + math.exp(-w_test))
+    assert fit.inference == "held-out refit"
+    assert fit.coefficients[0] == pytest.approx(w_test, abs=1e-4)
+    assert fit.std_errors[0] == pytest.approx(1 / math.sqrt(13 * p * (1 - p)), rel=1e-3)
+    assert fit.intercept is None and fit.p_values[0] is not None
+    # test pairs: 9 right, 3 wrong
+    assert fit.test_accuracy == pytest.approx(9 / 12)
     assert fit.baseline("majority class").accuracy == 0.5
-    # the same fit whatever display orders the seed drew
-    again = heldout.model_matching(["v"], x_train, x_test, length, np.zeros(4), seed=11)
+    # equal lengths everywhere: the longer-answer rule never decides, a coin flip on every pair
+    assert fit.baseline(heldout.RULE).accuracy == 0.5
+    # the same fits whatever display orders the seed drew
+    again = heldout.model_matching(["v"], x_train, x_test, np.zeros(30), np.zeros(12), seed=11)
     assert again.coefficients[0] == pytest.approx(fit.coefficients[0], abs=1e-6)
+    assert again.train_coefficients[0] == pytest.approx(fit.train_coefficients[0], abs=1e-6)
 
 
 def test_model_matching_under_separation_stays_finite() -> None:
@@ -124,20 +131,42 @@ def test_model_matching_under_separation_stays_finite() -> None:
     assert fit.test_accuracy == pytest.approx((12 + 0.5 * 4) / 16)
 
 
-def test_preference_keeps_length_when_a_vibe_adds_nothing() -> None:
-    """Labels follow length on 80% of pairs; the vibe is noise. Cross-validation leaves it out, so the model
-    is length alone and its gain over length alone is exactly 0 on every test pair."""
+def test_model_matching_rule_is_the_longer_writer() -> None:
+    """The rule baseline: model A wrote the longer answer on 3 of 4 training pairs, so on test pairs the longer
+    answer is taken for A's: right where A's is longer (2), wrong where B's is (1), a coin flip on a tie."""
+    x = np.array([[1.0], [1.0], [-1.0], [1.0]])
+    length_train = np.array([0.5, 0.2, -0.1, 0.3])
+    length_test = np.array([0.4, 0.1, -0.2, 0.0])
+    fit = heldout.model_matching(["v"], x, x, length_train, length_test)
+    assert fit.baseline(heldout.RULE).accuracy == pytest.approx((2 + 0.5) / 4)
+
+
+def test_preference_is_the_longer_answer_rule_when_a_vibe_adds_nothing() -> None:
+    """Labels follow length on 80% of pairs; the vibe is noise. Nothing is admitted, so the model is the
+    literal rule: its predictions are the rule's on every test pair, and its gain over the rule is exactly 0."""
     rng = np.random.default_rng(0)
     n = 400
     length = rng.normal(0, 1, n)
     y = ((length > 0) ^ (rng.random(n) < 0.2)).astype(float)
     noise = rng.choice([-1.0, 0.0, 1.0], size=(n, 1))
     fit = heldout.preference(["noise"], noise[:200], y[:200], noise[200:], y[200:], length[:200], length[200:])
-    assert fit.features == [heldout.LENGTH]
-    assert fit.gain_over_length == 0 and fit.test_accuracy == fit.baseline("length alone").accuracy
+    assert fit.features == [heldout.RULE_TERM]
+    assert fit.gain_over_rule == 0 and fit.test_accuracy == fit.baseline(heldout.RULE).accuracy
+    assert fit.baseline(heldout.RULE).accuracy == pytest.approx(float(np.mean((length[200:] > 0) == y[200:])))
     assert fit.n_train == 200 and fit.n_test == 200
     majority = float(y[:200].mean() >= 0.5)
     assert fit.baseline("majority class").accuracy == pytest.approx(float(np.mean(y[200:] == majority)))
+    assert "No vibe was admitted" in fit.selection
+
+
+def test_preference_rule_gives_equal_lengths_to_the_training_majority() -> None:
+    """Equal lengths (log ratio 0) go to the training pairs' majority label: 3 of 4 training labels are A's."""
+    y_train = np.array([1.0, 1.0, 1.0, 0.0])
+    length_train = np.array([0.5, -0.5, 0.0, 0.2])
+    fit = heldout.preference(["v"], np.zeros((4, 1)), y_train, np.zeros((3, 1)), np.array([1.0, 0.0, 1.0]),
+                             length_train, np.array([0.0, 0.0, -1.0]))
+    # test: tie → A (right), tie → A (wrong), B longer → B (wrong)
+    assert fit.baseline(heldout.RULE).accuracy == pytest.approx(1 / 3)
 
 
 def test_preference_takes_a_vibe_that_adds_to_length() -> None:
@@ -148,9 +177,10 @@ def test_preference_takes_a_vibe_that_adds_to_length() -> None:
     y = (1.5 * vibe + 0.5 * length + rng.logistic(size=n) > 0).astype(float)
     fit = heldout.preference(["vibe"], vibe[:300, None], y[:300], vibe[300:, None], y[300:], length[:300],
                              length[300:])
-    assert fit.features == [heldout.LENGTH, "vibe"]
-    assert fit.gain_over_length is not None and fit.gain_ci_low is not None
-    assert fit.gain_over_length > 0 and fit.gain_ci_low > 0
+    assert "vibe" in fit.features and fit.features[0] == heldout.RULE_TERM
+    assert fit.tested == [name == "vibe" for name in fit.features]
+    assert fit.gain_over_rule is not None and fit.gain_ci_low is not None
+    assert fit.gain_over_rule > 0 and fit.gain_ci_low > 0
 
 
 def test_wilson_interval_by_hand() -> None:

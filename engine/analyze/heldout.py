@@ -1,5 +1,13 @@
 """VibeCheck's two held-out regressions, fitted on pairs and read beside the rules they have to beat.
 
+Selection and inference use different pairs. Everything that chooses what a regression holds (discovery,
+keep/drop, the least-angle top-k, the admission of vibes into the preference model) sees the training pairs
+only. The coefficients, standard errors and p-values a page shows come from refitting the chosen model on the
+held-out test pairs, where nothing was chosen ("held-out refit"); the training fit is what predicts the test
+pairs, and its coefficients are kept as descriptive only. A p-value computed on the pairs that chose the
+vibe would be biased towards significance: a vibe kept because it separated the training pairs will look
+significant on them whatever it is.
+
 Model matching asks which model wrote the first-shown answer. A pair shown in the other order carries the
 negated features and the flipped label, and since the order of display says nothing about who wrote what
 the model has no intercept, so both orders have the same likelihood: they are one observation. The fit
@@ -7,16 +15,20 @@ therefore uses every pair once (n = pairs). Doubling the rows, as the paper's co
 coefficients where they are and shrinks their standard errors by √2.
 
 Preference prediction asks whether the label went to model A. On chat data "the longer answer wins" is the
-rule to beat, so length (log ratio of the two answers' characters) is a covariate from the start, and a vibe
-enters only where 5-fold cross-validation on the training pairs says it adds to length's accuracy by more
-than its noise (one standard error of the pair-by-pair difference). On held-out pairs the
-model is then length alone unless the training pairs gave the vibes a reason to be there.
+rule to beat, so the model starts as that rule (one term: +1 where A's answer has more characters, −1 where
+B's, the training majority where they are equal; its fitted weight makes the model's predictions the
+rule's). The intercept, the log length ratio and each vibe are candidates admitted one at a time, the best
+first, only while the largest score statistic among the candidates left exceeds what it reaches when the
+labels are drawn from the current model (a parametric-bootstrap null of that maximum, at 5%). The maximum
+over candidates is what is tested, so the chance of admitting any noise candidate at a step is held at 5%,
+where a threshold applied to the best of k candidates (a one-SE rule, say) admits noise far more often. Where
+nothing is admitted, the model is the rule, and the page says so.
 
 Both fits use Firth's penalized likelihood (Firth 1993; the `firthmodels` implementation of R's logistf).
 Its estimates stay finite under (quasi-)separation, which a handful of sharp vibes hits often, so every
 coefficient on every seed comes from the same estimator and means the same thing; p-values come from
 penalized likelihood-ratio tests (Heinze & Schemper 2002). Accuracies carry Wilson 95% intervals over test
-pairs, and the gain over length alone a paired bootstrap over test pairs.
+pairs, and the gain over the rule a paired bootstrap over test pairs.
 """
 
 from __future__ import annotations
@@ -31,13 +43,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 
 from engine import derived, stats
 
 ESTIMATOR = "Firth-penalized logistic regression; p-values from penalized likelihood-ratio tests"
+INFERENCE = "held-out refit"
+# Baseline rules, named for what they compute.
+RULE = "longer answer wins"  # preference: the literal rule; model matching: "the longer answer is <model>'s"
+LENGTH_FIT = "length logistic fit"  # a logistic curve on the log length ratio, fitted on the training pairs
+VIBES_ALONE = "vibes alone"
+MAJORITY = "majority class"
+# Terms of the preference model.
+RULE_TERM = "longer-answer rule (±1)"
 LENGTH = "length (log character ratio)"
+INTERCEPT = "intercept"
 BOOTSTRAP_ROUNDS = 2000
-CV_FOLDS = 5
+ADMISSION_ALPHA = 0.05
+ADMISSION_DRAWS = 199  # labels drawn from the current model per admission step: p-values in steps of 1/200
 Z95 = 1.959963984540054
 
 
@@ -54,15 +77,16 @@ class Accuracy:
 
 @dataclass(frozen=True)
 class HeldOutFit:
-    """One regression: fitted on the training pairs, scored on the test pairs beside its baselines."""
+    """One regression: chosen and fitted on the training pairs, scored on the test pairs beside its baselines,
+    and refitted on the test pairs for its coefficients, standard errors and p-values."""
 
     target: str  # "model_matching" | "preference"
     features: list[str]
-    coefficients: list[float]
+    coefficients: list[float]  # held-out refit: what the page reads
     std_errors: list[float | None]
     p_values: list[float | None]
     p_notes: list[str]  # why a p-value is missing ("" where there is one)
-    intercept: float | None  # None: fitted without one (model matching, by symmetry)
+    intercept: float | None  # held-out refit; None: fitted without one
     train_accuracy: float
     test_accuracy: float
     n_train: int  # pairs
@@ -70,12 +94,17 @@ class HeldOutFit:
     ci_low: float
     ci_high: float
     baselines: list[Accuracy]
-    gain_over_length: float | None = None
+    gain_over_rule: float | None = None  # test accuracy minus the longer-answer rule's, on the same pairs
     gain_ci_low: float | None = None
     gain_ci_high: float | None = None
     selection: str = ""
     estimator: str = ESTIMATOR
-    p_adjusted: list[float | None] = field(default_factory=list)  # Holm over every test of the analysis
+    p_adjusted: list[float | None] = field(default_factory=list)  # see `correction`
+    inference: str = INFERENCE  # which pairs the coefficients, standard errors and p-values come from
+    correction: str = ""
+    tested: list[bool] = field(default_factory=list)  # which coefficients are in the corrected family (vibes)
+    train_coefficients: list[float] = field(default_factory=list)  # the predicting fit: descriptive, no p-values
+    train_intercept: float | None = None
 
     def baseline(self, rule: str) -> Accuracy | None:
         return next((b for b in self.baselines if b.rule == rule), None)
@@ -133,6 +162,9 @@ def _firth(x: np.ndarray, y: np.ndarray, intercept: bool, *, tests: bool = True)
     p_notes = [reasons.get(j, "") for j in range(x.shape[1])]
     if not usable and not intercept:
         return _Firth(coefficients, None, std_errors, p_values, p_notes)
+    if len(set(y.tolist())) < 2:  # one label throughout: no logistic fit exists
+        notes = ["every pair has the same label here: nothing to fit"] * x.shape[1]
+        return _Firth(coefficients, 0.0 if intercept else None, std_errors, p_values, notes)
     columns = x[:, usable] if usable else np.zeros((len(y), 1))
     try:
         with warnings.catch_warnings():
@@ -165,12 +197,17 @@ def _accuracy(rule: str, correct: np.ndarray) -> Accuracy:
     return Accuracy(rule, float(correct.mean()) if len(correct) else float("nan"), low, high, len(correct))
 
 
-def _gain(model: np.ndarray, length: np.ndarray, seed: int) -> tuple[float, float, float]:
-    """Accuracy of the model minus length alone, with a 95% bootstrap interval that resamples test pairs."""
-    diff = model - length
+def _gain(model: np.ndarray, rule: np.ndarray, seed: int) -> tuple[float, float, float]:
+    """Accuracy of the model minus the rule's, with a 95% bootstrap interval that resamples test pairs."""
+    diff = model - rule
     if not len(diff):
         return float("nan"), float("nan"), float("nan")
     return float(diff.mean()), *stats.bootstrap_interval(diff, seed, BOOTSTRAP_ROUNDS)
+
+
+def longer_rule(length: np.ndarray, tie: float) -> np.ndarray:
+    """+1 where A's answer has more characters (the log ratio is positive), −1 where B's, `tie` where equal."""
+    return np.where(length > 0, 1.0, np.where(length < 0, -1.0, tie))
 
 
 def lars_order(x: np.ndarray, names: list[str]) -> list[str]:
@@ -198,98 +235,144 @@ def _lars_order(x: np.ndarray, names: list[str]) -> list[str]:
     return entered + [names[j] for j in usable if names[j] not in entered]
 
 
+def _random_orders(n: int, rng: np.random.Generator) -> np.ndarray:
+    """±1 per pair: which answer a no-intercept fit sees first. The fit is the same whatever the orders drawn,
+    but it needs both labels, so half the pairs (in a seeded random choice) are shown each way."""
+    return rng.permutation(np.where(np.arange(n) % 2 == 0, 1.0, -1.0))
+
+
 def model_matching(names: list[str], x_train: np.ndarray, x_test: np.ndarray, length_train: np.ndarray,
                    length_test: np.ndarray, seed: int = 0) -> HeldOutFit:
-    """Which model wrote the first-shown answer, each pair once with model A first (see module docstring).
-    A Firth fit needs both labels, so each training pair is shown in a seeded random order; with no
-    intercept the fit is the same whatever the orders drawn."""
-    flip = np.where(np.random.default_rng(seed).random(len(x_train)) < 0.5, -1.0, 1.0)
-    y = (flip > 0).astype(float)
-    fit = _firth(x_train * flip[:, None], y, intercept=False)
+    """Which model wrote the first-shown answer, each pair once with model A first (see module docstring):
+    fitted on the training pairs to predict the test pairs, refitted on the test pairs for inference."""
+    rng = np.random.default_rng(seed)
+    flip = _random_orders(len(x_train), rng)
+    fit = _firth(x_train * flip[:, None], (flip > 0).astype(float), intercept=False, tests=False)
+    flip_test = _random_orders(len(x_test), rng)
+    refit = _firth(x_test * flip_test[:, None], (flip_test > 0).astype(float), intercept=False)
     ones_train, ones_test = np.ones(len(x_train)), np.ones(len(x_test))
     correct = _correct(fit.decision(x_test), ones_test)
-    length = _firth(length_train[:, None] * flip[:, None], y, intercept=False, tests=False)
-    length_correct = _correct(length.decision(length_test[:, None]), ones_test)
-    gain, gain_low, gain_high = _gain(correct, length_correct, seed)
+    # the rule: the longer answer is the model's that wrote the longer answer on more training pairs
+    direction = float(np.sign(np.sign(length_train).sum()))
+    rule_correct = _correct(direction * np.sign(length_test), ones_test)
+    length = _firth(length_train[:, None] * flip[:, None], (flip > 0).astype(float), intercept=False, tests=False)
+    gain, gain_low, gain_high = _gain(correct, rule_correct, seed)
     accuracy = _accuracy("vibes", correct)
     return HeldOutFit(
-        "model_matching", names, fit.coefficients.tolist(), fit.std_errors, fit.p_values, fit.p_notes, None,
+        "model_matching", names, refit.coefficients.tolist(), refit.std_errors, refit.p_values, refit.p_notes, None,
         float(_correct(fit.decision(x_train), ones_train).mean()), accuracy.accuracy, len(x_train), len(x_test),
         accuracy.ci_low, accuracy.ci_high,
-        [_accuracy("length alone", length_correct),
-         Accuracy("majority class", 0.5, 0.5, 0.5, len(x_test))],  # either order is equally likely
-        gain, gain_low, gain_high)
+        [_accuracy(RULE, rule_correct),
+         _accuracy(LENGTH_FIT, _correct(length.decision(length_test[:, None]), ones_test)),
+         Accuracy(MAJORITY, 0.5, 0.5, 0.5, len(x_test))],  # either order is equally likely
+        gain, gain_low, gain_high, tested=[True] * len(names), train_coefficients=fit.coefficients.tolist())
 
 
-def _cv_correct(x: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
-    """Whether each training pair is predicted right by the model fitted on the other folds (stratified and
-    seeded: the same folds for every feature set, so two sets compare pair by pair)."""
-    from sklearn.model_selection import StratifiedKFold
+def _probabilities(z: np.ndarray, y: np.ndarray, iterations: int = 30) -> np.ndarray:
+    """Maximum-likelihood logistic fits of the rows of `y` (draws × pairs) on the columns of `z` (no intercept
+    unless `z` holds one), by Newton steps on every draw at once; returns the fitted probabilities. A draw
+    that separates runs its linear predictor to the clip, where its probabilities are 0 or 1."""
+    beta = np.zeros((len(y), z.shape[1]))
+    for _ in range(iterations):
+        p = expit(np.clip(beta @ z.T, -30, 30))
+        w = p * (1 - p)
+        information = np.einsum("bn,nk,nl->bkl", w, z, z) + 1e-9 * np.eye(z.shape[1])
+        step = np.linalg.solve(information, ((y - p) @ z)[..., None])[..., 0]
+        beta += step
+        if np.abs(step).max() < 1e-8:
+            break
+    return expit(np.clip(beta @ z.T, -30, 30))
 
-    folds = min(CV_FOLDS, int(np.bincount(y.astype(int), minlength=2).min()))
-    out = np.full(len(y), np.nan)
-    if folds < 2:
-        return out
-    for fit_rows, held_rows in StratifiedKFold(folds, shuffle=True, random_state=seed).split(x, y):
-        fit = _firth(x[fit_rows], y[fit_rows], intercept=True, tests=False)
-        out[held_rows] = _correct(fit.decision(x[held_rows]), y[held_rows])
-    return out
+
+def _score_statistics(z: np.ndarray, x: np.ndarray, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Rao's score statistic (χ² with 1 df) of adding each column of `x` to the logistic model on `z` with
+    fitted probabilities `p`, for every row of `y` (draws × pairs) at once. A column the model already spans
+    scores 0."""
+    w = p * (1 - p)
+    u = (y - p) @ x
+    information = np.einsum("bn,nk,nl->bkl", w, z, z) + 1e-9 * np.eye(z.shape[1])
+    cross = np.einsum("bn,nk,nm->bkm", w, z, x)
+    residual = w @ (x**2) - np.einsum("bkm,bkm->bm", cross, np.linalg.solve(information, cross))
+    scale = np.maximum(w @ (x**2), 1e-12)
+    return np.where(residual > 1e-9 * scale, u**2 / np.maximum(residual, 1e-300), 0.0)
 
 
-def _clearly_better(new: np.ndarray, old: np.ndarray) -> bool:
-    """Whether a feature set's cross-validated accuracy beats another's by more than one standard error of
-    the pairwise difference. The score is the accuracy the page reports: a better likelihood alone admitted
-    vibes that moved the intercept and length slope enough to lose held-out pairs to length alone."""
-    diff = new - old
-    if len(diff) < 2 or not np.all(np.isfinite(diff)):
-        return False
-    return float(diff.mean()) > float(diff.std(ddof=1)) / math.sqrt(len(diff))
+def admit(base: np.ndarray, candidates: dict[str, np.ndarray], y: np.ndarray,
+          seed: int) -> tuple[list[str], list[str]]:
+    """Forward selection from the model on `base` (pairs × terms) with a calibrated admission test: at each
+    step the largest score statistic among the candidates left is compared with its parametric-bootstrap null
+    (labels drawn from the current model, which is refitted to each draw), and the best candidate enters only
+    when p <= ADMISSION_ALPHA. Returns the admitted names in order and one line per step."""
+    rng = np.random.default_rng(seed)
+    chosen: list[str] = []
+    steps: list[str] = []
+    while left := [n for n in candidates if n not in chosen]:
+        z = np.column_stack([base, *(candidates[n] for n in chosen)])
+        x = np.column_stack([candidates[n] for n in left])
+        p = _probabilities(z, y[None, :])
+        observed = _score_statistics(z, x, y[None, :], p)[0]
+        best = int(np.argmax(observed))
+        if observed[best] <= 0:
+            steps.append("no candidate left adds to the model")
+            break
+        draws = (rng.random((ADMISSION_DRAWS, len(y))) < p).astype(float)
+        null = _score_statistics(z, x, draws, _probabilities(z, draws)).max(axis=1)
+        p_value = (1 + int((null >= observed[best]).sum())) / (ADMISSION_DRAWS + 1)
+        steps.append(f"{left[best]}: score χ² {observed[best]:.2f}, p = {p_value:.3f} for the largest of "
+                     f"{len(left)} (" + ("admitted" if p_value <= ADMISSION_ALPHA else "not admitted; selection stops")
+                     + ")")
+        if p_value > ADMISSION_ALPHA:
+            break
+        chosen.append(left[best])
+    return chosen, steps
 
 
 def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
                y_test: np.ndarray, length_train: np.ndarray, length_test: np.ndarray,
                seed: int = 0) -> HeldOutFit:
-    """Did the label go to model A? Length first, then forward selection of vibes by cross-validated
-    accuracy on the training pairs (see module docstring)."""
+    """Did the label go to model A? The longer-answer rule, then the intercept, length and vibes admitted by
+    the calibrated test on the training pairs; scored on the test pairs beside the rule and refitted there for
+    inference (see module docstring)."""
     if len(set(y_train.tolist())) < 2:
         raise ValueError("preference: every training label names the same model, so there is nothing to "
                          "predict (check the dataset's preference values)")
-    chosen: list[int] = []
-    best = _cv_correct(length_train[:, None], y_train, seed)
-    while True:
-        trials = {j: _cv_correct(np.column_stack([length_train, x_train[:, [*chosen, j]]]), y_train, seed)
-                  for j in range(len(names)) if j not in chosen}
-        if not trials:
-            break
-        j = max(trials, key=lambda k: float(trials[k].mean()))
-        if not _clearly_better(trials[j], best):
-            break
-        chosen.append(j)
-        best = trials[j]
-    features = [LENGTH, *(names[j] for j in chosen)]
-    design_train = np.column_stack([length_train, x_train[:, chosen]])
-    design_test = np.column_stack([length_test, x_test[:, chosen]])
-    fit = _firth(design_train, y_train, intercept=True)
+    majority = 1.0 if y_train.mean() >= 0.5 else -1.0
+    rule_train, rule_test = longer_rule(length_train, majority), longer_rule(length_test, majority)
+    candidates = {INTERCEPT: np.ones(len(y_train)), LENGTH: length_train,
+                  **{name: x_train[:, j] for j, name in enumerate(names)}}
+    chosen, steps = admit(rule_train[:, None], candidates, y_train, seed)
+    terms = [n for n in chosen if n != INTERCEPT]
+    with_intercept = INTERCEPT in chosen
+    test_columns = {LENGTH: length_test, **{name: x_test[:, j] for j, name in enumerate(names)}}
+    design_train = np.column_stack([rule_train, *(candidates[n] for n in terms)])
+    design_test = np.column_stack([rule_test, *(test_columns[n] for n in terms)])
+    fit = _firth(design_train, y_train, intercept=with_intercept, tests=False)
+    refit = _firth(design_test, y_test, intercept=with_intercept)
     correct = _correct(fit.decision(design_test), y_test)
-    length = _firth(length_train[:, None], y_train, intercept=True, tests=False)
-    length_correct = _correct(length.decision(length_test[:, None]), y_test)
+    rule_correct = _correct(rule_test, y_test)
+    length_fit = _firth(length_train[:, None], y_train, intercept=True, tests=False)
     vibes_only = _firth(x_train, y_train, intercept=True, tests=False)
-    majority = float(y_train.mean() >= 0.5)
-    gain, gain_low, gain_high = _gain(correct, length_correct, seed)
+    gain, gain_low, gain_high = _gain(correct, rule_correct, seed)
     accuracy = _accuracy("vibes", correct)
-    left_out = [n for j, n in enumerate(names) if j not in chosen]
-    selection = ("length, then vibes added one at a time while each raised the 5-fold cross-validated "
-                 "accuracy on the training pairs by more than one standard error: "
-                 f"{len(chosen)} of {len(names)} entered"
-                 + (f" (left out: {', '.join(left_out)})" if left_out else ""))
+    admitted = [n for n in chosen if n in names]
+    selection = (f"starts as the rule “{RULE}” (ties to the training majority); the intercept, length and "
+                 f"{len(names)} vibe(s) were candidates, each step admitting the best only where the largest score "
+                 f"statistic beat its parametric-bootstrap null at p ≤ {ADMISSION_ALPHA} ({ADMISSION_DRAWS} draws) "
+                 "on the training pairs: "
+                 + ("; ".join(steps) if steps else "no candidates") + ". "
+                 + (f"Vibes admitted: {', '.join(admitted)}." if admitted
+                    else f"No vibe was admitted: on these pairs the answer is the rule “{RULE}”"
+                         + (" with " + ", ".join(chosen) if chosen else "") + "."))
     return HeldOutFit(
-        "preference", features, fit.coefficients.tolist(), fit.std_errors, fit.p_values, fit.p_notes,
-        fit.intercept, float(_correct(fit.decision(design_train), y_train).mean()), accuracy.accuracy,
-        len(y_train), len(y_test), accuracy.ci_low, accuracy.ci_high,
-        [_accuracy("length alone", length_correct),
-         _accuracy("vibes alone", _correct(vibes_only.decision(x_test), y_test)),
-         _accuracy("majority class", (y_test == majority).astype(float))],
-        gain, gain_low, gain_high, selection)
+        "preference", [RULE_TERM, *terms], refit.coefficients.tolist(), refit.std_errors, refit.p_values,
+        refit.p_notes, refit.intercept, float(_correct(fit.decision(design_train), y_train).mean()),
+        accuracy.accuracy, len(y_train), len(y_test), accuracy.ci_low, accuracy.ci_high,
+        [_accuracy(RULE, rule_correct),
+         _accuracy(LENGTH_FIT, _correct(length_fit.decision(length_test[:, None]), y_test)),
+         _accuracy(VIBES_ALONE, _correct(vibes_only.decision(x_test), y_test)),
+         _accuracy(MAJORITY, (y_test == (majority > 0)).astype(float))],
+        gain, gain_low, gain_high, selection, tested=[False] + [n in names for n in terms],
+        train_coefficients=fit.coefficients.tolist(), train_intercept=fit.intercept)
 
 
 def cached_fit(fit: Callable[..., HeldOutFit], *args: Any) -> HeldOutFit:
@@ -310,11 +393,15 @@ _CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes() + Path(stats.__file__)
 
 
 def adjust(fits: list[HeldOutFit]) -> list[HeldOutFit]:
-    """Holm-adjusted p-values over every coefficient test of the analysis' regressions together."""
-    flat = [p for f in fits for p in f.p_values]
+    """Holm-adjusted p-values over the vibe coefficients of the analysis' regressions together (all from the
+    held-out refits); the rule, length and intercept terms are controls, outside the family."""
+    flat = [p if tested else None for f in fits for p, tested in zip(f.p_values, f.tested, strict=True)]
+    family = sum(p is not None for p in flat)
     adjusted = stats.holm(flat)
     out, start = [], 0
     for f in fits:
-        out.append(replace(f, p_adjusted=adjusted[start:start + len(f.p_values)]))
+        correction = (f"Holm over the {family} vibe coefficient test(s) of this analysis' regressions "
+                      f"(held-out refits on the {f.n_test} test pairs)")
+        out.append(replace(f, p_adjusted=adjusted[start:start + len(f.p_values)], correction=correction))
         start += len(f.p_values)
     return out

@@ -12,8 +12,12 @@ neutral control rewrites. Each judge compares the two answers on every dimension
 
 A sample's verdict, per judge, is the sign of S = Σ_d w_d·o_d over the dimensions that judge scored (w_d the
 persona's 1–5 weights). The correctness gate comes first: when a reference judge rates exactly one of the
-two answers as passing, that answer wins whatever the dimensions say. Rewrites that fail the preservation
-check (embedding cosine, and an LLM's "same task?" when a verifier is declared) are left out and counted.
+two answers as passing, that answer wins whatever the dimensions say. Rewrites that are not similar to the
+original (embedding cosine below `preservation_min`, or an LLM's "same task?" answered no when a verifier is
+declared) are left out and counted. That screen is not vibe-testing's preservation rate, which needs unit
+tests: where the gate runs them, the preservation rate is the paper's, the share of (rewrite, model) samples
+whose answers pass under both the original prompt and the rewrite (a lower bound: a rewrite can keep the task
+and still lose a pass to a new constraint or format), with the share of originally passing ones kept beside.
 Weights come from the spec or the profile file, or from a profile an LLM wrote from the description.
 
 Per persona and prompt type (original, personalized, control) the result tallies every judge's vote on every
@@ -70,10 +74,11 @@ class PersonaSample:
     item_id: str
     variant: str  # original | persona0 | persona1 | control0 | …
     prompt_type: str
-    preserved: bool | None  # None: not a rewrite, or its check has not run
+    similar: bool | None  # similar to the original (cosine, verifier); None: not a rewrite, or not checked
     cosine: float | None
     gate: int | None  # +1 / −1 when the correctness gate decided, else None
-    same_task: bool | None = None  # the LLM preservation check's answer, when a verifier ran
+    same_task: bool | None = None  # the LLM verifier's "same task?" answer, when one ran
+    passes: list[bool | None] = field(default_factory=list)  # [A, B]: the gate's pass/fail, when a gate runs
     votes: dict[str, int] = field(default_factory=dict)  # judge -> sample verdict
     weighted: dict[str, float] = field(default_factory=dict)  # judge -> S
     dimensions: list[DimensionVerdict] = field(default_factory=list)
@@ -118,12 +123,15 @@ class PersonaSummary:
     prefers: dict[str, str]
     cells: list[Cell]
     dimensions: list[DimensionRate]
-    rejected: int  # rewrites that failed the preservation check
+    rejected: int  # rewrites not similar to the original: left out
     gate_decided: int  # samples the correctness gate decided
-    preferred: str | None  # on personalized prompts: the model with more wins (None if level)
+    preferred: str | None  # on personalized prompts: the model more prompts lean to, the sign test's unit
     ranking: Ranking | None = None  # Bradley–Terry on the personalized votes: the gap on the Elo scale, with CIs
-    rewrites: int = 0  # personalized rewrites checked for preservation
-    preservation_rate: float | None = None  # share of them kept
+    rewrites: int = 0  # personalized rewrites checked for similarity to their original
+    similar_rate: float | None = None  # share of them similar (kept)
+    preservation_rate: float | None = None  # paper 004: share of samples passing the tests under both prompts
+    preservation_of_solved: float | None = None  # of the samples passing under the original, share still passing
+    preservation_n: int = 0  # (rewrite, model) samples with test results under both prompts
 
 
 @dataclass
@@ -195,8 +203,11 @@ def cell(prompt_type: str, samples: list[PersonaSample], judges: list[str]) -> C
 
 
 def judge_kappa(samples: list[PersonaSample], judges: list[str]) -> float | None:
-    """Fleiss' κ of the judges' votes over the samples every judge voted on; None with fewer than two judges."""
-    rows = [[s.votes[j] for j in judges] for s in samples if all(j in s.votes for j in judges)]
+    """Fleiss' κ of the judges' votes over the samples every judge voted on and the correctness gate left to
+    them; None with fewer than two judges. A gate-decided sample gives every judge the same vote, so counting
+    it would report the gate's consistency with itself as the judges' agreement."""
+    rows = [[s.votes[j] for j in judges] for s in samples
+            if s.gate is None and all(j in s.votes for j in judges)]
     if len(judges) < 2 or not rows:
         return None
     return stats.fleiss_kappa(rows)
@@ -256,11 +267,12 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
         key = (persona.name, binding.item, int(variant[7:])) if variant.startswith("persona") else None
         check, llm_check = index.verify.get(key) if key else None, index.checks.get(key) if key else None
         same_task = None if llm_check is None else parse_same_task(str(llm_check))
-        preserved = None if check is None else check.passed and same_task is not False
-        sample = PersonaSample(persona.name, binding.item, variant, _prompt_type(variant), preserved,
+        similar = None if check is None else check.passed and same_task is not False
+        sample = PersonaSample(persona.name, binding.item, variant, _prompt_type(variant), similar,
                                None if check is None else check.cosine, None, same_task)
         if gate is not None:
-            sample.gate = gate_verdict(*(_passes(index.ratings.get((gate.name, g)), threshold) for g in (ga, gb)))
+            sample.passes = [_passes(index.ratings.get((gate.name, g)), threshold) for g in (ga, gb)]
+            sample.gate = gate_verdict(*sample.passes)
         per_judge: dict[str, dict[str, int]] = defaultdict(dict)
         for dimension in persona_dimensions(persona):
             for judge in judges:
@@ -282,6 +294,9 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
         samples.append(sample)
     summaries = _adjusted([_summarize(spec.personas[name], [s for s in samples if s.persona == name], judges, model_a,
                                       model_b, *weights[name]) for name in opts.personas])
+    if gate is not None and gate.kind == "unit_tests":
+        for summary in summaries:
+            _preservation(summary, [s for s in samples if s.persona == summary.persona])
     notes = _notes(spec.personas, opts.personas, judges, gate)
     return PersonaResult(analysis.name, model_a, model_b, {j.name: j.kind for j in judges}, swap, summaries,
                          samples, invalid, f"{gate.name} rating ≥ {threshold:g}" if gate else None, notes,
@@ -295,6 +310,27 @@ def _adjusted(summaries: list[PersonaSummary]) -> list[PersonaSummary]:
     for p in summaries:
         p.cells = [replace(c, p_adjusted=next(adjusted)) for c in p.cells]
     return summaries
+
+
+def _preservation(summary: PersonaSummary, samples: list[PersonaSample]) -> None:
+    """Vibe-testing's preservation rate from the unit tests: over every personalized rewrite and each model,
+    whether the answer passes under both the original prompt and the rewrite (every rewrite, similar or not:
+    the rate is what checks the similarity screen)."""
+    originals = {s.item_id: s.passes for s in samples if s.prompt_type == "original"}
+    both, solved_originally, n = 0, 0, 0
+    for s in samples:
+        original = originals.get(s.item_id)
+        if s.prompt_type != "personalized" or not original or not s.passes:
+            continue
+        for before, after in zip(original, s.passes, strict=True):
+            if before is None or after is None:
+                continue
+            n += 1
+            both += before and after
+            solved_originally += before
+    summary.preservation_n = n
+    summary.preservation_rate = both / n if n else None
+    summary.preservation_of_solved = both / solved_originally if solved_originally else None
 
 
 def _passes(out: Any, threshold: float) -> bool | None:
@@ -335,7 +371,7 @@ def persona_weights(persona: Persona, derived: Any) -> tuple[dict[str, int], str
 
 def _summarize(persona: Persona, samples: list[PersonaSample], judges: list[Any], model_a: str, model_b: str,
                weights: dict[str, int], weights_source: str) -> PersonaSummary:
-    kept = [s for s in samples if s.preserved is not False]
+    kept = [s for s in samples if s.similar is not False]
     names = [j.name for j in judges]
     cells = [cell(t, [s for s in kept if s.prompt_type == t], names) for t in PROMPT_TYPES]
     tallies: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -351,16 +387,16 @@ def _summarize(persona: Persona, samples: list[PersonaSample], judges: list[Any]
                                         scores.count(-1), scores.count(0)))
     personalized = cells[PROMPT_TYPES.index("personalized")]
     preferred = None
-    if personalized.a_wins != personalized.b_wins:
-        preferred = model_a if personalized.a_wins > personalized.b_wins else model_b
+    if personalized.a_items != personalized.b_items:  # the direction the p-value beside it tests
+        preferred = model_a if personalized.a_items > personalized.b_items else model_b
     outcomes = [Outcome(model_a, model_b, (v + 1) / 2, unit=s.item_id) for s in kept
                 if s.prompt_type == "personalized" for v in s.votes.values()]
     ranking = rank("bradley_terry", outcomes, [model_a, model_b], rounds=200, unit="prompt") if outcomes else None
-    checked = [s for s in samples if s.preserved is not None]
+    checked = [s for s in samples if s.similar is not None]
     return PersonaSummary(persona.name, persona.description, weights, weights_source, dict(persona.prefers), cells,
-                          dimensions, sum(s.preserved is False for s in samples), sum(s.gate is not None for s in kept),
+                          dimensions, sum(s.similar is False for s in samples), sum(s.gate is not None for s in kept),
                           preferred, ranking, len(checked),
-                          sum(bool(s.preserved) for s in checked) / len(checked) if checked else None)
+                          similar_rate=sum(bool(s.similar) for s in checked) / len(checked) if checked else None)
 
 
 def _notes(personas: dict[str, Persona], wanted: list[str], judges: list[Any], gate: Any) -> list[str]:

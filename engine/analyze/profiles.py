@@ -2,16 +2,22 @@
 
 A profile cell is one model's separability against the reference on one vibe (the mean panel verdict ν over
 prompts, > 0: the model sits higher than the reference), with a 95% bootstrap interval that resamples
-prompts, and, where a metric measures the vibe, the model's mean measure beside the reference's. Vibes that
+prompts, and, where a metric measures the vibe, the model's mean measure beside the reference's. A grid of
+models × vibes makes that many claims at once, so a cell is called clear only when its one-sample t-test over
+prompts survives Benjamini–Hochberg over every cell of the profile (5% false discovery rate). Vibes that
 discovery found on the training prompts are described on the held-out prompts only, where their selection
 cannot flatter them; declared vibes use every prompt.
 
 Where the dataset labels a model's answers against the reference's, the model's win rate is reported raw
 and length-controlled as AlpacaEval 2 does it: a logistic GLM of the label on a per-model intercept and
 tanh(length difference / its standard deviation), read at a length difference of 0 (Dubois et al. 2024; the
-instruction-difficulty term, fitted across AlpacaEval's hundreds of models, is left out). A pooled
-regression over every labelled comparison says which vibes go with winning, with length as a covariate;
-comparisons that share a prompt share the reference's answer, so its standard errors are clustered by
+instruction-difficulty term, fitted across AlpacaEval's hundreds of models, is left out). A resample whose
+GLM has no finite fit (separation) is refitted with Firth's penalty rather than dropped, since dropping
+exactly the lopsided resamples would pull the interval towards 50%. A pooled regression over every labelled
+comparison says which vibes go with winning, with length as a covariate and an intercept per model (fixed
+effects), so a coefficient compares answers of the same model: with one intercept for all, a model that both
+wins often and sits high on a vibe would make the vibe look like a cause of winning when within every model it
+is not. Comparisons that share a prompt share the reference's answer, so standard errors are clustered by
 prompt.
 """
 
@@ -20,7 +26,7 @@ from __future__ import annotations
 import csv
 import json
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +46,12 @@ EXTRAPOLATION = 0.2  # below this share of shorter (or longer) answers, the LC r
 FIT_FAILURES = (PerfectSeparationWarning, SingularMatrixWarning, np.linalg.LinAlgError, ValueError, OverflowError)
 LC_ESTIMATOR = ("logistic GLM (statsmodels) of the label on an intercept and tanh(length difference / its SD), "
                 "read at equal length, as AlpacaEval 2's length-controlled win rate")
-POOLED_ESTIMATOR = ("logistic GLM (statsmodels) on standardized vibe strengths and the length covariate, "
-                    "standard errors clustered by prompt; Wald p-values, Holm-adjusted over the vibes")
+POOLED_ESTIMATOR = ("logistic GLM (statsmodels) on standardized vibe strengths and the length covariate with an "
+                    "intercept per model (fixed effects: within-model effects), standard errors clustered by prompt; "
+                    "Wald p-values, Holm-adjusted over the vibes")
+CELL_TEST = ("one-sample t-test of each cell's mean verdict over prompts, Benjamini–Hochberg over every cell of the "
+             "profile (false discovery rate 5%)")
+ALPHA = 0.05
 
 
 @dataclass(frozen=True)
@@ -57,11 +67,12 @@ class ProfileCell:
     measure_reference: float | None = None
     share: float | None = None  # answers where the metric is above 0
     share_reference: float | None = None
+    p_value: float | None = None  # one-sample t-test of the mean verdict over prompts
+    p_adjusted: float | None = None  # Benjamini–Hochberg over every cell of the profile
 
     def clear(self) -> bool:
-        """The interval lies on one side of 0: the model differs from the reference on this vibe."""
-        return self.ci_low is not None and self.ci_high is not None and stats.excludes_zero(
-            (self.ci_low, self.ci_high))
+        """The model differs from the reference on this vibe beyond what the grid's many cells explain."""
+        return self.p_adjusted is not None and self.p_adjusted < ALPHA
 
 
 @dataclass(frozen=True)
@@ -111,6 +122,7 @@ class ProfileResult:
     pooled_note: str = ""
     lc_estimator: str = LC_ESTIMATOR
     pooled_estimator: str = POOLED_ESTIMATOR
+    cell_test: str = CELL_TEST
 
     def cell(self, model: str, vibe: str) -> ProfileCell | None:
         return next((c for c in self.cells if c.model == model and c.vibe == vibe), None)
@@ -123,6 +135,8 @@ def profile(comparisons: list[VibeCheckResult], reference: str, vibes: list[Vibe
             labels: Labels, seed: int = 0, rounds: int = BOOTSTRAP_ROUNDS) -> ProfileResult:
     """The profile of every compared model from its comparison with the reference (model A: the model)."""
     cells = [_cell(vc, vibe, _held_out_only(vibe, origins), seed, rounds) for vc in comparisons for vibe in vibes]
+    adjusted = stats.benjamini_hochberg([c.p_value for c in cells])
+    cells = [replace(c, p_adjusted=q) for c, q in zip(cells, adjusted, strict=True)]
     winrates = [w for vc in comparisons if (w := _winrate(vc, seed, rounds)) is not None]
     result = ProfileResult(comparisons[0].analysis if comparisons else "", reference,
                            [vc.model_a for vc in comparisons], vibes, origins, cells, comparisons, labels, winrates)
@@ -136,7 +150,7 @@ def _held_out_only(vibe: Vibe, origins: dict[str, str]) -> bool:
 
 
 def _cell(vc: VibeCheckResult, vibe: Vibe, held_out: bool, seed: int, rounds: int) -> ProfileCell:
-    pairs = [p for p in vc.pairs if not held_out or p.split == "test"]
+    pairs = [p for p in vc.pairs if (not held_out or p.split == "test") and p.nu[vibe.name] is not None]
     nu = np.array([p.nu[vibe.name] for p in pairs], dtype=float)
     where = "test" if held_out else "all"
     if not len(nu):
@@ -148,7 +162,7 @@ def _cell(vc: VibeCheckResult, vibe: Vibe, held_out: bool, seed: int, rounds: in
     return ProfileCell(vc.model_a, vibe.name, float(nu.mean()), low, high, len(nu), where,
                        float(values[:, 0].mean()) if has else None, float(values[:, 1].mean()) if has else None,
                        float((values[:, 0] > 0).mean()) if has else None,
-                       float((values[:, 1] > 0).mean()) if has else None)
+                       float((values[:, 1] > 0).mean()) if has else None, stats.mean_test(nu.tolist()))
 
 
 def _outcome(pair: PairVerdicts, model: str) -> float | None:
@@ -185,6 +199,22 @@ def _lc_fit(y: np.ndarray, length: np.ndarray) -> float:
     return float(expit(fit.params[0]))
 
 
+def _lc_penalized(y: np.ndarray, length: np.ndarray) -> float:
+    """The same quantity from Firth's penalized fit, finite under separation: for the bootstrap resamples whose
+    GLM has none. Ties (½) enter as half a win and half a loss."""
+    half = y == 0.5
+    labels = np.r_[np.where(half, 1.0, y), np.zeros(int(half.sum()))]
+    lengths = np.r_[length, length[half]]
+    weights = np.r_[np.where(half, 0.5, 1.0), np.full(int(half.sum()), 0.5)]
+    from firthmodels import FirthLogisticRegression
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        columns = lengths[:, None] if lengths.std() > 0 else np.zeros((len(lengths), 1))
+        model = FirthLogisticRegression(fit_intercept=True, max_iter=100).fit(columns, labels, sample_weight=weights)
+    return float(expit(model.intercept_))
+
+
 def _winrate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:
     pairs = [p for p in vc.pairs if _outcome(p, vc.model_a) is not None]
     if not pairs:
@@ -204,14 +234,16 @@ def _winrate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:
         return WinRate(vc.model_a, float(y.mean()), low, high, None, None, None, len(y), ties, shorter,
                        f"no length-controlled rate: the GLM could not be fitted ({type(exc).__name__})")
     rng = np.random.default_rng(seed)
-    draws = []
+    draws, penalized = [], 0
     for rows in rng.integers(0, len(y), size=(rounds, len(y))):
         try:
             draws.append(_lc_fit(y[rows], length[rows]))
-        except FIT_FAILURES:  # a resample that separates perfectly has no finite fit; it is left out
-            continue
-    lc_low, lc_high = (float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))) if draws else (None, None)
-    note = "" if len(draws) == rounds else f"{rounds - len(draws)} of {rounds} resamples had no finite fit"
+        except FIT_FAILURES:  # separation: no finite GLM fit; Firth's is finite, and dropping would bias the interval
+            draws.append(_lc_penalized(y[rows], length[rows]))
+            penalized += 1
+    lc_low, lc_high = float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
+    note = (f"{penalized} of {rounds} resamples had no finite GLM fit and were refitted with Firth's penalty"
+            if penalized else "")
     return WinRate(vc.model_a, float(y.mean()), low, high, lc, lc_low, lc_high, len(y), ties, shorter, note)
 
 
@@ -226,30 +258,38 @@ def _pooled(result: ProfileResult, held_out: bool) -> None:
     if len(rows) < 10:
         result.pooled_note = f"Only {len(rows)} labelled comparisons on {where}: no pooled regression."
         return
-    y = np.array([float(p.preference == vc.model_a) for vc, p in rows])
     x = np.array([[p.feature(v) for v in names] for _, p in rows], dtype=float).reshape(len(rows), len(names))
+    complete = np.all(np.isfinite(x), axis=1)  # a pair no judge could score on a vibe is missing, not a 0
+    rows, x = [r for r, ok in zip(rows, complete, strict=True) if ok], x[complete]
+    y = np.array([float(p.preference == vc.model_a) for vc, p in rows])
     length = stats.length_covariate(np.array([p.chars[0] for _, p in rows]), np.array([p.chars[1] for _, p in rows]))
-    design = np.column_stack([length, x])
+    models = [vc.model_a for vc in result.comparisons]
+    fixed = np.array([[float(vc.model_a == m) for m in models[1:]] for vc, _ in rows]).reshape(len(rows), -1)
+    design = np.column_stack([fixed, length, x])
     features = [heldout.LENGTH, *names]
     usable, reasons = heldout.estimable(design, intercept=True)
+    controls = [j for j in usable if j < fixed.shape[1]]  # the model intercepts: not reported
+    shown = {j - fixed.shape[1]: k + len(controls) for k, j in enumerate(j for j in usable if j >= fixed.shape[1])}
+    reasons = {j - fixed.shape[1]: why for j, why in reasons.items() if j >= fixed.shape[1]}
     z = design[:, usable]
-    z = (z - z.mean(axis=0)) / z.std(axis=0)
+    z[:, len(controls):] = (z[:, len(controls):] - z[:, len(controls):].mean(axis=0)) / z[:, len(controls):].std(axis=0)
     groups = np.unique([p.item_id for _, p in rows], return_inverse=True)[1]
     try:
-        fit = _logistic_glm(y, z, cov_type="cluster", cov_kwds={"groups": groups})
+        fit = _logistic_glm(y, z, cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
     except FIT_FAILURES as exc:  # separation or a singular design: say so instead of printing a fit
         result.pooled_note = f"The pooled regression could not be fitted on {where} ({type(exc).__name__})."
         return
     p_values: list[float | None] = [None] * len(features)
     terms: dict[int, tuple[float, float]] = {}
-    for k, j in enumerate(usable):
+    for j, k in shown.items():  # column k of z is feature j; the GLM puts its constant first
         terms[j] = (float(fit.params[k + 1]), float(fit.bse[k + 1]))
         p_values[j] = float(fit.pvalues[k + 1])
     adjusted = [None, *stats.holm(p_values[1:])]  # the vibes are the family; length is the control
     result.pooled = [PooledTerm(name, *(terms.get(j, (None, None))), p_values[j], adjusted[j], reasons.get(j, ""))
                      for j, name in enumerate(features)]
+    result.pooled_n = len(rows)
     result.pooled_note = (f"{len(rows)} labelled comparisons on {result.pooled_prompts} {where}; "
-                          f"{len(result.comparisons)} models against {result.reference}.")
+                          f"{len(result.comparisons)} models against {result.reference}, each with its own intercept.")
 
 
 def write_profiles(result: ProfileResult, run_dir: Path) -> Path:
@@ -257,7 +297,8 @@ def write_profiles(result: ProfileResult, run_dir: Path) -> Path:
     out = run_dir / result.analysis
     out.mkdir(parents=True, exist_ok=True)
     _write_csv(out / "profiles.csv", ["model", "vibe", "separability", "ci_low", "ci_high", "measure",
-                                      "measure_reference", "n", "prompts", "share", "share_reference"], result.cells)
+                                      "measure_reference", "n", "prompts", "share", "share_reference", "p_value",
+                                      "p_adjusted"], result.cells)
     if result.winrates:
         _write_csv(out / "winrates.csv", ["model", "win_rate", "lc_win_rate", "n", "ci_low", "ci_high", "lc_ci_low",
                                           "lc_ci_high", "ties", "shorter", "note"], result.winrates)
@@ -266,7 +307,8 @@ def write_profiles(result: ProfileResult, run_dir: Path) -> Path:
                "labels": asdict(result.labels), "cells": [asdict(c) for c in result.cells],
                "winrates": [asdict(w) for w in result.winrates], "pooled": [asdict(t) for t in result.pooled],
                "pooled_n": result.pooled_n, "pooled_note": result.pooled_note,
-               "lc_estimator": result.lc_estimator, "pooled_estimator": result.pooled_estimator}
+               "lc_estimator": result.lc_estimator, "pooled_estimator": result.pooled_estimator,
+               "cell_test": result.cell_test}
     (out / "profiles.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return out
 

@@ -50,7 +50,7 @@ class TwoOrders:
     structured: int = 0  # how many of the two answers came back in the judge's JSON schema
 
     @property
-    def verdict(self) -> int:
+    def verdict(self) -> int | None:
         return combine_orders(self.first, self.second)
 
 
@@ -85,6 +85,7 @@ class JudgeReliability:
 @dataclass(frozen=True)
 class JudgeAgreement:
     task: str
+    question: str  # the vibe or dimension: κ is computed per question, never pooled over them
     judge: str
     other: str
     n: int  # questions both answered
@@ -111,7 +112,7 @@ def _one(judge: str, rows: list[TwoOrders], task: str, labels: Mapping[str, int]
     consistency = float(np.mean([r.first == r.second for r in both])) if both else None
     consistency_ci = _pair_bootstrap([(r.pair, float(r.first == r.second)) for r in both], seed)
     tie_rate = float(np.mean([v == 0 for v in readable])) if readable else None
-    labelled = [r for r in rows if r.pair in labels]
+    labelled = [r for r in rows if r.pair in labels and r.verdict is not None]
     accuracy = float(np.mean([r.verdict == labels[r.pair] for r in labelled])) if labelled else None
     kappa = (stats.cohen_kappa([r.verdict for r in labelled], [labels[r.pair] for r in labelled])
              if labelled else None)
@@ -152,16 +153,18 @@ def _pair_bootstrap(values: list[tuple[str, float]], seed: int) -> tuple[float, 
 
 
 def agreements(verdicts: Mapping[str, Mapping[tuple[str, str], int]], task: str) -> list[JudgeAgreement]:
-    """Cohen's κ for every two judges over the questions (pair, vibe/dimension) both gave a verdict on;
-    `verdicts`: judge -> (pair, question) -> verdict in A/B terms. Offline judges take part like LLM ones."""
+    """Cohen's κ for every two judges on each question (vibe or dimension), over the pairs both gave a verdict
+    on; `verdicts`: judge -> (pair, question) -> verdict in A/B terms. Offline judges take part like LLM ones.
+    Pooling questions would mix their base rates (a vibe one judge calls +1 everywhere beside one it calls 0
+    everywhere), and κ's chance correction would then credit agreement on which question was asked."""
     out = []
     for judge, other in itertools.combinations(sorted(verdicts), 2):
-        common = sorted(set(verdicts[judge]) & set(verdicts[other]))
-        if not common:
-            continue
-        a, b = [verdicts[judge][q] for q in common], [verdicts[other][q] for q in common]
-        out.append(JudgeAgreement(task, judge, other, len(common), float(np.mean(np.equal(a, b))),
-                                  stats.cohen_kappa(a, b)))
+        common = set(verdicts[judge]) & set(verdicts[other])
+        for question in sorted({q for _, q in common}):
+            keys = sorted(k for k in common if k[1] == question)
+            a, b = [verdicts[judge][k] for k in keys], [verdicts[other][k] for k in keys]
+            out.append(JudgeAgreement(task, question, judge, other, len(keys), float(np.mean(np.equal(a, b))),
+                                      stats.cohen_kappa(a, b)))
     return out
 
 

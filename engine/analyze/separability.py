@@ -173,6 +173,8 @@ def _rank_samples(result: SeparabilityResult, bindings: list, judged: dict[tuple
             answers.append(pair)
             score = pair.verdict
             invalid += (pair.first is None) + (pair.second is None)
+            if score is None:  # unanswered: missing, never a tie
+                continue
             outcomes.append(Outcome(result.model_a, result.model_b, (score + 1) / 2, delta=delta[binding.item],
                                     unit=binding.item))
     params = {**SEP_ELO_DEFAULTS, **analysis.options.elo}

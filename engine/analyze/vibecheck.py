@@ -1,12 +1,16 @@
 """VibeCheck analysis: from judge results to per-vibe scores and the two held-out regressions.
 
 For each vibe and pair: each judge's score s_J in A/B terms (LLM judges: both orders combined by the swap
-rule; offline judges: their measured comparison), the panel verdict ν (rounded mean), then per vibe its
+rule; offline judges: their measured comparison; an unreadable answer leaves the judge's score missing, never
+a tie), the panel verdict ν (rounded mean of the scores present; missing when none is), then per vibe its
 separability, judge agreement (κ), and whether it passes validation on the training split (κ, |sep| and a
-95% interval of sep that excludes 0: all on training pairs, since that is what selection may see). Separability
-and κ are reported on the test split beside. The vibes that pass (the top-k by least-angle regression, as
-VibeCheck) feed the two held-out regressions of `heldout`: model matching (which model wrote the first-shown
-answer) and preference prediction (which answer the dataset's labels favour, with length as a covariate).
+95% interval of sep that excludes 0: all on training pairs, since that is what selection may see; a phrase
+lexicon mined from the training pairs is validated on cross-fitted verdicts, each pair scored by the lexicon
+mined without it). On the test split each kept vibe's separability gets a t-test, Holm-adjusted over the kept
+vibes: the claims a page makes about vibes at once. The vibes that pass (the top-k by least-angle
+regression, as VibeCheck) feed the two held-out regressions of `heldout`: model matching (which model wrote
+the first-shown answer) and preference prediction (which answer the dataset's labels favour, starting from
+the longer-answer rule).
 """
 
 from __future__ import annotations
@@ -62,6 +66,9 @@ class VibeScore:
     mm_p_note: str = ""  # why a coefficient has no p-value
     pp_p_note: str = ""
     separability_ci: tuple[float, float] | None = None  # 95% t-interval of the test separability
+    separability_p: float | None = None  # one-sample t-test of the test separability (kept vibes only)
+    separability_p_adjusted: float | None = None  # Holm over the kept vibes' test separabilities
+    missing_verdicts: int = 0  # pairs where no judge gave a readable verdict: left out, never a tie
 
 
 @dataclass(frozen=True)
@@ -71,7 +78,7 @@ class PairVerdicts:
     preference: str | None
     output_a: str  # task ids of the two outputs
     output_b: str
-    nu: dict[str, int]  # vibe -> panel verdict
+    nu: dict[str, int | None]  # vibe -> panel verdict (None: no judge gave a readable one)
     by_judge: dict[str, dict[str, int | None]]  # vibe -> judge -> s_J (None: no verdict)
     rationales: dict[str, dict[str, str]] = field(default_factory=dict)  # vibe -> judge -> raw LLM text
     measures: dict[str, list[float]] = field(default_factory=dict)  # vibe -> [A's value, B's value] (metric judge)
@@ -82,7 +89,8 @@ class PairVerdicts:
         it ((a − b) / (|a| + |b|), in [−1, 1]), else the panel verdict ν."""
         if vibe in self.measures:
             return stats.strength(*self.measures[vibe])
-        return float(self.nu[vibe])
+        verdict = self.nu[vibe]
+        return float("nan") if verdict is None else float(verdict)
 
 
 @dataclass
@@ -108,7 +116,8 @@ def train_verdicts(prepared: Prepared, analysis: Analysis, results: dict[str, Re
     discovery validates its proposals on."""
     train = [p for comparison in analysis.comparisons()
              for p in analyze_vibecheck(prepared, analysis, results, comparison=comparison).pairs if p.split == "train"]
-    return np.array([[p.nu[v.name] for v in vibes] for p in train], dtype=float).reshape(len(train), len(vibes))
+    return np.array([[np.nan if p.nu[v.name] is None else p.nu[v.name] for v in vibes] for p in train],
+                    dtype=float).reshape(len(train), len(vibes))
 
 
 def _judges_for(prepared: Prepared, analysis: Analysis, vibe: Vibe) -> list[str]:
@@ -186,24 +195,26 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                 if raw:
                     rationales.setdefault(vibe.name, {})[judge_name] = raw
             by_judge[vibe.name] = scores
-            nu[vibe.name] = stats.ensemble([s for s in scores.values() if s is not None])
+            present = [s for s in scores.values() if s is not None]
+            nu[vibe.name] = stats.ensemble(present) if present else None
         chars = [len(str(results[g].output)) if g in results else 0 for g in (ga, gb)]
         pairs.append(PairVerdicts(binding.item, "train" if binding.item in train_set else "test",
                                   items[binding.item].label(model_a), ga, gb, nu, by_judge, rationales, measures,
                                   chars))
-    scores = [_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min, sep_min)
-              for v in vibes]
+    crossfit = _crossfit_lexicons(pairs, vibes, origins, results, analysis)
+    scores = _test_separability([_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min,
+                                             sep_min, crossfit.get(v.name)) for v in vibes], pairs)
     kept = [s.name for s in scores if s.kept]
+    crossfit = {name: values for name, values in crossfit.items() if name in kept}
     notes: list[str] = []
-    crossfit = _crossfit_lexicons(pairs, [v for v in vibes if v.name in kept], origins, results, analysis)
     if crossfit:
-        notes.append(f"{', '.join(sorted(crossfit))}: phrase lexicons mined from the training pairs. In the "
-                     "regressions each training pair is scored by the lexicon mined on the other half of them "
-                     "(cross-fitted), never by one mined from that pair; test pairs keep the panel's scores.")
+        notes.append(f"{', '.join(sorted(crossfit))}: phrase lexicons mined from the training pairs. Their keep/drop "
+                     "test and the regressions score each training pair by the lexicon mined on the other half of "
+                     "them (cross-fitted), never by one mined from that pair; test pairs keep the panel's scores.")
     labels = spec.datasets[analysis.dataset].labels
-    features = _Features(pairs, crossfit)
-    chosen, selection, dropped = _select(kept, features, analysis)
-    mm, pp = _regressions(chosen, features, model_a, notes, split_seed(analysis))
+    features = Features(pairs, crossfit)
+    chosen, selection, dropped = select_vibes(kept, features, analysis.options.regression)
+    mm, pp = fit_regressions(chosen, features, model_a, notes, split_seed(analysis))
     fits = heldout.adjust([f for f in (mm, pp) if f is not None])
     mm, pp = (fits.pop(0) if mm else None), (fits.pop(0) if pp else None)
     scores = [_with_coefficients(s, mm, pp, dropped.get(s.name, "")) for s in scores]
@@ -239,15 +250,30 @@ def _judge_reliability(prepared: Prepared, analysis: Analysis, comparison: tuple
     return rows, reliability.agreements(verdicts, "vibe scores")
 
 
+def _test_separability(scores: list[VibeScore], pairs: list[PairVerdicts]) -> list[VibeScore]:
+    """Each kept vibe's test separability tested against 0 (one-sample t-test over test pairs, the unit its
+    interval resamples), Holm-adjusted over the kept vibes: a page names all of them at once."""
+    tested = [stats.mean_test([v for p in pairs if p.split == "test" and (v := p.nu[s.name]) is not None])
+              if s.kept else None for s in scores]
+    adjusted = stats.holm(tested)
+    return [replace(s, separability_p=p, separability_p_adjusted=q) for s, p, q in zip(scores, tested, adjusted,
+                                                                                       strict=True)]
+
+
 def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepared: Prepared,
-                origins: dict[str, str], invalid: int, kappa_min: float, sep_min: float) -> VibeScore:
+                origins: dict[str, str], invalid: int, kappa_min: float, sep_min: float,
+                crossfit: dict[str, float] | None = None) -> VibeScore:
     spec = prepared.spec
     # the judges that gave this vibe a verdict on at least one pair (a judge whose calls all failed is not listed)
     judges = [j for j in _judges_for(prepared, analysis, vibe) if any(p.by_judge[vibe.name].get(j) is not None
                                                                         for p in pairs)]
     train = [p for p in pairs if p.split == "train"]
     test = [p for p in pairs if p.split == "test"]
-    nu_train = [p.nu[vibe.name] for p in train]
+    if crossfit:  # a lexicon mined from the training pairs: judged on each by the lexicon mined without it
+        nu_train = [int(np.sign(crossfit[p.item_id])) for p in train if p.item_id in crossfit]
+    else:
+        nu_train = [v for p in train if (v := p.nu[vibe.name]) is not None]
+    nu_test = [v for p in test if (v := p.nu[vibe.name]) is not None]
 
     def kappa(subset: list[PairVerdicts]) -> float | None:
         complete = [p for p in subset if all(p.by_judge[vibe.name][j] is not None for j in judges)]
@@ -258,6 +284,23 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
     kappa_train = kappa(train)
     sep_train = stats.separability(nu_train)
     ci = stats.mean_interval(nu_train)
+    reasons = drop_reasons(nu_train, kappa_train, kappa_min, sep_min)
+    return VibeScore(
+        name=vibe.name, low=vibe.low, high=vibe.high, origin=origins.get(vibe.name, "declared"), metric=vibe.metric,
+        judges=judges, judge_kinds=sorted({spec.judges[j].kind for j in judges}),
+        separability=stats.separability(nu_test) if nu_test else None,
+        separability_ci=stats.mean_interval(nu_test) if len(nu_test) > 1 else None,
+        separability_train=sep_train, separability_train_ci=ci, kappa=kappa(test), kappa_train=kappa_train,
+        kept=not reasons, drop_reason="; ".join(reasons), n_pairs=len(pairs), invalid_verdicts=invalid,
+        examples=vibe.examples, n_train=len(train), n_test=len(test),
+        missing_verdicts=sum(p.nu[vibe.name] is None for p in pairs))
+
+
+def drop_reasons(nu_train: list[int], kappa_train: float | None, kappa_min: float, sep_min: float) -> list[str]:
+    """Why a vibe is dropped on its training verdicts (none: kept): its judges disagree, or it does not
+    separate the models (|separability| below `sep_min`, or a 95% interval that includes 0)."""
+    sep_train = stats.separability(nu_train)
+    ci = stats.mean_interval(nu_train)
     reasons = []
     if kappa_train is not None and kappa_train < kappa_min:
         reasons.append(f"judges disagree (κ {kappa_train:.2f} < {kappa_min} on training pairs)")
@@ -266,14 +309,7 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
     elif not stats.excludes_zero(ci):
         reasons.append(f"separation not distinguishable from none (95% interval {ci[0]:+.3f} to {ci[1]:+.3f} "
                        "on training pairs includes 0)")
-    return VibeScore(
-        name=vibe.name, low=vibe.low, high=vibe.high, origin=origins.get(vibe.name, "declared"), metric=vibe.metric,
-        judges=judges, judge_kinds=sorted({spec.judges[j].kind for j in judges}),
-        separability=stats.separability([p.nu[vibe.name] for p in test]) if test else None,
-        separability_ci=stats.mean_interval([p.nu[vibe.name] for p in test]) if len(test) > 1 else None,
-        separability_train=sep_train, separability_train_ci=ci, kappa=kappa(test), kappa_train=kappa_train,
-        kept=not reasons, drop_reason="; ".join(reasons), n_pairs=len(pairs), invalid_verdicts=invalid,
-        examples=vibe.examples, n_train=len(train), n_test=len(test))
+    return reasons
 
 
 def _crossfit_lexicons(pairs: list[PairVerdicts], vibes: list[Vibe], origins: dict[str, str],
@@ -294,7 +330,7 @@ def _crossfit_lexicons(pairs: list[PairVerdicts], vibes: list[Vibe], origins: di
 
 
 @dataclass(frozen=True)
-class _Features:
+class Features:
     """The regressions' inputs, pair by pair: each vibe's strength (cross-fitted where a lexicon was mined
     from the training pairs) and the length covariate."""
 
@@ -309,20 +345,27 @@ class _Features:
                  for v in vibes] for p in subset]
         return np.array(rows, dtype=float).reshape(len(subset), len(vibes))
 
+    def complete(self, subset: list[PairVerdicts], vibes: list[str]) -> list[PairVerdicts]:
+        """The pairs with a value for every one of `vibes`: a pair no judge could score on a vibe is missing
+        from a fit that reads that vibe, never a 0."""
+        finite = np.all(np.isfinite(self.matrix(subset, vibes)), axis=1)
+        return [p for p, ok in zip(subset, finite, strict=True) if ok]
+
     @staticmethod
     def length(subset: list[PairVerdicts]) -> np.ndarray:
         return stats.length_covariate(np.array([p.chars[0] for p in subset]), np.array([p.chars[1] for p in subset]))
 
 
-def _select(kept: list[str], features: _Features, analysis: Analysis) -> tuple[list[str], str, dict[str, str]]:
+def select_vibes(kept: list[str], features: Features,
+                 options: dict[str, Any]) -> tuple[list[str], str, dict[str, str]]:
     """The kept vibes that enter the regressions: VibeCheck's top-k by least-angle regression on model
-    identity (the default), or all of them."""
-    options = analysis.options.regression
+    identity (the default), or all of them; `options`: the analysis' `regression` block."""
     top = options.get("top", 10)
     if options.get("select", "lars") == "all" or len(kept) <= top:
         how = "every kept vibe" if options.get("select") == "all" else f"every kept vibe ({len(kept)} ≤ top {top})"
         return kept, how, {}
-    order = heldout.lars_order(features.matrix(features.split("train"), kept), kept)[:top]
+    train = features.complete(features.split("train"), kept)
+    order = heldout.lars_order(features.matrix(train, kept), kept)[:top]
     chosen = [v for v in kept if v in order]
     dropped = {v: f"kept, but not among the first {top} to enter the least-angle regression path"
                for v in kept if v not in order}
@@ -330,12 +373,16 @@ def _select(kept: list[str], features: _Features, analysis: Analysis) -> tuple[l
                     "predicting model identity on the training pairs (VibeCheck's top-k step)"), dropped
 
 
-def _regressions(kept: list[str], features: _Features, model_a: str, notes: list[str],
-                 seed: int) -> tuple[heldout.HeldOutFit | None, heldout.HeldOutFit | None]:
+def fit_regressions(kept: list[str], features: Features, model_a: str, notes: list[str],
+                    seed: int) -> tuple[heldout.HeldOutFit | None, heldout.HeldOutFit | None]:
     if not kept:
         notes.append("No vibe passed validation, so no regression was fitted.")
         return None, None
-    train, test = features.split("train"), features.split("test")
+    every_train, every_test = features.split("train"), features.split("test")
+    train, test = features.complete(every_train, kept), features.complete(every_test, kept)
+    if len(train) + len(test) < len(every_train) + len(every_test):
+        notes.append(f"{len(every_train) - len(train)} training and {len(every_test) - len(test)} test pair(s) have no "
+                     "readable verdict on a vibe of the regressions and are left out of them (missing, not ties).")
     if not test:
         notes.append("The split leaves no test pairs, so nothing is held out and no regression is scored.")
         return None, None

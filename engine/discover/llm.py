@@ -108,13 +108,15 @@ def _validated(vibes: list[Vibe], nu: np.ndarray, d: Discovery) -> tuple[list[Vi
     """The vibes that separate the models on the training pairs (|sep| ≥ separability_min, and a 95% interval
     that excludes 0), less any whose verdicts repeat an earlier one's (correlation above discovery's
     MAX_CORRELATION), with their verdict columns: VibeCheck's filter and dedup, applied every round. Judge
-    agreement (κ) needs every judge's score and is checked by the analysis."""
+    agreement (κ) needs every judge's score and is checked by the analysis. A pair with no readable verdict
+    (NaN) is missing from the columns it lacks, never a 0."""
     kept: list[int] = []
     for j in range(len(vibes)):
-        column = nu[:, j]
-        if abs(float(column.mean())) < d.separability_min or not discovery.separates(column):
+        column = nu[np.isfinite(nu[:, j]), j]
+        if not len(column) or abs(float(column.mean())) < d.separability_min or not discovery.separates(column):
             continue
-        if any(discovery.too_similar(column, nu[:, k]) for k in kept):
+        both = [np.isfinite(nu[:, j]) & np.isfinite(nu[:, k]) for k in kept]
+        if any(discovery.too_similar(nu[rows, j], nu[rows, k]) for rows, k in zip(both, kept, strict=True)):
             continue
         kept.append(j)
     return [vibes[j] for j in kept], nu[:, kept]
@@ -122,9 +124,11 @@ def _validated(vibes: list[Vibe], nu: np.ndarray, d: Discovery) -> tuple[list[Vi
 
 def _misclassified(nu: np.ndarray, seed: int) -> list[int]:
     """Training pairs that model matching on the current vibes gets wrong: each pair once, no intercept (the
-    display order carries no information), a seeded random order so both labels occur."""
+    display order carries no information), a seeded random order so both labels occur. Only chooses which
+    pairs the proposer sees next, so a missing verdict counts as no evidence either way (0) here."""
     from sklearn.linear_model import LogisticRegression
 
+    nu = np.nan_to_num(nu)
     if not np.any(nu):
         return list(range(len(nu)))
     flip = np.where(np.random.default_rng(seed).random(len(nu)) < 0.5, -1.0, 1.0)

@@ -88,11 +88,13 @@ class PreservationCheck:
         return cls(float(d["cosine"]), bool(d["passed"]), d["rewrite"])
 
 
-def combine_orders(first: int | None, second: int | None) -> int:
+def combine_orders(first: int | None, second: int | None) -> int | None:
     """Position swap. `first` is the verdict with A shown first, `second` with B shown first, both already
-    mapped to A/B terms. Agreement keeps the verdict; disagreement, or N/A/invalid in either run, is 0."""
+    mapped to A/B terms. Agreement keeps the verdict; disagreement (or N/A in either order) is 0. An answer
+    with no readable verdict makes the question unanswered (None), never a tie: counting it as 0 would pull
+    separability, κ and ratings towards "no difference" by however often the judge failed to answer."""
     if first is None or second is None:
-        return 0
+        return None
     return first if first == second else 0
 
 

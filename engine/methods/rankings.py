@@ -25,8 +25,17 @@ class RankingsOptions(Options):
     bootstrap: int = 200
     seed: int = 0
     tie_gap: float = 1.0
-    ties: str = "half"
+    ties: str | None = None  # None: the convention of where the outcomes come from (see TIE_RULES)
     k: float = 4.0
+
+    def tie_rule(self) -> str:
+        return self.ties or TIE_RULES["scores" if self.outcomes == "scores" else "labels"]
+
+
+# A vote between two answers follows Chatbot Arena, where a tie is half a win for each side; ratings compared
+# item by item follow Vibe-Eval, where a tie says nothing about which answer is better and is left out.
+TIE_RULES = {"labels": "half", "scores": "drop"}
+TIE_WORDS = {"half": "ties count half a win for each model", "drop": "ties are left out of the fit"}
 
 
 @analysis_method("rankings")
@@ -81,14 +90,16 @@ def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
     else:
         models = list(analysis.models) or sorted(prepared.spec.datasets[analysis.dataset].scores)
         outcomes = score_outcomes(items, models, opts.tie_gap)
-        source = f"per-item comparisons of recorded scores ({len(outcomes)} pairs)"
+        source = (f"per-item comparisons of recorded scores ({len(outcomes)} pairs; a gap below {opts.tie_gap:g} "
+                  "is a tie)")
+    source += f"; {TIE_WORDS[opts.tie_rule()]}" + ("" if opts.ties else " (the default for these outcomes)")
     has_style = bool(outcomes) and all(len(o.style) == len(STYLE_FEATURES) for o in outcomes)
     rankings = []
     for method in opts.methods:
         if method == "style_controlled" and not has_style:
             continue  # style control needs both outputs' text for every outcome
         rankings.append(rank(method, outcomes, list(analysis.models) or None, rounds=opts.bootstrap,
-                             seed=opts.seed, ties=opts.ties, k=opts.k,
+                             seed=opts.seed, ties=opts.tie_rule(), k=opts.k,
                              style_names=STYLE_FEATURES if method == "style_controlled" else (),
                              unit="battle" if opts.outcomes in ("labels", "human") else "prompt"))
     return RankingResult(analysis.name, source, rankings, warnings)

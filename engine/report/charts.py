@@ -201,7 +201,8 @@ WIN_RATE = "win rate"
 def profile_heatmap(rows: list[dict[str, Any]], vibes: list[str], reference: str,
                     sort_options: list[str]) -> dict[str, Any]:
     """Models × vibes: each cell the model's separability against the reference (the reference's own row is
-    0 throughout, the centre of the diverging scale), faded where its 95% interval includes 0. A drop-down
+    0 throughout, the centre of the diverging scale), faded where it is not significant after the profile's
+    correction over its cells (`clear`). A drop-down
     orders the models by any vibe or by win rate. Rows: model, vibe, separability, ci_low, ci_high, clear,
     win_rate."""
     frame = pd.DataFrame(rows)

@@ -1,24 +1,27 @@
 """The answer a VibeCheck section gives in words, and the rows of its diverging chart.
 
 Only vibes that pass every test the page shows are named: kept on the training pairs, and separating the
-models on the test pairs with a 95% interval that excludes 0. Strongest first, grouped by the model that sits
-higher, so the sentence reads "chatty sits higher on verbosity and paragraphs; terse on formality".
+models on the test pairs with a Holm-adjusted p < 0.05 (a t-test per kept vibe, corrected over the kept vibes,
+since the sentence makes all of those claims at once). Strongest first, grouped by the model that sits higher,
+so the sentence reads "chatty sits higher on verbosity and paragraphs; terse on formality".
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from engine import stats
 from engine.analyze.vibecheck import VibeCheckResult, VibeScore
 
 MAX_NAMED = 4  # vibes named per model; the chart and the table carry the rest
 
 
+ALPHA = 0.05
+
+
 def confirmed(vc: VibeCheckResult) -> list[VibeScore]:
-    """Kept vibes whose test-pair interval excludes 0, strongest first."""
-    out = [v for v in vc.vibes if v.kept and v.separability is not None and v.separability_ci is not None
-           and stats.excludes_zero(v.separability_ci)]
+    """Kept vibes whose test separability is significant after Holm over the kept vibes, strongest first."""
+    out = [v for v in vc.vibes if v.kept and v.separability is not None and v.separability_p_adjusted is not None
+           and v.separability_p_adjusted < ALPHA]
     return sorted(out, key=lambda v: -abs(v.separability or 0.0))
 
 
@@ -34,8 +37,8 @@ def headline(vc: VibeCheckResult) -> str:
     """One sentence naming both models and the vibes that set them apart (see the module docstring)."""
     vibes = confirmed(vc)
     if not vibes:
-        return (f"No vibe separates {vc.model_a} from {vc.model_b} on the test pairs beyond chance (every kept "
-                "vibe's 95% interval includes 0).")
+        return (f"No vibe separates {vc.model_a} from {vc.model_b} on the test pairs beyond chance (no kept vibe "
+                "has a Holm-adjusted p < 0.05).")
     parts = []
     for model, sign in ((vc.model_a, 1), (vc.model_b, -1)):
         mine = [words(v) for v in vibes if (v.separability or 0) * sign > 0][:MAX_NAMED]
@@ -47,7 +50,8 @@ def headline(vc: VibeCheckResult) -> str:
         sentence += f"; {second} on {_listed(second_vibes)}"
     else:
         sentence += f"; no vibe puts {second} higher"
-    return sentence + " (test pairs, 95% intervals excluding 0)."
+    kept = sum(v.kept for v in vc.vibes)
+    return sentence + f" (test pairs; Holm-adjusted p < 0.05 over the {kept} kept vibes)."
 
 
 def chart_rows(vc: VibeCheckResult) -> list[dict[str, Any]]:

@@ -44,7 +44,8 @@ def describe(cell: ProfileCell, low: str, high: str, metric: str | None, referen
 
 
 def strongest(result: ProfileResult, model: str) -> list[str]:
-    """The model's clearest differences from the reference (intervals away from 0), largest first, in words."""
+    """The model's clearest differences from the reference (significant after Benjamini–Hochberg over the
+    profile's cells), largest first, in words."""
     vibes = {v.name: v for v in result.vibes}
     cells = sorted((c for c in result.cells if c.model == model and c.clear()), key=lambda c: -abs(c.separability or 0))
     return [describe(c, vibes[c.vibe].low, vibes[c.vibe].high, vibes[c.vibe].metric, result.reference)

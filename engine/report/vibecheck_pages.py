@@ -57,7 +57,9 @@ def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, sa
                       run_dir: Path) -> None:
     counts = {"-1": 0, "0": 0, "1": 0}
     for s in samples:
-        counts[str(s.pair.nu[vibe.name])] += 1
+        verdict = s.pair.nu[vibe.name]
+        if verdict is not None:  # no readable verdict: missing, not counted as a tie
+            counts[str(verdict)] += 1
     dist = charts.verdict_distribution_chart(counts, vc.model_a, vc.model_b)
     charts.export(dist, run_dir / "charts" / f"{slug(vc.analysis)}-{slug(vibe.name)}-verdicts")
     measures = _measures(vc, vibe)
@@ -75,7 +77,8 @@ def _telling(samples: list[Sample], vibe: VibeScore) -> tuple[list[Sample], list
     and one that goes against it, so a reader sees both what the number says and that it is a tendency."""
     lean = vibe.separability if vibe.separability is not None else vibe.separability_train
     sign = 1 if lean > 0 else -1
-    decided = sorted((s for s in samples if s.pair.nu[vibe.name] != 0), key=lambda s: -_strength(s.pair, vibe.name))
+    decided = sorted((s for s in samples if s.pair.nu[vibe.name] not in (0, None)),
+                     key=lambda s: -_strength(s.pair, vibe.name))
     if lean == 0:
         return decided[:EXAMPLES_PER_VIBE], []
     return ([s for s in decided if s.pair.nu[vibe.name] == sign][:EXAMPLES_PER_VIBE],
