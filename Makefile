@@ -24,7 +24,7 @@ install-test: $(PY)
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
 demo: install
-	$(VENV)/bin/vibe run specs/smollm2-terse-vs-chatty.yaml
+	$(VENV)/bin/vibe run vibe:smollm2-terse-vs-chatty
 
 test: install-test
 	$(PY) -m ruff check engine tests benchmarks scripts

@@ -104,7 +104,7 @@ def main() -> None:
 
     def spec(name: str, execution: str = "") -> Path:
         path = work / f"{name}.yaml"
-        path.write_text(SPEC.format(base=ROOT / "specs" / "smollm2-terse-vs-chatty.yaml", tokens=TOKENS,
+        path.write_text(SPEC.format(base="vibe:smollm2-terse-vs-chatty", tokens=TOKENS,
                                     prompts=PROMPTS, execution=execution))
         return path
 

@@ -28,7 +28,27 @@ EXIT_OK, EXIT_FAILED_TASKS, EXIT_USAGE = 0, 1, 2
 def _schema(args: argparse.Namespace) -> int:
     from engine.spec.load import schema
 
-    print(json.dumps(schema(), indent=2))
+    text = json.dumps(schema(), indent=2) + "\n"
+    if args.write:
+        Path(args.write).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.write).write_text(text, encoding="utf-8")
+        print(f"wrote {args.write}; point your editor at it, e.g. a first line "
+              f"# yaml-language-server: $schema={args.write}")
+    else:
+        print(text, end="")
+    return EXIT_OK
+
+
+def _init(args: argparse.Namespace) -> int:
+    from engine.scaffold import InitError, init_spec
+
+    models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
+    try:
+        path = init_spec(Path(args.data) if args.data else None, Path(args.out), models)
+    except InitError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"wrote {path}; next: vibe validate {path} && vibe run {path}")
     return EXIT_OK
 
 
@@ -178,6 +198,13 @@ def _diff(args: argparse.Namespace) -> int:
     from engine.diff import diff_plans, spec_at_revision, to_markdown
     from engine.pipeline import prepare
 
+    if args.changed:
+        from engine.review import DEFAULT_PATTERNS, comment
+
+        if args.specs:
+            raise UsageError("with --changed BASE give no spec files: every changed file matching --pattern is diffed")
+        print(comment(args.changed, tuple(args.pattern or DEFAULT_PATTERNS)), end="")
+        return EXIT_OK
     if args.git:
         if len(args.specs) != 1:
             raise UsageError("with --git REF give one spec: it is compared with itself at REF")
@@ -209,18 +236,21 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     summary, results, run_dir = run_spec(args.spec, Path(args.out) if args.out else None,
                                          Path(args.cache) if args.cache else default_cache_path(), quiet=args.quiet,
-                                         report=not args.no_report, backend=args.backend, address=args.address)
+                                         report=not args.no_report, backend=args.backend, address=args.address,
+                                         limit=args.limit)
     failed = summary.total - summary.done
     print(f"{results.spec_name}: {summary.done:,}/{summary.total:,} tasks done ({summary.ran_now:,} run now, "
           f"{failed:,} not done), ${summary.cost:.4f} spent; outputs in {run_dir}")
+    from engine.analyze.heldout import RULE
+
     for vc in results.of("vibecheck"):
         kept = [v for v in vc.vibes if v.kept]
         line = f"  {vc.analysis}: {len(kept)}/{len(vc.vibes)} vibes kept"
         for label, reg in (("model matching", vc.model_matching), ("preference", vc.preference)):
             if reg:
-                length = reg.baseline("length alone")
+                rule = reg.baseline(RULE)
                 line += (f"; {label} {reg.test_accuracy:.1%} held out"
-                         + (f" (length alone {length.accuracy:.1%})" if length else ""))
+                         + (f" ({RULE} {rule.accuracy:.1%})" if rule else ""))
         print(line)
     if (run_dir / "index.html").exists():
         print(f"  leaderboard: {run_dir / 'index.html'}")
@@ -303,7 +333,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("schema", help="print the spec's JSON Schema")
+    p.add_argument("--write", metavar="PATH", help="write it to PATH (for an editor) instead of printing it")
     p.set_defaults(func=_schema)
+
+    p = sub.add_parser("init", help="write a commented, valid spec for a data file (or the embedded default)")
+    p.add_argument("data", nargs="?", help="CSV, JSONL, JSON or Parquet of prompts and answers (wide: a column "
+                   "per model; long: a model column and an answer column); none: the embedded default spec")
+    p.add_argument("--models", metavar="A,B", help="the answer columns (wide) or model names (long) to compare")
+    p.add_argument("--out", metavar="PATH", default="vibe.yaml", help="where to write the spec (default: vibe.yaml)")
+    p.set_defaults(func=_init)
 
     p = sub.add_parser("validate", help="check specs; print every problem as FILE:LINE:COL: field: message")
     p.add_argument("specs", nargs="+")
@@ -316,8 +354,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_plan)
 
     p = sub.add_parser("diff", help="Markdown summary of what a spec change does to the plan and its cost")
-    p.add_argument("specs", nargs="+", metavar="SPEC")
+    p.add_argument("specs", nargs="*", metavar="SPEC")
     p.add_argument("--git", metavar="REF", help="compare SPEC with its version at this git revision")
+    p.add_argument("--changed", metavar="BASE", help="one Markdown comment for every spec file changed, added or "
+                   "removed since git revision BASE (what the GitHub Action posts)")
+    p.add_argument("--pattern", action="append", metavar="GLOB", help="with --changed: which files are specs "
+                   "(repeatable; default: specs/**/*.yaml and specs/**/*.yml)")
     p.set_defaults(func=_diff)
 
     p = sub.add_parser("discover", help="generate outputs if needed, discover vibes, print them as spec YAML")
@@ -350,8 +392,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where local models and encoders run (default: the spec's execution.backend, else local)")
     p.add_argument("--address", metavar="ADDR", help="Ray cluster address for --backend ray (default: the spec's "
                    "execution.address, else $RAY_ADDRESS, else auto)")
+    p.add_argument("--limit", type=_positive, metavar="N", help="a seeded sample of N prompts per dataset, for a "
+                   "quick trial (its own run folder, runs/<name>-limitN, unless --out)")
     p.set_defaults(func=_run)
     return parser
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return int(text)
 
 
 def _terminate(signum: int, frame: object) -> None:

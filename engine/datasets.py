@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.spec.model import ComparisonLabels, Dataset
+from engine.spec.model import LONG_ANSWER, LONG_SCORE, ComparisonLabels, Dataset
 from engine.text_files import NotUtf8, read_utf8
 
 csv.field_size_limit(sys.maxsize)
@@ -169,6 +169,8 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None) -> list[Item]:
     for path in ensure_local(ds):
         rows.extend(read_rows(path, ds.source.format))
     rows = _dedupe(rows, ds.source.dedupe_on)
+    if ds.format == "long":
+        rows = _paired(ds, rows)
     id_field = ds.fields.get("id")
     joined = {column: _index(file, id_field, value) for column, (file, value) in ds.source.join.items()}
     for n, row in enumerate(rows):
@@ -185,6 +187,41 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None) -> list[Item]:
     if ds.limit is not None and ds.limit < len(items):
         items = sorted(random.Random(ds.seed).sample(items, ds.limit), key=lambda it: ids.index(it.id))
     return items
+
+
+def _paired(ds: Dataset, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A long table's rows (one per prompt and model) as wide rows (one per prompt, each model's answer in a
+    column of its own), paired by fields.id, else by the prompt text, in order of first appearance."""
+    f = ds.fields
+    key_field = f.get("id") or f["prompt"]
+    wide: dict[str, dict[str, Any]] = {}
+    first: dict[tuple[str, str], int] = {}
+    for n, row in enumerate(rows):
+        for column in {key_field, f["model"], f["answer"]}:
+            if _field(row, column) is None:
+                raise DatasetError(f"dataset {ds.name!r}: row {n} has no {column!r} value (format: long needs a "
+                                   f"{'model' if column == f['model'] else 'key' if column == key_field else 'answer'}"
+                                   " on every row)")
+        key, model = str(_field(row, key_field)), str(_field(row, f["model"]))
+        if (key, model) in first:
+            raise DatasetError(f"dataset {ds.name!r}: row {n}: a second answer of model {model!r} to prompt "
+                               f"{key!r} (the first is row {first[(key, model)]}); keep one answer per prompt "
+                               "and model")
+        first[(key, model)] = n
+        merged = wide.setdefault(key, {k: v for k, v in row.items() if k not in (f["model"], f["answer"])})
+        if _text(row, f["prompt"]) != _text(merged, f["prompt"]):
+            raise DatasetError(f"dataset {ds.name!r}: row {n}: prompt {key!r} has another text in row "
+                               f"{min(r for (k, _), r in first.items() if k == key)} ({f['prompt']!r} differs)")
+        merged[LONG_ANSWER + model] = _field(row, f["answer"])
+        if "score" in f:
+            merged[LONG_SCORE + model] = _field(row, f["score"])
+    seen = {model for _, model in first}
+    missing = [m for m in ds.outputs if m not in seen]
+    if missing:
+        values = ", ".join(sorted(seen)[:12])
+        raise DatasetError(f"dataset {ds.name!r}: recorded model(s) {', '.join(missing)} have no row in column "
+                           f"{f['model']!r}, whose values are: {values}")
+    return list(wide.values())
 
 
 def check_labels(ds: Dataset, items: list[Item], models: frozenset[str]) -> None:

@@ -134,8 +134,8 @@ def _materialize(ref: str, path: Path, made: list[Path]) -> Path:
         raise FileNotFoundError(f"{rel} does not exist at git revision {ref!r}: {shown.stderr.strip()}")
     text = shown.stdout
     doc = yaml.safe_load(text) or {}
-    if isinstance(doc, dict) and isinstance(doc.get("extends"), str):
-        base = _materialize(ref, path.parent / doc["extends"], made)
+    if isinstance(doc, dict) and isinstance(doc.get("extends"), str) and not doc["extends"].startswith("vibe:"):
+        base = _materialize(ref, path.parent / doc["extends"], made)  # a packaged base is the installed one
         doc["extends"] = base.name if base.parent == path.parent else str(base)
         text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
     with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.stem}@", suffix=".yaml",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,15 +14,22 @@ from engine.spec.load import load_spec
 from engine.spec.model import Spec
 
 
-def prepare(spec_path: str | Path) -> Prepared:
+def prepare(spec_path: str | Path, limit: int | None = None) -> Prepared:
+    """The spec, its datasets' items and the plan. `limit`: a seeded sample of at most that many prompts per
+    dataset (each dataset's own `seed`), for a quick trial; the tasks of the prompts kept are the same tasks,
+    with the same hashes, as in the full run."""
     spec = load_spec(spec_path)
+    if limit is not None:
+        spec = replace(spec, datasets={name: replace(ds, limit=limit if ds.limit is None else min(ds.limit, limit))
+                                       for name, ds in spec.datasets.items()})
     used = {a.dataset for a in spec.analyses.values()}
     items = {name: load_items(ds, frozenset(spec.models)) for name, ds in spec.datasets.items() if name in used}
     return Prepared(spec, items, compile_plan(spec, items))
 
 
 def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, quiet: bool = False,
-             report: bool = True, backend: str | None = None, address: str | None = None) -> tuple[Any, Any, Path]:
+             report: bool = True, backend: str | None = None, address: str | None = None,
+             limit: int | None = None) -> tuple[Any, Any, Path]:
     """spec → plan → execute → (discover → plan → execute) → analyze → report. Returns the execution
     summary, the analysis results and the run directory. The manifest is finished last, with the whole run's
     start, end, task counts and the time of every phase. `backend` and `address` override the spec's
@@ -37,9 +45,9 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
 
     phases = Phases(quiet=quiet)
     with phases.phase("plan"):
-        prepared = prepare(spec_path)
+        prepared = prepare(spec_path, limit)
         execution = settle(prepared, backend, address)
-    run_dir = run_dir or default_run_dir(prepared.spec)
+    run_dir = run_dir or default_run_dir(prepared.spec, limit)
     origins: dict[str, str] = {}
     with joined(prepared, execution), Cache(cache_path) as cache:
         derived.use(cache)
@@ -126,8 +134,11 @@ def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:
         return render_report(analyze_run(prepared, finished, run_dir, origins), prepared, run_dir, finished)
 
 
-def default_run_dir(spec: Spec) -> Path:
-    return Path(spec.report.get("output_dir") or Path("runs") / spec.name)
+def default_run_dir(spec: Spec, limit: int | None = None) -> Path:
+    """runs/<spec name>, or the spec's report.output_dir; a --limit trial gets a folder of its own, so it
+    never overwrites the full run's pages."""
+    folder = Path(spec.report.get("output_dir") or Path("runs") / spec.name)
+    return folder if limit is None else folder.with_name(f"{folder.name}-limit{limit}")
 
 
 def default_cache_path() -> Path:

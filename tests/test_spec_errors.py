@@ -93,6 +93,14 @@ CASES = [
     ("    metric: length_words", "    metric: lenght", 12, "judges.m.metric", "unknown metric 'lenght'"),
     ("    kind: metric", "    kind: oracle", 11, "judges.m.kind", "is not one of"),
     ("{path: data.jsonl}", "{path: missing.jsonl}", 15, "datasets.d.source.path", "file not found"),
+    ("    source: {path: data.jsonl}\n", "    source: {path: data.jsonl}\n    format: long\n", 17,
+     "datasets.d.fields", "format: long needs fields.model"),
+    ("    source: {path: data.jsonl}\n", "    source: {path: data.jsonl}\n    format: long\n", 17,
+     "datasets.d.fields.outputs", "fields.outputs is for wide tables"),
+    ("{prompt: q, outputs: {a: out_a}}", "{prompt: q, model: m, outputs: {a: out_a}}", 16, "datasets.d.fields.model",
+     "fields.model is for format: long"),
+    ("name: demo\n", "name: demo\nextends: vibe:offline-panle\n", 2, "extends",
+     "no packaged spec 'vibe:offline-panle' (did you mean 'vibe:offline-panel'?)"),
     ("fields: {prompt: q, outputs: {a: out_a}}", "fields: {question: q}", 16, "datasets.d.fields.question",
      "unknown field 'question'"),
     ("outputs: {a: out_a}", "outputs: {a: out_a, c: out_c}", 16, "datasets.d.fields.outputs.c", "unknown model 'c'"),
@@ -297,7 +305,7 @@ def test_example_specs_validate() -> None:
     assert len(specs) >= 3
     for spec in specs:
         text = spec.read_text()
-        assert text.startswith("# yaml-language-server: $schema=../engine/spec/schema.json"), spec
+        assert text.startswith("# yaml-language-server: $schema=https://vibe-bench.github.io/schema/spec.json"), spec
         load_spec(spec)
 
 

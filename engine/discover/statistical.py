@@ -112,12 +112,21 @@ def separates(verdicts: np.ndarray) -> bool:
 
 
 def _doc_terms(texts: list[str], min_docs: int) -> tuple[Any, np.ndarray]:
-    """Which token n-grams (1 to 3) each text contains: a binary document-term matrix and its vocabulary."""
+    """Which token n-grams (1 to 3) each text contains: a binary document-term matrix and its vocabulary.
+    Fewer texts than `min_docs`, or no n-gram in that many of them (a trial on a handful of prompts), give an
+    empty vocabulary: nothing to mine, rather than an error."""
+    from scipy.sparse import csr_matrix
     from sklearn.feature_extraction.text import CountVectorizer
 
+    empty = csr_matrix((len(texts), 0)), np.array([], dtype=object)
+    if len(texts) < min_docs:
+        return empty
     vectorizer = CountVectorizer(tokenizer=tokens, token_pattern=None, lowercase=False, ngram_range=(1, 3),
                                  binary=True, min_df=min_docs)
-    return vectorizer.fit_transform(texts), vectorizer.get_feature_names_out()
+    try:
+        return vectorizer.fit_transform(texts), vectorizer.get_feature_names_out()
+    except ValueError:  # sklearn: no term is left after min_df (or the texts hold no token at all)
+        return empty
 
 
 def _ranked(matrix: Any, vocabulary: np.ndarray, positive: np.ndarray,
@@ -215,10 +224,7 @@ def cluster_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str
     if len(np.unique(vectors.round(6), axis=0)) < k:
         return []  # fewer distinct answers than clusters: nothing to group
     labels = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(vectors)
-    try:
-        matrix, vocabulary = _doc_terms(texts, min_docs=2)
-    except ValueError:  # no n-gram in two answers: clusters go unnamed
-        matrix, vocabulary = None, np.array([], dtype=object)
+    matrix, vocabulary = _doc_terms(texts, min_docs=2)  # no n-gram in two answers: clusters go unnamed
     content = np.array([_is_content(term) for term in vocabulary], dtype=bool)
     matrix, vocabulary = (matrix[:, content], vocabulary[content]) if content.any() else (None, vocabulary)
     out: list[Candidate] = []

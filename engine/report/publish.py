@@ -25,10 +25,40 @@ RUNS_LINK_MARK = "<!--runs-index-->"
 RUNS_LINK = '<a href="../index.html" class="runs-link">← all runs</a> · '
 
 
+SITE_CONFIG = """\
+site_name: vibe leaderboards
+docs_dir: docs
+site_dir: site
+use_directory_urls: false
+theme: {name: material, font: false}
+nav:
+  - Home: index.md
+  - Runs: runs/index.md
+"""
+
+
+def ensure_site(site: Path) -> None:
+    """A repository with no site yet gets a minimal mkdocs-material project to publish into (its own
+    mkdocs.yml, once written, is never touched again)."""
+    if (site / "mkdocs.yml").exists():
+        return
+    (site / "docs").mkdir(parents=True, exist_ok=True)
+    (site / "mkdocs.yml").write_text(SITE_CONFIG, encoding="utf-8")
+    index = site / "docs" / "index.md"
+    if not index.exists():
+        index.write_text("# vibe leaderboards\n\nThe [runs](runs/index.md) published here, newest first.\n",
+                         encoding="utf-8")
+    runs = site / "docs" / "runs" / "index.md"
+    if not runs.exists():
+        runs.parent.mkdir(parents=True, exist_ok=True)
+        runs.write_text(_index_markdown([]), encoding="utf-8")
+
+
 def publish(run_dir: Path, site: Path, runs: bool = True) -> Path:
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     if not (run_dir / "index.html").exists():
         raise FileNotFoundError(f"{run_dir} has no leaderboard yet; run `vibe report {run_dir}` first")
+    ensure_site(site)
     name = slug(manifest["spec_name"])
     boards = [_join_board(path, site, name, manifest.get("finished_at", ""), runs)
               for path in sorted(run_dir.glob("*/profiles.json"))]
@@ -66,14 +96,16 @@ def _title(run_dir: Path) -> str:
 
 
 def _headline(run_dir: Path) -> str:
+    from engine.analyze.heldout import RULE
+
     parts = []
     for regressions in sorted(run_dir.glob("*/regressions.json")):
         data = json.loads(regressions.read_text(encoding="utf-8"))
         for key, label in (("model_matching", "model matching"), ("preference", "preference")):
             if data.get(key):
-                length = next((b for b in data[key].get("baselines", []) if b["rule"] == "length alone"), None)
+                rule = next((b for b in data[key].get("baselines", []) if b["rule"] == RULE), None)
                 parts.append(f"{label} {data[key]['test_accuracy']:.1%}"
-                             + (f" (length alone {length['accuracy']:.1%})" if length else ""))
+                             + (f" ({RULE} {rule['accuracy']:.1%})" if rule else ""))
     for path in sorted(run_dir.glob("*/reference.json")):
         scores = json.loads(path.read_text(encoding="utf-8"))["scores"]
         if scores and scores[0]["subsets"]:

@@ -30,7 +30,7 @@ from engine.report import charts
 from engine.report.incomplete import incomplete_work, read_failures
 from engine.spec.model import REPORT_FOLDERS
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+TEMPLATES = Path(__file__).resolve().parent / "templates"  # inside the package: an installed wheel renders too
 PREVIEW_CHARS = 1200
 
 
@@ -41,7 +41,7 @@ def section_order() -> list[tuple[str, AnalysisMethod]]:
 
 
 def environment() -> Environment:
-    """Templates from `templates/`, and the section templates a method carries itself."""
+    """Templates from engine/report/templates/, and the section templates a method carries itself."""
     own = {f"sections/{name}.html.j2": source for _, method in section_order()
            for name, source in method.templates.items()}
     env = Environment(loader=ChoiceLoader([FileSystemLoader(TEMPLATES), DictLoader(own)]),

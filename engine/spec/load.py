@@ -23,6 +23,29 @@ from engine.spec.problems import Problem, SpecError, did_you_mean
 from engine.spec.semantics import check_semantics
 from engine.spec.yaml_source import PathKey, SourceMap, dotted, load_yaml
 
+BUILTIN = "vibe:"  # `extends: vibe:offline-panel`, `vibe run vibe:smollm2-terse-vs-chatty`: specs the package ships
+
+
+def builtin_specs() -> list[str]:
+    """The names of the specs the package ships (engine/builtin/*.yaml)."""
+    return sorted(p.name[:-5] for p in resources.files("engine.builtin").iterdir() if p.name.endswith(".yaml"))
+
+
+def spec_path(ref: str | Path) -> Path:
+    """A spec file from what a user wrote: a path, or `vibe:NAME` for a spec the package ships (the same
+    file from any folder and any install, checkout or wheel)."""
+    text = str(ref)
+    if not text.startswith(BUILTIN):
+        return Path(ref)
+    name = text[len(BUILTIN):]
+    found = resources.files("engine.builtin").joinpath(f"{name}.yaml")
+    if not name or not found.is_file():
+        known = builtin_specs()
+        raise FileNotFoundError(f"no packaged spec {text!r}{did_you_mean(text, [BUILTIN + k for k in known])}; "
+                                "the package ships: "
+                                + ", ".join(BUILTIN + k for k in known))
+    return Path(str(found))
+
 
 @cache
 def _schema_file() -> str:
@@ -49,11 +72,12 @@ def schema() -> dict[str, Any]:
 
 def load_spec(path: str | Path) -> Spec:
     """Load, merge, validate and type a spec; raise SpecError listing every problem."""
-    document, source = load_document(Path(path))
-    problems = validate_document(document, source, Path(path))
+    path = spec_path(path)
+    document, source = load_document(path)
+    problems = validate_document(document, source, path)
     if problems:
         raise SpecError(problems)
-    return spec_from_document(document, Path(path))
+    return spec_from_document(document, path)
 
 
 def load_document(path: Path, _chain: tuple[Path, ...] = ()) -> tuple[dict[str, Any], SourceMap]:
@@ -71,7 +95,10 @@ def load_document(path: Path, _chain: tuple[Path, ...] = ()) -> tuple[dict[str, 
     mark = source.locate_key(("extends",))
     if not isinstance(base_ref, str):
         raise SpecError([Problem(mark.file, mark.line, mark.col, "extends", "must be a path string")])
-    base_path = (path.parent / base_ref)
+    try:
+        base_path = spec_path(base_ref) if base_ref.startswith(BUILTIN) else path.parent / base_ref
+    except FileNotFoundError as exc:
+        raise SpecError([Problem(mark.file, mark.line, mark.col, "extends", str(exc))]) from None
     chain = (*_chain, resolved)
     if base_path.resolve() in chain:
         names = " -> ".join(str(p) for p in (*chain, base_path.resolve()))

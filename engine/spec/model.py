@@ -139,6 +139,7 @@ class Dataset:
     seed: int = 0
     labels: Labels = field(default_factory=lambda: Labels())
     preferences: dict[str, ComparisonLabels] = field(default_factory=dict)  # model -> its labels vs the reference
+    format: str = "wide"  # "long": one row per (prompt, model); the reader pairs them into wide rows
 
 
 @dataclass(frozen=True)
@@ -341,10 +342,24 @@ def resolve_path(base: Path, raw: str) -> Path:
     return path if path.is_absolute() else (base / path)
 
 
-def _dataset(name: str, raw: dict[str, Any], base: Path) -> Dataset:
+LONG_ANSWER, LONG_SCORE = "\0answer\0", "\0score\0"  # the columns a long table's rows are paired into
+
+
+def _recorded_models(doc: dict[str, Any], dataset: str) -> list[str]:
+    """The recorded models whose answers the analyses of `dataset` read: what a long table must hold."""
+    models = doc.get("models") or {}
+    used = [m for a in (doc.get("analyses") or {}).values() if a.get("dataset") == dataset for m in a.get("models", [])]
+    return [m for m in dict.fromkeys(used) if (models.get(m) or {}).get("provider") == "recorded"]
+
+
+def _dataset(name: str, raw: dict[str, Any], base: Path, recorded: list[str]) -> Dataset:
     src = raw["source"]
     paths = [src["path"]] if "path" in src else list(src.get("paths", []))
     fields = {k: v for k, v in raw["fields"].items() if k not in ("outputs", "scores", "preferences")}
+    long = raw.get("format") == "long"
+    outputs = ({m: LONG_ANSWER + m for m in recorded} if long else dict(raw["fields"].get("outputs", {})))
+    scores = ({m: LONG_SCORE + m for m in recorded} if long and "score" in fields
+              else dict(raw["fields"].get("scores", {})))
     return Dataset(
         name=name,
         source=DatasetSource(
@@ -357,15 +372,16 @@ def _dataset(name: str, raw: dict[str, Any], base: Path) -> Dataset:
             join={k: (resolve_path(base, v["path"]), v["field"]) for k, v in src.get("join", {}).items()},
         ),
         fields=fields,
-        outputs=dict(raw["fields"].get("outputs", {})),
+        outputs=outputs,
         preference_values=dict(raw.get("preference_values", {})),
-        scores=dict(raw["fields"].get("scores", {})),
+        scores=scores,
         filters=tuple(raw.get("filters", ())),
         limit=raw.get("limit"),
         seed=raw.get("seed", 0),
         labels=Labels(**raw["labels"]) if "labels" in raw else Labels(),
         preferences={model: ComparisonLabels(entry["column"], dict(entry["values"]))
                      for model, entry in raw["fields"].get("preferences", {}).items()},
+        format=raw.get("format", "wide"),
     )
 
 
@@ -413,7 +429,8 @@ def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
         description=doc.get("description", ""),
         models={name: _endpoint(name, raw) for name, raw in (doc.get("models") or {}).items()},
         judges=judges,
-        datasets={name: _dataset(name, raw, base) for name, raw in (doc.get("datasets") or {}).items()},
+        datasets={name: _dataset(name, raw, base, _recorded_models(doc, name))
+                  for name, raw in (doc.get("datasets") or {}).items()},
         vibes=tuple(vibes),
         discovery=discovery,
         personas=personas,

@@ -156,6 +156,17 @@ def _check_datasets(c: _Checker) -> None:
             for raw, named in entry["values"].items():
                 if named != "tie":
                     c.must_exist((*path, "fields", "preferences", model, "values", raw), named, "models")
+        long = ds.get("format") == "long"
+        for key in ("model", "answer"):
+            if long and key not in ds["fields"]:
+                c.report((*path, "fields"), f"format: long needs fields.{key} (the column with each row's {key})")
+        for key in ("outputs", "scores"):
+            if long and key in ds["fields"]:
+                c.report((*path, "fields", key), f"format: long reads answers from fields.answer and the models from "
+                         f"fields.model; fields.{key} is for wide tables")
+        for key in ("model", "answer", "score"):
+            if not long and key in ds["fields"]:
+                c.report((*path, "fields", key), f"fields.{key} is for format: long (one row per prompt and model)")
         if "preference_values" in ds and "preference" not in ds["fields"]:
             c.report((*path, "preference_values"), "preference_values needs fields.preference")
 
@@ -316,6 +327,8 @@ def _check_vibes_have_judges(c: _Checker, path: PathKey, analysis: dict[str, Any
 def _check_recorded_outputs(c: _Checker, path: PathKey, analysis: dict[str, Any]) -> None:
     dataset = c.section("datasets")[analysis["dataset"]]
     outputs = dataset["fields"].get("outputs", {})
+    if dataset.get("format") == "long":  # the model column's values name the models: checked when it is read
+        return
     for i, model in enumerate(analysis.get("models", [])):
         entry = c.section("models").get(model)
         if entry and entry["provider"] == "recorded" and model not in outputs:

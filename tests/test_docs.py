@@ -1,0 +1,51 @@
+"""The documentation site: its generated pages match the code they describe, every schema field is in the spec
+reference, and mkdocs builds it in strict mode (a broken link or a page missing from the nav fails)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import build_docs  # noqa: E402
+
+
+def test_generated_pages_are_up_to_date(tmp_path: Path) -> None:
+    for path in build_docs.build(tmp_path):
+        committed = ROOT / "site" / "docs" / path.relative_to(tmp_path)
+        assert committed.is_file() and committed.read_text() == path.read_text(), (
+            f"{committed.relative_to(ROOT)} is stale: run python scripts/build_docs.py")
+
+
+def test_every_schema_field_is_in_the_spec_reference() -> None:
+    text = (ROOT / "site" / "docs" / "reference" / "spec.md").read_text()
+    listed = set(re.findall(r"^\| `([^`]+)`", text, re.MULTILINE))
+    assert build_docs.schema_paths() <= listed
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert all(line.count(" | ") >= 4 and not line.rstrip().endswith("|  |") for line in rows), "a field lacks a column"
+    assert "`analyses.<name>.ties` *(method: rankings)*" in text  # a method's options, labelled with it
+
+
+def test_cli_reference_lists_every_command() -> None:
+    text = (ROOT / "site" / "docs" / "reference" / "cli.md").read_text()
+    for command in ("init", "validate", "schema", "plan", "diff", "run", "discover", "report", "publish"):
+        assert f"## `vibe {command}`" in text
+    assert "--limit N" in text and "--changed BASE" in text
+
+
+def test_site_builds_strict(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "site", site, ignore=shutil.ignore_patterns("site"))
+    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(site / "mkdocs.yml")],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    built = site / "site"
+    for page in ("getting-started.html", "reference/spec.html", "reference/cli.html", "methods.html", "limits.html",
+                 "cluster.html", "measured.html", "schema/spec.json"):
+        assert (built / page).is_file(), page
+    assert "fonts.googleapis" not in (built / "index.html").read_text()

@@ -1,0 +1,129 @@
+"""`vibe init` writes a valid spec for a user's own file, and long tables are read by the dataset stage."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engine.datasets import DatasetError
+from engine.pipeline import prepare
+from engine.scaffold import InitError, detect, init_spec
+
+PROMPTS = ["How do I boil an egg?", "Write a haiku about rain.", "What is a prime number?", "Explain DNS briefly.",
+           "Suggest a name for a cat.", "How far is the Moon?"]
+
+
+def _wide(path: Path) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["question_id", "question", "gpt-x", "claude-y", "winner"])
+        for i, prompt in enumerate(PROMPTS):
+            writer.writerow([f"q{i}", prompt, f"Sure! Here is a long and friendly answer number {i}!!",
+                             f"Answer {i}.", ["gpt-x", "claude-y", "tie"][i % 3]])
+
+
+def test_wide_csv_is_recognised_and_the_spec_runs_plan(tmp_path: Path) -> None:
+    _wide(tmp_path / "battles.csv")
+    out = init_spec(tmp_path / "battles.csv", tmp_path / "vibe.yaml")
+    text = out.read_text()
+    assert text.startswith("# Written by `vibe init` from battles.csv (6 rows)")
+    spec = yaml.safe_load(text)
+    fields = spec["datasets"]["battles"]["fields"]
+    assert fields == {"prompt": "question", "id": "question_id", "preference": "winner",
+                      "outputs": {"gpt-x": "gpt-x", "claude-y": "claude-y"}}
+    assert spec["datasets"]["battles"]["preference_values"] == {"gpt-x": "gpt-x", "claude-y": "claude-y",
+                                                                "tie": "tie"}
+    assert spec["extends"] == "vibe:offline-panel" and spec["analyses"]["vibecheck"]["models"] == ["gpt-x", "claude-y"]
+    prepared = prepare(out)
+    items = prepared.items["battles"]
+    assert [it.id for it in items] == [f"q{i}" for i in range(6)]
+    assert items[0].preference == "gpt-x" and items[2].preference == "tie"
+    assert sum(t.stage == "generation" for t in prepared.plan.tasks) == 12  # recorded, read from the file
+
+
+def test_long_jsonl_is_paired_by_id(tmp_path: Path) -> None:
+    rows = [{"id": f"p{i}", "prompt": p, "model": m, "response": f"{m} says {i}: " + "words " * (3 + i)}
+            for i, p in enumerate(PROMPTS) for m in ("alpha", "beta", "gamma")]
+    (tmp_path / "long.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = init_spec(tmp_path / "long.jsonl", tmp_path / "spec.yaml", ["beta", "gamma"])
+    spec = yaml.safe_load(out.read_text())
+    dataset = spec["datasets"]["long"]
+    assert dataset["format"] == "long"
+    assert dataset["fields"] == {"prompt": "prompt", "id": "id", "model": "model", "answer": "response"}
+    assert spec["analyses"]["vibecheck"]["models"] == ["beta", "gamma"]
+    items = prepare(out).items["long"]
+    assert len(items) == 6 and items[3].outputs["gamma"] == "gamma says 3: " + "words " * 6
+
+
+def test_three_models_compare_against_the_first(tmp_path: Path) -> None:
+    rows = [{"prompt": p, "a": f"first {i} " * 3, "b": f"second {i} " * 3, "c": f"third {i} " * 3}
+            for i, p in enumerate(PROMPTS)]
+    (tmp_path / "three.json").write_text(json.dumps(rows))
+    spec = yaml.safe_load(init_spec(tmp_path / "three.json", tmp_path / "s.yaml").read_text())
+    assert spec["analyses"]["vibecheck"]["reference"] == "a"
+    assert prepare(tmp_path / "s.yaml").spec.analyses["vibecheck"].comparisons() == [("b", "a"), ("c", "a")]
+
+
+def test_parquet_is_read(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"instruction": PROMPTS, "m1": [f"one {p}" for p in PROMPTS], "m2": [f"two {p}" for p in PROMPTS]})
+    pq.write_table(table, tmp_path / "outs.parquet")
+    init_spec(tmp_path / "outs.parquet", tmp_path / "vibe.yaml")
+    assert len(prepare(tmp_path / "vibe.yaml").items["outs"]) == 6
+
+
+def test_what_cannot_be_inferred_is_said(tmp_path: Path) -> None:
+    with pytest.raises(InitError, match="at least two models"):
+        detect([{"prompt": "hello there, how are you", "only": "one answer column here"}])
+    with pytest.raises(InitError, match="--models names nope"):
+        detect([{"prompt": "hello there, how are you", "a": "an answer text", "b": "another answer"}], ["nope"])
+    (tmp_path / "bad.jsonl").write_text('{"prompt": "x"}\n{not json\n')
+    with pytest.raises(InitError, match=r"bad\.jsonl:2: invalid JSON"):
+        init_spec(tmp_path / "bad.jsonl", tmp_path / "vibe.yaml")
+    (tmp_path / "vibe.yaml").write_text("taken")
+    with pytest.raises(InitError, match="already exists"):
+        init_spec(tmp_path / "bad.jsonl", tmp_path / "vibe.yaml")
+
+
+def test_long_table_errors_are_located(tmp_path: Path) -> None:
+    base = [{"id": "p0", "prompt": "Say hi", "model": "a", "answer": "hi"},
+            {"id": "p0", "prompt": "Say hi", "model": "b", "answer": "hello"}]
+    spec = """\
+name: long
+models: {a: {provider: recorded}, b: {provider: recorded}}
+judges: {m: {kind: metric}}
+vibes: [{name: verbosity, low: short, high: long, metric: length_words}]
+datasets:
+  d: {source: {path: rows.jsonl}, format: long, fields: {id: id, prompt: prompt, model: model, answer: answer}}
+analyses: {vibecheck: {dataset: d, models: [a, b], judges: [m]}}
+"""
+    (tmp_path / "spec.yaml").write_text(spec)
+    cases = {
+        "row 2: a second answer of model 'b' to prompt 'p0' (the first is row 1)":
+            [*base, {"id": "p0", "prompt": "Say hi", "model": "b", "answer": "again"}],
+        "row 1 has no 'model' value": [base[0], {"id": "p0", "prompt": "Say hi", "answer": "x"}],
+        "recorded model(s) b have no row in column 'model'": [base[0]],
+        "row 1: prompt 'p0' has another text in row 0": [base[0], {**base[1], "prompt": "Say bye"}],
+    }
+    for message, rows in cases.items():
+        (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        with pytest.raises(DatasetError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            prepare(tmp_path / "spec.yaml")
+
+
+def test_init_command_writes_the_embedded_default(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "engine", "init"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "data" / "everyday-prompts.jsonl").is_file()
+    spec = prepare(tmp_path / "vibe.yaml").spec
+    assert spec.name == "smollm2-terse-vs-chatty" and set(spec.models) == {"terse", "chatty"}
+    again = subprocess.run([sys.executable, "-m", "engine", "init"], cwd=tmp_path, capture_output=True, text=True)
+    assert again.returncode == 2 and "already exists" in again.stderr

@@ -1,0 +1,136 @@
+"""vibe as a user installs it: the wheel (not an editable checkout) in a fresh virtual environment, run from an
+empty folder outside this repository.
+
+The wheel and the sdist are built from this checkout with setuptools' own build backend; the fresh
+environment reaches the dependencies already installed in the project's environment through a path file
+(nothing is downloaded), so the only `engine` it can import is the wheel's. Everything a run reads (templates,
+the schema, the packaged base and the embedded default with its prompts) must therefore come from the wheel.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist and the wheel, built from a copy of the files git would commit (a build in the checkout would
+    leave build folders behind and could pick up stray files)."""
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist")
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, check=True,
+                           capture_output=True, text=True).stdout.splitlines()
+    for name in files:
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    for hook in ("build_sdist", "build_wheel"):  # one process each: setuptools keeps state between the two
+        build = f"from setuptools import build_meta as b; import sys; b.{hook}(sys.argv[1])"
+        done = subprocess.run([sys.executable, "-c", build, str(out)], cwd=source, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def installed(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    venv = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    purelib = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                              "['purelib'])"], check=True, capture_output=True, text=True).stdout.strip()
+    # the dependencies this environment already has; not its editable `engine`, whose finder a .pth line
+    # pointing at site-packages does not load
+    Path(purelib, "project-deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    (wheel,) = dist.glob("*.whl")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--no-deps",
+                    "--no-index", "--disable-pip-version-check", "-q", str(wheel)], check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(PATH=f"{venv / 'bin'}:{env['PATH']}", HF_HUB_OFFLINE="1")
+    yield env
+
+
+def vibe(env: dict[str, str], cwd: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["vibe", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_wheel_and_sdist_hold_what_runs_read(dist: Path) -> None:
+    (wheel,) = dist.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for needed in ("engine/spec/schema.json", "engine/report/templates/index.html.j2",
+                   "engine/report/templates/sections/vibecheck.html.j2", "engine/report/templates/style.css",
+                   "engine/builtin/offline-panel.yaml", "engine/builtin/smollm2-terse-vs-chatty.yaml",
+                   "engine/builtin/data/everyday-prompts.jsonl"):
+        assert needed in names, needed
+    (sdist,) = dist.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        members = {m.split("/", 1)[1] for m in archive.getnames() if "/" in m}
+    assert {"pyproject.toml", "engine/report/templates/index.html.j2", "engine/builtin/offline-panel.yaml"} <= members
+
+
+def test_init_validate_run_from_an_empty_folder(installed: dict[str, str], tmp_path: Path) -> None:
+    where = subprocess.run(["python", "-c", "import engine; print(engine.__file__)"], env=installed,
+                           capture_output=True, text=True, cwd=tmp_path, check=True).stdout
+    assert str(ROOT) not in where and "site-packages" in where  # the wheel, not this checkout
+    with (tmp_path / "answers.csv").open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["prompt", "model_one", "model_two", "preference"])
+        for i in range(24):
+            loud = "Great question!! " * (1 + i % 3) + f"Here is a long answer about topic {i}, with details."
+            writer.writerow([f"Tell me about topic {i}.", loud, f"Topic {i}: a brief answer.",
+                             "model_one" if i % 3 else "model_two"])
+    done = vibe(installed, tmp_path, "init", "answers.csv")
+    assert done.returncode == 0, done.stderr
+    assert vibe(installed, tmp_path, "validate", "vibe.yaml").returncode == 0
+    run = vibe(installed, tmp_path, "run", "vibe.yaml", "--quiet")
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = tmp_path / "runs" / "answers"
+    assert (out / "index.html").is_file() and "model_one" in (out / "index.html").read_text()
+    assert list((out / "charts").glob("*.svg")) and list((out / "vibes").glob("*.html"))
+    assert list((out / "samples").glob("*.html"))  # the drill-down, every pair
+    assert json.loads((out / "manifest.json").read_text())["tasks"]["done"] > 0
+    schema = vibe(installed, tmp_path, "schema", "--write", "schema/spec.json")
+    assert schema.returncode == 0 and json.loads((tmp_path / "schema" / "spec.json").read_text())["$id"]
+
+
+def test_a_spec_extending_the_packaged_base(installed: dict[str, str], tmp_path: Path) -> None:
+    rows = [{"id": f"p{i}", "q": f"question {i}", "a": "Sure!! " * (i + 2), "b": f"Answer {i}."} for i in range(12)]
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "mine.yaml").write_text("""\
+name: mine
+extends: vibe:offline-panel
+models: {a: {provider: recorded}, b: {provider: recorded}}
+datasets: {d: {source: {path: pairs.jsonl}, fields: {id: id, prompt: q, outputs: {a: a, b: b}}}}
+analyses: {vibecheck: {dataset: d, models: [a, b], judges: [metrics], vibes: [verbosity, enthusiasm]}}
+""")
+    run = vibe(installed, tmp_path, "run", "mine.yaml", "--quiet")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert (tmp_path / "runs" / "mine" / "index.html").is_file()
+    (tmp_path / "typo.yaml").write_text("name: typo\nextends: vibe:offline-panle\n")
+    bad = vibe(installed, tmp_path, "validate", "typo.yaml")
+    assert bad.returncode == 2 and "typo.yaml:2:1: extends:" in bad.stderr
+    assert "(did you mean 'vibe:offline-panel'?)" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def test_the_embedded_default_runs_from_the_wheel(installed: dict[str, str], tmp_path: Path) -> None:
+    """`vibe init` with no data writes the embedded default; a --limit trial of it generates with llama.cpp."""
+    assert vibe(installed, tmp_path, "init").returncode == 0
+    run = vibe(installed, tmp_path, "run", "vibe.yaml", "--limit", "4", "--quiet", timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = tmp_path / "runs" / "smollm2-terse-vs-chatty-limit4"
+    assert (out / "index.html").is_file()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["tasks"]["done"] == manifest["tasks"]["total"] > 0
