@@ -18,6 +18,13 @@ Structured answers: a request carrying `response_format` or `tools` is logged wi
 older server would. A forced Anthropic tool is answered with a `tool_use` block whose input is the scripted
 reply read as JSON.
 
+Faults as real gateways make them, for a whole run: `state.faults = Faults(rate, seed)` gives each attempt of
+each request one of: a reset connection, a hang, a trickling body, a 503 with Retry-After, a 500, or a 200
+HTML page, at `rate` in all (seeded by request and attempt, so the same run sees the same faults); everything
+else is answered. `state.html_after = n` answers every request after the first n with an HTML page (a gateway
+that starts serving its login page mid-run) until `state.html_after` is set back to None. Faulted requests are
+logged with the status the client saw: 0 for a reset, 599 for a hang or a trickle (the client times out).
+
 The model name `missing-model` gets 404. Answers echo the prompt so a test can tell them apart. Tests can
 script answers: `state.replies[substring] = text` answers any request containing the substring. Every
 request is logged (path, marker, status, body key), which is how tests count what the server really saw.
@@ -50,6 +57,19 @@ class Logged:
     body: dict[str, Any] = field(default_factory=dict)  # the request as sent
 
 
+FAULT_KINDS = ("reset", "hang", "trickle", "503", "500", "html")
+
+
+@dataclass(frozen=True)
+class Faults:
+    rate: float  # share of attempts that fail, split evenly over FAULT_KINDS
+    seed: int = 0
+
+    def choose(self, key: str, attempt: int) -> str | None:
+        draw = int(hashlib.sha256(f"{self.seed}:{key}:{attempt}".encode()).hexdigest()[:8], 16) / 2**32
+        return FAULT_KINDS[int(draw / self.rate * len(FAULT_KINDS))] if draw < self.rate else None
+
+
 @dataclass
 class ServerState:
     latency_s: float = 0.0
@@ -58,6 +78,9 @@ class ServerState:
     log_requests: bool = True
     replies: dict[str, str] = field(default_factory=dict)  # substring of the request -> fixed answer text
     refuse_schemas: int | None = None  # status for requests that ask for a schema (None: accept them)
+    faults: Faults | None = None
+    html_after: int | None = None
+    answered: int = 0  # requests answered 200 with JSON
 
     def successes(self) -> Counter[str]:
         return Counter(entry.key for entry in self.log if entry.status == 200)
@@ -94,7 +117,16 @@ def _respond(path: str, body: dict[str, Any], state: ServerState) -> tuple[int, 
     state.seen[key] += 1
     attempt = state.seen[key]
     status, headers, payload = 200, {}, b""
-    if body.get("model") == "missing-model":
+    fault = state.faults.choose(key, attempt) if state.faults else None
+    if state.html_after is not None and state.answered >= state.html_after:
+        fault = "html"
+    if fault in ("500", "503"):
+        status, payload = int(fault), b'{"error": {"message": "upstream trouble"}}'
+        headers = {"Retry-After": "1"} if fault == "503" else {}
+    elif fault == "html":
+        headers = {"Content-Type": "text/html; charset=utf-8"}
+        payload = b"<!DOCTYPE html><html><head><title>Gateway</title></head><body>Please sign in</body></html>"
+    elif body.get("model") == "missing-model":
         status, payload = 404, b'{"error": {"message": "model not found"}}'
     elif state.refuse_schemas and ("response_format" in body or "tools" in body):
         field_name = "response_format" if "response_format" in body else "tools"
@@ -128,8 +160,14 @@ def _respond(path: str, body: dict[str, Any], state: ServerState) -> tuple[int, 
                               "model": body["model"], "choices": choices,
                               "usage": {"prompt_tokens": len(text.split()), "completion_tokens": 3,
                                         "total_tokens": len(text.split()) + 3}}).encode()
+    if fault in ("reset", "hang", "trickle"):
+        headers = {"X-Fault": fault}
+    elif status == 200 and fault != "html" and marker not in ("html", "malformed", "trickle", "timeout"):
+        state.answered += 1
     if state.log_requests:
-        state.log.append(Logged(path, marker, status, key, text, _images(body), body))
+        seen = {"reset": 0, "hang": 599, "trickle": 599}.get(fault or "", 599 if marker in ("trickle", "timeout")
+                                                            else status)
+        state.log.append(Logged(path, fault or marker, seen, key, text, _images(body), body))
     return status, headers, payload
 
 
@@ -154,6 +192,14 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
                 if state.latency_s:
                     await asyncio.sleep(state.latency_s)
                 status, extra, payload = _respond(path, body, state)
+                fault = extra.pop("X-Fault", None)
+                if fault == "reset":
+                    writer.transport.abort()  # the connection dies with no response
+                    return
+                if fault == "hang":
+                    await asyncio.sleep(30)
+                if fault == "trickle":
+                    body = {"messages": [{"role": "user", "content": "[[trickle]]"}]}
             kind = extra.pop("Content-Type", "application/json")
             head = [f"HTTP/1.1 {status} {'OK' if status == 200 else 'ERR'}", f"Content-Type: {kind}",
                     f"Content-Length: {len(payload)}", *(f"{k}: {v}" for k, v in extra.items())]

@@ -5,14 +5,22 @@ endpoint-level circuit breaker.
   per minute, so a slow or throttled provider never starves another.
 - A retryable failure (429, 5xx, timeout, connection error, malformed body) waits `Retry-After` when the
   server sent one, else exponential backoff with full jitter, then tries again up to `limits.max_retries`.
-- An endpoint-fatal failure (missing key, 401/403/404, a 400 before any success, a server that cannot be
-  reached at all) stops that endpoint: its remaining tasks are recorded as skipped with that one reason,
-  and every other endpoint carries on.
+- A failure that points at the endpoint rather than the call (missing key, 401/403/404, a web page or other
+  non-JSON answer, a 400 before any success, a refused connection) stops that endpoint at once while it has
+  never answered: a wrong base_url or key costs a few calls, and its remaining tasks are recorded as skipped
+  with that one reason. Once it has answered, such failures are retried within each call's budget and feed a
+  circuit breaker instead: BREAKER_THRESHOLD of them in a row (no success between) open it, calls wait
+  BREAKER_COOLDOWN_S, then one probe goes through; its success closes the breaker, its failure stops the
+  endpoint for good, with what tripped it. One odd page in a 50,000-call stage costs one retry, not the
+  stage; every other endpoint carries on either way.
 - A structured answer refused by the endpoint (an error naming the schema field; see `refuses_schema`) is
   asked again in free text, and every later call of that endpoint in the run goes in free text: the first
   refusal is remembered and reported (`fallbacks`), and each result records whether its answer was
   schema-constrained.
-- Every success is written to the cache the moment it arrives.
+- Successes are committed to the cache in batches, every FLUSH_S or FLUSH_AT results, whichever comes first,
+  and at the end of the run however it ends (an interrupt included): one transaction per call was a large
+  share of the client's CPU at hundreds of calls in flight. A killed process loses at most FLUSH_S of
+  answers besides the calls in flight; a re-run asks for exactly what is missing.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import asyncio
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine.execute.cache import Cache
@@ -34,6 +42,10 @@ Render = Callable[[Task], tuple[list[dict[str, Any]], dict[str, Any], ResponseSc
 OnResult = Callable[[Task, Result | None], None]
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
+FLUSH_S = 0.25
+FLUSH_AT = 512
+BREAKER_THRESHOLD = 5
+BREAKER_COOLDOWN_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -69,6 +81,44 @@ class TokenBucket:
 
 
 @dataclass
+class Breaker:
+    """The circuit breaker of one endpoint (see the module docstring): closed, open since `opened_at`, or
+    half-open while its one probe is in flight."""
+
+    threshold: int = BREAKER_THRESHOLD
+    cooldown_s: float = BREAKER_COOLDOWN_S
+    in_a_row: int = 0
+    opened_at: float | None = None
+    probing: bool = False
+
+    def success(self) -> None:
+        self.in_a_row, self.opened_at, self.probing = 0, None, False
+
+    def inconclusive(self) -> None:
+        """The probe failed in a way that says nothing of the endpoint (a 500, a timeout): wait again."""
+        self.opened_at, self.probing = time.monotonic(), False
+
+    def failure(self, probe: bool) -> bool:
+        """Count a failure that points at the endpoint; True when the endpoint should stop for good (the
+        half-open probe failed)."""
+        if probe:
+            return True
+        self.in_a_row += 1
+        if self.in_a_row >= self.threshold and self.opened_at is None:
+            self.opened_at = time.monotonic()
+        return False
+
+    async def admit(self, stopped: Callable[[], bool]) -> bool:
+        """Wait while the breaker is open; True when this call is the half-open probe."""
+        while self.opened_at is not None and not stopped():
+            if not self.probing and time.monotonic() - self.opened_at >= self.cooldown_s:
+                self.probing = True
+                return True
+            await asyncio.sleep(min(0.05, max(0.0, self.cooldown_s - (time.monotonic() - self.opened_at))) or 0.05)
+        return False
+
+
+@dataclass
 class _EndpointState:
     endpoint: Endpoint
     provider: Provider | None
@@ -78,6 +128,7 @@ class _EndpointState:
     stopped: str | None = None
     successes: int = 0
     free_text: str | None = None  # why this endpoint answers in free text for the rest of the run
+    breaker: Breaker = field(default_factory=Breaker)
 
 
 def backoff_delay(attempt: int, retry_after: float | None, rng: random.Random) -> float:
@@ -95,6 +146,7 @@ class Scheduler:
         self.states: dict[str, _EndpointState] = {}
         self.stop_messages: dict[str, str] = {}
         self.fallbacks: dict[str, str] = {}  # endpoint -> the refusal that turned its schemas off
+        self._unwritten: list[Result] = []  # answers not yet committed (see FLUSH_S)
         for name, endpoint in endpoints.items():
             provider = providers[name]
             limits = endpoint.limits
@@ -104,6 +156,7 @@ class Scheduler:
                 semaphore=asyncio.Semaphore(limits.concurrency),
                 requests=TokenBucket(limits.rpm) if limits.rpm else None,
                 tokens=TokenBucket(limits.tpm) if limits.tpm else None,
+                breaker=Breaker(BREAKER_THRESHOLD, BREAKER_COOLDOWN_S),
             )
             if isinstance(provider, ProviderError):
                 self._stop(state, str(provider))
@@ -115,8 +168,23 @@ class Scheduler:
             self.stop_messages[state.endpoint.name] = reason
 
     async def run(self, tasks: list[Task], render: Render) -> list[Failure]:
-        results = await asyncio.gather(*(self._run_one(task, render) for task in tasks))
+        flusher = asyncio.create_task(self._flush_every(FLUSH_S))
+        try:
+            results = await asyncio.gather(*(self._run_one(task, render) for task in tasks))
+        finally:
+            flusher.cancel()
+            self._flush()
         return [r for r in results if r is not None]
+
+    async def _flush_every(self, seconds: float) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._unwritten:
+            batch, self._unwritten = self._unwritten, []
+            self.cache.put_many(batch)
 
     async def _run_one(self, task: Task, render: Render) -> Failure | None:
         state = self.states[task.endpoint]
@@ -128,6 +196,7 @@ class Scheduler:
         async with state.semaphore:
             attempt = 0
             while True:
+                probe = await state.breaker.admit(lambda: state.stopped is not None)
                 if state.stopped:
                     self.on_result(task, None)
                     return Failure(task.id, task.stage, task.endpoint, f"skipped: {state.stopped}", attempt)
@@ -147,19 +216,29 @@ class Scheduler:
                         self.fallbacks.setdefault(state.endpoint.name, state.free_text)
                         attempt -= 1  # not a failure of the task: it is asked again at once, in free text
                         continue
-                    fatal = exc.endpoint_fatal and (exc.status != 400 or state.successes == 0)
+                    # a 400 after the endpoint has answered is this request's own fault: not retried, not counted
+                    indicts = (exc.endpoint_fatal and (exc.status != 400 or state.successes == 0)) or exc.unreachable
                     exhausted = attempt > limits.max_retries
-                    if fatal or (exhausted and exc.status is None and state.successes == 0):
+                    if indicts and state.successes == 0 and (exc.endpoint_fatal or exhausted):
                         self._stop(state, str(exc))
-                    if fatal or exhausted or not exc.retryable:
+                    elif indicts and state.breaker.failure(probe):
+                        self._stop(state, f"circuit breaker: {state.breaker.in_a_row} failures in a row that point at "
+                                          f"the endpoint, and the probe after a {state.breaker.cooldown_s:g} s pause "
+                                          f"failed too; last: {exc}")
+                    elif probe:
+                        state.breaker.inconclusive()
+                    if state.stopped or exhausted or not (exc.retryable or indicts):
                         self.on_result(task, None)
                         return Failure(task.id, task.stage, task.endpoint, str(exc), attempt)
                     await asyncio.sleep(backoff_delay(attempt - 1, exc.retry_after, self.rng))
                     continue
                 break
         state.successes += 1
+        state.breaker.success()
         result = completed(task, state.endpoint, completion, attempt, structured=schema is not None)
-        self.cache.put(result)
+        self._unwritten.append(result)
+        if len(self._unwritten) >= FLUSH_AT:
+            self._flush()
         self.on_result(task, result)
         return None
 

@@ -50,9 +50,11 @@ class ProviderError(Exception):
     model, unreachable server) stop every remaining task of that endpoint with this one message."""
 
     def __init__(self, message: str, *, retryable: bool = False, endpoint_fatal: bool = False,
-                 status: int | None = None, retry_after: float | None = None, body: str = ""):
+                 status: int | None = None, retry_after: float | None = None, body: str = "",
+                 unreachable: bool = False):
         super().__init__(message)
         self.body = body
+        self.unreachable = unreachable  # no connection could be made: says something of the endpoint, not the call
         self.retryable = retryable
         self.endpoint_fatal = endpoint_fatal
         self.status = status
@@ -142,7 +144,7 @@ def sdk_errors(sdk: Any, endpoint: Endpoint, base_url: object, timeout: float) -
         raise timed_out(endpoint, timeout) from None
     except sdk.APIConnectionError as exc:
         raise ProviderError(f"{endpoint.name}: cannot reach {base_url} ({exc.__cause__ or exc})",
-                            retryable=True) from None
+                            retryable=True, unreachable=True) from None
     except (sdk.APIResponseValidationError, ValueError) as exc:
         raise ProviderError(f"{endpoint.name}: malformed response ({exc})", retryable=True) from None
 

@@ -1,13 +1,24 @@
-"""OpenAI chat completions through the official SDK; also any OpenAI-compatible server (vLLM, llama.cpp
-server, Ollama) via `base_url`. The SDK's own retries are off: the scheduler retries every provider alike."""
+"""OpenAI chat completions over plain HTTP (aiohttp, orjson): OpenAI itself and any OpenAI-compatible server (vLLM,
+SGLang, llama.cpp's server, Ollama) via `base_url`.
+
+The wire format is small and stable, and at hundreds of calls in flight the client's CPU per call is what
+limits a judge stage. The official SDK built typed request and response objects for every call, and httpx's
+connection pool does work that grows with the square of its connections on every request (19 ms of CPU per
+call at 256 in flight; 1.3 ms with the pool split in sixteen). aiohttp, which vLLM's and SGLang's own
+serving benchmarks drive their servers with, keeps one connection pool per endpoint at a fraction of that, and
+this provider sends the JSON body itself and reads the few fields it needs. Retrying, pacing and bookkeeping
+stay in the scheduler, as for every provider.
+"""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
 
-import openai
+import aiohttp
+import orjson
 
 from engine.execute.providers.base import (
     Completion,
@@ -15,14 +26,15 @@ from engine.execute.providers.base import (
     ProviderError,
     ResponseSchema,
     api_key,
+    error_from_status,
     html_instead_of_json,
-    limits,
     read_image,
     register,
-    sdk_errors,
     within,
 )
 from engine.spec.model import Endpoint
+
+OPENAI_URL = "https://api.openai.com/v1"
 
 
 def image_url(source: str) -> str:
@@ -55,6 +67,15 @@ def json_object_format(schema: ResponseSchema) -> dict[str, Any]:
     return {"type": "json_object", "schema": schema.schema}
 
 
+def _loads(content: bytes) -> Any:
+    """orjson, or the standard library's parser for the JSON orjson refuses but the standard allows: an escaped
+    lone surrogate (\\ud83d without its pair), which a model cut mid-emoji produces; the scheduler replaces it."""
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return json.loads(content)
+
+
 @register("openai", "openai-compatible")
 class OpenAIProvider:
     def __init__(self, endpoint: Endpoint, base_url: str | None = None,
@@ -62,37 +83,62 @@ class OpenAIProvider:
         self.endpoint = endpoint
         self.response_format = response_format
         key = api_key(endpoint, "OPENAI_API_KEY" if endpoint.provider == "openai" else None)
-        self.client = openai.AsyncOpenAI(
-            api_key=key or "not-needed",
-            base_url=base_url or endpoint.base_url,
-            max_retries=0,
-            # the SDK's own client class (its httpx flavour differs between SDK majors), sized for our concurrency
-            http_client=openai.DefaultAsyncHttpxClient(limits=limits(endpoint)),
-        )
+        self.base_url = (base_url or endpoint.base_url or OPENAI_URL).rstrip("/")
+        self.url = f"{self.base_url}/chat/completions"
+        self.headers = {"Authorization": f"Bearer {key or 'not-needed'}", "Content-Type": "application/json"}
+        self.session: aiohttp.ClientSession | None = None  # made in the event loop that uses it
+
+    def _session(self) -> aiohttp.ClientSession:
+        """One connection pool per endpoint, as many connections as its concurrency. The whole-call bound is
+        `within`, so aiohttp's own timeouts are off."""
+        if self.session is None:
+            connector = aiohttp.TCPConnector(limit=self.endpoint.limits.concurrency, limit_per_host=0)
+            self.session = aiohttp.ClientSession(connector=connector, headers=self.headers,
+                                                 timeout=aiohttp.ClientTimeout(total=None))
+        return self.session
 
     async def complete(self, messages: Messages, params: dict[str, Any], timeout: float,
                        schema: ResponseSchema | None = None) -> Completion:
+        body = {"model": self.endpoint.model, "messages": to_openai_messages(messages), **params}
         if schema is not None:
-            params = {**params, "response_format": self.response_format(schema)}
+            body["response_format"] = self.response_format(schema)
         start = time.perf_counter()
-        with sdk_errors(openai, self.endpoint, self.client.base_url, timeout):
-            response = await within(self.client.chat.completions.create(
-                model=self.endpoint.model, messages=to_openai_messages(messages), timeout=timeout, **params),
-                self.endpoint, timeout)
-        if (page := html_instead_of_json(self.endpoint, self.client.base_url, response)) is not None:
+        status, headers, content = await within(self._post(orjson.dumps(body)), self.endpoint, timeout)
+        if status != 200:
+            raise error_from_status(status, content.decode("utf-8", "replace"), headers, self.endpoint)
+        if content.lstrip()[:1] == b"<":
+            page = html_instead_of_json(self.endpoint, self.base_url, content.decode("utf-8", "replace"))
+            assert page is not None
             raise page
-        if not getattr(response, "choices", None):
+        try:
+            data = _loads(content)
+            choice = data["choices"][0] if data.get("choices") else None
+        except (ValueError, AttributeError, TypeError, KeyError) as exc:
+            raise ProviderError(f"{self.endpoint.name}: malformed response ({exc})", retryable=True) from None
+        if choice is None:
             raise ProviderError(f"{self.endpoint.name}: response has no choices", retryable=True)
-        choice = response.choices[0]
-        usage = response.usage
+        usage = data.get("usage") or {}
         return Completion(
-            text=choice.message.content or "",
-            input_tokens=usage.prompt_tokens if usage else 0,
-            output_tokens=usage.completion_tokens if usage else 0,
-            model=response.model or self.endpoint.model,
-            finish_reason=choice.finish_reason,
-            meta={"id": response.id, "latency_s": round(time.perf_counter() - start, 4)},
+            text=(choice.get("message") or {}).get("content") or "",
+            input_tokens=usage.get("prompt_tokens") or 0,
+            output_tokens=usage.get("completion_tokens") or 0,
+            model=data.get("model") or self.endpoint.model,
+            finish_reason=choice.get("finish_reason"),
+            meta={"id": data.get("id"), "latency_s": round(time.perf_counter() - start, 4)},
         )
 
+    async def _post(self, payload: bytes) -> tuple[int, Any, bytes]:
+        """(status, headers, body) of one POST, the body read whole."""
+        try:
+            async with self._session().post(self.url, data=payload) as response:
+                return response.status, response.headers, await response.read()
+        except aiohttp.ClientConnectorError as exc:
+            raise ProviderError(f"{self.endpoint.name}: cannot reach {self.base_url} ({exc})", retryable=True,
+                                unreachable=True) from None
+        except aiohttp.ClientError as exc:  # the connection dropped mid-exchange (a reset, a closed socket)
+            raise ProviderError(f"{self.endpoint.name}: connection to {self.base_url} dropped "
+                                f"({type(exc).__name__}: {exc})", retryable=True) from None
+
     async def aclose(self) -> None:
-        await self.client.close()
+        if self.session is not None:
+            await self.session.close()
