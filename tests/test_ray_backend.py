@@ -95,7 +95,7 @@ def test_encoders_on_ray_data_give_the_local_numbers(cluster: Cluster) -> None:
     from engine.requests import Rating
     from engine.spec.model import Resources
 
-    texts = [json.loads(line)["prompt"] for line in (SPEC.parents[2] / "specs/data/everyday-prompts.jsonl")
+    texts = [json.loads(line)["prompt"] for line in (SPEC.parents[2] / "engine/builtin/data/everyday-prompts.jsonl")
              .read_text().splitlines()]
     texts += [t.upper() for t in texts] + [t[: len(t) // 2] for t in texts]  # 180 texts, 3 batches of 64
     requests = [Rating("reference", "similarity", {"prompt": t, "reference": texts[-i - 1]}, f"g{i}",

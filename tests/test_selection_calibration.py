@@ -160,3 +160,19 @@ def test_pooled_regression_finds_a_planted_within_model_effect() -> None:
 def test_within_rejects_what_the_old_designs_gave() -> None:
     assert within(2, 80, ALPHA) and not within(43, 65, ALPHA) and not within(16, 20, ALPHA)
     assert not within(50, 100, 0.10)
+
+
+def test_lopsided_labels_keep_every_bootstrap_resample() -> None:
+    """A model that wins 11 of 12 prompts: many resamples are all wins, where the GLM has no finite fit. They
+    are refitted with Firth's penalty (all wins: (k + ½) / (n + 1) in closed form), never dropped, and counted."""
+    rng = np.random.default_rng(0)
+    pairs = [PairVerdicts(f"p{i}", "test", "m" if i else "ref", f"a{i}", f"r{i}", {"vibe": 0}, {}, {}, {},
+                          [int(rng.integers(300, 900)), int(rng.integers(300, 900))]) for i in range(12)]
+    result = profiles.profile([VibeCheckResult("p", "m", "ref", [], pairs, None, None, 0, [])], "ref",
+                              [Vibe("vibe", "low", "high")], {}, Labels(), rounds=200)
+    (rate,) = result.winrates
+    assert rate.win_rate == 11 / 12 and rate.lc_ci_low is not None and rate.lc_ci_high is not None
+    assert rate.note.endswith("resamples had no finite GLM fit and were refitted with Firth's penalty")
+    refitted = int(rate.note.split(" of ")[0])
+    assert refitted >= 200 * (11 / 12) ** 12 * 0.5  # at least the all-win resamples, about 35% of them
+    assert profiles._lc_penalized(np.ones(10), np.linspace(-1, 1, 10)) == (10 + 0.5) / 11

@@ -206,6 +206,8 @@ def _lc_penalized(y: np.ndarray, length: np.ndarray) -> float:
     labels = np.r_[np.where(half, 1.0, y), np.zeros(int(half.sum()))]
     lengths = np.r_[length, length[half]]
     weights = np.r_[np.where(half, 0.5, 1.0), np.full(int(half.sum()), 0.5)]
+    if len(set(labels.tolist())) < 2:  # one outcome throughout: Firth's intercept-only estimate, in closed form
+        return float((weights @ labels + 0.5) / (weights.sum() + 1.0))
     from firthmodels import FirthLogisticRegression
 
     with warnings.catch_warnings():

@@ -106,9 +106,9 @@ class OpenAIProvider:
         status, headers, content = await within(self._post(orjson.dumps(body)), self.endpoint, timeout)
         if status != 200:
             raise error_from_status(status, content.decode("utf-8", "replace"), headers, self.endpoint)
-        if content.lstrip()[:1] == b"<":
-            page = html_instead_of_json(self.endpoint, self.base_url, content.decode("utf-8", "replace"))
-            assert page is not None
+        page = (html_instead_of_json(self.endpoint, self.base_url, content.decode("utf-8", "replace"))
+                if content.lstrip()[:1] == b"<" else None)
+        if page is not None:
             raise page
         try:
             data = _loads(content)
