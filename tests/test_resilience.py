@@ -120,3 +120,17 @@ def test_a_bad_stretch_that_ends_closes_the_breaker(tmp_path: Path, monkeypatch:
         lifter.start()
         summary, stored = run(tmp_path, path)
         assert not summary.endpoint_errors and len(stored) == 80
+
+
+def test_a_server_that_never_answers_stops_after_one_call_runs_out_of_retries(tmp_path: Path) -> None:
+    """Every call hangs: the first call to use up its retries stops the endpoint; the rest are skipped, not
+    each timed out in turn."""
+    with LLMServer() as server:
+        path = spec(tmp_path, server, 30, "{concurrency: 2, timeout_s: 0.5, max_retries: 1}")
+        prompts = tmp_path / "prompts.jsonl"
+        prompts.write_text(prompts.read_text().replace("?", "? [[timeout]]"))
+        start = time.monotonic()
+        summary, stored = run(tmp_path, path)
+        assert not stored and set(summary.endpoint_errors) == {"one", "two"}
+        assert all("timed out after 0.5s" in why for why in summary.endpoint_errors.values())
+        assert time.monotonic() - start < 10 and len(server.state.log) <= 2 * 2 * 2  # in flight × attempts

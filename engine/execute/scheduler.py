@@ -5,10 +5,11 @@ endpoint-level circuit breaker.
   per minute, so a slow or throttled provider never starves another.
 - A retryable failure (429, 5xx, timeout, connection error, malformed body) waits `Retry-After` when the
   server sent one, else exponential backoff with full jitter, then tries again up to `limits.max_retries`.
-- A failure that points at the endpoint rather than the call (missing key, 401/403/404, a web page or other
-  non-JSON answer, a 400 before any success, a refused connection) stops that endpoint at once while it has
-  never answered: a wrong base_url or key costs a few calls, and its remaining tasks are recorded as skipped
-  with that one reason. Once it has answered, such failures are retried within each call's budget and feed a
+- A failure that points at the endpoint rather than the call (missing key, 401/403/404, a web page instead
+  of JSON, a 400 before any success, a refused connection) stops that endpoint at once while it has never
+  answered, and so does a call that used up its retries without any answer (every attempt timed out or
+  dropped): a wrong base_url or key, or a hung server, costs a few calls, and its remaining tasks are recorded
+  as skipped with that one reason. Once it has answered, such failures are retried within each call's budget and feed a
   circuit breaker instead: BREAKER_THRESHOLD of them in a row (no success between) open it, calls wait
   BREAKER_COOLDOWN_S, then one probe goes through; its success closes the breaker, its failure stops the
   endpoint for good, with what tripped it. One odd page in a 50,000-call stage costs one retry, not the
@@ -114,7 +115,7 @@ class Breaker:
             if not self.probing and time.monotonic() - self.opened_at >= self.cooldown_s:
                 self.probing = True
                 return True
-            await asyncio.sleep(min(0.05, max(0.0, self.cooldown_s - (time.monotonic() - self.opened_at))) or 0.05)
+            await asyncio.sleep(0.05)
         return False
 
 
@@ -219,8 +220,8 @@ class Scheduler:
                     # a 400 after the endpoint has answered is this request's own fault: not retried, not counted
                     indicts = (exc.endpoint_fatal and (exc.status != 400 or state.successes == 0)) or exc.unreachable
                     exhausted = attempt > limits.max_retries
-                    if indicts and state.successes == 0 and (exc.endpoint_fatal or exhausted):
-                        self._stop(state, str(exc))
+                    if state.successes == 0 and (exc.endpoint_fatal or (exhausted and exc.status is None)):
+                        self._stop(state, str(exc))  # it has never answered: nothing suggests it will
                     elif indicts and state.breaker.failure(probe):
                         self._stop(state, f"circuit breaker: {state.breaker.in_a_row} failures in a row that point at "
                                           f"the endpoint, and the probe after a {state.breaker.cooldown_s:g} s pause "
