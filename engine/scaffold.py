@@ -65,12 +65,20 @@ def _named(columns: list[str], names: tuple[str, ...]) -> str | None:
     return next((lowered[n] for n in names if n in lowered), None)
 
 
+KEY_SUFFIXES = ("id", "url", "uri", "path", "file", "filename", "hash", "name")
+
+
 def _is_text(rows: list[dict[str, Any]], column: str) -> bool:
-    """Mostly strings, and not short codes: what an answer or a prompt looks like."""
-    values = [r.get(column) for r in rows if r.get(column) not in (None, "")]
-    if not values or not all(isinstance(v, str) for v in values):
+    """What an answer or a prompt looks like: strings that differ from row to row and read as words (most hold
+    a space), in a column whose name is not that of a key, a link or a file (an id, a URL, a model's name)."""
+    if column.lower().replace("-", "_").rsplit("_", 1)[-1] in KEY_SUFFIXES:
         return False
-    return sum(len(v) for v in values) / len(values) >= 12 or len(set(values)) > len(values) // 2
+    values = [r.get(column) for r in rows if r.get(column) not in (None, "")]
+    if len(values) < 2 or not all(isinstance(v, str) for v in values) or len(set(values)) == 1:
+        return False
+    worded = sum(any(c.isspace() for c in v.strip()) for v in values)
+    linked = sum(v.startswith(("http://", "https://", "data:")) for v in values)
+    return worded >= len(values) / 2 and linked < len(values) / 2
 
 
 def detect(rows: list[dict[str, Any]], models: list[str] | None = None) -> Layout:

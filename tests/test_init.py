@@ -127,3 +127,15 @@ def test_init_command_writes_the_embedded_default(tmp_path: Path) -> None:
     assert spec.name == "smollm2-terse-vs-chatty" and set(spec.models) == {"terse", "chatty"}
     again = subprocess.run([sys.executable, "-m", "engine", "init"], cwd=tmp_path, capture_output=True, text=True)
     assert again.returncode == 2 and "already exists" in again.stderr
+
+
+def test_keys_links_and_constant_columns_are_not_answers() -> None:
+    """An AlpacaEval-style annotations row: the generators' names are constant, the ids and links are keys. Only
+    the two outputs read as answers."""
+    rows = [{"instruction": f"Explain topic {i} to me.", "output_1": f"Topic {i} is about many things at once.",
+             "generator_1": "gpt4_1106_preview", "output_2": f"Short take on {i}, with words.", "annotator": "judge",
+             "example_id": f"ex {i}", "media_url": f"https://example.org/{i} x.png", "preference": 1.0 + i % 2}
+            for i in range(10)]
+    layout = detect(rows)
+    assert layout.prompt == "instruction" and layout.models == {"output_1": "output_1", "output_2": "output_2"}
+    assert layout.label == "preference" and layout.label_values == {"1.0": "output_1", "2.0": "output_2"}
