@@ -195,23 +195,24 @@ def _paired(ds: Dataset, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     f = ds.fields
     key_field = f.get("id") or f["prompt"]
     wide: dict[str, dict[str, Any]] = {}
-    first: dict[tuple[str, str], int] = {}
+    first: dict[tuple[str, str], int] = {}  # (key, model) -> its row
+    opened: dict[str, int] = {}  # key -> the row that brought its prompt
     for n, row in enumerate(rows):
-        for column in {key_field, f["model"], f["answer"]}:
+        for role, column in (("key", key_field), ("model", f["model"]), ("answer", f["answer"])):
             if _field(row, column) is None:
                 raise DatasetError(f"dataset {ds.name!r}: row {n} has no {column!r} value (format: long needs a "
-                                   f"{'model' if column == f['model'] else 'key' if column == key_field else 'answer'}"
-                                   " on every row)")
+                                   f"{role} on every row)")
         key, model = str(_field(row, key_field)), str(_field(row, f["model"]))
         if (key, model) in first:
             raise DatasetError(f"dataset {ds.name!r}: row {n}: a second answer of model {model!r} to prompt "
                                f"{key!r} (the first is row {first[(key, model)]}); keep one answer per prompt "
                                "and model")
         first[(key, model)] = n
+        opened.setdefault(key, n)
         merged = wide.setdefault(key, {k: v for k, v in row.items() if k not in (f["model"], f["answer"])})
         if _text(row, f["prompt"]) != _text(merged, f["prompt"]):
             raise DatasetError(f"dataset {ds.name!r}: row {n}: prompt {key!r} has another text in row "
-                               f"{min(r for (k, _), r in first.items() if k == key)} ({f['prompt']!r} differs)")
+                               f"{opened[key]} ({f['prompt']!r} differs)")
         merged[LONG_ANSWER + model] = _field(row, f["answer"])
         if "score" in f:
             merged[LONG_SCORE + model] = _field(row, f["score"])

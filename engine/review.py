@@ -15,8 +15,9 @@ from pathlib import Path
 
 from engine.datasets import DatasetError
 from engine.diff import diff_plans, spec_at_revision, to_markdown
+from engine.pipeline import prepare
 from engine.plan import PlanError
-from engine.records import Plan, Prepared
+from engine.records import Plan
 from engine.spec.problems import SpecError
 
 MARKER = "<!-- vibe-diff -->"
@@ -39,12 +40,6 @@ def changed_specs(base: str, patterns: tuple[str, ...], root: Path) -> list[tupl
                   if any(fnmatch.fnmatch(path, pattern) for pattern in patterns))
 
 
-def _prepared(path: Path) -> Prepared:
-    from engine.pipeline import prepare
-
-    return prepare(path)
-
-
 def _problem(exc: Exception) -> str:
     if isinstance(exc, SpecError):
         return "\n".join(f"    {p}" for p in exc.problems[:20])
@@ -55,15 +50,15 @@ def _section(status: str, path: str, base: str, root: Path) -> str:
     where = root / path
     try:
         if status == "A":
-            new = _prepared(where)
+            new = prepare(where)
             return to_markdown(diff_plans({}, _EMPTY, new.spec.document, new.plan), "(none)", path)
         if status == "D":
             with spec_at_revision(base, where) as old_path:
-                old = _prepared(old_path)
+                old = prepare(old_path)
             return to_markdown(diff_plans(old.spec.document, old.plan, {}, _EMPTY), f"{path}@{base}", "(removed)")
         with spec_at_revision(base, where) as old_path:
-            old = _prepared(old_path)
-        new = _prepared(where)
+            old = prepare(old_path)
+        new = prepare(where)
         return to_markdown(diff_plans(old.spec.document, old.plan, new.spec.document, new.plan), f"{path}@{base}",
                            path)
     except (SpecError, DatasetError, PlanError, FileNotFoundError) as exc:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import binomtest
 
+from engine import stats
 from engine.analyze import heldout, profiles, vibecheck
 from engine.analyze.vibecheck import Features, PairVerdicts, VibeCheckResult
 from engine.spec.model import Labels, Vibe
@@ -42,8 +43,10 @@ def _vibecheck_analysis(nu: np.ndarray, chars: np.ndarray, preference: list[str 
     split = ["train" if i < n // 2 else "test" for i in range(n)]
     pairs = _pairs(nu, chars, preference, split)
     names = [f"v{j}" for j in range(nu.shape[1])]
-    kept = [name for j, name in enumerate(names)
-            if not vibecheck.drop_reasons([int(v) for v in nu[: n // 2, j]], None, 0.2, 0.05)]
+    train = [[int(v) for v in nu[: n // 2, j]] for j in range(len(names))]
+    kept = [name for name, verdicts in zip(names, train, strict=True)
+            if not vibecheck.drop_reasons(stats.separability(verdicts), stats.mean_interval(verdicts), None, 0.2,
+                                          0.05)]
     features = Features(pairs, {})
     chosen, _, _ = vibecheck.select_vibes(kept, features, {"select": "lars", "top": 10})
     mm, pp = vibecheck.fit_regressions(chosen, features, "a", [], seed)

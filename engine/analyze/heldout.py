@@ -268,6 +268,11 @@ def model_matching(names: list[str], x_train: np.ndarray, x_test: np.ndarray, le
         gain, gain_low, gain_high, tested=[True] * len(names), train_coefficients=fit.coefficients.tolist())
 
 
+def _information(w: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """Z'WZ for every row of the weights `w` (draws × pairs), nudged to stay invertible under separation."""
+    return np.einsum("bn,nk,nl->bkl", w, z, z) + 1e-9 * np.eye(z.shape[1])
+
+
 def _probabilities(z: np.ndarray, y: np.ndarray, iterations: int = 30) -> np.ndarray:
     """Maximum-likelihood logistic fits of the rows of `y` (draws × pairs) on the columns of `z` (no intercept
     unless `z` holds one), by Newton steps on every draw at once; returns the fitted probabilities. A draw
@@ -276,8 +281,7 @@ def _probabilities(z: np.ndarray, y: np.ndarray, iterations: int = 30) -> np.nda
     for _ in range(iterations):
         p = expit(np.clip(beta @ z.T, -30, 30))
         w = p * (1 - p)
-        information = np.einsum("bn,nk,nl->bkl", w, z, z) + 1e-9 * np.eye(z.shape[1])
-        step = np.linalg.solve(information, ((y - p) @ z)[..., None])[..., 0]
+        step = np.linalg.solve(_information(w, z), ((y - p) @ z)[..., None])[..., 0]
         beta += step
         if np.abs(step).max() < 1e-8:
             break
@@ -290,9 +294,8 @@ def _score_statistics(z: np.ndarray, x: np.ndarray, y: np.ndarray, p: np.ndarray
     scores 0."""
     w = p * (1 - p)
     u = (y - p) @ x
-    information = np.einsum("bn,nk,nl->bkl", w, z, z) + 1e-9 * np.eye(z.shape[1])
     cross = np.einsum("bn,nk,nm->bkm", w, z, x)
-    residual = w @ (x**2) - np.einsum("bkm,bkm->bm", cross, np.linalg.solve(information, cross))
+    residual = w @ (x**2) - np.einsum("bkm,bkm->bm", cross, np.linalg.solve(_information(w, z), cross))
     scale = np.maximum(w @ (x**2), 1e-12)
     return np.where(residual > 1e-9 * scale, u**2 / np.maximum(residual, 1e-300), 0.0)
 

@@ -202,8 +202,8 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                                   items[binding.item].label(model_a), ga, gb, nu, by_judge, rationales, measures,
                                   chars))
     crossfit = _crossfit_lexicons(pairs, vibes, origins, results, analysis)
-    scores = _test_separability([_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min,
-                                             sep_min, crossfit.get(v.name)) for v in vibes], pairs)
+    scores = _holm_over_kept([_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min,
+                                          sep_min, crossfit.get(v.name)) for v in vibes])
     kept = [s.name for s in scores if s.kept]
     crossfit = {name: values for name, values in crossfit.items() if name in kept}
     notes: list[str] = []
@@ -250,14 +250,10 @@ def _judge_reliability(prepared: Prepared, analysis: Analysis, comparison: tuple
     return rows, reliability.agreements(verdicts, "vibe scores")
 
 
-def _test_separability(scores: list[VibeScore], pairs: list[PairVerdicts]) -> list[VibeScore]:
-    """Each kept vibe's test separability tested against 0 (one-sample t-test over test pairs, the unit its
-    interval resamples), Holm-adjusted over the kept vibes: a page names all of them at once."""
-    tested = [stats.mean_test([v for p in pairs if p.split == "test" and (v := p.nu[s.name]) is not None])
-              if s.kept else None for s in scores]
-    adjusted = stats.holm(tested)
-    return [replace(s, separability_p=p, separability_p_adjusted=q) for s, p, q in zip(scores, tested, adjusted,
-                                                                                       strict=True)]
+def _holm_over_kept(scores: list[VibeScore]) -> list[VibeScore]:
+    """The kept vibes' test-separability p-values Holm-adjusted together: a page names all of them at once."""
+    adjusted = stats.holm([s.separability_p for s in scores])
+    return [replace(s, separability_p_adjusted=q) for s, q in zip(scores, adjusted, strict=True)]
 
 
 def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepared: Prepared,
@@ -284,7 +280,7 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
     kappa_train = kappa(train)
     sep_train = stats.separability(nu_train)
     ci = stats.mean_interval(nu_train)
-    reasons = drop_reasons(nu_train, kappa_train, kappa_min, sep_min)
+    reasons = drop_reasons(sep_train, ci, kappa_train, kappa_min, sep_min)
     return VibeScore(
         name=vibe.name, low=vibe.low, high=vibe.high, origin=origins.get(vibe.name, "declared"), metric=vibe.metric,
         judges=judges, judge_kinds=sorted({spec.judges[j].kind for j in judges}),
@@ -293,14 +289,16 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
         separability_train=sep_train, separability_train_ci=ci, kappa=kappa(test), kappa_train=kappa_train,
         kept=not reasons, drop_reason="; ".join(reasons), n_pairs=len(pairs), invalid_verdicts=invalid,
         examples=vibe.examples, n_train=len(train), n_test=len(test),
-        missing_verdicts=sum(p.nu[vibe.name] is None for p in pairs))
+        missing_verdicts=sum(p.nu[vibe.name] is None for p in pairs),
+        # kept vibes only: one-sample t-test over test pairs, the unit the interval resamples
+        separability_p=stats.mean_test(nu_test) if not reasons else None)
 
 
-def drop_reasons(nu_train: list[int], kappa_train: float | None, kappa_min: float, sep_min: float) -> list[str]:
-    """Why a vibe is dropped on its training verdicts (none: kept): its judges disagree, or it does not
-    separate the models (|separability| below `sep_min`, or a 95% interval that includes 0)."""
-    sep_train = stats.separability(nu_train)
-    ci = stats.mean_interval(nu_train)
+def drop_reasons(sep_train: float, ci: tuple[float, float], kappa_train: float | None, kappa_min: float,
+                 sep_min: float) -> list[str]:
+    """Why a vibe is dropped, from its training separability, that separability's 95% interval and the judges'
+    training κ (none: kept): its judges disagree, or it does not separate the models (|separability| below
+    `sep_min`, or an interval that includes 0)."""
     reasons = []
     if kappa_train is not None and kappa_train < kappa_min:
         reasons.append(f"judges disagree (κ {kappa_train:.2f} < {kappa_min} on training pairs)")
