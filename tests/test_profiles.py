@@ -15,7 +15,7 @@ import pytest
 
 from engine.analyze.profiles import _winrate
 from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult
-from engine.datasets import _comparison_label
+from engine.datasets.load import _comparison_label
 from engine.pipeline import run_spec
 from engine.spec.model import ComparisonLabels
 

@@ -27,14 +27,21 @@ def style_vector(text_a: str | None, text_b: str | None) -> tuple[float, ...]:
     return tuple((a - b) / (a + b) if a + b else 0.0 for a, b in zip(counts(text_a), counts(text_b), strict=True))
 
 
-def human_outcomes(items: list[Item], model_a: str, model_b: str) -> list[Outcome]:
+def human_outcomes(items: list[Item], models: list[str]) -> list[Outcome]:
+    """Every labelled comparison between two of `models`: each battle a battle log holds on an item, or (two
+    models, a wide table) the item's one label. The unit is the item, so battles on one prompt resample
+    together."""
     out = []
     for item in items:
-        if item.preference not in (model_a, model_b, "tie"):
-            continue
-        score = 0.5 if item.preference == "tie" else float(item.preference == model_a)
-        out.append(Outcome(model_a, model_b, score, style=style_vector(item.outputs.get(model_a),
-                                                                        item.outputs.get(model_b)), unit=item.id))
+        pairs = ([(b.model_a, b.model_b) for b in item.battles if b.model_a in models and b.model_b in models]
+                 if item.battles else [tuple(models)] if len(models) == 2 else [])
+        for model_a, model_b in pairs:
+            label = item.label(model_a, model_b)
+            if label not in (model_a, model_b, "tie"):
+                continue
+            score = 0.5 if label == "tie" else float(label == model_a)
+            out.append(Outcome(model_a, model_b, score, style=style_vector(item.outputs.get(model_a),
+                                                                            item.outputs.get(model_b)), unit=item.id))
     return out
 
 

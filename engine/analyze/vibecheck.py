@@ -199,8 +199,8 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
             nu[vibe.name] = stats.ensemble(present) if present else None
         chars = [len(str(results[g].output)) if g in results else 0 for g in (ga, gb)]
         pairs.append(PairVerdicts(binding.item, "train" if binding.item in train_set else "test",
-                                  items[binding.item].label(model_a), ga, gb, nu, by_judge, rationales, measures,
-                                  chars))
+                                  items[binding.item].label(model_a, model_b), ga, gb, nu, by_judge, rationales,
+                                  measures, chars))
     crossfit = _crossfit_lexicons(pairs, vibes, origins, results, analysis)
     scores = _holm_over_kept([_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min,
                                           sep_min, crossfit.get(v.name)) for v in vibes])
@@ -243,7 +243,7 @@ def _judge_reliability(prepared: Prepared, analysis: Analysis, comparison: tuple
                 preference_answers.append(reliability.two_orders(judge, binding.item, "preference", first, second))
     label_values = {model_a: 1, model_b: -1, "tie": 0}
     pair_labels = {item_id: label_values[label] for item_id, item in items.items()
-                   if (label := item.label(model_a)) in label_values}
+                   if (label := item.label(model_a, model_b)) in label_values}
     rows = (reliability.reliability(vibe_answers, "vibe scores", seed=split_seed(analysis))
             + reliability.reliability(preference_answers, "preference", pair_labels, labels.source,
                                       seed=split_seed(analysis)))

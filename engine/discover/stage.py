@@ -38,7 +38,7 @@ def training_pairs(prepared: Prepared, analysis: Analysis, cache: Cache) -> list
             ra, rb = texts.get(b.outputs[model_a][0]), texts.get(b.outputs[model_b][0])
             if ra is None or rb is None:
                 continue
-            preference = items[b.item].label(model_a)
+            preference = items[b.item].label(model_a, model_b)
             label = None if preference in (None, "tie") else preference == model_a
             pairs.append(discovery.TrainingPair(str(ra.output), str(rb.output), label))
     return pairs

@@ -82,7 +82,7 @@ def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
     items = prepared.items[analysis.dataset]
     warnings: list[str] = []
     if opts.outcomes in ("labels", "human"):  # "human" is the older name of the same choice
-        outcomes = human_outcomes(items, *analysis.models)
+        outcomes = human_outcomes(items, list(analysis.models))
         labels = prepared.spec.datasets[analysis.dataset].labels
         source = (f"preference labels written by {labels.who()}"
                   f"{f' ({labels.description})' if labels.description else ''}: {len(outcomes)} votes")
@@ -112,7 +112,7 @@ def _thin_outcomes(outcomes: list[Any], analysis: Analysis) -> list[str]:
     """What makes a label ranking unreadable, said in words: too few votes, or votes all one way."""
     out = []
     if len(outcomes) < MIN_VOTES:
-        out.append(f"Only {len(outcomes)} labelled comparisons between {' and '.join(analysis.models)} (fewer than "
+        out.append(f"Only {len(outcomes)} labelled comparisons among {', '.join(analysis.models)} (fewer than "
                    f"{MIN_VOTES}): these ratings and intervals say next to nothing. Check that the dataset's "
                    "preference values name these models (preference_values).")
     if outcomes and len({o.score for o in outcomes}) == 1:

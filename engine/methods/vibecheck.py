@@ -20,7 +20,7 @@ from engine.judges import prompts
 from engine.plan import Builder, deferred_calls, estimate_tokens, vibe_fields
 from engine.records import Deferred, Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, analysis_method
-from engine.spec.model import Analysis, Judge
+from engine.spec.model import TIDY_FORMATS, Analysis, Judge
 
 Pair = tuple[Item, tuple[str, str], int]  # an item, its two generation tasks, their estimated tokens
 
@@ -46,9 +46,12 @@ class VibeCheck(AnalysisMethod):
         spec, opts = builder.spec, a.options
         comparisons = a.comparisons()
         by_comparison: dict[tuple[str, str], list[Pair]] = {c: [] for c in comparisons}
+        # Many models, or a tidy source (a battle log shows each prompt to a few models): a recorded model may
+        # miss a prompt, which is then left out of its comparisons. A wide table must answer every prompt.
+        gaps = opts.reference is not None or spec.datasets[a.dataset].format in TIDY_FORMATS
         for item in builder.items[a.dataset]:
-            models = a.models[:2] if opts.reference is None else [  # many models: a recorded one may miss a prompt
-                m for m in a.models if spec.models[m].provider != "recorded" or m in item.outputs]
+            models = [m for m in (a.models if opts.reference is not None else a.models[:2])
+                      if not gaps or spec.models[m].provider != "recorded" or m in item.outputs]
             if opts.reference is not None and opts.reference not in models:
                 continue  # a prompt the reference has no recorded answer to has nothing to compare
             made = {model: builder.generation(a.name, model, a.dataset, item) for model in models}

@@ -139,7 +139,9 @@ class Dataset:
     seed: int = 0
     labels: Labels = field(default_factory=lambda: Labels())
     preferences: dict[str, ComparisonLabels] = field(default_factory=dict)  # model -> its labels vs the reference
-    format: str = "wide"  # "long": one row per (prompt, model); the reader pairs them into wide rows
+    format: str = "wide"  # wide, or a tidy format (TIDY_FORMATS) whose rows the reader gathers per prompt
+    winner_values: dict[str, str] | str = field(default_factory=dict)  # battles: label -> a | b | tie | model; "sign"
+    model_names: dict[str, str] = field(default_factory=dict)  # a model's name in the file -> its name in the spec
 
 
 @dataclass(frozen=True)
@@ -342,7 +344,32 @@ def resolve_path(base: Path, raw: str) -> Path:
     return path if path.is_absolute() else (base / path)
 
 
-LONG_ANSWER, LONG_SCORE = "\0answer\0", "\0score\0"  # the columns a long table's rows are paired into
+LONG_ANSWER, LONG_SCORE = "\0answer\0", "\0score\0"  # the columns a tidy source's answers are gathered into
+
+# Formats whose rows hold one answer (long, inspect) or one comparison of two (battles and its presets) rather
+# than every model's answer to a prompt: the reader gathers them into one row per prompt.
+TIDY_FORMATS = ("long", "battles", "alpaca-eval", "llm-comparator", "inspect")
+BATTLE_FORMATS = ("battles", "alpaca-eval", "llm-comparator")
+# The columns each named format writes, used where the spec's `fields` does not say otherwise.
+PRESET_FIELDS: dict[str, dict[str, str]] = {
+    # AlpacaEval writes two kinds of file: model_outputs.json (one answer per row) and annotations.json (the
+    # reference, generator_1, against a model, generator_2); a preset dataset may read both.
+    "alpaca-eval": {"id": "instruction", "prompt": "instruction", "category": "dataset", "model": "generator",
+                    "answer": "output", "model_a": "generator_1", "answer_a": "output_1", "model_b": "generator_2",
+                    "answer_b": "output_2", "winner": "preference"},
+    "llm-comparator": {"prompt": "input_text", "category": "tags.0", "model_a": "model_a", "answer_a": "output_text_a",
+                       "model_b": "model_b", "answer_b": "output_text_b", "winner": "score"},
+    "inspect": {"id": "id", "prompt": "input", "model": "model", "answer": "output", "score": "score",
+                "reference": "target"},
+}
+# How each format's winner column reads when `winner_values` is not given: a side (a, b), a tie, or "sign"
+# (positive favours A). AlpacaEval's preference is 1 or 2, and its weighted annotators write a value between.
+PRESET_WINNERS: dict[str, dict[str, str] | str] = {
+    "battles": {"a": "a", "b": "b", "model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "tie",
+                "both_bad": "tie", "draw": "tie"},
+    "alpaca-eval": {"1": "a", "2": "b"},
+    "llm-comparator": "sign",
+}
 
 
 def _recorded_models(doc: dict[str, Any], dataset: str) -> list[str]:
@@ -355,11 +382,14 @@ def _recorded_models(doc: dict[str, Any], dataset: str) -> list[str]:
 def _dataset(name: str, raw: dict[str, Any], base: Path, recorded: list[str]) -> Dataset:
     src = raw["source"]
     paths = [src["path"]] if "path" in src else list(src.get("paths", []))
-    fields = {k: v for k, v in raw["fields"].items() if k not in ("outputs", "scores", "preferences")}
-    long = raw.get("format") == "long"
-    outputs = ({m: LONG_ANSWER + m for m in recorded} if long else dict(raw["fields"].get("outputs", {})))
-    scores = ({m: LONG_SCORE + m for m in recorded} if long and "score" in fields
-              else dict(raw["fields"].get("scores", {})))
+    form = raw.get("format", "wide")
+    given = raw.get("fields") or {}
+    fields = {k: v for k, v in {**PRESET_FIELDS.get(form, {}), **given}.items()
+              if k not in ("outputs", "scores", "preferences")}
+    tidy = form in TIDY_FORMATS
+    outputs = ({m: LONG_ANSWER + m for m in recorded} if tidy else dict(given.get("outputs", {})))
+    scores = ({m: LONG_SCORE + m for m in recorded} if tidy and "score" in fields
+              else dict(given.get("scores", {})))
     return Dataset(
         name=name,
         source=DatasetSource(
@@ -380,8 +410,10 @@ def _dataset(name: str, raw: dict[str, Any], base: Path, recorded: list[str]) ->
         seed=raw.get("seed", 0),
         labels=Labels(**raw["labels"]) if "labels" in raw else Labels(),
         preferences={model: ComparisonLabels(entry["column"], dict(entry["values"]))
-                     for model, entry in raw["fields"].get("preferences", {}).items()},
-        format=raw.get("format", "wide"),
+                     for model, entry in given.get("preferences", {}).items()},
+        format=form,
+        winner_values=raw.get("winner_values", PRESET_WINNERS.get(form, {})),
+        model_names=dict(raw.get("model_names", {})),
     )
 
 

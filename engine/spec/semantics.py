@@ -10,7 +10,17 @@ from typing import Any
 
 from engine.judges.metrics import METRICS, is_metric
 from engine.registry import method_names
-from engine.spec.model import IN_CLUSTER_PROVIDERS, REPORT_FOLDERS, Judge, Vibe, resolve_path, unset_variables
+from engine.spec.model import (
+    BATTLE_FORMATS,
+    IN_CLUSTER_PROVIDERS,
+    PRESET_FIELDS,
+    REPORT_FOLDERS,
+    TIDY_FORMATS,
+    Judge,
+    Vibe,
+    resolve_path,
+    unset_variables,
+)
 from engine.spec.problems import Problem, did_you_mean
 from engine.spec.profiles import JUDGED_DIMENSIONS, ProfileError, read_profile
 from engine.spec.yaml_source import PathKey, SourceMap, dotted
@@ -146,29 +156,60 @@ def _check_datasets(c: _Checker) -> None:
         for column, entry in src.get("join", {}).items():
             c.file_problem((*path, "source", "join", column, "path"), entry["path"])
         for key in ("outputs", "scores"):
-            for model in ds["fields"].get(key, {}):
+            for model in ds.get("fields", {}).get(key, {}):
                 c.must_exist((*path, "fields", key, model), model, "models")
         for raw, model in ds.get("preference_values", {}).items():
             if model != "tie":
                 c.must_exist((*path, "preference_values", raw), model, "models")
-        for model, entry in ds["fields"].get("preferences", {}).items():
+        for model, entry in ds.get("fields", {}).get("preferences", {}).items():
             c.must_exist((*path, "fields", "preferences", model), model, "models")
             for raw, named in entry["values"].items():
                 if named != "tie":
                     c.must_exist((*path, "fields", "preferences", model, "values", raw), named, "models")
-        long = ds.get("format") == "long"
-        for key in ("model", "answer"):
-            if long and key not in ds["fields"]:
-                c.report((*path, "fields"), f"format: long needs fields.{key} (the column with each row's {key})")
-        for key in ("outputs", "scores"):
-            if long and key in ds["fields"]:
-                c.report((*path, "fields", key), f"format: long reads answers from fields.answer and the models from "
-                         f"fields.model; fields.{key} is for wide tables")
-        for key in ("model", "answer", "score"):
-            if not long and key in ds["fields"]:
-                c.report((*path, "fields", key), f"fields.{key} is for format: long (one row per prompt and model)")
-        if "preference_values" in ds and "preference" not in ds["fields"]:
+        _check_format(c, path, ds)
+        if "preference_values" in ds and "preference" not in ds.get("fields", {}):
             c.report((*path, "preference_values"), "preference_values needs fields.preference")
+
+
+BATTLE_COLUMNS = ("model_a", "model_b", "answer_a", "answer_b")
+# The columns each format reads beyond the prompt: those it needs, and those only it reads.
+FORMAT_COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "wide": ((), ("outputs", "scores", "preferences", "preference")),
+    "long": (("model", "answer"), ("model", "answer", "score", "preference")),
+    "inspect": (("model", "answer"), ("model", "answer", "score")),
+    "battles": (BATTLE_COLUMNS, (*BATTLE_COLUMNS, "winner")),
+    "llm-comparator": (BATTLE_COLUMNS, (*BATTLE_COLUMNS, "winner")),
+    "alpaca-eval": (BATTLE_COLUMNS, (*BATTLE_COLUMNS, "winner", "model", "answer")),
+}
+
+
+def _check_format(c: _Checker, path: PathKey, ds: dict[str, Any]) -> None:
+    """The columns a dataset maps fit its format, and the format's own options name real models."""
+    form = ds.get("format", "wide")
+    given = ds.get("fields", {})
+    fields = {**PRESET_FIELDS.get(form, {}), **given}
+    needs = FORMAT_COLUMNS[form][0]
+    for key in ("prompt", *needs):
+        if key not in fields:
+            c.report((*path, "fields"), f"format: {form} needs fields.{key}")
+    for key in given:
+        owner = [f for f, (_, cols) in FORMAT_COLUMNS.items() if key in cols]
+        if owner and form not in owner:
+            c.report((*path, "fields", key), f"fields.{key} is read by format: {' | '.join(owner)}, not {form}")
+    if "winner_values" in ds:
+        if form not in BATTLE_FORMATS:
+            c.report((*path, "winner_values"), f"winner_values reads a battle log's winner column; format: {form} "
+                     "has none")
+        elif isinstance(ds["winner_values"], dict):
+            for raw, side in ds["winner_values"].items():
+                if side not in ("a", "b", "tie"):
+                    c.must_exist((*path, "winner_values", raw), side, "models")
+    if "model_names" in ds:
+        if form not in TIDY_FORMATS:
+            c.report((*path, "model_names"), "model_names renames the models a tidy source names in its rows; a "
+                     "wide table names them in fields.outputs")
+        for raw, model in ds["model_names"].items():
+            c.must_exist((*path, "model_names", raw), model, "models")
 
 
 def _check_vibes(c: _Checker) -> None:
@@ -300,8 +341,12 @@ def _check_analyses(c: _Checker) -> None:
             folder = c.file_path((*path, "encoder", "path"), encoder["path"]) if encoder is not None else None
             if folder is not None and not folder.is_dir():
                 c.report((*path, "encoder", "path"), f"no model folder at {folder}")
-        if method == "rankings" and analysis.get("outcomes") in ("labels", "human") and len(models) != 2:
-            c.report((*path, "models"), "preference labels compare exactly 2 models")
+        battles = c.section("datasets").get(analysis.get("dataset"), {}).get("format") in BATTLE_FORMATS
+        if method == "rankings" and analysis.get("outcomes", "labels") in ("labels", "human") \
+                and (len(models) < 2 if battles else len(models) != 2):
+            c.report((*path, "models"), "a battle log's labels rank 2 or more models" if battles else
+                     "a wide table's preference labels compare exactly 2 models (a battle log ranks more: "
+                     "format: battles)")
         if method == "reference" and c.section("judges").get(analysis.get("judge"), {}).get("kind") == "metric":
             c.report((*path, "judge"), "a reference judge rates answers against the gold answer: use an llm judge, "
                      "or an embedding judge for the offline reference-similarity rating")
@@ -326,8 +371,8 @@ def _check_vibes_have_judges(c: _Checker, path: PathKey, analysis: dict[str, Any
 
 def _check_recorded_outputs(c: _Checker, path: PathKey, analysis: dict[str, Any]) -> None:
     dataset = c.section("datasets")[analysis["dataset"]]
-    outputs = dataset["fields"].get("outputs", {})
-    if dataset.get("format") == "long":  # the model column's values name the models: checked when it is read
+    outputs = dataset.get("fields", {}).get("outputs", {})
+    if dataset.get("format", "wide") in TIDY_FORMATS:  # the rows name the models: checked when they are read
         return
     for i, model in enumerate(analysis.get("models", [])):
         entry = c.section("models").get(model)
@@ -335,5 +380,6 @@ def _check_recorded_outputs(c: _Checker, path: PathKey, analysis: dict[str, Any]
             c.report((*path, "models", i),
                      f"model {model!r} is recorded but dataset {analysis['dataset']!r} maps no output column to it "
                      "(fields.outputs)")
-    if analysis["method"] == "reference" and "reference" not in dataset["fields"]:
+    if analysis["method"] == "reference" and "reference" not in {**PRESET_FIELDS.get(dataset.get("format", ""), {}),
+                                                                  **dataset.get("fields", {})}:
         c.report((*path, "dataset"), f"reference judging needs fields.reference in dataset {analysis['dataset']!r}")

@@ -1,0 +1,170 @@
+"""Dataset stage: a spec's dataset declaration → a list of typed `Item`s.
+
+Local files are always read when present; when a declared local path is missing, the public copy (`urls`,
+or `hub` + `hub_files`) is downloaded to that path if the network allows, otherwise the error says exactly
+where the data comes from. Rows are read as the dataset's format says (a wide table, or a tidy source
+gathered per prompt: a long table, a battle log, an Inspect log), then joins, de-duplication, filters and
+the seeded `limit` sample are applied, so the same spec always yields the same items.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from engine.datasets.battles import battle_records, comparator_rows
+from engine.datasets.files import ensure_local, located_rows, read_rows
+from engine.datasets.inspect_logs import log_files, log_rows
+from engine.datasets.items import DatasetError, Item
+from engine.datasets.rows import field_value, mapped_label, text_value
+from engine.datasets.tidy import BATTLES, gather, long_answers
+from engine.spec.model import BATTLE_FORMATS, PRESET_FIELDS, TIDY_FORMATS, ComparisonLabels, Dataset
+
+
+def load_items(ds: Dataset, models: frozenset[str] | None = None) -> list[Item]:
+    """The dataset's items. With `models`, every preference label must name one of them or 'tie' after
+    `preference_values` maps it: a label that names no model would otherwise turn into a missing one, and
+    an analysis would rank or regress on whatever few labels happen to match."""
+    located = _dedupe(_located(ds), ds.source.dedupe_on)
+    if ds.format in BATTLE_FORMATS:
+        rows = gather(ds, *battle_records(ds, located), repeats=True)
+    elif ds.format in TIDY_FORMATS:
+        rows = gather(ds, long_answers(ds, located), [], repeats=False)
+    else:
+        rows = [row for _, row in located]
+    id_field = ds.fields.get("id")
+    joined = {column: _index(file, id_field, value) for column, (file, value) in ds.source.join.items()}
+    for n, row in enumerate(rows):
+        key = str(row[id_field]) if id_field else str(n)
+        for column, index in joined.items():
+            row[column] = index.get(key)
+    rows = [r for r in rows if all(_keep(r, f) for f in ds.filters)]
+    items = [_item(ds, n, row) for n, row in enumerate(rows)]
+    if models is not None:
+        check_labels(ds, items, models)
+    ids = [it.id for it in items]
+    if len(set(ids)) != len(ids):
+        raise DatasetError(f"dataset {ds.name!r}: ids are not unique; map fields.id to a unique column")
+    if ds.limit is not None and ds.limit < len(items):
+        items = sorted(random.Random(ds.seed).sample(items, ds.limit), key=lambda it: ids.index(it.id))
+    return items
+
+
+def _located(ds: Dataset) -> list[tuple[str, dict[str, Any]]]:
+    """Every record of every source file with where it sits, read as the dataset's format reads them."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for path in ensure_local(ds):
+        if ds.format == "inspect":
+            pick = ds.fields.get("score") == PRESET_FIELDS["inspect"]["score"]
+            for log in log_files(path):
+                out += log_rows(log, pick, ds.model_names)
+        elif ds.format == "llm-comparator":
+            out += comparator_rows(path)
+        else:
+            out += located_rows(path, ds.source.format)
+    return out
+
+
+def check_labels(ds: Dataset, items: list[Item], models: frozenset[str]) -> None:
+    """Raise a DatasetError naming every preference value that maps to no model (with its count and first
+    row) and the `preference_values` entry that would fix it."""
+    unmapped: dict[str, list[int]] = {}
+    for n, item in enumerate(items):
+        if item.preference is not None and item.preference != "tie" and item.preference not in models:
+            unmapped.setdefault(item.raw_preference or item.preference, []).append(n)
+    for model, labels in ds.preferences.items():
+        wrong = [n for n, item in enumerate(items) if item.preferences.get(model) not in (None, "tie", *models)]
+        if wrong:
+            value = items[wrong[0]].preferences[model]
+            raise DatasetError(
+                f"dataset {ds.name!r}: fields.preferences.{model}: column {labels.column!r} holds {value!r} "
+                f"({len(wrong)} rows, first row {wrong[0]}), which names no model; map it under values: "
+                f"{{{value!r}: <model or tie>}}")
+    if not unmapped:
+        return
+    column = ds.fields["preference"]
+    listed = ", ".join(f"{value!r} ({len(rows)} rows, first row {rows[0]})"
+                       for value, rows in sorted(unmapped.items(), key=lambda kv: -len(kv[1]))[:8])
+    example = ", ".join(f"{value!r}: <model or tie>" for value in list(unmapped)[:3])
+    raise DatasetError(
+        f"dataset {ds.name!r}: the preference column {column!r} holds values that name no model: {listed}. "
+        f"Models: {', '.join(sorted(models))}. Map each value with preference_values: {{{example}}}")
+
+
+def _index(path: Path, id_field: str | None, value_field: str) -> dict[str, Any]:
+    if id_field is None:
+        raise DatasetError(f"{path}: joining files needs fields.id")
+    return {str(r[id_field]): r.get(value_field) for r in read_rows(path)}
+
+
+def _dedupe(rows: list[tuple[str, dict[str, Any]]], keys: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
+    if not keys:
+        return rows
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for where, row in rows:
+        key = tuple(str(field_value(row, k)) for k in keys)
+        if key not in seen:
+            seen.add(key)
+            out.append((where, row))
+    return out
+
+
+def _keep(row: dict[str, Any], rule: dict[str, Any]) -> bool:
+    value = field_value(row, rule["field"])
+    if "equals" in rule and value != rule["equals"]:
+        return False
+    if "in" in rule and value not in rule["in"]:
+        return False
+    if "not_in" in rule and value in rule["not_in"]:
+        return False
+    text = "" if value is None else str(value)
+    if "min_length" in rule and len(text) < rule["min_length"]:
+        return False
+    return not ("max_length" in rule and len(text) > rule["max_length"])
+
+
+def _image(ds: Dataset, value: str | None) -> str | None:
+    """URLs pass through; a file name is read relative to the dataset file, as the dataset's rows are."""
+    if not value or "://" in value or value.startswith("data:") or Path(value).is_absolute() or not ds.source.paths:
+        return value
+    return str(ds.source.paths[0].parent / value)
+
+
+def _item(ds: Dataset, n: int, row: dict[str, Any]) -> Item:
+    f = ds.fields
+    prompt = text_value(row, f["prompt"])
+    if prompt is None:
+        raise DatasetError(f"dataset {ds.name!r}: row {n} has no {f['prompt']!r} value")
+    raw_preference = text_value(row, f.get("preference"))
+    preference = raw_preference
+    if preference is not None and ds.preference_values:
+        preference = ds.preference_values.get(preference, preference)
+    if preference == "":
+        preference = None
+    return Item(
+        id=text_value(row, f.get("id")) or f"{ds.name}-{n}",
+        prompt=prompt,
+        reference=text_value(row, f.get("reference")),
+        difficulty=text_value(row, f.get("difficulty")),
+        category=text_value(row, f.get("category")),
+        image=_image(ds, text_value(row, f.get("image"))),
+        preference=preference,
+        raw_preference=raw_preference,
+        tests=text_value(row, f.get("tests")),
+        outputs={model: text for model, col in ds.outputs.items() if (text := text_value(row, col)) is not None},
+        scores={model: float(value) for model, col in ds.scores.items()
+                if (value := text_value(row, col)) not in (None, "")},
+        preferences={model: value for model, labels in ds.preferences.items()
+                     if (value := _comparison_label(labels, text_value(row, labels.column))) is not None},
+        battles=tuple(row.get(BATTLES, ())),
+    )
+
+
+def _comparison_label(labels: ComparisonLabels, raw: str | None) -> str | None:
+    """A label value → the model it favours or 'tie' (numeric labels go to the nearest key, see
+    `mapped_label`); a value no key reads is returned as written, so that `check_labels` names it."""
+    if raw is None or raw == "":
+        return None
+    return mapped_label(labels.values, raw)
