@@ -314,6 +314,20 @@ def _publish(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _export(args: argparse.Namespace) -> int:
+    from engine.export import ExportError, export
+
+    try:
+        written = export(Path(args.run_dir), args.to, Path(args.out) if args.out else None,
+                         Path(args.spec) if args.spec else None)
+    except ExportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for path in written:
+        print(path)
+    return EXIT_OK
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -381,6 +395,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only merge the run's vibe profiles into the site leaderboard of its reference; do not copy "
                         "the run's pages")
     p.set_defaults(func=_publish)
+
+    from engine.export import EXPORTERS
+
+    p = sub.add_parser("export", help="write a run's verdicts and answers in another tool's format")
+    p.add_argument("run_dir")
+    p.add_argument("--to", required=True, choices=list(EXPORTERS),
+                   help="llm-comparator: one JSON per comparison for PAIR's LLM Comparator; alpaca-eval: each "
+                        "generated model's model_outputs.json; parquet: every verdict, a row per pair, question "
+                        "and judge")
+    p.add_argument("--out", metavar="DIR", help="where to write (default: RUN_DIR/export/<format>)")
+    p.add_argument("--spec", metavar="PATH", help="the spec that made the run (default: the path its manifest "
+                   "records); prompts are read again from its datasets")
+    p.set_defaults(func=_export)
 
     p = sub.add_parser("run", help="execute a spec's plan (cached, resumable) and write the run directory")
     p.add_argument("spec")

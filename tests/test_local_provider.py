@@ -130,4 +130,4 @@ def test_local_judge_answers_in_its_schema_through_a_llama_cpp_grammar(tmp_path:
     (vc,) = results.vibecheck
     (row,) = vc.reliability
     assert (row.answers, row.structured, row.invalid) == (6, 6, 0)  # all in the schema, every verdict read
-    assert all(p.rationales["enthusiasm"]["smol"].startswith("[A first] {") for p in vc.pairs)
+    assert all(a.startswith("{") for p in vc.pairs for a in p.rationales["enthusiasm"]["smol"])  # JSON, both orders

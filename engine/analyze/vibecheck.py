@@ -30,7 +30,7 @@ from engine.datasets import Item
 from engine.discover import statistical as discovery
 from engine.discover.splits import discovery_sides, split_bindings, split_seed
 from engine.judges.verdicts import PairVerdict
-from engine.records import Binding, Prepared, Result
+from engine.records import Prepared, Result
 from engine.requests import PairJudgment
 from engine.spec.model import Analysis, Labels, Vibe, VibeExamples
 
@@ -80,9 +80,14 @@ class PairVerdicts:
     output_b: str
     nu: dict[str, int | None]  # vibe -> panel verdict (None: no judge gave a readable one)
     by_judge: dict[str, dict[str, int | None]]  # vibe -> judge -> s_J (None: no verdict)
-    rationales: dict[str, dict[str, str]] = field(default_factory=dict)  # vibe -> judge -> raw LLM text
+    # vibe -> LLM judge -> its raw answers, [A shown first, B shown first]; `orders`: the verdicts read from them
+    rationales: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     measures: dict[str, list[float]] = field(default_factory=dict)  # vibe -> [A's value, B's value] (metric judge)
     chars: list[int] = field(default_factory=list)  # [A's, B's] length in characters
+    orders: dict[str, dict[str, list[int | None]]] = field(default_factory=dict)
+    # preference judges: judge -> [verdict A first, verdict B first], and their raw answers the same way
+    preferred: dict[str, list[int | None]] = field(default_factory=dict)
+    preferred_rationales: dict[str, list[str]] = field(default_factory=dict)
 
     def feature(self, vibe: str) -> float:
         """What the regressions read for a vibe: its measured, signed strength where a metric judge measured
@@ -108,6 +113,7 @@ class VibeCheckResult:
     selection: str = ""  # which kept vibes entered the regressions, and how they were chosen
     reliability: list[JudgeReliability] = field(default_factory=list)  # one row per LLM judge and task
     agreements: list[JudgeAgreement] = field(default_factory=list)  # κ between every two judges
+    dataset: str = ""  # the dataset the pairs' prompts come from
 
 
 def train_verdicts(prepared: Prepared, analysis: Analysis, results: dict[str, Result],
@@ -144,16 +150,16 @@ def _index_judgments(prepared: Prepared, stage: str = "judge") -> dict[tuple[str
 
 
 def _judge_score(kind: str, tasks: dict[str, str], results: dict[str, Result],
-                 unit: tuple[str, str, str]) -> tuple[int | None, TwoOrders | None, str]:
-    """(s_J or None if missing, an LLM judge's two answers, its raw text). `unit`: (judge, pair, vibe)."""
+                 unit: tuple[str, str, str]) -> tuple[int | None, TwoOrders | None, list[str]]:
+    """(s_J or None if missing, an LLM judge's two answers, their raw texts). `unit`: (judge, pair, vibe)."""
     if kind != "llm":
         result = results.get(tasks.get("any", ""))
-        return (None, None, "") if result is None else (PairVerdict.from_json(result.output).score, None, "")
+        return (None, None, []) if result is None else (PairVerdict.from_json(result.output).score, None, [])
     first, second = results.get(tasks.get("ab", "")), results.get(tasks.get("ba", ""))
     if first is None or second is None:
-        return None, None, ""
+        return None, None, []
     orders = reliability.two_orders(*unit, first, second)
-    return orders.verdict, orders, f"[A first] {first.output}\n[B first] {second.output}"
+    return orders.verdict, orders, [str(first.output), str(second.output)]
 
 
 def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str, Result],
@@ -174,9 +180,11 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     invalid_by_vibe = dict.fromkeys((v.name for v in vibes), 0)
     two_orders: list[TwoOrders] = []  # every LLM judge's answers in both orders, for its reliability
     verdicts: dict[str, dict[tuple[str, str], int]] = {}  # judge -> (pair, vibe) -> verdict
+    preference_index = _index_judgments(prepared, stage="preference")
+    preference_answers: list[TwoOrders] = []
     for binding in bindings:
         ga, gb = binding.outputs[model_a][0], binding.outputs[model_b][0]
-        nu, by_judge, rationales, measures = {}, {}, {}, {}
+        nu, by_judge, rationales, measures, orders_by_vibe = {}, {}, {}, {}, {}
         for vibe in vibes:
             scores: dict[str, int | None] = {}
             for judge_name in _judges_for(prepared, analysis, vibe):
@@ -192,15 +200,25 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                 if orders is not None:
                     two_orders.append(orders)
                     invalid_by_vibe[vibe.name] += (orders.first is None) + (orders.second is None)
+                    orders_by_vibe.setdefault(vibe.name, {})[judge_name] = [orders.first, orders.second]
                 if raw:
                     rationales.setdefault(vibe.name, {})[judge_name] = raw
             by_judge[vibe.name] = scores
             present = [s for s in scores.values() if s is not None]
             nu[vibe.name] = stats.ensemble(present) if present else None
+        preferred, preferred_raw = {}, {}
+        for judge in analysis.options.preference_judges:
+            tasks = preference_index.get((judge, "", ga, gb), {})
+            first, second = results.get(tasks.get("ab", "")), results.get(tasks.get("ba", ""))
+            if first is not None and second is not None:
+                answer = reliability.two_orders(judge, binding.item, "preference", first, second)
+                preference_answers.append(answer)
+                preferred[judge] = [answer.first, answer.second]
+                preferred_raw[judge] = [str(first.output), str(second.output)]
         chars = [len(str(results[g].output)) if g in results else 0 for g in (ga, gb)]
         pairs.append(PairVerdicts(binding.item, "train" if binding.item in train_set else "test",
                                   items[binding.item].label(model_a, model_b), ga, gb, nu, by_judge, rationales,
-                                  measures, chars))
+                                  measures, chars, orders_by_vibe, preferred, preferred_raw))
     crossfit = _crossfit_lexicons(pairs, vibes, origins, results, analysis)
     scores = _holm_over_kept([_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min,
                                           sep_min, crossfit.get(v.name)) for v in vibes])
@@ -218,29 +236,19 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     fits = heldout.adjust([f for f in (mm, pp) if f is not None])
     mm, pp = (fits.pop(0) if mm else None), (fits.pop(0) if pp else None)
     scores = [_with_coefficients(s, mm, pp, dropped.get(s.name, "")) for s in scores]
-    judged = _judge_reliability(prepared, analysis, (model_a, model_b), bindings, items, results, two_orders,
-                                verdicts, labels)
+    judged = _judge_reliability(analysis, (model_a, model_b), items, two_orders, preference_answers, verdicts, labels)
     return VibeCheckResult(analysis.name, model_a, model_b, scores, pairs, mm, pp, sum(invalid_by_vibe.values()),
-                           notes, labels, selection, *judged)
+                           notes, labels, selection, *judged, dataset=analysis.dataset)
 
 
-def _judge_reliability(prepared: Prepared, analysis: Analysis, comparison: tuple[str, str], bindings: list[Binding],
-                       items: dict[str, Item], results: dict[str, Result], vibe_answers: list[TwoOrders],
+def _judge_reliability(analysis: Analysis, comparison: tuple[str, str], items: dict[str, Item],
+                       vibe_answers: list[TwoOrders], preference_answers: list[TwoOrders],
                        verdicts: dict[str, dict[tuple[str, str], int]],
                        labels: Labels) -> tuple[list[JudgeReliability], list[JudgeAgreement]]:
     """Every LLM judge's reliability on the vibe scores and, for `preference_judges`, on which answer is
     better (with its agreement with the dataset's labels, where there are labels); κ between every two
     judges that scored the same vibes on the same pairs."""
     model_a, model_b = comparison
-    index = _index_judgments(prepared, stage="preference")
-    preference_answers = []
-    for binding in bindings:
-        ga, gb = binding.outputs[model_a][0], binding.outputs[model_b][0]
-        for judge in analysis.options.preference_judges:
-            tasks = index.get((judge, "", ga, gb), {})
-            first, second = results.get(tasks.get("ab", "")), results.get(tasks.get("ba", ""))
-            if first is not None and second is not None:
-                preference_answers.append(reliability.two_orders(judge, binding.item, "preference", first, second))
     label_values = {model_a: 1, model_b: -1, "tie": 0}
     pair_labels = {item_id: label_values[label] for item_id, item in items.items()
                    if (label := item.label(model_a, model_b)) in label_values}
@@ -431,6 +439,9 @@ def write_vibecheck(result: VibeCheckResult, run_dir: Path, folder: str | None =
     (out / "vibes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     # a pair's fields are plain values and dicts of them: vars() gives what asdict() would, without its deep copy
     (out / "pairs.jsonl").write_text("".join(json.dumps(vars(p)) + "\n" for p in result.pairs), encoding="utf-8")
+    (out / "comparison.json").write_text(json.dumps({"analysis": result.analysis, "dataset": result.dataset,
+                                                     "model_a": result.model_a, "model_b": result.model_b}),
+                                         encoding="utf-8")
     regressions = {name: asdict(reg) if reg else None
                    for name, reg in (("model_matching", result.model_matching), ("preference", result.preference))}
     (out / "regressions.json").write_text(json.dumps({**regressions, "notes": result.notes,

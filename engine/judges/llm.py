@@ -82,6 +82,15 @@ def rating_explanation(text: str) -> str:
     return re.sub(r"^\W*explanation\W*", "", head, flags=re.IGNORECASE).strip()
 
 
+def verdict_reason(text: str) -> str:
+    """A pairwise judge's reason: its `reasoning` field, or what precedes its last verdict line."""
+    structured = _field(text, "reasoning")
+    if isinstance(structured, str):
+        return structured.strip()
+    found = list(VERDICT.finditer(text or ""))
+    return (text[: found[-1].start()] if found else text or "").strip()
+
+
 def parse_confidence(text: str) -> int | None:
     """The 1–5 confidence a persona judge attaches to its verdict; None if missing."""
     return _last_score(CONFIDENCE, text, "confidence")

@@ -1,0 +1,87 @@
+"""What an export reads from a run directory: its manifest, plan bindings, generated answers and the pair
+verdicts each VibeCheck comparison wrote, with the prompts read again from the spec's datasets (a run keeps
+answers, not prompts)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.datasets import DatasetError, Item, load_items
+from engine.spec.model import Spec
+
+
+class ExportError(Exception):
+    """A run directory that cannot be exported, and why."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One VibeCheck comparison of a run: its two models and the verdicts on each pair (pairs.jsonl rows)."""
+
+    analysis: str
+    dataset: str
+    model_a: str
+    model_b: str
+    pairs: list[dict[str, Any]]
+
+
+@dataclass
+class RunFiles:
+    run_dir: Path
+    spec: Spec
+    manifest: dict[str, Any]
+    bindings: dict[str, list[dict[str, Any]]]  # analysis -> plan bindings (item, variant, outputs)
+    answers: dict[str, str]  # generation task id -> answer text
+    items: dict[str, dict[str, Item]] = field(default_factory=dict)  # dataset -> item id -> item
+
+    @classmethod
+    def open(cls, run_dir: Path, spec_file: Path | None = None) -> RunFiles:
+        from engine.spec.load import SpecError, load_spec
+
+        manifest_path = run_dir / "manifest.json"
+        if not manifest_path.is_file():
+            raise ExportError(f"{run_dir}: no manifest.json; point at a run directory (`vibe run` writes one)")
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        source = spec_file or Path(manifest["spec_path"])
+        try:
+            spec = load_spec(source)
+        except (SpecError, OSError) as exc:
+            raise ExportError(f"{run_dir}: the run's spec {source} cannot be read ({exc}); pass --spec") from None
+        if spec.name != manifest["spec_name"]:
+            raise ExportError(f"{source} is spec {spec.name!r}, but {run_dir} ran {manifest['spec_name']!r}; pass "
+                              "--spec with the spec that made the run")
+        with gzip.open(run_dir / "plan.json.gz", "rt", encoding="utf-8") as fh:
+            bindings = json.load(fh)["bindings"]
+        answers = {}
+        with gzip.open(run_dir / "generation.jsonl.gz", "rt", encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                answers[row["task_id"]] = row["output"] if isinstance(row["output"], str) else json.dumps(row["output"])
+        return cls(run_dir, spec, manifest, bindings, answers)
+
+    def dataset_items(self, dataset: str) -> dict[str, Item]:
+        if dataset not in self.items:
+            try:
+                self.items[dataset] = {it.id: it for it in load_items(self.spec.datasets[dataset])}
+            except DatasetError as exc:
+                raise ExportError(f"the prompts of dataset {dataset!r} cannot be read again: {exc}") from None
+        return self.items[dataset]
+
+    def comparisons(self) -> list[Comparison]:
+        """Every comparison the run wrote pair verdicts for (a comparison.json beside its pairs.jsonl), in the
+        spec's order of analyses."""
+        out = []
+        for analysis in self.spec.analyses:
+            for path in sorted((self.run_dir / analysis).glob("**/comparison.json")):
+                about = json.loads(path.read_text(encoding="utf-8"))
+                pairs = [json.loads(line) for line in (path.parent / "pairs.jsonl").read_text(
+                    encoding="utf-8").splitlines() if line]
+                out.append(Comparison(about["analysis"], about["dataset"], about["model_a"], about["model_b"], pairs))
+        if not out:
+            raise ExportError(f"{self.run_dir}: no pair verdicts to export (comparison.json and pairs.jsonl); "
+                              "runs made before vibe export write them when `vibe run` runs them again (cached)")
+        return out
