@@ -93,32 +93,6 @@ def test_what_cannot_be_inferred_is_said(tmp_path: Path) -> None:
         init_spec(tmp_path / "bad.jsonl", tmp_path / "vibe.yaml")
 
 
-def test_long_table_errors_are_located(tmp_path: Path) -> None:
-    base = [{"id": "p0", "prompt": "Say hi", "model": "a", "answer": "hi"},
-            {"id": "p0", "prompt": "Say hi", "model": "b", "answer": "hello"}]
-    spec = """\
-name: long
-models: {a: {provider: recorded}, b: {provider: recorded}}
-judges: {m: {kind: metric}}
-vibes: [{name: verbosity, low: short, high: long, metric: length_words}]
-datasets:
-  d: {source: {path: rows.jsonl}, format: long, fields: {id: id, prompt: prompt, model: model, answer: answer}}
-analyses: {vibecheck: {dataset: d, models: [a, b], judges: [m]}}
-"""
-    (tmp_path / "spec.yaml").write_text(spec)
-    cases = {
-        "row 2: a second answer of model 'b' to prompt 'p0' (the first is row 1)":
-            [*base, {"id": "p0", "prompt": "Say hi", "model": "b", "answer": "again"}],
-        "row 1 has no 'model' value": [base[0], {"id": "p0", "prompt": "Say hi", "answer": "x"}],
-        "recorded model(s) b have no row in column 'model'": [base[0]],
-        "row 1: prompt 'p0' has another text in row 0": [base[0], {**base[1], "prompt": "Say bye"}],
-    }
-    for message, rows in cases.items():
-        (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        with pytest.raises(DatasetError, match=message.replace("(", r"\(").replace(")", r"\)")):
-            prepare(tmp_path / "spec.yaml")
-
-
 def test_init_command_writes_the_embedded_default(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "engine", "init"], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

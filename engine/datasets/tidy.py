@@ -84,13 +84,13 @@ def gather(ds: Dataset, answers: list[Answer], votes: list[Vote], *, repeats: bo
     for answer in answers:
         model = spec_name(ds, answer.model, wanted)
         seen.add(answer.model)
+        if model not in wanted:  # another model's rows (a log of another task, a battle the spec leaves out)
+            continue
         if answer.key in opened and text_value(answer.row, prompt) != text_value(opened[answer.key].row, prompt):
             raise DatasetError(f"{answer.where}: prompt {answer.key!r} has another text in {opened[answer.key].where} "
                                f"(field {prompt!r} differs); give fields.id a column that tells them apart")
         row = rows.setdefault(answer.key, {**answer.row, BATTLES: []})
         opened.setdefault(answer.key, answer)
-        if model not in wanted:
-            continue
         earlier = first.get((answer.key, model))
         if earlier is not None and not (repeats and earlier.text == answer.text):
             why = "a second answer" if not repeats else "another answer"
@@ -101,6 +101,11 @@ def gather(ds: Dataset, answers: list[Answer], votes: list[Vote], *, repeats: bo
         row[LONG_ANSWER + model] = answer.text
         if answer.score is not None:
             row[LONG_SCORE + model] = answer.score
+    missing = [m for m in ds.outputs if not any(key_model[1] == m for key_model in first)]
+    if missing:
+        raise DatasetError(f"dataset {ds.name!r}: recorded model(s) {', '.join(missing)} have no answer in the data, "
+                           f"whose models are: {', '.join(sorted(seen)[:12])}; name the spec's models as the data "
+                           "does, or map them with model_names")
     if len(wanted) > 1:
         _refuse_lone_answers(first)
     fought: dict[tuple[str, frozenset[str]], str] = {}
@@ -117,11 +122,6 @@ def gather(ds: Dataset, answers: list[Answer], votes: list[Vote], *, repeats: bo
         fought[pair] = vote.where
         winner = {"a": a, "b": b}.get(vote.winner, vote.winner)
         rows[vote.key][BATTLES].append(Battle(a, b, winner))
-    missing = [m for m in ds.outputs if not any(key_model[1] == m for key_model in first)]
-    if missing:
-        raise DatasetError(f"dataset {ds.name!r}: recorded model(s) {', '.join(missing)} have no answer in the data, "
-                           f"whose models are: {', '.join(sorted(seen)[:12])}; name the spec's models as the data "
-                           "does, or map them with model_names")
     return list(rows.values())
 
 

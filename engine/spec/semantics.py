@@ -62,10 +62,12 @@ class _Checker:
                         f"${{{name}:-<default path>}}")
         return resolve_path(self.spec_dir, raw)
 
-    def file_problem(self, path: PathKey, raw: str, missing_ok: bool = False) -> None:
+    def file_problem(self, path: PathKey, raw: str, missing_ok: bool = False, folder_ok: bool = False) -> None:
         """Report a data file that plan and run could not read: missing (unless it is downloaded when
-        missing), a folder, or unreadable."""
+        missing), a folder (unless the format reads folders), or unreadable."""
         file = self.file_path(path, raw)
+        if file.is_dir() and folder_ok:
+            return
         if file.is_dir():
             self.report(path, f"{file} is a folder; give the data file inside it")
         elif file.exists():
@@ -152,7 +154,7 @@ def _check_datasets(c: _Checker) -> None:
             c.report((*path, "source", "hub"), "hub needs hub_files, one per local path")
         for i, raw in enumerate(raw_paths):
             key = (*path, "source", "path") if "path" in src else (*path, "source", "paths", i)
-            c.file_problem(key, raw, missing_ok=remote)
+            c.file_problem(key, raw, missing_ok=remote, folder_ok=ds.get("format") == "inspect")
         for column, entry in src.get("join", {}).items():
             c.file_problem((*path, "source", "join", column, "path"), entry["path"])
         for key in ("outputs", "scores"):
