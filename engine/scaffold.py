@@ -6,7 +6,11 @@ recognised by name first and by content second:
 - the prompt: a column named like one (prompt, question, instruction, ...), else the first text column;
 - an id, a category and a preference label, by name;
 - the answers: either one text column per model (wide: every other column holding text, or the columns
-  `--models` names), or a model column and an answer column (long: one row per prompt and model).
+  `--models` names), or a model column and an answer column (long: one row per prompt and model);
+- the formats other tools write, by their shape: Inspect AI logs (a .eval file, a log folder, a .json log),
+  an LLM Comparator file, AlpacaEval annotations (output_1/generator_1 ...) and battle logs (model_a,
+  model_b and an answer column for each); their models are named in the file, and a battle log with votes
+  is ranked too.
 
 Nothing is asked that the file answers. The spec extends the packaged offline panel, compares the first two
 models with VibeCheck (every other model against the first when there are more), discovers vibes
@@ -24,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets import DatasetError, read_rows
+from engine.datasets.battles import comparator_rows
+from engine.datasets.inspect_logs import log_files, log_rows
 
 PROMPT_NAMES = ("prompt", "question", "instruction", "input", "query", "user_prompt", "turns.0", "problem")
 ID_NAMES = ("id", "question_id", "prompt_id", "uid", "idx", "item_id", "sample_id")
@@ -54,6 +60,9 @@ class Layout:
     label_values: dict[str, str] = field(default_factory=dict)  # label value -> model or tie
     model_column: str | None = None  # long tables only
     answer_column: str | None = None
+    format: str | None = None  # a named format other tools write (tidy: the file names the models)
+    battle_columns: dict[str, str] = field(default_factory=dict)  # battles: model_a, model_b, answer_a, ...
+    names: dict[str, str] = field(default_factory=dict)  # the file's model name -> the spec's, where they differ
 
 
 def _slug(text: str) -> str:
@@ -109,6 +118,72 @@ def detect(rows: list[dict[str, Any]], models: list[str] | None = None) -> Layou
     return layout
 
 
+SIDE_ANSWERS = ("response_{}", "answer_{}", "output_{}", "completion_{}", "text_{}")
+
+
+def detect_named(data: Path) -> Layout | None:
+    """The layout of a file in a format another tool writes, its models read from it; None for a plain table."""
+    if data.is_dir() or data.suffix == ".eval" or _json_object_with(data, "eval", "samples"):
+        models = [_row_model(row) for log in log_files(data) for _, row in log_rows(log, False, {})[:1]]
+        return _named_layout("inspect", "input", models)
+    if _json_object_with(data, "examples", "models"):
+        return _named_layout("llm-comparator", "input_text", [row["model_a"] for _, row in comparator_rows(data)[:1]]
+                             + [row["model_b"] for _, row in comparator_rows(data)[:1]])
+    if data.suffix.lower() not in (".json", ".jsonl", ".csv", ".parquet", ".ndjson"):
+        return None
+    rows = read_rows(data)
+    columns = {c for r in rows[:SAMPLE_ROWS] for c in r}
+    if {"instruction", "output_1", "generator_1", "output_2", "generator_2"} <= columns:
+        return _named_layout("alpaca-eval", "instruction", _battle_models(rows, "generator_1", "generator_2"))
+    if {"model_a", "model_b"} <= columns:
+        sides = {side: next((f.format(side) for f in SIDE_ANSWERS if f.format(side) in columns), None)
+                 for side in ("a", "b")}
+        prompt = _named(sorted(columns), PROMPT_NAMES)
+        if None in sides.values() or prompt is None:
+            return None
+        layout = _named_layout("battles", prompt, _battle_models(rows, "model_a", "model_b"))
+        layout.id = _named(sorted(columns), ID_NAMES)
+        layout.category = _named(sorted(columns), CATEGORY_NAMES)
+        layout.battle_columns = {"model_a": "model_a", "model_b": "model_b", "answer_a": str(sides["a"]),
+                                 "answer_b": str(sides["b"])}
+        label = _named(sorted(columns), LABEL_NAMES)
+        if label:
+            layout.battle_columns["winner"] = label
+        return layout
+    return None
+
+
+def _json_object_with(path: Path, *keys: str) -> bool:
+    """A JSON file holding one object with these keys (peeking at its start, not parsing it whole)."""
+    if path.is_dir() or path.suffix.lower() != ".json":
+        return False
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        head = fh.read(1 << 16).lstrip()
+    return head.startswith("{") and all(f'"{key}"' in head for key in keys)
+
+
+def _row_model(row: dict[str, Any]) -> str:
+    return str(row["model"])
+
+
+def _battle_models(rows: list[dict[str, Any]], *columns: str) -> list[str]:
+    counts = Counter(str(r[c]) for r in rows for c in columns if r.get(c) not in (None, ""))
+    return [name for name, _ in counts.most_common()]
+
+
+def _named_layout(form: str, prompt: str, models: list[str]) -> Layout:
+    """A layout whose models the file names, most frequent first, each given a name the spec accepts."""
+    names = {}
+    for raw in dict.fromkeys(models):
+        short = raw.rsplit("/", 1)[-1] if form == "inspect" else raw
+        names[raw] = re.sub(r"[^A-Za-z0-9_.-]+", "-", short).strip("-.") or "model"
+    spec_names = {v: v for v in names.values()}
+    layout = Layout(prompt, spec_names, format=form)
+    layout.names = {raw: name for raw, name in names.items() if name != raw and
+                    not (form == "inspect" and raw.rsplit("/", 1)[-1] == name)}
+    return layout
+
+
 def _choose(wanted: list[str] | None, found: list[str], what: str) -> list[str]:
     if wanted:
         missing = [m for m in wanted if m not in found]
@@ -161,14 +236,19 @@ def render(layout: Layout, data: Path, spec_dir: Path, rows: int) -> str:
     lines += [f"  {_yaml(m)}: {{provider: recorded}}" for m in models]
     lines += ["  # a model to call instead: {provider: openai, model: gpt-4o-mini, api_key_env: OPENAI_API_KEY}",
               "", "datasets:", f"  {name}:", f"    source: {{path: {_yaml(path)}}}"]
+    if layout.format:
+        lines += _named_dataset(layout)
     fields = [("prompt", layout.prompt), ("id", layout.id), ("category", layout.category),
               ("reference", layout.reference), ("preference", layout.label if layout.label_values else None)]
-    if layout.model_column:
+    if layout.format:
+        fields = []
+    elif layout.model_column:
         lines.append("    format: long                 # one row per prompt and model")
         fields += [("model", layout.model_column), ("answer", layout.answer_column)]
-    lines.append("    fields:")
+    if fields:
+        lines.append("    fields:")
     lines += [f"      {key}: {_yaml(column)}" for key, column in fields if column]
-    if not layout.model_column:
+    if not layout.model_column and not layout.format:
         lines.append("      outputs:                   # model -> the column holding its answers")
         lines += [f"        {_yaml(m)}: {_yaml(column)}" for m, column in layout.models.items()]
     if layout.label_values:
@@ -183,8 +263,34 @@ def render(layout: Layout, data: Path, spec_dir: Path, rows: int) -> str:
         analysis.append(f"    reference: {_yaml(models[0])}          # every other model is compared with this one")
     lines += ["", "vibes:", "  - discover: {method: statistical, max_vibes: 10}   # found on the training prompts only",
               "", "analyses:", "  vibecheck:", f"    dataset: {name}", *analysis,
-              "    judges: [metrics, minilm]", "    split: {train: 0.5, seed: 0}", ""]
-    return "\n".join(lines)
+              "    judges: [metrics, minilm]", "    split: {train: 0.5, seed: 0}"]
+    if "winner" in layout.battle_columns or layout.format in ("alpaca-eval", "llm-comparator"):
+        listed = ", ".join(_yaml(m) for m in models)
+        lines += ["  rankings:                      # the battles' votes, every model rated", "    method: rankings",
+                  f"    dataset: {name}", f"    models: [{listed}]", "    outcomes: labels"]
+    return "\n".join([*lines, ""])
+
+
+FORMAT_NOTES = {"inspect": "Inspect AI logs: each header names its model",
+                "llm-comparator": "LLM Comparator: its two models; score's sign is the winner",
+                "alpaca-eval": "AlpacaEval annotations: generator_1 against generator_2",
+                "battles": "one row per battle of two models"}
+
+
+def _named_dataset(layout: Layout) -> list[str]:
+    """A named format's own lines: the format, its battle columns, and the models renamed for the spec."""
+    lines = [f"    format: {layout.format:<22}# {FORMAT_NOTES[layout.format]}"]
+    if layout.battle_columns:
+        columns = [("prompt", layout.prompt), ("id", layout.id), ("category", layout.category),
+                   *layout.battle_columns.items()]
+        lines.append("    fields:")
+        lines += [f"      {key}: {_yaml(column)}" for key, column in columns if column]
+    if layout.names:
+        lines.append("    model_names:                 # the file's names -> the spec's")
+        lines += [f"      {_yaml(raw)}: {_yaml(name)}" for raw, name in layout.names.items()]
+    if layout.format != "inspect":
+        lines.append("    labels: {source: unknown}    # who voted: human | llm-judge | reward-model | metric")
+    return lines
 
 
 def init_spec(data: Path | None, out: Path, models: list[str] | None = None) -> Path:
@@ -196,13 +302,16 @@ def init_spec(data: Path | None, out: Path, models: list[str] | None = None) -> 
         raise InitError(f"{out} already exists; pass --out to write elsewhere")
     if data is None:
         return _write_default(out)
-    if not data.is_file():
+    if not data.exists():
         raise InitError(f"{data}: no such file")
     try:
-        rows = read_rows(data)
+        named = detect_named(data)
+        rows = [] if named else read_rows(data)
     except DatasetError as exc:
         raise InitError(str(exc)) from None
-    layout = detect(rows, models)
+    layout = named or detect(rows, models)
+    if named:
+        layout.models = {name: name for name in _choose(models, list(layout.models), "models in the file")}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(layout, data, out.parent, len(rows)), encoding="utf-8")
     try:

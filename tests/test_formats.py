@@ -232,7 +232,7 @@ def test_battle_log_with_three_models(tmp_path: Path) -> None:
     assert items[0].outputs == {"a": "Hi!", "b": "Hello there, friend.", "c": "Hey."}
     assert items[0].label("a", "b") == "a" and items[0].label("c", "a") == "a" and items[0].label("b", "c") is None
     assert items[1].label("c", "b") == "tie" and items[1].label("a", "b") is None  # unlabelled battle
-    summary, results, _ = run_spec(spec, tmp_path / "run", tmp_path / "c.sqlite", quiet=True, report=False)
+    run_spec(spec, tmp_path / "run", tmp_path / "c.sqlite", quiet=True, report=False)
     ranking = json.loads((tmp_path / "run" / "ranks" / "rankings.json").read_text())
     assert "3 votes" in ranking["outcomes"]
     assert {r["model"] for r in ranking["rankings"][0]["ratings"]} == {"a", "b", "c"}
@@ -391,3 +391,12 @@ analyses: {v: {method: vibecheck, dataset: d, models: [a, b], judges: [m]}}
     assert records[0] == {"instruction": "Question 0?", "output": "echo: Question 0?", "generator": "c",
                           "dataset": "d"}
     assert re.search(r"score: the preference judges' panel verdict", document["metadata"]["source_path"])
+
+
+def test_export_command_refuses_what_is_not_a_run(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "engine", "export", str(tmp_path), "--to", "parquet"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "no manifest.json" in done.stderr and "Traceback" not in done.stderr

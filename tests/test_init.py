@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine.datasets import DatasetError
 from engine.pipeline import prepare
 from engine.scaffold import InitError, detect, init_spec
 
@@ -113,3 +112,42 @@ def test_keys_links_and_constant_columns_are_not_answers() -> None:
     layout = detect(rows)
     assert layout.prompt == "instruction" and layout.models == {"output_1": "output_1", "output_2": "output_2"}
     assert layout.label == "preference" and layout.label_values == {"1.0": "output_1", "2.0": "output_2"}
+
+
+def test_other_tools_files_are_recognised(shared_data: Path, tmp_path: Path) -> None:
+    """LLM Comparator's file, AlpacaEval's annotations, an Arena-style battle log and Inspect logs: each gets
+    its format, its models as the file names them (renamed where the spec needs), and a spec that reads it."""
+    comparator = init_spec(shared_data / "interop" / "llm_comparator" / "example_tiny.json", tmp_path / "lc.yaml")
+    spec = yaml.safe_load(comparator.read_text())
+    dataset = spec["datasets"]["example_tiny"]
+    assert dataset["format"] == "llm-comparator"
+    assert dataset["model_names"] == {"ABC v0.6": "ABC-v0.6", "ABC v0.5": "ABC-v0.5"}
+    assert spec["analyses"]["rankings"]["outcomes"] == "labels"
+    assert len(prepare(comparator).items["example_tiny"]) == 5
+
+    annotations = (shared_data / "alpaca_eval" / "Mixtral-8x7B-Instruct-v0.1" / "alpaca_eval_gpt4_turbo_fn"
+                   / "annotations.json")
+    out = init_spec(annotations, tmp_path / "ae.yaml")
+    spec = yaml.safe_load(out.read_text())
+    assert spec["datasets"]["annotations"]["format"] == "alpaca-eval"
+    assert set(spec["models"]) == {"gpt4_1106_preview", "Mixtral-8x7B-Instruct-v0.1"}
+
+    rows = [{"question_id": f"b{i}", "prompt": p, "model_a": m, "model_b": n, "response_a": f"{m}: {p} " * 2,
+             "response_b": f"{n} on {p}", "winner": "model_a" if i % 2 else "tie"}
+            for i, (p, (m, n)) in enumerate(zip(PROMPTS, [("x", "y"), ("y", "z"), ("z", "x")] * 2, strict=True))]
+    (tmp_path / "arena.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = init_spec(tmp_path / "arena.jsonl", tmp_path / "arena.yaml")
+    spec = yaml.safe_load(out.read_text())
+    assert spec["datasets"]["arena"]["fields"] == {
+        "prompt": "prompt", "id": "question_id", "model_a": "model_a", "model_b": "model_b",
+        "answer_a": "response_a", "answer_b": "response_b", "winner": "winner"}
+    assert sorted(spec["analyses"]["rankings"]["models"]) == ["x", "y", "z"]
+    assert spec["analyses"]["vibecheck"]["reference"] in ("x", "y", "z")
+    items = prepare(out).items["arena"]
+    assert [it.battles[0].winner for it in items[:2]] == ["tie", "y"]
+
+    logs = shared_data / "interop" / "inspect_logs"
+    out = init_spec(logs, tmp_path / "inspect.yaml")
+    spec = yaml.safe_load(out.read_text())
+    assert spec["datasets"]["inspect_logs"]["format"] == "inspect"
+    assert set(spec["models"]) == {"gpt-4o-mini", "llama3.1"}  # openai/… and ollama/… after their prefix
