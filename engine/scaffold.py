@@ -29,7 +29,7 @@ from typing import Any
 
 from engine.datasets import DatasetError, read_rows
 from engine.datasets.battles import comparator_rows
-from engine.datasets.inspect_logs import log_files, log_rows
+from engine.datasets.inspect_logs import log_files, log_model
 
 PROMPT_NAMES = ("prompt", "question", "instruction", "input", "query", "user_prompt", "turns.0", "problem")
 ID_NAMES = ("id", "question_id", "prompt_id", "uid", "idx", "item_id", "sample_id")
@@ -121,36 +121,41 @@ def detect(rows: list[dict[str, Any]], models: list[str] | None = None) -> Layou
 SIDE_ANSWERS = ("response_{}", "answer_{}", "output_{}", "completion_{}", "text_{}")
 
 
-def detect_named(data: Path) -> Layout | None:
-    """The layout of a file in a format another tool writes, its models read from it; None for a plain table."""
+def detect_file(data: Path) -> tuple[Layout, str] | None:
+    """The layout of Inspect logs or an LLM Comparator file (formats told by the file itself), its models read
+    from it, and what was read (for the spec's first line); None for any other file."""
     if data.is_dir() or data.suffix == ".eval" or _json_object_with(data, "eval", "samples"):
-        models = [_row_model(row) for log in log_files(data) for _, row in log_rows(log, False, {})[:1]]
-        return _named_layout("inspect", "input", models)
+        logs = log_files(data)
+        return _named_layout("inspect", "input", [log_model(log) for log in logs]), f"{len(logs)} logs"
     if _json_object_with(data, "examples", "models"):
-        return _named_layout("llm-comparator", "input_text", [row["model_a"] for _, row in comparator_rows(data)[:1]]
-                             + [row["model_b"] for _, row in comparator_rows(data)[:1]])
-    if data.suffix.lower() not in (".json", ".jsonl", ".csv", ".parquet", ".ndjson"):
-        return None
-    rows = read_rows(data)
-    columns = {c for r in rows[:SAMPLE_ROWS] for c in r}
-    if {"instruction", "output_1", "generator_1", "output_2", "generator_2"} <= columns:
-        return _named_layout("alpaca-eval", "instruction", _battle_models(rows, "generator_1", "generator_2"))
-    if {"model_a", "model_b"} <= columns:
-        sides = {side: next((f.format(side) for f in SIDE_ANSWERS if f.format(side) in columns), None)
-                 for side in ("a", "b")}
-        prompt = _named(sorted(columns), PROMPT_NAMES)
-        if None in sides.values() or prompt is None:
-            return None
-        layout = _named_layout("battles", prompt, _battle_models(rows, "model_a", "model_b"))
-        layout.id = _named(sorted(columns), ID_NAMES)
-        layout.category = _named(sorted(columns), CATEGORY_NAMES)
-        layout.battle_columns = {"model_a": "model_a", "model_b": "model_b", "answer_a": str(sides["a"]),
-                                 "answer_b": str(sides["b"])}
-        label = _named(sorted(columns), LABEL_NAMES)
-        if label:
-            layout.battle_columns["winner"] = label
-        return layout
+        examples = comparator_rows(data)
+        models = [examples[0][1]["model_a"], examples[0][1]["model_b"]] if examples else []
+        return _named_layout("llm-comparator", "input_text", models), f"{len(examples)} examples"
     return None
+
+
+def detect_battles(rows: list[dict[str, Any]]) -> Layout | None:
+    """The layout of AlpacaEval annotations or a battle log (model_a, model_b and an answer column for each),
+    its models read from the rows, most frequent first; None for any other table."""
+    columns = sorted({c for r in rows[:SAMPLE_ROWS] for c in r})
+    if {"instruction", "output_1", "generator_1", "output_2", "generator_2"} <= set(columns):
+        return _named_layout("alpaca-eval", "instruction", _battle_models(rows, "generator_1", "generator_2"))
+    if not {"model_a", "model_b"} <= set(columns):
+        return None
+    sides = {side: next((f.format(side) for f in SIDE_ANSWERS if f.format(side) in columns), None)
+             for side in ("a", "b")}
+    prompt = _named(columns, PROMPT_NAMES)
+    if None in sides.values() or prompt is None:
+        return None
+    layout = _named_layout("battles", prompt, _battle_models(rows, "model_a", "model_b"))
+    layout.id = _named(columns, ID_NAMES)
+    layout.category = _named(columns, CATEGORY_NAMES)
+    layout.battle_columns = {"model_a": "model_a", "model_b": "model_b", "answer_a": str(sides["a"]),
+                             "answer_b": str(sides["b"])}
+    label = _named(columns, LABEL_NAMES)
+    if label:
+        layout.battle_columns["winner"] = label
+    return layout
 
 
 def _json_object_with(path: Path, *keys: str) -> bool:
@@ -160,10 +165,6 @@ def _json_object_with(path: Path, *keys: str) -> bool:
     with path.open(encoding="utf-8", errors="replace") as fh:
         head = fh.read(1 << 16).lstrip()
     return head.startswith("{") and all(f'"{key}"' in head for key in keys)
-
-
-def _row_model(row: dict[str, Any]) -> str:
-    return str(row["model"])
 
 
 def _battle_models(rows: list[dict[str, Any]], *columns: str) -> list[str]:
@@ -221,7 +222,7 @@ def _yaml(value: str) -> str:
     return value if plain and value == value.strip() else '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def render(layout: Layout, data: Path, spec_dir: Path, rows: int) -> str:
+def render(layout: Layout, data: Path, spec_dir: Path, size: str) -> str:
     """The spec's text, with a comment on every choice `vibe init` made."""
     name = _slug(data.stem)
     models = list(layout.models)
@@ -229,7 +230,7 @@ def render(layout: Layout, data: Path, spec_dir: Path, rows: int) -> str:
         path = data.resolve().relative_to(spec_dir.resolve()).as_posix()
     except ValueError:
         path = str(data.resolve())
-    lines = ["# Written by `vibe init` from " + data.name + f" ({rows} rows). Edit freely; `vibe validate` checks it.",
+    lines = ["# Written by `vibe init` from " + data.name + f" ({size}). Edit freely; `vibe validate` checks it.",
              f"name: {name}",
              "extends: vibe:offline-panel   # the packaged offline judges (text metrics, MiniLM) and style vibes",
              "", "models:                        # answers recorded in the file: nothing is generated"]
@@ -305,15 +306,15 @@ def init_spec(data: Path | None, out: Path, models: list[str] | None = None) -> 
     if not data.exists():
         raise InitError(f"{data}: no such file")
     try:
-        named = detect_named(data)
-        rows = [] if named else read_rows(data)
+        found = detect_file(data)
+        rows = [] if found else read_rows(data)
     except DatasetError as exc:
         raise InitError(str(exc)) from None
-    layout = named or detect(rows, models)
-    if named:
+    layout, size = found or (detect_battles(rows) or detect(rows, models), f"{len(rows)} rows")
+    if layout.format:
         layout.models = {name: name for name in _choose(models, list(layout.models), "models in the file")}
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(layout, data, out.parent, len(rows)), encoding="utf-8")
+    out.write_text(render(layout, data, out.parent, size), encoding="utf-8")
     try:
         load_spec(out)
     except Exception:

@@ -39,10 +39,8 @@ def log_rows(path: Path, pick_scorer: bool, names: dict[str, str]) -> list[tuple
     several values) and metadata. With `pick_scorer` (the spec
     names no score), `score` holds the log's only scorer's value; a log with several must be told which."""
     header, samples = _read(path)
-    model = path.name if path.name in names else (header.get("eval") or {}).get("model")
-    if not model:
-        raise DatasetError(f"{path}: header field 'eval.model' is missing (the model this log ran)")
-    rows = [(where, _row(where, sample, str(model))) for where, sample in samples]
+    model = path.name if path.name in names else _model(path, header)
+    rows = [(where, _row(where, sample, model)) for where, sample in samples]
     scorers = sorted({name for _, row in rows for name in row["scores"]})
     if pick_scorer and len(scorers) > 1:
         raise DatasetError(f"{path}: samples carry several scores ({', '.join(scorers)}); choose one with "
@@ -52,7 +50,20 @@ def log_rows(path: Path, pick_scorer: bool, names: dict[str, str]) -> list[tuple
     return rows
 
 
-def _read(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+def log_model(path: Path) -> str:
+    """The model a log ran, as its header names it; a .eval log's samples are not read."""
+    return _model(path, _read(path, samples=False)[0])
+
+
+def _model(path: Path, header: dict[str, Any]) -> str:
+    model = (header.get("eval") or {}).get("model")
+    if not model:
+        raise DatasetError(f"{path}: header field 'eval.model' is missing (the model this log ran)")
+    return str(model)
+
+
+def _read(path: Path, samples: bool = True) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    """The log's header and (with `samples`) its samples, each located."""
     if path.suffix == ".eval":
         try:
             with zipfile.ZipFile(path) as archive:
@@ -60,11 +71,11 @@ def _read(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]
                 if "header.json" not in names:
                     raise DatasetError(f"{path}: no header.json in this .eval archive (is the log still running?)")
                 header = json.loads(archive.read("header.json"))
-                samples = [(f"{path}:{name}", json.loads(archive.read(name)))
-                           for name in sorted(names, key=_sample_order) if name.startswith("samples/")]
+                read = [(f"{path}:{name}", json.loads(archive.read(name)))
+                        for name in sorted(names, key=_sample_order) if samples and name.startswith("samples/")]
         except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise DatasetError(f"{path}: not a readable Inspect .eval log ({exc})") from None
-        return header, samples
+        return header, read
     try:
         log = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -101,7 +101,8 @@ def gather(ds: Dataset, answers: list[Answer], votes: list[Vote], *, repeats: bo
         row[LONG_ANSWER + model] = answer.text
         if answer.score is not None:
             row[LONG_SCORE + model] = answer.score
-    missing = [m for m in ds.outputs if not any(key_model[1] == m for key_model in first)]
+    answered = {model for _, model in first}
+    missing = [m for m in ds.outputs if m not in answered]
     if missing:
         raise DatasetError(f"dataset {ds.name!r}: recorded model(s) {', '.join(missing)} have no answer in the data, "
                            f"whose models are: {', '.join(sorted(seen)[:12])}; name the spec's models as the data "

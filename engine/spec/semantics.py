@@ -66,10 +66,9 @@ class _Checker:
         """Report a data file that plan and run could not read: missing (unless it is downloaded when
         missing), a folder (unless the format reads folders), or unreadable."""
         file = self.file_path(path, raw)
-        if file.is_dir() and folder_ok:
-            return
         if file.is_dir():
-            self.report(path, f"{file} is a folder; give the data file inside it")
+            if not folder_ok:
+                self.report(path, f"{file} is a folder; give the data file inside it")
         elif file.exists():
             if not os.access(file, os.R_OK):
                 self.report(path, f"{file} cannot be read (permissions)")
