@@ -26,7 +26,8 @@ that starts serving its login page mid-run) until `state.html_after` is set back
 logged with the status the client saw: 0 for a reset, 599 for a hang or a trickle (the client times out).
 
 The model name `missing-model` gets 404. Answers echo the prompt so a test can tell them apart. Tests can
-script answers: `state.replies[substring] = text` answers any request containing the substring. Every
+script answers: `state.replies[substring] = text` answers any request containing the substring, and
+`state.reply(text)` answers from the last user message (a judge whose answer depends on what it reads). Every
 request is logged (path, marker, status, body key), which is how tests count what the server really saw.
 """
 
@@ -40,6 +41,7 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +79,7 @@ class ServerState:
     seen: Counter[str] = field(default_factory=Counter)
     log_requests: bool = True
     replies: dict[str, str] = field(default_factory=dict)  # substring of the request -> fixed answer text
+    reply: Callable[[str], str | None] | None = None  # the last user message -> an answer (None: not scripted)
     refuse_schemas: int | None = None  # status for requests that ask for a schema (None: accept them)
     faults: Faults | None = None
     html_after: int | None = None
@@ -110,7 +113,8 @@ def _images(body: dict[str, Any]) -> tuple[str, ...]:
 def _respond(path: str, body: dict[str, Any], state: ServerState) -> tuple[int, dict[str, str], bytes]:
     text = _last_user_text(body)
     everything = json.dumps(body.get("messages", []))
-    scripted = next((reply for key, reply in state.replies.items() if key in everything), None)
+    scripted = state.reply(text) if state.reply else None
+    scripted = scripted or next((reply for key, reply in state.replies.items() if key in everything), None)
     key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
     match = MARKER.search(text)
     marker = match.group(1) if match else None

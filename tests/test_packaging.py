@@ -99,7 +99,7 @@ def test_init_validate_run_from_an_empty_folder(installed: dict[str, str], tmp_p
     out = tmp_path / "runs" / "answers"
     assert (out / "index.html").is_file() and "model_one" in (out / "index.html").read_text()
     assert list((out / "charts").glob("*.svg")) and list((out / "vibes").glob("*.html"))
-    assert list((out / "samples").glob("*.html"))  # the drill-down, every pair
+    assert list((out / "explore").glob("*.html")) and (out / "assets" / "explorer.js").is_file()  # every pair
     assert json.loads((out / "manifest.json").read_text())["tasks"]["done"] > 0
     schema = vibe(installed, tmp_path, "schema", "--write", "schema/spec.json")
     assert schema.returncode == 0 and json.loads((tmp_path / "schema" / "spec.json").read_text())["$id"]

@@ -35,6 +35,8 @@ def open_pages(pages: list[Path], shots: Path) -> list[tuple[str, str]]:
         page.on("dialog", lambda d: (problems.append(("dialog", d.message)), d.dismiss()))
         for n, path in enumerate(pages):
             page.goto(path.resolve().as_uri())
+            if path.parent.name == "explore":  # the pair explorer fills itself from its data files
+                page.wait_for_selector("body[data-ready]", timeout=15000)
             if page.locator(".chart").count():
                 page.wait_for_selector(".chart svg", timeout=15000)
                 assert page.locator(".chart svg").count() == page.locator(".chart").count(), path
@@ -62,7 +64,7 @@ def test_arena_report_renders_in_browser(tmp_path: Path, shared_data: Path) -> N
     check_reading_aids(vc, run_dir)
     regressions = (run_dir / "vibecheck-regressions.html").read_text()
     assert "Model matching" in regressions and "p-value" in regressions
-    pages = [run_dir / "index.html", vibe_page, run_dir / "samples" / "vibecheck-1.html",
+    pages = [run_dir / "index.html", vibe_page, run_dir / "explore" / "vibecheck.html",
              run_dir / "vibecheck-regressions.html"]
     assert open_pages(pages, tmp_path) == []
     assert len(list(tmp_path.glob("page-*.png"))) == 4
@@ -149,7 +151,7 @@ analyses:
 """)
     summary, results, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
     assert summary.done == summary.total
-    assert open_pages([run_dir / "index.html", run_dir / "samples" / "vibecheck-1.html"], tmp_path) == []
+    assert open_pages([run_dir / "index.html", run_dir / "explore" / "vibecheck.html"], tmp_path) == []
     check_reading_aids(results.vibecheck[0], run_dir)
 
 
@@ -239,14 +241,14 @@ analyses:
         audit.feed(text)
         assert audit.bad == [], (page, audit.bad)
         assert "sk-very-secret-value" not in text and "XSS_TEST_KEY" not in text
-    sample = (run_dir / "samples" / "vibecheck-1.html").read_text()
+    sample = (run_dir / "explore" / "vibecheck.html").read_text()
     assert "&lt;script&gt;alert(&#39;prompt&#39;)&lt;/script&gt;" in sample  # shown as text, not dropped
     topic = (run_dir / "vibes" / "vibecheck-topic.html").read_text()
     assert "Defined by example answers" in topic and "&lt;img src=x onerror=alert(&#39;example&#39;)&gt;" in topic
     for path in run_dir.rglob("*"):
         if path.is_file():
             assert b"sk-very-secret-value" not in path.read_bytes(), path
-    assert open_pages([run_dir / "index.html", run_dir / "samples" / "vibecheck-1.html",
+    assert open_pages([run_dir / "index.html", run_dir / "explore" / "vibecheck.html",
                        run_dir / "vibes" / "vibecheck-verbosity.html", run_dir / "vibes" / "vibecheck-topic.html"],
                       tmp_path) == []
 

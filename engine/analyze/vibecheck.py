@@ -25,6 +25,7 @@ import numpy as np
 
 from engine import stats
 from engine.analyze import heldout, reliability
+from engine.analyze.reason_themes import ReasonTheme
 from engine.analyze.reliability import JudgeAgreement, JudgeReliability, TwoOrders
 from engine.datasets import Item
 from engine.discover import statistical as discovery
@@ -114,6 +115,7 @@ class VibeCheckResult:
     reliability: list[JudgeReliability] = field(default_factory=list)  # one row per LLM judge and task
     agreements: list[JudgeAgreement] = field(default_factory=list)  # κ between every two judges
     dataset: str = ""  # the dataset the pairs' prompts come from
+    themes: dict[str, list[ReasonTheme]] = field(default_factory=dict)  # vibe -> what LLM judges' reasons say
 
 
 def train_verdicts(prepared: Prepared, analysis: Analysis, results: dict[str, Result],
@@ -449,4 +451,8 @@ def write_vibecheck(result: VibeCheckResult, run_dir: Path, folder: str | None =
                                                       "invalid_verdicts": result.invalid_verdicts}, indent=2),
                                           encoding="utf-8")
     reliability.write(result.reliability, result.agreements, out)
+    if result.themes:
+        (out / "reason_themes.json").write_text(json.dumps({v: [asdict(t) for t in ts]
+                                                            for v, ts in result.themes.items()}, indent=1),
+                                                encoding="utf-8")
     return out

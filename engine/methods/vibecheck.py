@@ -83,17 +83,17 @@ class VibeCheck(AnalysisMethod):
     def analyze(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result], run_dir: Path,
                 origins: dict[str, str]) -> dict[str, list[Any]]:
         from engine.analyze.profiles import profile, write_profiles
-        from engine.analyze.vibecheck import analyze_vibecheck, write_vibecheck
+        from engine.analyze.vibecheck import write_vibecheck
         from engine.discover.splits import split_seed
 
         opts = analysis.options
         if opts.reference is None:
-            result = analyze_vibecheck(prepared, analysis, results, origins)
+            result = _compared(prepared, analysis, results, origins)
             write_vibecheck(result, run_dir)
             return {"vibecheck": [result]}
         comparisons = []  # each model against the reference, written under <analysis>/<model>/
         for comparison in analysis.comparisons():
-            compared = analyze_vibecheck(prepared, analysis, results, origins, comparison)
+            compared = _compared(prepared, analysis, results, origins, comparison)
             write_vibecheck(compared, run_dir / analysis.name, folder=comparison[0])
             comparisons.append(compared)
         vibes = [v for v in prepared.spec.vibes if not opts.vibes or v.name in opts.vibes]
@@ -108,6 +108,19 @@ class VibeCheck(AnalysisMethod):
             return [render_profiles(page.env, result, page.prepared, page.run_dir, page.outputs)]
         from engine.report.vibecheck_pages import vibecheck_section
         return [vibecheck_section(page.env, result, page.prepared, page.run_dir, page.outputs)]
+
+
+def _compared(prepared: Prepared, analysis: Analysis, results: dict[str, Result], origins: dict[str, str],
+              comparison: tuple[str, str] | None = None) -> Any:
+    """One comparison's verdicts and statistics, with the themes of its LLM judges' reasons for the page."""
+    from engine.analyze import reason_themes
+    from engine.analyze.vibecheck import analyze_vibecheck
+
+    result = analyze_vibecheck(prepared, analysis, results, origins, comparison)
+    result.themes, note = reason_themes.by_vibe(result.pairs, [v.name for v in result.vibes])
+    if note:
+        result.notes.append(note)
+    return result
 
 
 def _discovery_estimates(builder: Builder, a: Analysis, pairs: list[Pair], judges: list[Judge]) -> None:

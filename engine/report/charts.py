@@ -51,18 +51,19 @@ _CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 def separability_chart(rows: list[dict[str, Any]], model_a: str, model_b: str) -> dict[str, Any]:
     """A diverging bar per kept vibe: its separability on the test pairs, drawn toward the model that sits
     higher on the vibe (in that model's colour), with its 95% interval. Rows: vibe, separability, ci_low,
-    ci_high, higher (a model name)."""
+    ci_high, higher (a model name), and optionally explore (the link a click on the bar opens)."""
     frame = pd.DataFrame(rows)
     if frame.empty:
         frame = pd.DataFrame({"vibe": [], "separability": [], "ci_low": [], "ci_high": [], "higher": []})
     order = frame.sort_values("separability")["vibe"].tolist() if len(frame) else []
     base = alt.Chart(frame).encode(y=alt.Y("vibe:N", sort=order, title=None))
-    bars = base.mark_bar().encode(
+    links = {"href": alt.Href("explore:N")} if "explore" in frame else {}
+    bars = base.mark_bar(cursor="pointer" if links else "default").encode(
         x=alt.X("separability:Q", scale=alt.Scale(domain=[-1, 1]),
                 title=f"← {model_b} higher · separability on test pairs · {model_a} higher →"),
         color=alt.Color("higher:N", scale=model_scale(model_a, model_b), title="sits higher"),
         tooltip=["vibe", "higher", alt.Tooltip("separability:Q", format=".3f"),
-                 alt.Tooltip("ci_low:Q", format=".3f"), alt.Tooltip("ci_high:Q", format=".3f")])
+                 alt.Tooltip("ci_low:Q", format=".3f"), alt.Tooltip("ci_high:Q", format=".3f")], **links)
     errors = base.mark_rule(color="#333333").encode(x="ci_low:Q", x2="ci_high:Q")
     zero = _zero_rule()
     return (bars + errors + zero).properties(width=460, height=max(80, 24 * len(frame))).to_dict()
@@ -79,14 +80,21 @@ def model_scale(model_a: str, model_b: str) -> alt.Scale:
 
 
 @_kept
-def verdict_distribution_chart(counts: dict[str, int], model_a: str, model_b: str) -> dict[str, Any]:
+def verdict_distribution_chart(counts: dict[str, int], model_a: str, model_b: str,
+                               links: dict[str, str] | None = None) -> dict[str, Any]:
+    """Pairs per panel verdict; with `links` ("-1", "0", "1" → address) a bar opens its pairs."""
     order = [f"{model_b} higher", "tie / N/A", f"{model_a} higher"]
-    frame = pd.DataFrame({"verdict": order, "pairs": [counts.get(k, 0) for k in ("-1", "0", "1")]})
-    chart = alt.Chart(frame).mark_bar().encode(
+    keys = ("-1", "0", "1")
+    frame = pd.DataFrame({"verdict": order, "pairs": [counts.get(k, 0) for k in keys]})
+    extra = {}
+    if links:
+        frame["explore"] = [links[k] for k in keys]
+        extra = {"href": alt.Href("explore:N")}
+    chart = alt.Chart(frame).mark_bar(cursor="pointer" if links else "default").encode(
         x=alt.X("verdict:N", sort=order, title="panel verdict (every pair, training and test)"), y=alt.Y("pairs:Q"),
         color=alt.Color("verdict:N", sort=order, scale=alt.Scale(domain=order, range=[B_COLOR, "#bbbbbb", A_COLOR]),
                         legend=None),
-        tooltip=["verdict", "pairs"],
+        tooltip=["verdict", "pairs"], **extra,
     ).properties(width=360, height=200)
     return chart.to_dict()
 
@@ -140,10 +148,19 @@ def export(spec: dict[str, Any], path: Path) -> None:
     import vl_convert as vlc
 
     path.parent.mkdir(parents=True, exist_ok=True)
+    spec = _without_links(spec)  # the files leave the report: its relative links would lead nowhere
     svg = derived.cached("chart-svg/v1", spec, lambda: vlc.vegalite_to_svg(spec).encode("utf-8"), bytes, bytes)
     png = derived.cached("chart-png/v1", spec, lambda: vlc.vegalite_to_png(spec, scale=2), bytes, bytes)
     path.with_suffix(".svg").write_bytes(svg)
     path.with_suffix(".png").write_bytes(png)
+
+
+def _without_links(spec: Any) -> Any:
+    if isinstance(spec, dict):
+        return {key: _without_links(value) for key, value in spec.items() if key != "href"}
+    if isinstance(spec, list):
+        return [_without_links(value) for value in spec]
+    return spec
 
 
 def write_vega_bundle(assets: Path) -> None:
@@ -214,7 +231,9 @@ def profile_heatmap(rows: list[dict[str, Any]], vibes: list[str], reference: str
         order="max(key)", groupby=["model"]).encode(
         x=alt.X("vibe:N", sort=vibes, title=None, axis=alt.Axis(labelAngle=-40, orient="top")),
         y=alt.Y("model:N", title=None, sort=alt.EncodingSortField("order", op="max", order="descending")))
+    links = {"href": alt.Href("explore:N")} if "explore" in frame else {}
     cells = base.mark_rect().encode(
+        **links,
         color=alt.Color("separability:Q", scale=alt.Scale(scheme="redblue", domain=[-1, 1], domainMid=0, reverse=True),
                         title=f"vs {reference}"),
         opacity=alt.condition("datum.clear", alt.value(1.0), alt.value(0.35)),

@@ -1,30 +1,16 @@
-"""The drill-down pages' shared pieces: a pair as a page shows it, file-name slugs, and paging."""
+"""The drill-down pages' shared pieces: file-name slugs, an output's text, and paging."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment
 
-from engine.analyze.vibecheck import PairVerdicts
 from engine.records import Result
 
-PAIRS_PER_PAGE = 50
 ITEMS_PER_PAGE = 25
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One pair as the drill-down shows it."""
-
-    pair: PairVerdicts
-    prompt: str
-    output_a: str
-    output_b: str
-    page: str
 
 
 def slug(text: str) -> str:

@@ -11,7 +11,8 @@ from jinja2 import Environment
 from engine.analyze.profiles import ProfileCell, ProfileResult
 from engine.records import Prepared, Result
 from engine.report import charts
-from engine.report.paging import PAIRS_PER_PAGE, Sample, slug, text_of, write_pages
+from engine.report.explorer import link, write_explorer
+from engine.report.paging import slug
 
 STRONGEST = 4  # vibes a profile states in words
 
@@ -52,11 +53,14 @@ def strongest(result: ProfileResult, model: str) -> list[str]:
             for c in cells[:STRONGEST]]
 
 
-def heatmap_rows(result: ProfileResult) -> list[dict[str, Any]]:
-    """The heatmap's cells, the reference's own row (0 by definition) included."""
+def heatmap_rows(result: ProfileResult, explorers: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The heatmap's cells, the reference's own row (0 by definition) included; with `explorers` (model →
+    its comparison's explorer) a cell links to that comparison's pairs, filtered to the vibe."""
     rates = {w.model: w.win_rate for w in result.winrates}
+    explorers = explorers or {}
     rows = [{"model": c.model, "vibe": c.vibe, "separability": c.separability, "ci_low": c.ci_low,
-             "ci_high": c.ci_high, "clear": c.clear(), "win_rate": rates.get(c.model)}
+             "ci_high": c.ci_high, "clear": c.clear(), "win_rate": rates.get(c.model),
+             **({"explore": link(explorers[c.model], vibe=c.vibe)} if c.model in explorers else {})}
             for c in result.cells if c.separability is not None]
     rows += [{"model": result.reference, "vibe": v.name, "separability": 0.0, "ci_low": 0.0, "ci_high": 0.0,
               "clear": True, "win_rate": 0.5 if rates else None} for v in result.vibes]
@@ -68,26 +72,23 @@ def render_profiles(env: Environment, result: ProfileResult, prepared: Prepared,
     """The leaderboard section's charts and tables; writes the profile and drill-down pages."""
     prefix = slug(result.analysis)
     vibes = [v.name for v in result.vibes]
-    rows = heatmap_rows(result)
+    explorers = {vc.model_a: write_explorer(env, vc, prepared, outputs, run_dir, f"{prefix}-{slug(vc.model_a)}", {},
+                                            f"profiles/{prefix}-{slug(vc.model_a)}.html")
+                 for vc in result.comparisons}
+    rows = heatmap_rows(result, explorers)
     sort_options = ([charts.WIN_RATE] if result.winrates else []) + vibes
     heatmap = charts.profile_heatmap(rows, vibes, result.reference, sort_options)
     ranking = charts.vibe_ranking(rows, vibes, result.reference)
     charts.export(heatmap, run_dir / "charts" / f"{prefix}-heatmap")
     charts.export(ranking, run_dir / "charts" / f"{prefix}-ranking")
-    items = {it.id: it for it in prepared.items[prepared.spec.analyses[result.analysis].dataset]}
     sentences = {model: strongest(result, model) for model in result.models}
     pages = {}
     for vc in result.comparisons:
-        model_prefix = f"{prefix}-{slug(vc.model_a)}"
-        samples = [Sample(p, items[p.item_id].prompt, text_of(outputs, p.output_a), text_of(outputs, p.output_b),
-                          f"{model_prefix}-{n // PAIRS_PER_PAGE + 1}.html") for n, p in enumerate(vc.pairs)]
-        write_pages(env, "samples.html.j2", run_dir / "samples", model_prefix, "samples", samples, PAIRS_PER_PAGE,
-                    vc=vc, vibe_names=vibes)
-        pages[vc.model_a] = f"profiles/{model_prefix}.html"
+        pages[vc.model_a] = f"profiles/{prefix}-{slug(vc.model_a)}.html"
         html = env.get_template("profile.html.j2").render(
             pr=result, vc=vc, model=vc.model_a, sentences=sentences[vc.model_a],
             cells=[result.cell(vc.model_a, v) for v in vibes], winrate=result.winrate(vc.model_a),
-            scores={s.name: s for s in vc.vibes}, samples_page=f"../samples/{model_prefix}-1.html", root="..")
+            scores={s.name: s for s in vc.vibes}, explorer="../" + explorers[vc.model_a], root="..")
         (run_dir / pages[vc.model_a]).write_text(html, encoding="utf-8")
     kinds = sorted({kind for vc in result.comparisons for score in vc.vibes for kind in score.judge_kinds})
     return {"result": result, "heatmap": heatmap, "ranking": ranking, "pages": pages, "kinds": kinds,

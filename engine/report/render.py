@@ -3,7 +3,9 @@
     index.html                 the leaderboard: every analysis, every vibe, its numbers and their caveats; one
                                section per analysis, rendered by its method (`engine/methods/`)
     vibes/<analysis>-<vibe>.html  definition, verdict distribution, per-model measures, telling examples
-    samples/<analysis>-<n>.html   the drill-down, 50 pairs a page: prompt, both outputs, every verdict
+    explore/<analysis>.html    every pair, filtered, sorted and searched in the page: prompt, both answers
+                               (Markdown rendered and sanitized, or raw), every verdict and the judges' reasons;
+                               its data in explore/<analysis>/ (see `engine.report.explorer`)
     answers/<analysis>-<n>.html   every rated answer, 25 prompts a page: reference, ratings, the judge's reasons
     answers/<analysis>-<persona>-<n>.html  every prompt as one persona's: both answers, per-dimension verdicts
     charts/*.svg, *.png        every chart, for READMEs and PRs
@@ -24,6 +26,7 @@ from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, sele
 
 from engine.analyze.reliability import CONSISTENCY_MIN
 from engine.analyze.run_results import RunResults
+from engine.judges.llm import verdict_reason
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Page, get_method, method_names
 from engine.report import charts
@@ -51,6 +54,8 @@ def environment() -> Environment:
     env.filters["num"] = lambda x, digits=2: "—" if x is None else f"{x:.{digits}f}"
     env.filters["pval"] = lambda p: "—" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
     env.filters["clip"] = lambda text, n=PREVIEW_CHARS: text if len(text) <= n else text[:n] + " …"
+    env.filters["reason"] = verdict_reason
+    env.filters["signed"] = lambda v: "—" if v is None else f"{v:+d}"
     env.globals["consistency_min"] = CONSISTENCY_MIN
     return env
 
@@ -62,7 +67,8 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
         (run_dir / sub).mkdir(parents=True)
     assets = run_dir / "assets"
     charts.write_vega_bundle(assets)
-    shutil.copy(TEMPLATES / "style.css", assets / "style.css")
+    for name in ("style.css", "explorer.js"):
+        shutil.copy(TEMPLATES / name, assets / name)
     failures = read_failures(run_dir)
     judges, failed_judges = _judges(prepared, outputs, failures)
     incomplete = incomplete_work(prepared.plan, outputs, failures, set(prepared.spec.judges))

@@ -1,8 +1,10 @@
 """A two-model vibecheck on the leaderboard: its section's figures, a page per vibe (definition, verdict
-distribution, measured values, telling examples), the regressions page and the drill-down of every pair."""
+distribution, measured values, telling examples, what the LLM judges said), the regressions page and the
+explorer of every pair, which every chart, table row and vibe page links into with its filter set."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,38 +14,51 @@ from engine.analyze.heldout import Accuracy, HeldOutFit
 from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
 from engine.records import Prepared, Result
 from engine.report import charts, headline
-from engine.report.paging import PAIRS_PER_PAGE, Sample, slug, text_of, write_pages
+from engine.report.explorer import link, write_explorer
+from engine.report.paging import slug, text_of
 
 EXAMPLES_PER_VIBE = 3
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One pair as a vibe page shows it."""
+
+    pair: PairVerdicts
+    prompt: str
+    output_a: str
+    output_b: str
+    link: str  # the pair in the explorer, from the report root
 
 
 def vibecheck_section(env: Environment, vc: VibeCheckResult, prepared: Prepared, run_dir: Path,
                       outputs: dict[str, Result]) -> dict[str, Any]:
     items = {it.id: it for it in prepared.items[prepared.spec.analyses[vc.analysis].dataset]}
+    vibe_pages = {vibe.name: f"vibes/{slug(vc.analysis)}-{slug(vibe.name)}.html" for vibe in vc.vibes}
+    explorer = write_explorer(env, vc, prepared, outputs, run_dir, slug(vc.analysis), vibe_pages, "index.html")
     samples = [Sample(p, items[p.item_id].prompt, text_of(outputs, p.output_a), text_of(outputs, p.output_b),
-                      f"{slug(vc.analysis)}-{n // PAIRS_PER_PAGE + 1}.html") for n, p in enumerate(vc.pairs)]
-    sep_chart = charts.separability_chart(headline.chart_rows(vc), vc.model_a, vc.model_b)
+                      link(explorer, pair=p.item_id)) for p in vc.pairs]
+    rows = [{**row, "explore": link(explorer, vibe=row["vibe"], dir=_sign(row["separability"]))}
+            for row in headline.chart_rows(vc)]
+    sep_chart = charts.separability_chart(rows, vc.model_a, vc.model_b)
     charts.export(sep_chart, run_dir / "charts" / f"{slug(vc.analysis)}-separability")
     acc_rows = [{"task": name, "rule": rule.rule, "accuracy": rule.accuracy, "ci_low": rule.ci_low,
                  "ci_high": rule.ci_high, "n_test": rule.n}
                 for name, reg in (("model matching", vc.model_matching), ("preference", vc.preference)) if reg
                 for rule in _accuracies(reg)]
     acc_chart = charts.accuracy_chart(acc_rows) if acc_rows else None
-    vibe_pages = {}
     for vibe in vc.vibes:
-        vibe_pages[vibe.name] = f"vibes/{slug(vc.analysis)}-{slug(vibe.name)}.html"
-        _render_vibe_page(env, vc, vibe, samples, run_dir / vibe_pages[vibe.name], run_dir)
+        _render_vibe_page(env, vc, vibe, samples, run_dir / vibe_pages[vibe.name], run_dir, explorer)
     regressions_page = f"{slug(vc.analysis)}-regressions.html"
     (run_dir / regressions_page).write_text(env.get_template("regressions.html.j2").render(vc=vc, root="."),
                                             encoding="utf-8")
-    write_pages(env, "samples.html.j2", run_dir / "samples", slug(vc.analysis), "samples", samples, PAIRS_PER_PAGE,
-                 vc=vc, vibe_names=[v.name for v in vc.vibes])
     ranked = sorted(vc.vibes, key=lambda v: (not v.kept, -abs(v.separability if v.separability is not None
                                                               else v.separability_train)))
     return {"result": vc, "ranked": ranked, "sep_chart": sep_chart, "regressions_page": regressions_page,
             "headline": headline.headline(vc),
-            "acc_chart": acc_chart, "vibe_pages": vibe_pages,
-            "samples_page": f"samples/{slug(vc.analysis)}-1.html", "pairs": len(vc.pairs),
+            "acc_chart": acc_chart, "vibe_pages": vibe_pages, "explorer": explorer,
+            "explore": {v.name: link(explorer, vibe=v.name, dir=_sign(_lean(v))) for v in vc.vibes},
+            "pairs": len(vc.pairs),
             "n_train": sum(p.split == "train" for p in vc.pairs), "n_test": sum(p.split == "test" for p in vc.pairs),
             "chart_file": f"charts/{slug(vc.analysis)}-separability.svg"}
 
@@ -53,14 +68,28 @@ def _accuracies(reg: HeldOutFit) -> list[Accuracy]:
     return [Accuracy("vibes", reg.test_accuracy, reg.ci_low, reg.ci_high, reg.n_test), *reg.baselines]
 
 
+def _sign(value: float | None) -> int | None:
+    return None if not value else (1 if value > 0 else -1)
+
+
+def _lean(vibe: VibeScore) -> float:
+    """The side a vibe leans to: its test separability, else (a dropped vibe) its training one."""
+    return vibe.separability if vibe.separability is not None else vibe.separability_train
+
+
 def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, samples: list[Sample], path: Path,
-                      run_dir: Path) -> None:
+                      run_dir: Path, explorer: str) -> None:
     counts = {"-1": 0, "0": 0, "1": 0}
     for s in samples:
         verdict = s.pair.nu[vibe.name]
         if verdict is not None:  # no readable verdict: missing, not counted as a tie
             counts[str(verdict)] += 1
-    dist = charts.verdict_distribution_chart(counts, vc.model_a, vc.model_b)
+    page = "../" + explorer
+    links = {"all": link(page, vibe=vibe.name, sort="vibe-a"), "disagree": link(page, vibe=vibe.name, disagree=1),
+             "flip": link(page, vibe=vibe.name, flip=1),
+             **{key: link(page, vibe=vibe.name, dir=key) for key in counts}}
+    dist = charts.verdict_distribution_chart(counts, vc.model_a, vc.model_b,
+                                             {key: links[key] for key in counts})
     charts.export(dist, run_dir / "charts" / f"{slug(vc.analysis)}-{slug(vibe.name)}-verdicts")
     measures = _measures(vc, vibe)
     measure_spec = (charts.measure_chart(measures["values"], measures["name"], vc.model_a, vc.model_b)
@@ -68,6 +97,7 @@ def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, sa
     examples, against = _telling(samples, vibe)
     html = env.get_template("vibe.html.j2").render(vc=vc, vibe=vibe, dist=dist, measure=measure_spec,
                                                    measure_name=measures["name"], examples=examples, against=against,
+                                                   links=links, counts=counts, themes=vc.themes.get(vibe.name, []),
                                                    root="..")
     path.write_text(html, encoding="utf-8")
 
@@ -75,7 +105,7 @@ def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, sa
 def _telling(samples: list[Sample], vibe: VibeScore) -> tuple[list[Sample], list[Sample]]:
     """Pairs that show the vibe's measured direction (the side its separability leans to), clearest first,
     and one that goes against it, so a reader sees both what the number says and that it is a tendency."""
-    lean = vibe.separability if vibe.separability is not None else vibe.separability_train
+    lean = _lean(vibe)
     sign = 1 if lean > 0 else -1
     decided = sorted((s for s in samples if s.pair.nu[vibe.name] not in (0, None)),
                      key=lambda s: -_strength(s.pair, vibe.name))

@@ -18,7 +18,7 @@ from engine.spec.profiles import read_profile
 
 # Folders the report writes beside an analysis' own output folder (run_dir/<analysis>/): an analysis may not
 # take one of these names, or re-rendering the report would replace its results.
-REPORT_FOLDERS = ("vibes", "samples", "charts", "answers", "profiles", "assets")
+REPORT_FOLDERS = ("vibes", "explore", "charts", "answers", "profiles", "assets")
 # What every analysis block may hold, whatever its method; the rest are the method's options.
 ANALYSIS_FIELDS = {"dataset": {"type": "string"}, "description": {"type": "string"}, "method": {"type": "string"},
                    "models": {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True}}

@@ -1,0 +1,115 @@
+"""What LLM judges say when they rule on a vibe, grouped into a few themes (as LLM Comparator's rationale
+clusters): each answer's one-sentence reason is embedded with MiniLM, the reasons for one vibe are split by
+k-means, and each group is named by its most distinctive words and shown by the reason nearest its centre.
+
+Descriptive only: the themes summarize the judges' text, they test nothing. Counts are of reasons (a pair
+judged in both orders gives up to two per LLM judge), with how many of them went each way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engine.judges.llm import verdict_reason
+
+if TYPE_CHECKING:
+    from engine.analyze.vibecheck import PairVerdicts
+
+MIN_REASONS = 8  # fewer reasons than this are listed, not grouped
+MAX_THEMES = 5
+EXAMPLES = 3
+REASON_CHARS = 300
+
+
+@dataclass(frozen=True)
+class ReasonTheme:
+    """One group of reasons about a vibe: its size, which way its verdicts went (+1 for A, −1 for B, 0 a tie
+    or no verdict), distinctive words, and the reasons nearest its centre (the first is the theme's face)."""
+
+    size: int
+    for_a: int
+    for_b: int
+    neither: int
+    keywords: list[str]
+    examples: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Reason:
+    text: str
+    verdict: int | None  # in A/B terms: +1 A higher on the vibe, −1 B, 0 tie
+
+
+def by_vibe(pairs: Sequence[PairVerdicts], vibes: Sequence[str]) -> tuple[dict[str, list[ReasonTheme]], str]:
+    """Themes of the reasons about each vibe an LLM judge ruled on, and a note when they could not be
+    formed (the embedding weights are an optional extra)."""
+    found = {vibe: reasons for vibe in vibes if (reasons := reasons_for(pairs, vibe))}
+    if not found:
+        return {}, ""
+    try:
+        return {vibe: themes(reasons) for vibe, reasons in found.items()}, ""
+    except RuntimeError as exc:  # no embedding weights installed
+        return {}, f"LLM judges' reasons were not grouped into themes: {exc}"
+
+
+def reasons_for(pairs: Sequence[PairVerdicts], vibe: str) -> list[Reason]:
+    """Every LLM judge's reason about `vibe` over `pairs`, one per answer, in both orders."""
+    out = []
+    for pair in pairs:
+        raw = pair.rationales.get(vibe, {})
+        orders = pair.orders.get(vibe, {})
+        for judge, texts in raw.items():
+            for text, verdict in zip(texts, orders.get(judge, [None, None]), strict=False):
+                reason = verdict_reason(text)[:REASON_CHARS].strip()
+                if reason:
+                    out.append(Reason(reason, verdict))
+    return out
+
+
+def themes(reasons: list[Reason], seed: int = 0) -> list[ReasonTheme]:
+    """k-means over the reasons' embeddings, k = √(n/4) clamped to 2..5, largest theme first; [] when there
+    are too few reasons or too few distinct ones to split."""
+    texts = [r.text for r in reasons]
+    distinct = list(dict.fromkeys(texts))
+    k = min(MAX_THEMES, max(2, round(math.sqrt(len(reasons) / 4))), len(distinct))
+    if len(reasons) < MIN_REASONS or k < 2:
+        return []
+    from sklearn.cluster import KMeans
+
+    from engine.embeddings import embed
+
+    vectors = embed(texts)
+    labels = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(vectors)
+    words = _keywords(texts, labels, k)
+    out = []
+    for cluster in range(k):
+        rows = np.flatnonzero(labels == cluster)
+        centre = vectors[rows].mean(axis=0)
+        nearest = [texts[i] for i in rows[np.argsort(-(vectors[rows] @ centre), kind="stable")]]
+        verdicts = [reasons[i].verdict for i in rows]
+        out.append(ReasonTheme(len(rows), sum(v == 1 for v in verdicts), sum(v == -1 for v in verdicts),
+                               sum(v not in (1, -1) for v in verdicts), words[cluster],
+                               list(dict.fromkeys(nearest))[:EXAMPLES]))
+    return sorted(out, key=lambda t: -t.size)
+
+
+def _keywords(texts: list[str], labels: np.ndarray, k: int, top: int = 4) -> list[list[str]]:
+    """Each cluster's words by class-based TF-IDF: frequent inside the cluster, rare across the others."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    try:
+        counts = CountVectorizer(stop_words="english", token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z]+\b").fit(texts)
+    except ValueError:  # nothing but stop words
+        return [[] for _ in range(k)]
+    matrix = counts.transform(texts)
+    per_class = np.vstack([np.asarray(matrix[labels == c].sum(axis=0)).ravel() for c in range(k)]).astype(float)
+    tf = per_class / np.maximum(per_class.sum(axis=1, keepdims=True), 1)
+    idf = np.log(1 + per_class.sum(axis=1).mean() / np.maximum(per_class.sum(axis=0), 1))
+    vocabulary = counts.get_feature_names_out()
+    return [[str(vocabulary[i]) for i in np.argsort(-(tf[c] * idf), kind="stable")[:top] if per_class[c, i] > 0]
+            for c in range(k)]

@@ -1,0 +1,137 @@
+"""The pair explorer: every pair of a comparison on one static page that filters, sorts and searches them.
+
+    explore/<name>.html           the page: controls and an empty list, filled by assets/explorer.js
+    explore/<name>/index.js       what filters and sorts read, one compact column per field (kilobytes
+                                  per thousand pairs): ids, split, label, category, lengths, and per vibe the
+                                  panel verdict, how many judge answers differ from it and whether an LLM
+                                  judge changed its answer when the order was swapped
+    explore/<name>/chunk-<n>.js   the text, CHUNK pairs a file in pair order: prompt, both answers raw and as
+                                  sanitized HTML, every judge's verdicts (both orders) and reasons
+
+Data files are scripts that hand their payload to `vibeExplorer`, not JSON fetched over HTTP: a browser
+reads scripts from file://, so the report still opens from disk with no server. Only the chunks of the pairs
+on screen are loaded; a text search loads the rest, once.
+
+The state of the page (filters, sort, search, page) lives in the URL fragment, so a filtered view is a link:
+`#vibe=<name>&dir=1` is "the pairs where the panel put model A higher on <name>". `link` builds them for the
+other pages and charts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from jinja2 import Environment
+
+from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult
+from engine.datasets import Item
+from engine.judges.llm import verdict_reason
+from engine.records import Prepared, Result
+from engine.report.markdown import render_markdown
+from engine.report.paging import slug, text_of
+
+CHUNK = 200
+LABEL_CODES = {None: 0, "a": 1, "b": 2, "tie": 3}
+
+
+def page_of(vc: VibeCheckResult, prefix: str | None = None) -> str:
+    """The explorer's path from the report root; `prefix` names a comparison inside a many-model analysis."""
+    return f"explore/{prefix or slug(vc.analysis)}.html"
+
+
+def link(page: str, **state: Any) -> str:
+    """`page` opened on a filtered view, e.g. link(p, vibe="humor", dir=1)."""
+    fragment = "&".join(f"{key}={quote(str(value), safe='')}" for key, value in state.items() if value is not None)
+    return f"{page}#{fragment}" if fragment else page
+
+
+def write_explorer(env: Environment, vc: VibeCheckResult, prepared: Prepared, outputs: dict[str, Result],
+                   run_dir: Path, prefix: str, vibe_pages: dict[str, str], back: str) -> str:
+    """Write the explorer of one comparison; return its path from the report root. `vibe_pages`: each
+    vibe's page from the root (for links back); `back`: the page that lists the comparison."""
+    items = {it.id: it for it in prepared.items[prepared.spec.analyses[vc.analysis].dataset]}
+    kinds = {name: judge.kind for name, judge in prepared.spec.judges.items()}
+    page = f"explore/{prefix}.html"
+    folder = run_dir / "explore" / prefix
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(0, max(1, len(vc.pairs)), CHUNK):
+        chunk = [_text(pair, items, outputs) for pair in vc.pairs[n:n + CHUNK]]
+        _write_script(folder / f"chunk-{n // CHUNK}.js", f"vibeExplorer.chunk({n // CHUNK}, ", chunk)
+    _write_script(folder / "index.js", "vibeExplorer.index(", _index(vc, items, kinds, vibe_pages))
+    html = env.get_template("explore.html.j2").render(vc=vc, data=prefix, back=f"../{back}", root="..")
+    (run_dir / page).write_text(html, encoding="utf-8")
+    return page
+
+
+def _write_script(path: Path, call: str, payload: Any) -> None:
+    """`call` + JSON + `);` as a script. U+2028/U+2029 are escaped: older engines end a string at them."""
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    path.write_text(call + text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029") + ");\n", encoding="utf-8")
+
+
+def _index(vc: VibeCheckResult, items: dict[str, Item], kinds: dict[str, str],
+           vibe_pages: dict[str, str]) -> dict[str, Any]:
+    """The columns every filter and sort reads, and what the page says about the comparison."""
+    categories = sorted({c for p in vc.pairs if (c := items[p.item_id].category)})
+    vibes = [v.name for v in vc.vibes]
+    judges = {name: kinds.get(name, "llm") for v in vc.vibes for name in v.judges}
+    return {
+        "analysis": vc.analysis, "model_a": vc.model_a, "model_b": vc.model_b, "labelled_by": vc.labels.who(),
+        "chunk": CHUNK, "judges": judges, "categories": categories,
+        "vibes": [{"name": v.name, "low": v.low, "high": v.high, "kept": v.kept,
+                   "lean": v.separability if v.separability is not None else v.separability_train,
+                   "page": "../" + vibe_pages[v.name] if v.name in vibe_pages else None} for v in vc.vibes],
+        "ids": [p.item_id for p in vc.pairs],
+        "split": [int(p.split == "test") for p in vc.pairs],
+        "label": [LABEL_CODES.get(_side(p.preference, vc), 0) for p in vc.pairs],
+        "category": [categories.index(c) if (c := items[p.item_id].category) else -1 for p in vc.pairs],
+        "chars": [p.chars or [0, 0] for p in vc.pairs],
+        "nu": {v: [p.nu.get(v) for p in vc.pairs] for v in vibes},
+        "disagree": {v: [_disagreements(p, v) for p in vc.pairs] for v in vibes},
+        "flip": {v: [int(_flipped(p, v)) for p in vc.pairs] for v in vibes},
+    }
+
+
+def _side(preference: str | None, vc: VibeCheckResult) -> str | None:
+    return {vc.model_a: "a", vc.model_b: "b", "tie": "tie"}.get(preference or "")
+
+
+def _answers(pair: PairVerdicts, vibe: str) -> list[int]:
+    """Every readable answer the judges gave on a vibe: an LLM judge's two orders count separately."""
+    out = []
+    for judge, score in pair.by_judge.get(vibe, {}).items():
+        orders = pair.orders.get(vibe, {}).get(judge)
+        out += [s for s in orders if s is not None] if orders else ([] if score is None else [score])
+    return out
+
+
+def _disagreements(pair: PairVerdicts, vibe: str) -> int:
+    """How many of the judges' answers on the vibe differ from the panel verdict."""
+    panel = pair.nu.get(vibe)
+    return sum(s != panel for s in _answers(pair, vibe)) if panel is not None else len(_answers(pair, vibe))
+
+
+def _flipped(pair: PairVerdicts, vibe: str) -> bool:
+    """An LLM judge answered differently once the two answers swapped places."""
+    return any(None not in o and o[0] != o[1] for o in pair.orders.get(vibe, {}).values())
+
+
+def _text(pair: PairVerdicts, items: dict[str, Item], outputs: dict[str, Result]) -> dict[str, Any]:
+    """One pair's text: its prompt, both answers (raw and rendered), and per vibe each judge's
+    [judge, panel-side verdict, A-first verdict, B-first verdict, A-first reason, B-first reason]."""
+    a, b = text_of(outputs, pair.output_a), text_of(outputs, pair.output_b)
+    judged = {}
+    for vibe, scores in pair.by_judge.items():
+        rows = []
+        for judge, score in scores.items():
+            orders = pair.orders.get(vibe, {}).get(judge) or [None, None]
+            reasons = [verdict_reason(t) for t in pair.rationales.get(vibe, {}).get(judge, [])] or ["", ""]
+            rows.append([judge, score, *orders, *reasons])
+        judged[vibe] = rows
+    preferred = [[judge, *orders, *[verdict_reason(t) for t in pair.preferred_rationales.get(judge, ["", ""])]]
+                 for judge, orders in pair.preferred.items()]
+    return {"prompt": items[pair.item_id].prompt, "a": a, "b": b, "a_html": render_markdown(a),
+            "b_html": render_markdown(b), "judged": judged, "measures": pair.measures, "preferred": preferred}
