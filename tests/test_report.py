@@ -241,8 +241,8 @@ analyses:
         audit.feed(text)
         assert audit.bad == [], (page, audit.bad)
         assert "sk-very-secret-value" not in text and "XSS_TEST_KEY" not in text
-    sample = (run_dir / "explore" / "vibecheck.html").read_text()
-    assert "&lt;script&gt;alert(&#39;prompt&#39;)&lt;/script&gt;" in sample  # shown as text, not dropped
+    chunk = (run_dir / "explore" / "vibecheck" / "chunk-0.js").read_text()
+    assert json.dumps("Question <script>alert('prompt')</script>") in chunk  # kept whole, shown as text
     topic = (run_dir / "vibes" / "vibecheck-topic.html").read_text()
     assert "Defined by example answers" in topic and "&lt;img src=x onerror=alert(&#39;example&#39;)&gt;" in topic
     for path in run_dir.rglob("*"):

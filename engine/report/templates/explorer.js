@@ -276,6 +276,7 @@
     page = hash.page ? Math.max(0, Number(hash.page) - 1) || 0 : 0;
     toControls();
     var timer = null;
+    f.addEventListener("submit", function (event) { event.preventDefault(); });
     f.addEventListener("change", function () { update(true); });
     f.elements.q.addEventListener("input", function () {
       clearTimeout(timer);
