@@ -1,10 +1,10 @@
 """The pair explorer: every pair of a comparison on one static page that filters, sorts and searches them.
 
     explore/<name>.html           the page: controls and an empty list, filled by assets/explorer.js
-    explore/<name>/index.js       what filters and sorts read, one compact column per field (kilobytes
-                                  per thousand pairs): ids, split, label, category, lengths, and per vibe the
-                                  panel verdict, how many judge answers differ from it and whether an LLM
-                                  judge changed its answer when the order was swapped
+    explore/<name>/index.js       what filters and sorts read, one compact column per field (a character per
+                                  pair where it can be): ids, split, label, category, lengths, and per vibe
+                                  the panel verdict, how many judge answers differ from it (up to 9) and
+                                  whether an LLM judge changed its answer when the order was swapped
     explore/<name>/chunk-<n>.js   the text, CHUNK pairs a file in pair order: prompt, both answers raw and as
                                   sanitized HTML, every judge's verdicts (both orders) and reasons
 
@@ -33,8 +33,10 @@ from engine.records import Prepared, Result
 from engine.report.markdown import render_markdown
 from engine.report.paging import slug, text_of
 
-CHUNK = 200
+CHUNK = 100
 LABEL_CODES = {None: 0, "a": 1, "b": 2, "tie": 3}
+VERDICT_CODES = {1: "+", -1: "-", 0: "0", None: "."}  # one character per pair: the index stays small
+NO_ORDERS, NO_REASONS = (None, None), ("", "")  # an offline judge answers once and gives no reason
 
 
 def page_of(vc: VibeCheckResult, prefix: str | None = None) -> str:
@@ -85,13 +87,13 @@ def _index(vc: VibeCheckResult, items: dict[str, Item], kinds: dict[str, str],
                    "lean": v.separability if v.separability is not None else v.separability_train,
                    "page": "../" + vibe_pages[v.name] if v.name in vibe_pages else None} for v in vc.vibes],
         "ids": [p.item_id for p in vc.pairs],
-        "split": [int(p.split == "test") for p in vc.pairs],
-        "label": [LABEL_CODES.get(_side(p.preference, vc), 0) for p in vc.pairs],
+        "split": "".join("1" if p.split == "test" else "0" for p in vc.pairs),
+        "label": "".join(str(LABEL_CODES.get(_side(p.preference, vc), 0)) for p in vc.pairs),
         "category": [categories.index(c) if (c := items[p.item_id].category) else -1 for p in vc.pairs],
         "chars": [p.chars or [0, 0] for p in vc.pairs],
-        "nu": {v: [p.nu.get(v) for p in vc.pairs] for v in vibes},
-        "disagree": {v: [_disagreements(p, v) for p in vc.pairs] for v in vibes},
-        "flip": {v: [int(_flipped(p, v)) for p in vc.pairs] for v in vibes},
+        "nu": {v: "".join(VERDICT_CODES[p.nu.get(v)] for p in vc.pairs) for v in vibes},
+        "disagree": {v: "".join(str(min(9, _disagreements(p, v))) for p in vc.pairs) for v in vibes},
+        "flip": {v: "".join("1" if _flipped(p, v) else "0" for p in vc.pairs) for v in vibes},
     }
 
 
@@ -125,13 +127,12 @@ def _text(pair: PairVerdicts, items: dict[str, Item], outputs: dict[str, Result]
     a, b = text_of(outputs, pair.output_a), text_of(outputs, pair.output_b)
     judged = {}
     for vibe, scores in pair.by_judge.items():
-        rows = []
-        for judge, score in scores.items():
-            orders = pair.orders.get(vibe, {}).get(judge) or [None, None]
-            reasons = [verdict_reason(t) for t in pair.rationales.get(vibe, {}).get(judge, [])] or ["", ""]
-            rows.append([judge, score, *orders, *reasons])
-        judged[vibe] = rows
-    preferred = [[judge, *orders, *[verdict_reason(t) for t in pair.preferred_rationales.get(judge, ["", ""])]]
+        orders, raw = pair.orders.get(vibe, {}), pair.rationales.get(vibe, {})
+        judged[vibe] = [[judge, score, *orders.get(judge, NO_ORDERS),
+                         *(map(verdict_reason, raw[judge]) if judge in raw else NO_REASONS)]
+                        for judge, score in scores.items()]
+    preferred = [[judge, *orders, *map(verdict_reason, pair.preferred_rationales.get(judge, NO_REASONS))]
                  for judge, orders in pair.preferred.items()]
     return {"prompt": items[pair.item_id].prompt, "a": a, "b": b, "a_html": render_markdown(a),
-            "b_html": render_markdown(b), "judged": judged, "measures": pair.measures, "preferred": preferred}
+            "b_html": render_markdown(b), "judged": judged, "preferred": preferred,
+            "measures": {vibe: [round(x, 4) for x in values] for vibe, values in pair.measures.items()}}

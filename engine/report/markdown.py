@@ -11,7 +11,7 @@ text (no math plugin), and code blocks stay text inside `<pre><code>`.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from html import escape
 from typing import Any
 
@@ -38,9 +38,11 @@ def _parser() -> MarkdownIt:
     return md
 
 
+@lru_cache(maxsize=20_000)  # a reference's answers appear in every comparison of a profile
 def render_markdown(text: str) -> str:
     """Sanitized HTML for one answer. Table cells keep only a text-align style (what the parser writes for
     aligned columns); every other style, class, id and handler is removed."""
     html = _parser().render(text)
     return nh3.clean(html, tags=TAGS, attributes=ATTRIBUTES, url_schemes=URL_SCHEMES,
                      filter_style_properties={"text-align"}, link_rel="noopener noreferrer nofollow")
+

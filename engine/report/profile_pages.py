@@ -92,5 +92,6 @@ def render_profiles(env: Environment, result: ProfileResult, prepared: Prepared,
         (run_dir / pages[vc.model_a]).write_text(html, encoding="utf-8")
     kinds = sorted({kind for vc in result.comparisons for score in vc.vibes for kind in score.judge_kinds})
     return {"result": result, "heatmap": heatmap, "ranking": ranking, "pages": pages, "kinds": kinds,
+            "explorers": explorers,
             "sentences": {model: lines[:2] for model, lines in sentences.items()},
             "heatmap_file": f"charts/{prefix}-heatmap.svg", "ranking_file": f"charts/{prefix}-ranking.svg"}

@@ -50,14 +50,16 @@ def vibecheck_section(env: Environment, vc: VibeCheckResult, prepared: Prepared,
     for vibe in vc.vibes:
         _render_vibe_page(env, vc, vibe, samples, run_dir / vibe_pages[vibe.name], run_dir, explorer)
     regressions_page = f"{slug(vc.analysis)}-regressions.html"
-    (run_dir / regressions_page).write_text(env.get_template("regressions.html.j2").render(vc=vc, root="."),
+    explore = {v.name: link(explorer, vibe=v.name, dir=_sign(_lean(v))) for v in vc.vibes}
+    (run_dir / regressions_page).write_text(env.get_template("regressions.html.j2").render(vc=vc, explore=explore,
+                                                                                            root="."),
                                             encoding="utf-8")
     ranked = sorted(vc.vibes, key=lambda v: (not v.kept, -abs(v.separability if v.separability is not None
                                                               else v.separability_train)))
     return {"result": vc, "ranked": ranked, "sep_chart": sep_chart, "regressions_page": regressions_page,
             "headline": headline.headline(vc),
             "acc_chart": acc_chart, "vibe_pages": vibe_pages, "explorer": explorer,
-            "explore": {v.name: link(explorer, vibe=v.name, dir=_sign(_lean(v))) for v in vc.vibes},
+            "explore": explore,
             "pairs": len(vc.pairs),
             "n_train": sum(p.split == "train" for p in vc.pairs), "n_test": sum(p.split == "test" for p in vc.pairs),
             "chart_file": f"charts/{slug(vc.analysis)}-separability.svg"}

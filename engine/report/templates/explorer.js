@@ -294,6 +294,15 @@
 
   window.vibeExplorer = {
     index: function (payload) {
+      // one character per pair on disk; arrays here
+      var verdict = {"+": 1, "-": -1, "0": 0, ".": null};
+      payload.split = Array.from(payload.split, Number);
+      payload.label = Array.from(payload.label, Number);
+      payload.vibes.forEach(function (v) {
+        payload.nu[v.name] = Array.from(payload.nu[v.name], function (c) { return verdict[c]; });
+        payload.disagree[v.name] = Array.from(payload.disagree[v.name], Number);
+        payload.flip[v.name] = Array.from(payload.flip[v.name], Number);
+      });
       data = payload;
       base = document.currentScript.src.replace(/index\.js(\?.*)?$/, "");
       if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
