@@ -273,3 +273,20 @@ def test_markdown_rendered_safely_and_long_lines_wrap(hostile_run: Path, browser
             audit = _Audit()
             audit.feed(html)
             assert audit.bad == [] and "<script" not in html and "<img" not in html and "<svg" not in html, html
+
+
+def test_reason_themes_group_what_the_judges_said() -> None:
+    """Two kinds of reason, twelve and eight of them, with their verdicts: two themes of those sizes, named by
+    their own words, their verdicts counted per theme."""
+    from engine.analyze.reason_themes import Reason, themes
+
+    lists = [Reason(f"Answer {n % 2 + 1} uses bullet lists and bold headings throughout.", 1 if n % 3 else -1)
+             for n in range(12)]
+    warm = [Reason("The second answer sounds warmer and more friendly toward the user.", None) for _ in range(8)]
+    found = themes(lists + warm)
+    assert [t.size for t in found] == [12, 8]
+    assert (found[0].for_a, found[0].for_b, found[0].neither) == (8, 4, 0)
+    assert (found[1].for_a, found[1].for_b, found[1].neither) == (0, 0, 8)
+    assert {"bullet", "lists", "bold", "headings"} & set(found[0].keywords)
+    assert {"warmer", "friendly"} & set(found[1].keywords)
+    assert themes(lists[:5]) == []  # too few reasons to group

@@ -257,8 +257,9 @@ def vibe_ranking(rows: list[dict[str, Any]], vibes: list[str], reference: str) -
     rules = base.mark_rule(strokeWidth=2, color="#999999").encode(
         x=alt.X("ci_low:Q", scale=alt.Scale(domain=[-1, 1]),
                 title=f"← lower than {reference} · separability (95% interval) · higher →"), x2="ci_high:Q")
+    links = {"href": alt.Href("explore:N")} if "explore" in frame else {}
     points = base.mark_point(filled=True, size=70, color=A_COLOR).encode(
-        x="separability:Q", tooltip=["model", "vibe", alt.Tooltip("separability:Q", format="+.3f"),
+        **links, x="separability:Q", tooltip=["model", "vibe", alt.Tooltip("separability:Q", format="+.3f"),
                                      alt.Tooltip("ci_low:Q", format="+.3f"), alt.Tooltip("ci_high:Q", format="+.3f")])
     zero = _zero_rule()
     return (rules + points + zero).add_params(vibe).properties(
