@@ -31,17 +31,12 @@ from engine.datasets import Item
 from engine.judges.llm import verdict_reason
 from engine.records import Prepared, Result
 from engine.report.markdown import render_markdown
-from engine.report.paging import slug, text_of
+from engine.report.paging import text_of
 
 CHUNK = 100
 LABEL_CODES = {None: 0, "a": 1, "b": 2, "tie": 3}
 VERDICT_CODES = {1: "+", -1: "-", 0: "0", None: "."}  # one character per pair: the index stays small
 NO_ORDERS, NO_REASONS = (None, None), ("", "")  # an offline judge answers once and gives no reason
-
-
-def page_of(vc: VibeCheckResult, prefix: str | None = None) -> str:
-    """The explorer's path from the report root; `prefix` names a comparison inside a many-model analysis."""
-    return f"explore/{prefix or slug(vc.analysis)}.html"
 
 
 def link(page: str, **state: Any) -> str:
