@@ -258,8 +258,31 @@ def _run(args: argparse.Namespace) -> int:
         print(f"  stopped {endpoint}: {message}", file=sys.stderr)
     if summary.interrupted:
         print("interrupted: finished results are cached; run the same command again to resume", file=sys.stderr)
+        if summary.open_batches:
+            print(f"  {summary.open_batches} provider batch(es) keep running: the same command collects their "
+                  f"answers (nothing is sent twice); `vibe batches {args.spec}` shows them, --cancel cancels them",
+                  file=sys.stderr)
         return 130
     return EXIT_FAILED_TASKS if failed else EXIT_OK
+
+
+def _batches(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from engine.execute.backend import call_endpoints
+    from engine.execute.batches import describe, look_up
+    from engine.execute.cache import Cache
+    from engine.pipeline import default_cache_path, prepare
+
+    prepared = prepare(args.spec)
+    with Cache(Path(args.cache) if args.cache else default_cache_path()) as cache:
+        found = asyncio.run(look_up(call_endpoints(prepared), cache, cancel=args.cancel))
+    if not found:
+        print(f"{prepared.spec.name}: no provider batch is waiting to be read")
+    for record, state in found:
+        print(f"{record.endpoint}: batch {record.batch_id}, {len(record.task_ids):,} requests, "
+              f"{'cancelling: ' if args.cancel else ''}{describe(state)}")
+    return EXIT_OK
 
 
 def _discover(args: argparse.Namespace) -> int:
@@ -408,6 +431,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spec", metavar="PATH", help="the spec that made the run (default: the path its manifest "
                    "records); prompts are read again from its datasets")
     p.set_defaults(func=_export)
+
+    p = sub.add_parser("batches", help="the spec's provider batches still to be read, with their state")
+    p.add_argument("spec")
+    p.add_argument("--cache", metavar="PATH", help="cache database (default: runs/cache.sqlite)")
+    p.add_argument("--cancel", action="store_true", help="cancel them (a later `vibe run` still reads the answers "
+                   "they finished and asks the rest again)")
+    p.set_defaults(func=_batches)
 
     p = sub.add_parser("run", help="execute a spec's plan (cached, resumable) and write the run directory")
     p.add_argument("spec")

@@ -54,7 +54,7 @@ class Builder:
         canonical = request.canonical()
         task_id = content_hash(canonical)
         if task_id not in self.tasks:  # identical requests from two analyses run once
-            cost = endpoint.price.cost(input_tokens, output_tokens) if endpoint else 0.0
+            cost = endpoint.cost(input_tokens, output_tokens) if endpoint else 0.0
             self.tasks[task_id] = Task(task_id, stage, analysis, endpoint_name, provider, item_id, canonical,
                                        tuple(depends_on), input_tokens, output_tokens, cost)
         return task_id
@@ -207,7 +207,7 @@ def vibe_fields(vibe: Vibe) -> dict[str, Any]:
 def deferred_calls(stage: str, analysis: str, endpoint: Endpoint, calls: int, in_tokens: int, out_tokens: int,
               note: str) -> Deferred:
     return Deferred(stage, analysis, endpoint.name, calls, calls * in_tokens, calls * out_tokens,
-                    endpoint.price.cost(calls * in_tokens, calls * out_tokens), note)
+                    endpoint.cost(calls * in_tokens, calls * out_tokens), note)
 
 
 def spec_hash(spec: Spec) -> str:

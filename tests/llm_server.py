@@ -45,6 +45,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from batch_api import BatchDesk, handle
+
 MARKER = re.compile(r"\[\[(\w+)\]\]")
 
 
@@ -84,6 +86,7 @@ class ServerState:
     faults: Faults | None = None
     html_after: int | None = None
     answered: int = 0  # requests answered 200 with JSON
+    batch: BatchDesk = field(default_factory=BatchDesk)  # the batch endpoints (tests/batch_api.py)
 
     def successes(self) -> Counter[str]:
         return Counter(entry.key for entry in self.log if entry.status == 200)
@@ -187,7 +190,11 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
                 name, _, value = line.decode().partition(":")
                 headers[name.strip().lower()] = value.strip()
             raw = await reader.readexactly(int(headers.get("content-length", "0")))
-            if method == "GET":
+            batch = handle(method, path, headers, raw, state.batch, lambda p, b: _respond(p, b, state))
+            if batch is not None:
+                status, extra, payload = batch
+                body = {}
+            elif method == "GET":
                 status, extra, payload = 200, {}, b'{"object": "list", "data": []}'
             else:
                 body = json.loads(raw or b"{}")

@@ -13,6 +13,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,35 @@ CREATE TABLE IF NOT EXISTS derived (
 """
 
 
+_BATCHES = """
+CREATE TABLE IF NOT EXISTS batches (
+    batch_id TEXT PRIMARY KEY,
+    endpoint TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    task_ids TEXT NOT NULL,
+    submitted_at REAL NOT NULL,
+    status TEXT,
+    counts TEXT,
+    ended_at REAL
+)
+"""
+
+
+@dataclass(frozen=True)
+class BatchRecord:
+    """A provider batch this cache's runs submitted: written before its first poll, so a run that is killed
+    while it waits finds it again instead of paying for it twice; `ended_at` is set once its answers are in."""
+
+    batch_id: str
+    endpoint: str
+    provider: str
+    task_ids: tuple[str, ...]
+    submitted_at: float
+    status: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    ended_at: float | None = None
+
+
 class Cache:
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -52,6 +82,7 @@ class Cache:
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across process kills
         self._db.execute(_SCHEMA)
         self._db.execute(_DERIVED)
+        self._db.execute(_BATCHES)
         # Results decoded once per process: a run reads its finished tasks several times (execute, each
         # discovery pass, analysis), and a stored result never changes under its task id except by our own put.
         self._decoded: dict[str, Result] = {}
@@ -117,3 +148,23 @@ class Cache:
             self._db.executemany("INSERT OR REPLACE INTO derived VALUES (?,?,?)",
                                  [(k, v, now) for k, v in items.items()])
             self._db.execute("COMMIT")
+
+    def add_batch(self, record: BatchRecord) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO batches VALUES (?,?,?,?,?,?,?,?)", (
+                record.batch_id, record.endpoint, record.provider, json.dumps(record.task_ids), record.submitted_at,
+                record.status, json.dumps(record.counts), record.ended_at))
+
+    def end_batch(self, batch_id: str, status: str, counts: dict[str, int]) -> None:
+        with self._lock:
+            self._db.execute("UPDATE batches SET status = ?, counts = ?, ended_at = ? WHERE batch_id = ?",
+                             (status, json.dumps(counts), time.time(), batch_id))
+
+    def batches(self, endpoint: str | None = None, open_only: bool = False) -> list[BatchRecord]:
+        """Batches in submission order; `open_only`: those whose answers have not been read yet."""
+        query = "SELECT * FROM batches WHERE (? IS NULL OR endpoint = ?)" + (" AND ended_at IS NULL" if open_only
+                                                                             else "")
+        with self._lock:
+            rows = list(self._db.execute(query + " ORDER BY submitted_at", (endpoint, endpoint)))
+        return [BatchRecord(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4], r[5], json.loads(r[6] or "{}"), r[7])
+                for r in rows]

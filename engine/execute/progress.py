@@ -50,6 +50,7 @@ class RunProgress:
         self._started = time.perf_counter()
         self._replica_rows: dict[str, TaskID] = {}
         self._announced: set[str] = set()  # without a terminal: replicas whose start has been logged
+        self._batch_states: dict[str, str] = {}  # without a terminal: each batch's last logged state
 
     def __enter__(self) -> RunProgress:
         self._progress.__enter__()
@@ -74,6 +75,22 @@ class RunProgress:
             row = self._replica_rows[replica.label] = self._progress.add_task(
                 f"  {replica.label}", total=None, rate="", spend="")
         self._progress.update(row, completed=replica.tasks, spend=state)
+
+    def batch(self, label: str, state: str) -> None:
+        """A provider batch was submitted or polled: one row per batch with its state and counts (without a
+        terminal, a line whenever its state changes)."""
+        if self._log is not None:
+            if self._batch_states.get(label) != state:
+                self._log.print(f"batch {label}: {state}", highlight=False)
+            self._batch_states[label] = state
+            return
+        if not self.enabled:
+            return
+        row = self._replica_rows.get(label)
+        if row is None:
+            row = self._replica_rows[label] = self._progress.add_task(f"  batch {label[-12:]}", total=None, rate="",
+                                                                      spend="")
+        self._progress.update(row, spend=state)
 
     def advance(self, task: Task, result: Result | None) -> None:
         if result is not None:

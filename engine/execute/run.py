@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.datasets import Item
 from engine.execute.backend import call_endpoints
+from engine.execute.batches import BatchLog, run_batches
 from engine.execute.cache import Cache
 from engine.execute.messages import render
 from engine.execute.offline_judges import run_offline
@@ -77,6 +78,8 @@ class RunSummary:
     cost: float = 0.0
     interrupted: bool = False
     execution: dict[str, Any] = field(default_factory=lambda: {"backend": "local"})  # where the calls ran
+    batches: dict[str, BatchLog] = field(default_factory=dict)  # endpoint -> what its provider batches did
+    open_batches: int = 0  # batches still running at their providers when the run stopped
 
 
 def _recorded_results(tasks: list[Task], items: dict[str, list[Item]]) -> list[Result]:
@@ -117,6 +120,7 @@ def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = Fa
             asyncio.run(_execute_stages(pending, prepared, endpoints, cache, progress, summary, generator))
     except KeyboardInterrupt:
         summary.interrupted = True
+        summary.open_batches = len([b for b in cache.batches(open_only=True) if b.endpoint in endpoints])
     except ProviderError as exc:  # the local server could not start: every local task fails with one reason
         summary.endpoint_errors["local"] = str(exc)
     finally:
@@ -187,10 +191,12 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
                     summary.failed.append(Failure(task.id, task.stage, task.endpoint, "skipped: an input failed", 0))
             inputs = cache.get_many({d for t in runnable for d in t.depends_on})
             call = functools.partial(render, results=inputs)
-            api, cluster = await asyncio.gather(
-                scheduler.run([t for t in runnable if t.endpoint not in on_ray], call),
-                _on_cluster(generator, [t for t in runnable if t.endpoint in on_ray], call))
-            failures = api + cluster
+            batched = {t.endpoint for t in runnable if endpoints[t.endpoint].batch is not None} - on_ray
+            api, cluster, (in_batches, live_again) = await asyncio.gather(
+                scheduler.run([t for t in runnable if t.endpoint not in on_ray | batched], call),
+                _on_cluster(generator, [t for t in runnable if t.endpoint in on_ray], call),
+                _in_batches([t for t in runnable if t.endpoint in batched], call, endpoints, cache, progress, summary))
+            failures = api + cluster + in_batches + await scheduler.run(live_again, call)
             summary.failed.extend(failures)
             new_offline = []
             for start in range(0, len(offline), OFFLINE_CHUNK):  # in chunks, so the bar moves as they finish
@@ -206,6 +212,17 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
         summary.endpoint_errors.update(scheduler.stop_messages)
         summary.free_text_fallbacks.update(scheduler.fallbacks)
         await _close(providers)
+
+
+async def _in_batches(tasks: list[Task], call: Any, endpoints: dict[str, Endpoint], cache: Cache,
+                      progress: RunProgress, summary: RunSummary) -> tuple[list[Failure], list[Task]]:
+    """The batched endpoints' share of a stage's calls, every endpoint's batches at once; their failures,
+    and the tasks to ask live (`batch.retry: live`)."""
+    names = sorted({t.endpoint for t in tasks})
+    runs = await asyncio.gather(*(run_batches(
+        [t for t in tasks if t.endpoint == name], call, endpoints[name], cache, progress.advance, progress.batch,
+        summary.batches.setdefault(name, BatchLog(name))) for name in names))
+    return [f for failed, _ in runs for f in failed], [t for _, live in runs for t in live]
 
 
 async def _on_cluster(generator: RayGenerator | None, tasks: list[Task], call: Any) -> list[Failure]:
@@ -296,6 +313,7 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
         "free_text_fallbacks": summary.free_text_fallbacks,
         "skipped_judges": list(prepared.spec.skipped_judges),
         "execution": summary.execution,
+        **({"batches": {name: asdict(log) for name, log in summary.batches.items()}} if summary.batches else {}),
         "versions": _versions(),
         "wall_s": round(time.time() - started.timestamp(), 3),
     }

@@ -68,6 +68,21 @@ LOCAL_LIMITS = {"concurrency": 1, "timeout_s": 600.0}
 
 
 @dataclass(frozen=True)
+class BatchMode:
+    """The endpoint's calls go as provider batches (`engine.execute.batches`) at the providers' batch price,
+    half the live one. Like `limits`, never part of a task's hash: a batch answer and a live one share a cache
+    entry."""
+
+    poll_s: float = 30.0
+    max_requests: int | None = None  # per batch; None: the provider's own limit
+    retry: str = "batch"  # requests that errored, expired or were cancelled: asked again in a new batch, or "live"
+
+
+BATCH_PROVIDERS = ("openai", "openai-compatible", "anthropic")
+BATCH_DISCOUNT = 0.5  # OpenAI's Batch API and Anthropic's Message Batches both charge half
+
+
+@dataclass(frozen=True)
 class Endpoint:
     """A callable model: what a provider needs to send one request. Shared by models and LLM judges."""
 
@@ -80,6 +95,12 @@ class Endpoint:
     params: Params = Params()
     price: Price = Price()
     limits: Limits = Limits()
+    batch: BatchMode | None = None
+
+    def cost(self, input_tokens: int, output_tokens: int, batched: bool | None = None) -> float:
+        """$ for one call's tokens: at the batch rate when it went (or, by default, will go) in a batch."""
+        live = self.price.cost(input_tokens, output_tokens)
+        return live * BATCH_DISCOUNT if (self.batch is not None if batched is None else batched) else live
 
     def identity(self) -> dict[str, Any]:
         """The fields that change what the endpoint answers; the cache key is built from these."""
@@ -308,7 +329,16 @@ def _persona(name: str, raw: dict[str, Any], base: Path) -> Persona:
                    style=profile.style if profile else None, prefers=dict(raw.get("prefers", {})))
 
 
-def _endpoint(name: str, raw: dict[str, Any], default_max_tokens: int | None = None) -> Endpoint:
+def _batch_mode(raw: dict[str, Any], default: bool) -> BatchMode | None:
+    """`batch: true`, its options, `false`, or (unset) the execution's default where the provider has batches."""
+    value = raw.get("batch", default and raw["provider"] in BATCH_PROVIDERS)
+    if value is False:
+        return None
+    return BatchMode(**value) if isinstance(value, dict) else BatchMode()
+
+
+def _endpoint(name: str, raw: dict[str, Any], default_max_tokens: int | None = None,
+              batch_default: bool = False) -> Endpoint:
     params = dict(raw.get("params", {}))
     if default_max_tokens is not None:
         params.setdefault("max_tokens", default_max_tokens)
@@ -322,6 +352,7 @@ def _endpoint(name: str, raw: dict[str, Any], default_max_tokens: int | None = N
         params=Params(**{**params, "stop": tuple(params.get("stop", ()))}),
         price=Price(**raw.get("price", {})),
         limits=Limits(**{**(LOCAL_LIMITS if raw["provider"] == "local" else {}), **raw.get("limits", {})}),
+        batch=_batch_mode(raw, batch_default),
     )
 
 
@@ -428,7 +459,8 @@ def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
         judges[name] = Judge(
             name=name,
             kind=raw["kind"],
-            endpoint=_endpoint(name, raw, JUDGE_MAX_TOKENS) if raw["kind"] == "llm" else None,
+            endpoint=(_endpoint(name, raw, JUDGE_MAX_TOKENS, bool((doc.get("execution") or {}).get("batch")))
+                      if raw["kind"] == "llm" else None),
             metric=raw.get("metric", "auto"),
             tolerance=raw.get("tolerance", 0.05),
             margin=raw.get("margin", 0.02),

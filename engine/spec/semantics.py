@@ -11,6 +11,7 @@ from typing import Any
 from engine.judges.metrics import METRICS, is_metric
 from engine.registry import method_names
 from engine.spec.model import (
+    BATCH_PROVIDERS,
     BATTLE_FORMATS,
     IN_CLUSTER_PROVIDERS,
     PRESET_FIELDS,
@@ -104,6 +105,9 @@ def _check_endpoint(c: _Checker, path: PathKey, entry: dict[str, Any]) -> None:
         c.report((*path, "api_key_env"), f"provider {provider!r} takes no API key")
     if provider == "recorded" and ("params" in entry or "price" in entry):
         c.report((*path,), "a recorded model makes no calls: params and price do not apply")
+    if entry.get("batch") not in (None, False) and provider not in BATCH_PROVIDERS:
+        c.report((*path, "batch"), f"provider {provider!r} has no batch API (batches: {', '.join(BATCH_PROVIDERS)}); "
+                 "recorded and local models never batch")
 
 
 def _check_models(c: _Checker) -> None:

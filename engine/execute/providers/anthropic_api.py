@@ -45,6 +45,43 @@ def to_anthropic(messages: Messages) -> tuple[str | None, list[dict[str, Any]]]:
     return system, out
 
 
+def message_params(endpoint: Endpoint, messages: Messages, params: dict[str, Any],
+                   schema: ResponseSchema | None) -> dict[str, Any]:
+    """The Messages API request of one call, as sent live and as a batch request's `params`. A schema-held
+    answer is a forced tool whose input is the answer."""
+    system, turns = to_anthropic(messages)
+    wire: dict[str, Any] = {"model": endpoint.model, "messages": turns, "max_tokens": params["max_tokens"]}
+    if system:
+        wire["system"] = system
+    wire.update({key: params[key] for key in ("temperature", "top_p") if key in params})
+    if "stop" in params:
+        wire["stop_sequences"] = list(params["stop"])
+    if schema is not None:
+        wire["tools"] = [{"name": schema.name, "description": "Record your answer in this form.",
+                          "input_schema": schema.schema}]
+        wire["tool_choice"] = {"type": "tool", "name": schema.name}
+    return wire
+
+
+def completion_from(message: dict[str, Any], schema: ResponseSchema | None, endpoint: Endpoint,
+                    latency_s: float) -> Completion:
+    """A message's answer: its forced tool's input when the answer is schema-held, else its text."""
+    blocks = message.get("content") or []
+    if schema is not None:
+        texts = [json.dumps(b.get("input"), ensure_ascii=False) for b in blocks
+                 if b.get("type") == "tool_use" and b.get("name") == schema.name]
+    else:
+        texts = [b.get("text") or "" for b in blocks if b.get("type") == "text"]
+    if not texts:
+        wanted = "answer tool call" if schema is not None else "text content"
+        raise ProviderError(f"{endpoint.name}: response has no {wanted}", retryable=True)
+    usage = message.get("usage") or {}
+    return Completion(text="".join(texts), input_tokens=usage.get("input_tokens") or 0,
+                      output_tokens=usage.get("output_tokens") or 0, model=message.get("model") or endpoint.model,
+                      finish_reason=message.get("stop_reason"),
+                      meta={"id": message.get("id"), "latency_s": round(latency_s, 4)})
+
+
 @register("anthropic")
 class AnthropicProvider:
     def __init__(self, endpoint: Endpoint):
@@ -59,43 +96,16 @@ class AnthropicProvider:
 
     async def complete(self, messages: Messages, params: dict[str, Any], timeout: float,
                        schema: ResponseSchema | None = None) -> Completion:
-        system, turns = to_anthropic(messages)
-        extra: dict[str, Any] = {}
-        if schema is not None:  # a forced tool whose input is the answer
-            extra["tools"] = [{"name": schema.name, "description": "Record your answer in this form.",
-                               "input_schema": schema.schema}]
-            extra["tool_choice"] = {"type": "tool", "name": schema.name}
-        sampling = {k: v for k, v in params.items() if k in ("temperature", "top_p")}
-        if sampling:  # newer SDK majors no longer take these as arguments; the API still reads them
-            extra["extra_body"] = sampling
-        if "stop" in params:
-            extra["stop_sequences"] = params["stop"]
-        if system:
-            extra["system"] = system
+        wire = message_params(self.endpoint, messages, params, schema)
+        # newer SDK majors no longer take the sampling fields as arguments; the API still reads them
+        sampling = {key: wire.pop(key) for key in ("temperature", "top_p") if key in wire}
         start = time.perf_counter()
         with sdk_errors(anthropic, self.endpoint, self.client.base_url, timeout):
             response = await within(self.client.messages.create(
-                model=self.endpoint.model, messages=turns, max_tokens=params["max_tokens"], timeout=timeout, **extra),
-                self.endpoint, timeout)
+                **wire, timeout=timeout, **({"extra_body": sampling} if sampling else {})), self.endpoint, timeout)
         if (page := html_instead_of_json(self.endpoint, self.client.base_url, response)) is not None:
             raise page
-        blocks = response.content or []
-        if schema is not None:
-            texts = [json.dumps(b.input, ensure_ascii=False) for b in blocks
-                     if getattr(b, "type", "") == "tool_use" and b.name == schema.name]
-        else:
-            texts = [block.text for block in blocks if getattr(block, "type", "") == "text"]
-        if not texts:
-            wanted = "answer tool call" if schema is not None else "text content"
-            raise ProviderError(f"{self.endpoint.name}: response has no {wanted}", retryable=True)
-        return Completion(
-            text="".join(texts),
-            input_tokens=response.usage.input_tokens,
-            output_tokens=response.usage.output_tokens,
-            model=response.model or self.endpoint.model,
-            finish_reason=response.stop_reason,
-            meta={"id": response.id, "latency_s": round(time.perf_counter() - start, 4)},
-        )
+        return completion_from(response.model_dump(), schema, self.endpoint, time.perf_counter() - start)
 
     async def aclose(self) -> None:
         await self.client.close()

@@ -70,6 +70,43 @@ class Provider(Protocol):
     async def aclose(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class BatchState:
+    """A provider batch as last seen: its status in the provider's words, whether it has ended (no more answers
+    will come), request counts by outcome, and where its results are (`results`: the provider's file ids or
+    URL)."""
+
+    id: str
+    status: str
+    ended: bool
+    counts: dict[str, int] = field(default_factory=dict)
+    results: tuple[str, ...] = ()
+
+
+class BatchClient(Protocol):
+    """A provider's batch API: requests rendered exactly as the live call's body, `custom_id` = task id."""
+
+    endpoint: Endpoint
+    max_requests: int
+    max_bytes: int
+
+    def line(self, custom_id: str, messages: Messages, params: dict[str, Any],
+             schema: ResponseSchema | None) -> dict[str, Any]: ...
+
+    async def submit(self, lines: list[bytes]) -> BatchState: ...
+
+    async def state(self, batch_id: str) -> BatchState: ...
+
+    async def results(self, state: BatchState,
+                      schemas: dict[str, ResponseSchema | None]) -> dict[str, Completion | str]:
+        """custom_id -> its answer, or why it has none (errored, expired, cancelled)."""
+        ...
+
+    async def cancel(self, batch_id: str) -> BatchState: ...
+
+    async def aclose(self) -> None: ...
+
+
 ProviderFactory = Callable[[Endpoint], Provider]
 _REGISTRY: dict[str, ProviderFactory] = {}
 _MODULES = {  # provider name -> the module whose import registers it
@@ -77,6 +114,14 @@ _MODULES = {  # provider name -> the module whose import registers it
     "openai-compatible": "engine.execute.providers.openai_api",
     "anthropic": "engine.execute.providers.anthropic_api",
     "local": "engine.execute.providers.local",
+}
+
+
+_BATCH_REGISTRY: dict[str, Callable[[Endpoint], BatchClient]] = {}
+_BATCH_MODULES = {
+    "openai": "engine.execute.providers.openai_batches",
+    "openai-compatible": "engine.execute.providers.openai_batches",
+    "anthropic": "engine.execute.providers.anthropic_batches",
 }
 
 
@@ -103,6 +148,33 @@ def create_provider(endpoint: Endpoint) -> Provider:
     if endpoint.provider not in _REGISTRY:
         raise ProviderError(f"no provider named {endpoint.provider!r}", endpoint_fatal=True)
     return _REGISTRY[endpoint.provider](endpoint)
+
+
+def register_batches(*names: str) -> Callable[[Callable[[Endpoint], BatchClient]],
+                                               Callable[[Endpoint], BatchClient]]:
+    def decorate(factory: Callable[[Endpoint], BatchClient]) -> Callable[[Endpoint], BatchClient]:
+        for name in names:
+            _BATCH_REGISTRY[name] = factory
+        return factory
+
+    return decorate
+
+
+def create_batch_client(endpoint: Endpoint) -> BatchClient:
+    if endpoint.provider not in _BATCH_REGISTRY and endpoint.provider in _BATCH_MODULES:
+        importlib.import_module(_BATCH_MODULES[endpoint.provider])
+    if endpoint.provider not in _BATCH_REGISTRY:
+        raise ProviderError(f"{endpoint.name}: provider {endpoint.provider!r} has no batch API", endpoint_fatal=True)
+    return _BATCH_REGISTRY[endpoint.provider](endpoint)
+
+
+def check_http(response: Any, endpoint: Endpoint) -> Any:
+    """An httpx response that must be a 2xx JSON answer; else the ProviderError its status says."""
+    if response.status_code // 100 != 2:
+        raise error_from_status(response.status_code, response.text, response.headers, endpoint)
+    if (page := html_instead_of_json(endpoint, response.url, response.text)) is not None:
+        raise page
+    return response
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:

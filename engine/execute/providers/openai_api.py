@@ -76,6 +76,25 @@ def _loads(content: bytes) -> Any:
         return json.loads(content)
 
 
+def completion_from(data: Any, endpoint: Endpoint, latency_s: float) -> Completion:
+    """A chat completion's answer, usage and identity (a live response, or one line of a batch's output)."""
+    try:
+        choice = data["choices"][0] if data.get("choices") else None
+    except (AttributeError, TypeError, KeyError) as exc:
+        raise ProviderError(f"{endpoint.name}: malformed response ({exc})", retryable=True) from None
+    if choice is None:
+        raise ProviderError(f"{endpoint.name}: response has no choices", retryable=True)
+    usage = data.get("usage") or {}
+    return Completion(
+        text=(choice.get("message") or {}).get("content") or "",
+        input_tokens=usage.get("prompt_tokens") or 0,
+        output_tokens=usage.get("completion_tokens") or 0,
+        model=data.get("model") or endpoint.model,
+        finish_reason=choice.get("finish_reason"),
+        meta={"id": data.get("id"), "latency_s": round(latency_s, 4)},
+    )
+
+
 @register("openai", "openai-compatible")
 class OpenAIProvider:
     def __init__(self, endpoint: Endpoint, base_url: str | None = None,
@@ -97,13 +116,18 @@ class OpenAIProvider:
                                                  timeout=aiohttp.ClientTimeout(total=None))
         return self.session
 
-    async def complete(self, messages: Messages, params: dict[str, Any], timeout: float,
-                       schema: ResponseSchema | None = None) -> Completion:
+    def body(self, messages: Messages, params: dict[str, Any], schema: ResponseSchema | None = None) -> dict[str, Any]:
+        """The request body of one call, as sent live and as a batch line carries it."""
         body = {"model": self.endpoint.model, "messages": to_openai_messages(messages), **params}
         if schema is not None:
             body["response_format"] = self.response_format(schema)
+        return body
+
+    async def complete(self, messages: Messages, params: dict[str, Any], timeout: float,
+                       schema: ResponseSchema | None = None) -> Completion:
         start = time.perf_counter()
-        status, headers, content = await within(self._post(orjson.dumps(body)), self.endpoint, timeout)
+        status, headers, content = await within(self._post(orjson.dumps(self.body(messages, params, schema))),
+                                                self.endpoint, timeout)
         if status != 200:
             raise error_from_status(status, content.decode("utf-8", "replace"), headers, self.endpoint)
         page = (html_instead_of_json(self.endpoint, self.base_url, content.decode("utf-8", "replace"))
@@ -112,20 +136,9 @@ class OpenAIProvider:
             raise page
         try:
             data = _loads(content)
-            choice = data["choices"][0] if data.get("choices") else None
-        except (ValueError, AttributeError, TypeError, KeyError) as exc:
+        except ValueError as exc:
             raise ProviderError(f"{self.endpoint.name}: malformed response ({exc})", retryable=True) from None
-        if choice is None:
-            raise ProviderError(f"{self.endpoint.name}: response has no choices", retryable=True)
-        usage = data.get("usage") or {}
-        return Completion(
-            text=(choice.get("message") or {}).get("content") or "",
-            input_tokens=usage.get("prompt_tokens") or 0,
-            output_tokens=usage.get("completion_tokens") or 0,
-            model=data.get("model") or self.endpoint.model,
-            finish_reason=choice.get("finish_reason"),
-            meta={"id": data.get("id"), "latency_s": round(time.perf_counter() - start, 4)},
-        )
+        return completion_from(data, self.endpoint, time.perf_counter() - start)
 
     async def _post(self, payload: bytes) -> tuple[int, Any, bytes]:
         """(status, headers, body) of one POST, the body read whole."""

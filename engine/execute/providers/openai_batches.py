@@ -1,0 +1,102 @@
+"""OpenAI's Batch API: the requests go up as one JSONL file (`/files`, purpose `batch`), a batch runs it within
+24 hours at half the price, and its answers come back as an output file (and an error file) of
+`{custom_id, response: {status_code, body}, error}` lines. A line's body is the live call's body, so a
+batch answer is the answer the same live call would have cached."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import orjson
+
+from engine.execute.providers.base import (
+    BatchState,
+    Completion,
+    Messages,
+    ProviderError,
+    ResponseSchema,
+    check_http,
+    register_batches,
+)
+from engine.execute.providers.openai_api import OpenAIProvider, completion_from
+from engine.spec.model import Endpoint
+
+CHAT = "/v1/chat/completions"
+ENDED = ("completed", "failed", "expired", "cancelled")
+
+
+@register_batches("openai", "openai-compatible")
+class OpenAIBatches:
+    max_requests = 50_000
+    max_bytes = 200 * 1024 * 1024
+
+    def __init__(self, endpoint: Endpoint):
+        self.endpoint = endpoint
+        self.live = OpenAIProvider(endpoint)  # the request body, the key and the base URL, as live calls have them
+        self.http = httpx.AsyncClient(base_url=self.live.base_url, timeout=endpoint.limits.timeout_s,
+                                      headers={"Authorization": self.live.headers["Authorization"]})
+
+    def line(self, custom_id: str, messages: Messages, params: dict[str, Any],
+             schema: ResponseSchema | None) -> dict[str, Any]:
+        return {"custom_id": custom_id, "method": "POST", "url": CHAT,
+                "body": self.live.body(messages, params, schema)}
+
+    async def submit(self, lines: list[bytes]) -> BatchState:
+        upload = await self._send("POST", "/files", data={"purpose": "batch"},
+                                  files={"file": ("vibe-batch.jsonl", b"".join(lines), "application/jsonl")})
+        created = await self._send("POST", "/batches", json={"input_file_id": upload["id"], "endpoint": CHAT,
+                                                             "completion_window": "24h"})
+        return _state(created)
+
+    async def state(self, batch_id: str) -> BatchState:
+        return _state(await self._send("GET", f"/batches/{batch_id}"))
+
+    async def cancel(self, batch_id: str) -> BatchState:
+        return _state(await self._send("POST", f"/batches/{batch_id}/cancel"))
+
+    async def results(self, state: BatchState,
+                      schemas: dict[str, ResponseSchema | None]) -> dict[str, Completion | str]:
+        out: dict[str, Completion | str] = {}
+        for file_id in state.results:
+            response = check_http(await self._request("GET", f"/files/{file_id}/content"), self.endpoint)
+            for raw in response.content.splitlines():
+                if raw.strip():
+                    line = orjson.loads(raw)
+                    out[line["custom_id"]] = self._outcome(line)
+        return out
+
+    def _outcome(self, line: dict[str, Any]) -> Completion | str:
+        response = line.get("response") or {}
+        if response.get("status_code") == 200:
+            try:
+                return completion_from(response.get("body") or {}, self.endpoint, 0.0)
+            except ProviderError as exc:
+                return str(exc)
+        error = line.get("error") or ((response.get("body") or {}).get("error")) or {}
+        code = error.get("code") or response.get("status_code") or "error"
+        return f"{self.endpoint.name}: batch request {code}: {error.get('message') or 'no answer'}"
+
+    async def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            return await self.http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise ProviderError(f"{self.endpoint.name}: batch API at {self.live.base_url} unreachable ({exc})",
+                                retryable=True, unreachable=True) from None
+
+    async def _send(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        response = check_http(await self._request(method, path, **kwargs), self.endpoint)
+        try:
+            return dict(response.json())
+        except ValueError as exc:
+            raise ProviderError(f"{self.endpoint.name}: malformed batch API answer ({exc})", retryable=True) from None
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+        await self.live.aclose()
+
+
+def _state(data: dict[str, Any]) -> BatchState:
+    counts = {k: int(v) for k, v in (data.get("request_counts") or {}).items()}
+    files = tuple(f for f in (data.get("output_file_id"), data.get("error_file_id")) if f)
+    return BatchState(str(data["id"]), str(data.get("status")), data.get("status") in ENDED, counts, files)
