@@ -182,6 +182,11 @@ def _plan(args: argparse.Namespace) -> int:
         console.print(f"LLM judge {judge.name} answers in {form}")
     if prepared.spec.skipped_judges:
         console.print(f"optional judges left out (API key unset): {', '.join(prepared.spec.skipped_judges)}")
+    for name, endpoint in sorted(call_endpoints(prepared).items()):
+        if endpoint.batch is not None:
+            console.print(f"{name} goes in provider batches: priced above at half the live rate; answers within "
+                          f"24 h, checked every {endpoint.batch.poll_s:g} s; failed requests asked again "
+                          f"{'live' if endpoint.batch.retry == 'live' else 'in a new batch'}")
     execution = prepared.spec.execution
     if execution.backend == "ray":
         in_cluster = {e.model: e.provider for e in call_endpoints(prepared).values()
@@ -269,7 +274,6 @@ def _run(args: argparse.Namespace) -> int:
 def _batches(args: argparse.Namespace) -> int:
     import asyncio
 
-    from engine.execute.backend import call_endpoints
     from engine.execute.batches import describe, look_up
     from engine.execute.cache import Cache
     from engine.pipeline import default_cache_path, prepare

@@ -97,6 +97,8 @@ def test_a_judge_stage_through_batches_gives_the_live_verdicts(tmp_path: Path) -
     assert lines[0]["body"]["response_format"]["type"] == "json_schema"
     results = judged(batched)
     assert {r["meta"]["batch_id"] for r in results} == {"batch_1"}
+    index = (batched / "index.html").read_text()
+    assert "Provider batches" in index and "batch_1" in index and "succeeded 360" in index
 
 
 def test_anthropic_batches_carry_the_live_tool_and_retry_what_failed(tmp_path: Path) -> None:
@@ -183,7 +185,7 @@ def test_cancelled_batches_are_asked_again(tmp_path: Path) -> None:
     assert log["outcomes"] == {"cancelled": 10, "succeeded": 10}
 
 
-def test_the_plan_and_the_manifest_price_batches_at_half(tmp_path: Path) -> None:
+def test_the_plan_and_the_manifest_price_batches_at_half(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with LLMServer() as server:
         server.state.reply = longer_judge
         (tmp_path / "b").mkdir()
@@ -193,6 +195,10 @@ def test_the_plan_and_the_manifest_price_batches_at_half(tmp_path: Path) -> None
         cost = {name: sum(r["cost"] for r in summarize(prepare(path).plan, set())) for name, path in
                 (("batched", batched), ("live", live))}
         assert cost["batched"] == pytest.approx(cost["live"] / 2) and cost["live"] > 0
+        from engine.cli import main
+
+        assert main(["plan", str(batched)]) == 0
+        assert "j goes in provider batches: priced above at half the live rate" in capsys.readouterr().out
         summary, _, run_dir = run_spec(batched, tmp_path / "b" / "run", tmp_path / "c.sqlite", quiet=True)
     assert summary.done == summary.total
     results = judged(run_dir)
@@ -204,3 +210,24 @@ def test_the_plan_and_the_manifest_price_batches_at_half(tmp_path: Path) -> None
                                                                 "a: {provider: recorded, batch: true}"))
     with pytest.raises(SpecError, match=r"models\.a\.batch.*no batch API"):
         load_spec(tmp_path / "bad.yaml")
+
+
+def test_execution_batch_is_the_judges_default_and_models_batch_when_they_ask(tmp_path: Path) -> None:
+    with LLMServer() as server:
+        spec = write_spec(tmp_path, server, prompts=6, batch="", vibes=1)
+        text = spec.read_text().replace("a: {provider: recorded}", f"a: {{provider: openai-compatible, base_url: "
+                                        f"{server.base_url}, model: gen, batch: {{poll_s: 0.1}}}}")
+        text = text.replace("analyses:", "execution: {batch: true}\nanalyses:")
+        text = text.replace("judges:\n", f"judges:\n  live: {{kind: llm, provider: openai, base_url: {server.base_url},"
+                                         " model: m, api_key_env: BATCH_TEST_KEY, batch: false}\n")
+        spec.write_text(text.replace("datasets:", "  local: {kind: metric}\ndatasets:"))
+        loaded = load_spec(spec)
+        assert loaded.judges["j"].endpoint.batch is not None and loaded.judges["live"].endpoint.batch is None
+        assert loaded.models["a"].batch is not None and loaded.models["b"].batch is None
+        spec.write_text(text.replace("judges: [j]", "judges: [j, live]"))
+        summary, _, _ = run_spec(spec, tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+        kinds = [{line["body"]["model"] for line in b["lines"]} for b in server.state.batch.submitted]
+        live = {e.body["model"] for e in server.state.log if not e.path.startswith("batch")}
+    assert summary.done == summary.total
+    assert kinds == [{"gen"}, {"m"}]  # the answers in one batch, then the batched judge's questions
+    assert live == {"m"}  # the judge that said batch: false asked live
