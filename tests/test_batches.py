@@ -106,8 +106,8 @@ def test_anthropic_batches_carry_the_live_tool_and_retry_what_failed(tmp_path: P
     with LLMServer() as server:
         server.state.reply = longer_judge
         (tmp_path / "b").mkdir()
-        spec = write_spec(tmp_path / "b", server, prompts=8, batch="{poll_s: 0.1}", provider="anthropic",
-                          markers=markers, vibes=1)
+        spec = write_spec(tmp_path / "b", server, prompts=8, batch="{poll_s: 0.1, max_requests: 10}",
+                          provider="anthropic", markers=markers, vibes=1)
         summary, _, batched = run_spec(spec, tmp_path / "b" / "run", tmp_path / "b.sqlite", quiet=True)
         submitted = server.state.batch.submitted
         (tmp_path / "l").mkdir()
@@ -116,19 +116,20 @@ def test_anthropic_batches_carry_the_live_tool_and_retry_what_failed(tmp_path: P
         _, _, live = run_spec(spec_live, tmp_path / "l" / "run", tmp_path / "l.sqlite", quiet=True)
         live_calls = [e for e in server.state.log if not e.path.startswith("batch")]
     assert summary.done == summary.total
-    assert [len(b["custom_ids"]) for b in submitted] == [16, 4]  # the 2 errored and 2 expired, once more
-    assert set(submitted[1]["custom_ids"]) < set(submitted[0]["custom_ids"])
+    # 16 questions in batches of at most 10; then the 2 errored and 2 expired, once more
+    assert [len(b["custom_ids"]) for b in submitted] == [10, 6, 4]
+    assert set(submitted[2]["custom_ids"]) < set(submitted[0]["custom_ids"]) | set(submitted[1]["custom_ids"])
     assert verdicts(batched) == verdicts(live)
     by_messages = {json.dumps(e.body["messages"]): e.body for e in live_calls}
-    for line in submitted[0]["lines"]:
+    for line in submitted[0]["lines"] + submitted[1]["lines"]:
         live_body = by_messages[json.dumps(line["params"]["messages"])]
         assert line["params"]["tools"] == live_body["tools"] and line["params"]["tool_choice"] == live_body[
             "tool_choice"]
         assert {k: v for k, v in live_body.items() if k in line["params"]} == line["params"]
     log = json.loads((batched / "manifest.json").read_text())["batches"]["j"]
     assert log["outcomes"] == {"succeeded": 16, "errored": 2, "expired": 2}
-    assert [b["outcomes"] for b in log["batches"]] == [{"succeeded": 12, "errored": 2, "expired": 2},
-                                                       {"succeeded": 4}]
+    assert sum(b["outcomes"].get("succeeded", 0) for b in log["batches"][:2]) == 12
+    assert log["batches"][2]["outcomes"] == {"succeeded": 4} and log["batches"][2]["round"] == 1
 
 
 def test_a_killed_run_resumes_its_batches_and_submits_nothing_again(tmp_path: Path) -> None:
