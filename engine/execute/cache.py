@@ -1,9 +1,11 @@
 """Result cache: SQLite in WAL mode, keyed by a task's content hash.
 
-A result is committed the moment it arrives (one short transaction per result), so a killed run loses at
-most the calls in flight. Only successes are stored: an error must be retried next time, never replayed.
-Nothing secret goes in: requests are stored by hash only, responses hold text, usage and provider metadata
-that the providers have already stripped of headers.
+Results are committed within a fraction of a second of arriving (the scheduler writes them in small
+transactions), so a killed run loses little more than the calls in flight. Only successes are stored: an
+error must be retried next time, never replayed. Nothing secret goes in: requests are stored by hash only,
+responses hold text, usage and provider metadata that the providers have already stripped of headers.
+The `batches` table remembers the provider batches a run submitted until their answers are read, and
+`derived` keeps work computed from results (embeddings, chart specs) by the hash of its inputs.
 """
 
 from __future__ import annotations
