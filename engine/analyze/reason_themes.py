@@ -1,6 +1,11 @@
 """What LLM judges say when they rule on a vibe, grouped into a few themes (as LLM Comparator's rationale
-clusters): each answer's one-sentence reason is embedded with MiniLM, the reasons for one vibe are split by
-k-means, and each group is named by its most distinctive words and shown by the reason nearest its centre.
+clusters): the reasons for one vibe become TF-IDF vectors reduced by LSA (scikit-learn's TruncatedSVD), k-means
+splits them, and each group is named by its most distinctive words and shown by the reasons nearest its centre.
+
+Word vectors rather than MiniLM sentence embeddings: a judge stage gives two reasons per pair and vibe, tens of
+thousands in a large run, and embedding them took longer on a 2-core machine than the rest of the analysis
+(35 s added to a 20 s run of 6,000 calls, benchmarks/executor.py). One-sentence reasons that share a theme
+share its words ("longer", "bullet", "formal"), which is what TF-IDF sees, in milliseconds.
 
 Descriptive only: the themes summarize the judges' text, they test nothing. Counts are of reasons (a pair
 judged in both orders gives up to two per LLM judge), with how many of them went each way.
@@ -24,6 +29,7 @@ MIN_REASONS = 8  # fewer reasons than this are listed, not grouped
 MAX_THEMES = 5
 EXAMPLES = 3
 REASON_CHARS = 300
+WORD = r"(?u)\b[a-zA-Z][a-zA-Z]+\b"  # words of two letters or more; numbers (answer 1, answer 2) name no theme
 
 
 @dataclass(frozen=True)
@@ -45,16 +51,10 @@ class Reason:
     verdict: int | None  # in A/B terms: +1 A higher on the vibe, −1 B, 0 tie
 
 
-def by_vibe(pairs: Sequence[PairVerdicts], vibes: Sequence[str]) -> tuple[dict[str, list[ReasonTheme]], str]:
-    """Themes of the reasons about each vibe an LLM judge ruled on, and a note when they could not be
-    formed (the embedding weights are an optional extra)."""
+def by_vibe(pairs: Sequence[PairVerdicts], vibes: Sequence[str]) -> dict[str, list[ReasonTheme]]:
+    """Themes of the reasons about each vibe an LLM judge ruled on."""
     found = {vibe: reasons for vibe in vibes if (reasons := reasons_for(pairs, vibe))}
-    if not found:
-        return {}, ""
-    try:
-        return {vibe: themes(reasons) for vibe, reasons in found.items()}, ""
-    except RuntimeError as exc:  # no embedding weights installed
-        return {}, f"LLM judges' reasons were not grouped into themes: {exc}"
+    return {vibe: grouped for vibe, reasons in found.items() if (grouped := themes(reasons))}
 
 
 def reasons_for(pairs: Sequence[PairVerdicts], vibe: str) -> list[Reason]:
@@ -72,8 +72,8 @@ def reasons_for(pairs: Sequence[PairVerdicts], vibe: str) -> list[Reason]:
 
 
 def themes(reasons: list[Reason], seed: int = 0) -> list[ReasonTheme]:
-    """k-means over the reasons' embeddings, k = √(n/4) clamped to 2..5, largest theme first; [] when there
-    are too few reasons or too few distinct ones to split."""
+    """k-means over the reasons' LSA vectors, k = √(n/4) clamped to 2..5, largest theme first; [] when there
+    are too few reasons, too few distinct ones, or no words but stop words."""
     texts = [r.text for r in reasons]
     distinct = list(dict.fromkeys(texts))
     k = min(MAX_THEMES, max(2, round(math.sqrt(len(reasons) / 4))), len(distinct))
@@ -81,9 +81,9 @@ def themes(reasons: list[Reason], seed: int = 0) -> list[ReasonTheme]:
         return []
     from sklearn.cluster import KMeans
 
-    from engine.embeddings import embed
-
-    vectors = embed(texts)
+    vectors = _vectors(texts, seed)
+    if vectors is None:
+        return []
     labels = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(vectors)
     words = _keywords(texts, labels, k)
     out = []
@@ -98,12 +98,28 @@ def themes(reasons: list[Reason], seed: int = 0) -> list[ReasonTheme]:
     return sorted(out, key=lambda t: -t.size)
 
 
+def _vectors(texts: list[str], seed: int, dims: int = 50) -> np.ndarray | None:
+    """Unit-length LSA vectors of the texts: TF-IDF (English stop words out, sublinear counts), then up to
+    `dims` SVD components."""
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.preprocessing import normalize
+
+    try:
+        tfidf = TfidfVectorizer(stop_words="english", sublinear_tf=True, token_pattern=WORD).fit_transform(texts)
+    except ValueError:  # nothing but stop words
+        return None
+    keep = min(dims, tfidf.shape[1] - 1, len(texts) - 1)
+    reduced = TruncatedSVD(keep, random_state=seed).fit_transform(tfidf) if keep >= 2 else tfidf.toarray()
+    return np.asarray(normalize(reduced), dtype=float)
+
+
 def _keywords(texts: list[str], labels: np.ndarray, k: int, top: int = 4) -> list[list[str]]:
     """Each cluster's words by class-based TF-IDF: frequent inside the cluster, rare across the others."""
     from sklearn.feature_extraction.text import CountVectorizer
 
     try:
-        counts = CountVectorizer(stop_words="english", token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z]+\b").fit(texts)
+        counts = CountVectorizer(stop_words="english", token_pattern=WORD).fit(texts)
     except ValueError:  # nothing but stop words
         return [[] for _ in range(k)]
     matrix = counts.transform(texts)

@@ -117,9 +117,7 @@ def _compared(prepared: Prepared, analysis: Analysis, results: dict[str, Result]
     from engine.analyze.vibecheck import analyze_vibecheck
 
     result = analyze_vibecheck(prepared, analysis, results, origins, comparison)
-    result.themes, note = reason_themes.by_vibe(result.pairs, [v.name for v in result.vibes])
-    if note:
-        result.notes.append(note)
+    result.themes = reason_themes.by_vibe(result.pairs, [v.name for v in result.vibes])
     return result
 
 
