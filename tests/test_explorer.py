@@ -290,3 +290,5 @@ def test_reason_themes_group_what_the_judges_said() -> None:
     assert {"bullet", "lists", "bold", "headings"} & set(found[0].keywords)
     assert {"warmer", "friendly"} & set(found[1].keywords)
     assert themes(lists[:5]) == []  # too few reasons to group
+    numbered = [Reason(f"Answer {n} is longer.", 1) for n in range(30)] + warm  # 31 texts, two distinct in words
+    assert [t.size for t in themes(numbered)] == [30, 8]

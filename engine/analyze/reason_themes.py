@@ -82,7 +82,9 @@ def themes(reasons: list[Reason], seed: int = 0) -> list[ReasonTheme]:
     from sklearn.cluster import KMeans
 
     vectors = _vectors(texts, seed)
-    if vectors is None:
+    # reasons that differ only in numbers or stop words are one point: never ask for more clusters than points
+    k = min(k, 0 if vectors is None else len(np.unique(vectors.round(6), axis=0)))
+    if vectors is None or k < 2:
         return []
     labels = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(vectors)
     words = _keywords(texts, labels, k)
