@@ -197,6 +197,13 @@ def test_the_plan_and_the_manifest_price_batches_at_half(tmp_path: Path, capsys:
                 (("batched", batched), ("live", live))}
         assert cost["batched"] == pytest.approx(cost["live"] / 2) and cost["live"] > 0
         from engine.cli import main
+        from engine.diff import diff_plans
+
+        before, after = prepare(live), prepare(batched)
+        change = diff_plans(before.spec.document, before.plan, after.spec.document, after.plan)
+        assert change.new_cost == pytest.approx(change.base_cost / 2)  # the same tasks, at the batch rate
+        assert all(c["added"] == c["removed"] == 0 for c in change.stages.values())
+        assert change.sections["judges"]["changed"] == ["j (batch)"]
 
         assert main(["plan", str(batched)]) == 0
         assert "j goes in provider batches: priced above at half the live rate" in capsys.readouterr().out
