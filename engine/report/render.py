@@ -65,6 +65,7 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
     for sub in REPORT_FOLDERS[:-1]:  # every page folder; assets are rewritten below
         shutil.rmtree(run_dir / sub, ignore_errors=True)
         (run_dir / sub).mkdir(parents=True)
+    shutil.rmtree(run_dir / "samples", ignore_errors=True)  # the paged drill-down the explorer replaced
     assets = run_dir / "assets"
     charts.write_vega_bundle(assets)
     for name in ("style.css", "explorer.js"):

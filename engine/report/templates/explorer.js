@@ -222,7 +222,8 @@
     var t = textOf(i), label = ["", data.model_a, data.model_b, "tie"][data.label[i]];
     var cat = data.category[i] >= 0 ? " · " + data.categories[data.category[i]] : "";
     var head = el("div", {cls: "small"}, [
-      el("a", {href: "#pair=" + encodeURIComponent(data.ids[i]), cls: "mono", text: data.ids[i]}),
+      el("a", {href: "#pair=" + encodeURIComponent(data.ids[i]), cls: "mono", title: data.ids[i],
+               text: data.ids[i].length > 40 ? data.ids[i].slice(0, 39) + "…" : data.ids[i]}),
       document.createTextNode(" · " + (data.split[i] ? "test" : "train") + " split" + cat +
         " · " + data.chars[i][0] + " vs " + data.chars[i][1] + " characters" +
         (label ? " · " + data.labelled_by + " preferred " + label : " · unlabelled"))]);
