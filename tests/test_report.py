@@ -372,3 +372,13 @@ analyses:
         assert "model a: 2 of 8 generation tasks — a: HTTP 500 from openai-compatible (m)" in box and "(×2)" in box
         assert "judge m: 2 of 8 judge tasks — skipped: an input failed (×2)" in box
     assert "first lacks 4 of" in top and "second lacks 4 of" in top
+
+
+def test_a_misspelt_template_name_is_an_error_not_a_blank() -> None:
+    """StrictUndefined: a key the context lacks stops the render instead of leaving an empty cell."""
+    from jinja2 import UndefinedError
+
+    from engine.report.render import environment
+
+    with pytest.raises(UndefinedError, match="separabilty"):
+        environment().from_string("{{ vibe.separabilty }}").render(vibe={"separability": 0.1})

@@ -22,7 +22,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, select_autoescape
+from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from engine.analyze.reliability import CONSISTENCY_MIN
 from engine.analyze.run_results import RunResults
@@ -48,7 +48,8 @@ def environment() -> Environment:
     own = {f"sections/{name}.html.j2": source for _, method in section_order()
            for name, source in method.templates.items()}
     env = Environment(loader=ChoiceLoader([FileSystemLoader(TEMPLATES), DictLoader(own)]),
-                      autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
+                      autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True,
+                      undefined=StrictUndefined)
     env.filters["json"] = charts.safe_json
     env.filters["pct"] = lambda x: "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1%}"
     env.filters["num"] = lambda x, digits=2: "—" if x is None else f"{x:.{digits}f}"
