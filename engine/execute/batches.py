@@ -25,6 +25,7 @@ import orjson
 from engine.execute.cache import BatchRecord, Cache
 from engine.execute.providers.base import (
     BatchClient,
+    BatchFailure,
     BatchState,
     Completion,
     Messages,
@@ -53,15 +54,7 @@ class BatchLog:
 
 
 Announce = Callable[[str, str], None]
-
-
-def outcome_of(reason: str) -> str:
-    """The outcome a failed request's reason names, in one word for the counts."""
-    lowered = reason.lower()
-    for word, outcome in (("expire", "expired"), ("cancel", "cancelled")):
-        if word in lowered:
-            return outcome
-    return "errored"
+MISSING = {"expired": "expired", "cancelled": "cancelled"}  # a batch's end status -> the outcome of its unanswered
 
 
 async def run_batches(tasks: list[Task], render: Render, endpoint: Endpoint, cache: Cache, on_result: OnResult,
@@ -166,20 +159,21 @@ class _Batches:
         schemas = {i: self._call(by_id[i])[2] for i in mine}
         outcomes = await self._retrying(lambda: self.client.results(state, schemas))
         results, failed = [], {}
+        missing = BatchFailure(MISSING.get(state.status, "errored"), f"{self.endpoint.name}: batch {state.id} ended "
+                               f"{state.status} with no result for this request")
         for task_id in mine:
-            task, outcome = by_id[task_id], outcomes.get(task_id)
+            task, outcome = by_id[task_id], outcomes.get(task_id, missing)
             if isinstance(outcome, Completion):
                 result = completed(task, self.endpoint, outcome, 1, structured=schemas[task_id] is not None)
                 results.append(replace(result, cost=self.endpoint.cost(outcome.input_tokens, outcome.output_tokens,
                                                                        batched=True),
                                        meta={**result.meta, "batch_id": state.id}))
             else:
-                failed[task_id] = outcome or f"{self.endpoint.name}: batch {state.id} ended {state.status} " \
-                                             "with no result for this request"
+                failed[task_id] = outcome
         self.cache.put_many(results)
         for result in results:
             self.on_result(by_id[result.task_id], result)
-        counts = Counter({"succeeded": len(results)}) + Counter(outcome_of(r) for r in failed.values())
+        counts = Counter({"succeeded": len(results)}) + Counter(f.outcome for f in failed.values())
         for outcome, n in counts.items():
             self.log.outcomes[outcome] = self.log.outcomes.get(outcome, 0) + n
         self.log.spent += sum(r.cost for r in results)
@@ -189,7 +183,7 @@ class _Batches:
             entry = {"id": state.id, "requests": len(record.task_ids), "round": round_, "resumed": True}
             self.log.batches.append(entry)
         entry.update(status=state.status, outcomes=dict(counts), wall_s=round(time.time() - record.submitted_at, 1))
-        return failed
+        return {task_id: failure.reason for task_id, failure in failed.items()}
 
     async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
         """A batch API call, retried with backoff on what a live call would retry (429, 5xx, dropped

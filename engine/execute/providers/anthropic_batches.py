@@ -7,20 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-import orjson
-
 from engine.execute.providers.anthropic_api import completion_from, message_params
 from engine.execute.providers.base import (
+    BatchFailure,
     BatchState,
     Completion,
     Messages,
     ProviderError,
     ResponseSchema,
     api_key,
-    check_http,
     register_batches,
 )
+from engine.execute.providers.batch_http import BatchHTTP
 from engine.spec.model import Endpoint
 
 ANTHROPIC_URL = "https://api.anthropic.com"
@@ -34,8 +32,7 @@ class AnthropicBatches:
 
     def __init__(self, endpoint: Endpoint):
         self.endpoint = endpoint
-        self.base_url = (endpoint.base_url or ANTHROPIC_URL).rstrip("/")
-        self.http = httpx.AsyncClient(base_url=self.base_url, timeout=endpoint.limits.timeout_s, headers={
+        self.http = BatchHTTP(endpoint, (endpoint.base_url or ANTHROPIC_URL).rstrip("/"), {
             "x-api-key": api_key(endpoint, "ANTHROPIC_API_KEY") or "", "anthropic-version": API_VERSION})
 
     def line(self, custom_id: str, messages: Messages, params: dict[str, Any],
@@ -44,50 +41,31 @@ class AnthropicBatches:
 
     async def submit(self, lines: list[bytes]) -> BatchState:
         body = b'{"requests":[' + b",".join(line.rstrip(b"\n") for line in lines) + b"]}"
-        return _state(await self._send("POST", "/v1/messages/batches", content=body,
-                                       headers={"content-type": "application/json"}))
+        return _state(await self.http.json("POST", "/v1/messages/batches", content=body,
+                                           headers={"content-type": "application/json"}))
 
     async def state(self, batch_id: str) -> BatchState:
-        return _state(await self._send("GET", f"/v1/messages/batches/{batch_id}"))
+        return _state(await self.http.json("GET", f"/v1/messages/batches/{batch_id}"))
 
     async def cancel(self, batch_id: str) -> BatchState:
-        return _state(await self._send("POST", f"/v1/messages/batches/{batch_id}/cancel"))
+        return _state(await self.http.json("POST", f"/v1/messages/batches/{batch_id}/cancel"))
 
     async def results(self, state: BatchState,
-                      schemas: dict[str, ResponseSchema | None]) -> dict[str, Completion | str]:
-        out: dict[str, Completion | str] = {}
-        for url in state.results:
-            response = check_http(await self._request("GET", url), self.endpoint)
-            for raw in response.content.splitlines():
-                if raw.strip():
-                    line = orjson.loads(raw)
-                    out[line["custom_id"]] = self._outcome(line, schemas.get(line["custom_id"]))
-        return out
+                      schemas: dict[str, ResponseSchema | None]) -> dict[str, Completion | BatchFailure]:
+        return {line["custom_id"]: self._outcome(line, schemas.get(line["custom_id"])) for url in state.results
+                for line in await self.http.jsonl(url)}
 
-    def _outcome(self, line: dict[str, Any], schema: ResponseSchema | None) -> Completion | str:
+    def _outcome(self, line: dict[str, Any], schema: ResponseSchema | None) -> Completion | BatchFailure:
         result = line.get("result") or {}
         if result.get("type") == "succeeded":
             try:
                 return completion_from(result.get("message") or {}, schema, self.endpoint, 0.0)
             except ProviderError as exc:
-                return str(exc)
+                return BatchFailure("errored", str(exc))
+        kind = result.get("type") or "without a result"
         error = ((result.get("error") or {}).get("error") or {}).get("message") or ""
-        return f"{self.endpoint.name}: batch request {result.get('type') or 'without a result'}" + (
-            f": {error}" if error else "")
-
-    async def _request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        try:
-            return await self.http.request(method, url, **kwargs)
-        except httpx.HTTPError as exc:
-            raise ProviderError(f"{self.endpoint.name}: batch API at {self.base_url} unreachable ({exc})",
-                                retryable=True, unreachable=True) from None
-
-    async def _send(self, method: str, url: str, **kwargs: Any) -> dict[str, Any]:
-        response = check_http(await self._request(method, url, **kwargs), self.endpoint)
-        try:
-            return dict(response.json())
-        except ValueError as exc:
-            raise ProviderError(f"{self.endpoint.name}: malformed batch API answer ({exc})", retryable=True) from None
+        return BatchFailure({"expired": "expired", "canceled": "cancelled"}.get(kind, "errored"),
+                            f"{self.endpoint.name}: batch request {kind}" + (f": {error}" if error else ""))
 
     async def aclose(self) -> None:
         await self.http.aclose()

@@ -22,6 +22,7 @@ from typing import Any, Protocol, TypeVar
 from engine.spec.model import Endpoint
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 Messages = list[dict[str, Any]]
 
@@ -83,6 +84,14 @@ class BatchState:
     results: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class BatchFailure:
+    """A batch request that got no answer: its outcome in one word (errored, expired, cancelled), and why."""
+
+    outcome: str
+    reason: str
+
+
 class BatchClient(Protocol):
     """A provider's batch API: requests rendered exactly as the live call's body, `custom_id` = task id."""
 
@@ -98,8 +107,8 @@ class BatchClient(Protocol):
     async def state(self, batch_id: str) -> BatchState: ...
 
     async def results(self, state: BatchState,
-                      schemas: dict[str, ResponseSchema | None]) -> dict[str, Completion | str]:
-        """custom_id -> its answer, or why it has none (errored, expired, cancelled)."""
+                      schemas: dict[str, ResponseSchema | None]) -> dict[str, Completion | BatchFailure]:
+        """custom_id -> its answer, or why it has none."""
         ...
 
     async def cancel(self, batch_id: str) -> BatchState: ...
@@ -133,48 +142,42 @@ SCHEMA_FORMS = {  # how each provider is held to a judge's answer schema, as `vi
 }
 
 
-def register(*names: str) -> Callable[[ProviderFactory], ProviderFactory]:
-    def decorate(factory: ProviderFactory) -> ProviderFactory:
-        for name in names:
-            _REGISTRY[name] = factory
-        return factory
+def _registrar(registry: dict[str, F]) -> Callable[..., Callable[[F], F]]:
+    """A class decorator that files a factory in `registry` under each name it is given."""
+    def register(*names: str) -> Callable[[F], F]:
+        def decorate(factory: F) -> F:
+            for name in names:
+                registry[name] = factory
+            return factory
 
-    return decorate
+        return decorate
+
+    return register
+
+
+def _factory(registry: dict[str, F], modules: dict[str, str], provider: str) -> F | None:
+    """The registered factory for `provider`, importing the module that registers it on first use."""
+    if provider not in registry and provider in modules:
+        importlib.import_module(modules[provider])
+    return registry.get(provider)
+
+
+register = _registrar(_REGISTRY)
+register_batches = _registrar(_BATCH_REGISTRY)
 
 
 def create_provider(endpoint: Endpoint) -> Provider:
-    if endpoint.provider not in _REGISTRY and endpoint.provider in _MODULES:
-        importlib.import_module(_MODULES[endpoint.provider])
-    if endpoint.provider not in _REGISTRY:
+    factory = _factory(_REGISTRY, _MODULES, endpoint.provider)
+    if factory is None:
         raise ProviderError(f"no provider named {endpoint.provider!r}", endpoint_fatal=True)
-    return _REGISTRY[endpoint.provider](endpoint)
-
-
-def register_batches(*names: str) -> Callable[[Callable[[Endpoint], BatchClient]],
-                                               Callable[[Endpoint], BatchClient]]:
-    def decorate(factory: Callable[[Endpoint], BatchClient]) -> Callable[[Endpoint], BatchClient]:
-        for name in names:
-            _BATCH_REGISTRY[name] = factory
-        return factory
-
-    return decorate
+    return factory(endpoint)
 
 
 def create_batch_client(endpoint: Endpoint) -> BatchClient:
-    if endpoint.provider not in _BATCH_REGISTRY and endpoint.provider in _BATCH_MODULES:
-        importlib.import_module(_BATCH_MODULES[endpoint.provider])
-    if endpoint.provider not in _BATCH_REGISTRY:
+    factory = _factory(_BATCH_REGISTRY, _BATCH_MODULES, endpoint.provider)
+    if factory is None:
         raise ProviderError(f"{endpoint.name}: provider {endpoint.provider!r} has no batch API", endpoint_fatal=True)
-    return _BATCH_REGISTRY[endpoint.provider](endpoint)
-
-
-def check_http(response: Any, endpoint: Endpoint) -> Any:
-    """An httpx response that must be a 2xx JSON answer; else the ProviderError its status says."""
-    if response.status_code // 100 != 2:
-        raise error_from_status(response.status_code, response.text, response.headers, endpoint)
-    if (page := html_instead_of_json(endpoint, response.url, response.text)) is not None:
-        raise page
-    return response
+    return factory(endpoint)
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:

@@ -7,23 +7,22 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-import orjson
-
 from engine.execute.providers.base import (
+    BatchFailure,
     BatchState,
     Completion,
     Messages,
     ProviderError,
     ResponseSchema,
-    check_http,
     register_batches,
 )
+from engine.execute.providers.batch_http import BatchHTTP
 from engine.execute.providers.openai_api import OpenAIProvider, completion_from
 from engine.spec.model import Endpoint
 
 CHAT = "/v1/chat/completions"
 ENDED = ("completed", "failed", "expired", "cancelled")
+OUTCOMES = {"batch_expired": "expired", "batch_cancelled": "cancelled"}  # an error line's code -> its outcome
 
 
 @register_batches("openai", "openai-compatible")
@@ -34,8 +33,7 @@ class OpenAIBatches:
     def __init__(self, endpoint: Endpoint):
         self.endpoint = endpoint
         self.live = OpenAIProvider(endpoint)  # the request body, the key and the base URL, as live calls have them
-        self.http = httpx.AsyncClient(base_url=self.live.base_url, timeout=endpoint.limits.timeout_s,
-                                      headers={"Authorization": self.live.headers["Authorization"]})
+        self.http = BatchHTTP(endpoint, self.live.base_url, {"Authorization": self.live.headers["Authorization"]})
 
     def line(self, custom_id: str, messages: Messages, params: dict[str, Any],
              schema: ResponseSchema | None) -> dict[str, Any]:
@@ -43,53 +41,34 @@ class OpenAIBatches:
                 "body": self.live.body(messages, params, schema)}
 
     async def submit(self, lines: list[bytes]) -> BatchState:
-        upload = await self._send("POST", "/files", data={"purpose": "batch"},
-                                  files={"file": ("vibe-batch.jsonl", b"".join(lines), "application/jsonl")})
-        created = await self._send("POST", "/batches", json={"input_file_id": upload["id"], "endpoint": CHAT,
-                                                             "completion_window": "24h"})
+        upload = await self.http.json("POST", "/files", data={"purpose": "batch"},
+                                      files={"file": ("vibe-batch.jsonl", b"".join(lines), "application/jsonl")})
+        created = await self.http.json("POST", "/batches", json={"input_file_id": upload["id"], "endpoint": CHAT,
+                                                                 "completion_window": "24h"})
         return _state(created)
 
     async def state(self, batch_id: str) -> BatchState:
-        return _state(await self._send("GET", f"/batches/{batch_id}"))
+        return _state(await self.http.json("GET", f"/batches/{batch_id}"))
 
     async def cancel(self, batch_id: str) -> BatchState:
-        return _state(await self._send("POST", f"/batches/{batch_id}/cancel"))
+        return _state(await self.http.json("POST", f"/batches/{batch_id}/cancel"))
 
     async def results(self, state: BatchState,
-                      schemas: dict[str, ResponseSchema | None]) -> dict[str, Completion | str]:
-        out: dict[str, Completion | str] = {}
-        for file_id in state.results:
-            response = check_http(await self._request("GET", f"/files/{file_id}/content"), self.endpoint)
-            for raw in response.content.splitlines():
-                if raw.strip():
-                    line = orjson.loads(raw)
-                    out[line["custom_id"]] = self._outcome(line)
-        return out
+                      schemas: dict[str, ResponseSchema | None]) -> dict[str, Completion | BatchFailure]:
+        return {line["custom_id"]: self._outcome(line) for file_id in state.results
+                for line in await self.http.jsonl(f"/files/{file_id}/content")}
 
-    def _outcome(self, line: dict[str, Any]) -> Completion | str:
+    def _outcome(self, line: dict[str, Any]) -> Completion | BatchFailure:
         response = line.get("response") or {}
         if response.get("status_code") == 200:
             try:
                 return completion_from(response.get("body") or {}, self.endpoint, 0.0)
             except ProviderError as exc:
-                return str(exc)
+                return BatchFailure("errored", str(exc))
         error = line.get("error") or ((response.get("body") or {}).get("error")) or {}
         code = error.get("code") or response.get("status_code") or "error"
-        return f"{self.endpoint.name}: batch request {code}: {error.get('message') or 'no answer'}"
-
-    async def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        try:
-            return await self.http.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise ProviderError(f"{self.endpoint.name}: batch API at {self.live.base_url} unreachable ({exc})",
-                                retryable=True, unreachable=True) from None
-
-    async def _send(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        response = check_http(await self._request(method, path, **kwargs), self.endpoint)
-        try:
-            return dict(response.json())
-        except ValueError as exc:
-            raise ProviderError(f"{self.endpoint.name}: malformed batch API answer ({exc})", retryable=True) from None
+        return BatchFailure(OUTCOMES.get(str(code), "errored"),
+                            f"{self.endpoint.name}: batch request {code}: {error.get('message') or 'no answer'}")
 
     async def aclose(self) -> None:
         await self.http.aclose()
