@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -80,14 +80,20 @@ def themes(reasons: list[Reason], seed: int = 0) -> list[ReasonTheme]:
     if len(reasons) < MIN_REASONS or k < 2:
         return []
     from sklearn.cluster import KMeans
+    from sklearn.feature_extraction.text import CountVectorizer
 
-    vectors = _vectors(texts, seed)
+    words_of = CountVectorizer(stop_words="english", token_pattern=WORD)
+    try:
+        counts = words_of.fit_transform(texts)
+    except ValueError:  # nothing but stop words
+        return []
+    vectors = _vectors(counts, seed)
     # reasons that differ only in numbers or stop words are one point: never ask for more clusters than points
-    k = min(k, 0 if vectors is None else len(np.unique(vectors.round(6), axis=0)))
-    if vectors is None or k < 2:
+    k = min(k, len(np.unique(vectors.round(6), axis=0)))
+    if k < 2:
         return []
     labels = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(vectors)
-    words = _keywords(texts, labels, k)
+    words = _keywords(counts, words_of.get_feature_names_out(), labels, k)
     out = []
     for cluster in range(k):
         rows = np.flatnonzero(labels == cluster)
@@ -100,34 +106,23 @@ def themes(reasons: list[Reason], seed: int = 0) -> list[ReasonTheme]:
     return sorted(out, key=lambda t: -t.size)
 
 
-def _vectors(texts: list[str], seed: int, dims: int = 50) -> np.ndarray | None:
-    """Unit-length LSA vectors of the texts: TF-IDF (English stop words out, sublinear counts), then up to
-    `dims` SVD components."""
+def _vectors(counts: Any, seed: int, dims: int = 50) -> np.ndarray:
+    """Unit-length LSA vectors from the texts' word counts (English stop words out): sublinear TF-IDF, then up
+    to `dims` SVD components."""
     from sklearn.decomposition import TruncatedSVD
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.feature_extraction.text import TfidfTransformer
     from sklearn.preprocessing import normalize
 
-    try:
-        tfidf = TfidfVectorizer(stop_words="english", sublinear_tf=True, token_pattern=WORD).fit_transform(texts)
-    except ValueError:  # nothing but stop words
-        return None
-    keep = min(dims, tfidf.shape[1] - 1, len(texts) - 1)
+    tfidf = TfidfTransformer(sublinear_tf=True).fit_transform(counts)
+    keep = min(dims, tfidf.shape[1] - 1, tfidf.shape[0] - 1)
     reduced = TruncatedSVD(keep, random_state=seed).fit_transform(tfidf) if keep >= 2 else tfidf.toarray()
     return np.asarray(normalize(reduced), dtype=float)
 
 
-def _keywords(texts: list[str], labels: np.ndarray, k: int, top: int = 4) -> list[list[str]]:
+def _keywords(matrix: Any, vocabulary: np.ndarray, labels: np.ndarray, k: int, top: int = 4) -> list[list[str]]:
     """Each cluster's words by class-based TF-IDF: frequent inside the cluster, rare across the others."""
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    try:
-        counts = CountVectorizer(stop_words="english", token_pattern=WORD).fit(texts)
-    except ValueError:  # nothing but stop words
-        return [[] for _ in range(k)]
-    matrix = counts.transform(texts)
     per_class = np.vstack([np.asarray(matrix[labels == c].sum(axis=0)).ravel() for c in range(k)]).astype(float)
     tf = per_class / np.maximum(per_class.sum(axis=1, keepdims=True), 1)
     idf = np.log(1 + per_class.sum(axis=1).mean() / np.maximum(per_class.sum(axis=0), 1))
-    vocabulary = counts.get_feature_names_out()
     return [[str(vocabulary[i]) for i in np.argsort(-(tf[c] * idf), kind="stable")[:top] if per_class[c, i] > 0]
             for c in range(k)]

@@ -54,8 +54,7 @@ def vibecheck_section(env: Environment, vc: VibeCheckResult, prepared: Prepared,
     (run_dir / regressions_page).write_text(env.get_template("regressions.html.j2").render(vc=vc, explore=explore,
                                                                                             root="."),
                                             encoding="utf-8")
-    ranked = sorted(vc.vibes, key=lambda v: (not v.kept, -abs(v.separability if v.separability is not None
-                                                              else v.separability_train)))
+    ranked = sorted(vc.vibes, key=lambda v: (not v.kept, -abs(_lean(v))))
     return {"result": vc, "ranked": ranked, "sep_chart": sep_chart, "regressions_page": regressions_page,
             "headline": headline.headline(vc),
             "acc_chart": acc_chart, "vibe_pages": vibe_pages, "explorer": explorer,
