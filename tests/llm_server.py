@@ -92,6 +92,16 @@ class ServerState:
         return Counter(entry.key for entry in self.log if entry.status == 200)
 
 
+def judged_answers(text: str) -> tuple[str, str] | None:
+    """The two answers a pairwise judge prompt shows (answer 1, answer 2), or None for any other request: for
+    scripted judges whose verdict depends on what they read."""
+    if "[Answer 1]" not in text:
+        return None
+    one = text.split("[Answer 1]", 1)[1].split("[End of answer 1]", 1)[0]
+    two = text.split("[Answer 2]", 1)[1].split("[End of answer 2]", 1)[0]
+    return one, two
+
+
 def _last_user_text(body: dict[str, Any]) -> str:
     for message in reversed(body.get("messages", [])):
         if message.get("role") == "user":

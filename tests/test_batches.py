@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llm_server import LLMServer
+from llm_server import LLMServer, judged_answers
 
 from engine.pipeline import prepare, run_spec
 from engine.plan import summarize
@@ -28,10 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def longer_judge(text: str) -> str | None:
     """A judge that reads its question: answer 1 or 2, whichever is longer, in JSON (read by either form)."""
-    if "[Answer 1]" not in text:
+    answers = judged_answers(text)
+    if answers is None:
         return None
-    one = text.split("[Answer 1]", 1)[1].split("[End of answer 1]", 1)[0]
-    two = text.split("[Answer 2]", 1)[1].split("[End of answer 2]", 1)[0]
+    one, two = answers
     winner = "1" if len(one) > len(two) else "2" if len(two) > len(one) else "N/A"
     return json.dumps({"reasoning": f"answer {winner} is longer", "verdict": winner})
 

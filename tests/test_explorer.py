@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llm_server import LLMServer
+from llm_server import LLMServer, judged_answers
 from test_report import BROWSER_ARGS, CHROMIUM, PAYLOADS, _Audit
 
 from engine.judges.llm import verdict_reason
@@ -21,10 +21,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def length_judge(text: str) -> str | None:
     """A loopback LLM judge whose answer depends on what it reads, so its reasons differ from pair to pair."""
-    if "[Answer 1]" not in text:
+    answers = judged_answers(text)
+    if answers is None:
         return None
-    one = text.split("[Answer 1]", 1)[1].split("[End of answer 1]", 1)[0]
-    two = text.split("[Answer 2]", 1)[1].split("[End of answer 2]", 1)[0]
+    one, two = answers
     if one.count("\n-") + one.count("**") > two.count("\n-") + two.count("**"):
         return "Answer 1 leans on bullet lists and bold headings.\nVerdict: 1"
     if len(one) > 1.3 * len(two):
