@@ -29,4 +29,5 @@ demo: install
 test: install-test
 	$(PY) -m ruff check engine tests benchmarks scripts
 	$(VENV)/bin/lint-imports  # the layers contract in pyproject.toml: no stage imports one above it
+	$(PY) -m mypy  # engine/, at the settings in pyproject.toml
 	$(PY) -m pytest -q

@@ -18,7 +18,7 @@ from engine.datasets import DatasetError
 from engine.execute.backend import call_endpoints
 from engine.execute.ray_cluster import ClusterError
 from engine.plan import PlanError, summarize
-from engine.spec.model import IN_CLUSTER_PROVIDERS, Spec
+from engine.spec.model import IN_CLUSTER_PROVIDERS, Endpoint, Spec
 from engine.spec.problems import Problem, SpecError
 from engine.spec.yaml_source import SourceMap
 
@@ -97,7 +97,7 @@ def _missing_keys(spec: Spec) -> list[Problem]:
     out = []
     for section, entries in (("models", spec.models), ("judges", spec.judges)):
         for name, entry in entries.items():
-            endpoint = entry if section == "models" else entry.endpoint
+            endpoint = entry if isinstance(entry, Endpoint) else entry.endpoint
             variable = endpoint.api_key_env if endpoint is not None else None
             if variable and not os.environ.get(variable):
                 fix = (f"export {variable}=… before running" if section == "models"
@@ -175,7 +175,9 @@ def _plan(args: argparse.Namespace) -> int:
     if plan.deferred:
         console.print("Rows marked (estimate) are upper bounds for work that depends on earlier results (vibes "
                       "not yet discovered); the other rows count planned tasks exactly.")
-    for judge in (j for j in prepared.spec.judges.values() if j.endpoint is not None):
+    for judge in prepared.spec.judges.values():
+        if judge.endpoint is None:
+            continue
         form = (f"a JSON schema per prompt (structured: auto), sent as "
                 f"{SCHEMA_FORMS.get(judge.endpoint.provider, 'response_format json_schema')}"
                 if judge.answers_in_schema else "free text (structured: off)")

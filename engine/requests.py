@@ -13,7 +13,7 @@ templates as they are.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,7 +81,7 @@ class Chat:
 
     kind = "chat"
     endpoint: JSON
-    messages: list[JSON]
+    messages: Sequence[JSON]
     params: JSON
     sample: int = 0
     prompt_from: str | None = None

@@ -82,8 +82,9 @@ def _is_text(rows: list[dict[str, Any]], column: str) -> bool:
     a space), in a column whose name is not that of a key, a link or a file (an id, a URL, a model's name)."""
     if column.lower().replace("-", "_").rsplit("_", 1)[-1] in KEY_SUFFIXES:
         return False
-    values = [r.get(column) for r in rows if r.get(column) not in (None, "")]
-    if len(values) < 2 or not all(isinstance(v, str) for v in values) or len(set(values)) == 1:
+    present = [r.get(column) for r in rows if r.get(column) not in (None, "")]
+    values = [v for v in present if isinstance(v, str)]
+    if len(values) < 2 or len(values) < len(present) or len(set(values)) == 1:
         return False
     worded = sum(any(c.isspace() for c in v.strip()) for v in values)
     linked = sum(v.startswith(("http://", "https://", "data:")) for v in values)
@@ -200,11 +201,14 @@ def _choose(wanted: list[str] | None, found: list[str], what: str) -> list[str]:
 def _label_values(rows: list[dict[str, Any]], layout: Layout) -> dict[str, str]:
     """Each label value the file holds → the model it favours or tie, where the value says which: a model's
     name or column, a/b or 1/2 for the first two models, a tie word."""
+    label = layout.label
+    if label is None:
+        return {}
     names = list(layout.models)
     columns = {column: name for name, column in layout.models.items()}
     positional = {"a": 0, "b": 1, "model_a": 0, "model_b": 1, "1": 0, "2": 1, "1.0": 0, "2.0": 1}
     out: dict[str, str] = {}
-    for value in Counter(str(r[layout.label]) for r in rows if r.get(layout.label) not in (None, "")):
+    for value in Counter(str(r[label]) for r in rows if r.get(label) not in (None, "")):
         low = value.lower()
         if value in names or value in columns:
             out[value] = columns.get(value, value)
@@ -238,7 +242,7 @@ def render(layout: Layout, data: Path, spec_dir: Path, size: str) -> str:
     lines += ["  # a model to call instead: {provider: openai, model: gpt-4o-mini, api_key_env: OPENAI_API_KEY}",
               "", "datasets:", f"  {name}:", f"    source: {{path: {_yaml(path)}}}"]
     if layout.format:
-        lines += _named_dataset(layout)
+        lines += _named_dataset(layout, layout.format)
     fields = [("prompt", layout.prompt), ("id", layout.id), ("category", layout.category),
               ("reference", layout.reference), ("preference", layout.label if layout.label_values else None)]
     if layout.format:
@@ -278,9 +282,9 @@ FORMAT_NOTES = {"inspect": "Inspect AI logs: each header names its model",
                 "battles": "one row per battle of two models"}
 
 
-def _named_dataset(layout: Layout) -> list[str]:
+def _named_dataset(layout: Layout, form: str) -> list[str]:
     """A named format's own lines: the format, its battle columns, and the models renamed for the spec."""
-    lines = [f"    format: {layout.format:<22}# {FORMAT_NOTES[layout.format]}"]
+    lines = [f"    format: {form:<22}# {FORMAT_NOTES[form]}"]
     if layout.battle_columns:
         columns = [("prompt", layout.prompt), ("id", layout.id), ("category", layout.category),
                    *layout.battle_columns.items()]

@@ -35,5 +35,6 @@ def read_utf8(path: Path) -> str:
 
 def line_and_column(before: str | bytes) -> tuple[int, int]:
     """1-based line and column of the character (or byte) that follows `before`, the file's start."""
-    newline = b"\n" if isinstance(before, bytes) else "\n"
-    return before.count(newline) + 1, len(before) - (before.rfind(newline) + 1) + 1
+    if isinstance(before, bytes):
+        return before.count(b"\n") + 1, len(before) - before.rfind(b"\n")
+    return before.count("\n") + 1, len(before) - before.rfind("\n")

@@ -287,8 +287,8 @@ def _pooled(result: ProfileResult, held_out: bool) -> None:
         terms[j] = (float(fit.params[k + 1]), float(fit.bse[k + 1]))
         p_values[j] = float(fit.pvalues[k + 1])
     adjusted = [None, *stats.holm(p_values[1:])]  # the vibes are the family; length is the control
-    result.pooled = [PooledTerm(name, *(terms.get(j, (None, None))), p_values[j], adjusted[j], reasons.get(j, ""))
-                     for j, name in enumerate(features)]
+    result.pooled = [PooledTerm(name, terms[j][0] if j in terms else None, terms[j][1] if j in terms else None,
+                                p_values[j], adjusted[j], reasons.get(j, "")) for j, name in enumerate(features)]
     result.pooled_n = len(rows)
     result.pooled_note = (f"{len(rows)} labelled comparisons on {result.pooled_prompts} {where}; "
                           f"{len(result.comparisons)} models against {result.reference}, each with its own intercept.")

@@ -114,8 +114,8 @@ def _one(judge: str, rows: list[TwoOrders], task: str, labels: Mapping[str, int]
     tie_rate = float(np.mean([v == 0 for v in readable])) if readable else None
     labelled = [r for r in rows if r.pair in labels and r.verdict is not None]
     accuracy = float(np.mean([r.verdict == labels[r.pair] for r in labelled])) if labelled else None
-    kappa = (stats.cohen_kappa([r.verdict for r in labelled], [labels[r.pair] for r in labelled])
-             if labelled else None)
+    verdicts = [v for r in labelled if (v := r.verdict) is not None]
+    kappa = stats.cohen_kappa(verdicts, [labels[r.pair] for r in labelled]) if labelled else None
     out = JudgeReliability(
         judge, task, len({r.pair for r in rows}), len(given), invalid, invalid / len(given) if given else 0.0,
         sum(r.structured for r in rows), consistency, consistency_ci, len(both), tie_rate,

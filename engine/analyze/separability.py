@@ -83,7 +83,8 @@ def separability_from_alignments(item_ids: list[str], raw: np.ndarray) -> list[I
     """`raw` rows are (self_a, self_b, cross); normalize the pooled values to [0, 1] and take δ."""
     low, high = float(raw.min()), float(raw.max())
     norm = (raw - low) / (high - low) if high > low else np.zeros_like(raw)
-    out = [ItemSeparability(i, *map(float, r), float(max(n[0], n[1]) - n[2]), float(max(r[0], r[1]) - r[2]))
+    out = [ItemSeparability(i, float(r[0]), float(r[1]), float(r[2]), float(max(n[0], n[1]) - n[2]),
+                            float(max(r[0], r[1]) - r[2]))
            for i, r, n in zip(item_ids, raw, norm, strict=True)]
     return sorted(out, key=lambda s: -s.delta)
 

@@ -186,7 +186,11 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     preference_answers: list[TwoOrders] = []
     for binding in bindings:
         ga, gb = binding.outputs[model_a][0], binding.outputs[model_b][0]
-        nu, by_judge, rationales, measures, orders_by_vibe = {}, {}, {}, {}, {}
+        nu: dict[str, int | None] = {}
+        by_judge: dict[str, dict[str, int | None]] = {}
+        rationales: dict[str, dict[str, list[str]]] = {}
+        measures: dict[str, list[float]] = {}
+        orders_by_vibe: dict[str, dict[str, list[int | None]]] = {}
         for vibe in vibes:
             scores: dict[str, int | None] = {}
             for judge_name in _judges_for(prepared, analysis, vibe):
@@ -222,9 +226,9 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                                   items[binding.item].label(model_a, model_b), ga, gb, nu, by_judge, rationales,
                                   measures, chars, orders_by_vibe, preferred, preferred_raw))
     crossfit = _crossfit_lexicons(pairs, vibes, origins, results, analysis)
-    scores = _holm_over_kept([_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min,
-                                          sep_min, crossfit.get(v.name)) for v in vibes])
-    kept = [s.name for s in scores if s.kept]
+    vibe_scores = _holm_over_kept([_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name],
+                                               kappa_min, sep_min, crossfit.get(v.name)) for v in vibes])
+    kept = [s.name for s in vibe_scores if s.kept]
     crossfit = {name: values for name, values in crossfit.items() if name in kept}
     notes: list[str] = []
     if crossfit:
@@ -237,9 +241,9 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     mm, pp = fit_regressions(chosen, features, model_a, notes, split_seed(analysis))
     fits = heldout.adjust([f for f in (mm, pp) if f is not None])
     mm, pp = (fits.pop(0) if mm else None), (fits.pop(0) if pp else None)
-    scores = [_with_coefficients(s, mm, pp, dropped.get(s.name, "")) for s in scores]
+    vibe_scores = [_with_coefficients(s, mm, pp, dropped.get(s.name, "")) for s in vibe_scores]
     judged = _judge_reliability(analysis, (model_a, model_b), items, two_orders, preference_answers, verdicts, labels)
-    return VibeCheckResult(analysis.name, model_a, model_b, scores, pairs, mm, pp, sum(invalid_by_vibe.values()),
+    return VibeCheckResult(analysis.name, model_a, model_b, vibe_scores, pairs, mm, pp, sum(invalid_by_vibe.values()),
                            notes, labels, selection, *judged, dataset=analysis.dataset)
 
 

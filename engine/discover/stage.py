@@ -105,7 +105,8 @@ def _statistical(pairs: list[discovery.TrainingPair], settings: dict, cache: Cac
     """Statistical discovery, read back when the same training pairs (texts and labels) and settings were
     seen before: it is deterministic, and on a large spec most of a re-run's time."""
     def compute() -> list[discovery.Candidate]:
-        return discovery.discover(pairs, *settings["models"], max_vibes=settings["max_vibes"],
+        model_a, model_b = settings["models"]
+        return discovery.discover(pairs, model_a, model_b, max_vibes=settings["max_vibes"],
                                   exclude_metrics=frozenset(settings["exclude_metrics"]),
                                   clusters=settings["clusters"], seed=settings["seed"])
 

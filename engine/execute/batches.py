@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, TypeVar
 
 import orjson
@@ -34,7 +35,7 @@ from engine.execute.providers.base import (
     create_batch_client,
 )
 from engine.execute.scheduler import Failure, OnResult, Render, completed
-from engine.records import Task
+from engine.records import Result, Task
 from engine.spec.model import Endpoint
 
 T = TypeVar("T")
@@ -144,7 +145,7 @@ class _Batches:
         waiting = list(records)
         while waiting:
             for record in list(waiting):
-                state = await self._retrying(lambda r=record: self.client.state(r.batch_id))
+                state = await self._retrying(partial(self.client.state, record.batch_id))
                 self.announce(state.id, _describe(state))
                 if state.ended:
                     failed.update(await self._read(record, state, by_id, round_))
@@ -158,7 +159,8 @@ class _Batches:
         mine = [i for i in record.task_ids if i in by_id]
         schemas = {i: self._call(by_id[i])[2] for i in mine}
         outcomes = await self._retrying(lambda: self.client.results(state, schemas))
-        results, failed = [], {}
+        results: list[Result] = []
+        failed: dict[str, BatchFailure] = {}
         missing = BatchFailure(MISSING.get(state.status, "errored"), f"{self.endpoint.name}: batch {state.id} ended "
                                f"{state.status} with no result for this request")
         for task_id in mine:
@@ -174,8 +176,8 @@ class _Batches:
         for result in results:
             self.on_result(by_id[result.task_id], result)
         counts = Counter({"succeeded": len(results)}) + Counter(f.outcome for f in failed.values())
-        for outcome, n in counts.items():
-            self.log.outcomes[outcome] = self.log.outcomes.get(outcome, 0) + n
+        for name, n in counts.items():
+            self.log.outcomes[name] = self.log.outcomes.get(name, 0) + n
         self.log.spent += sum(r.cost for r in results)
         self.cache.end_batch(state.id, state.status, dict(counts))
         entry = next((b for b in self.log.batches if b["id"] == state.id), None)

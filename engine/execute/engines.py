@@ -52,12 +52,13 @@ class LlamaCppEngine:
         from llama_cpp.server.types import CreateChatCompletionRequest
 
         start = time.perf_counter()
-        body = CreateChatCompletionRequest(
-            model=self.model, messages=to_openai_messages(messages), **params,
-            **({"response_format": json_object_format(schema)} if schema is not None else {}))
+        body = CreateChatCompletionRequest.model_validate({
+            "model": self.model, "messages": to_openai_messages(messages), **params,
+            **({"response_format": json_object_format(schema)} if schema is not None else {})})
         # the server's own steps: the body's fields as keyword arguments, minus those it handles itself
         kwargs = body.model_dump(exclude={"n", "logit_bias_type", "user", "min_tokens"})
-        llama = prepare_request_resources(body, lambda _name: self.llama, body.model, kwargs)
+        # the server passes its model pool; anything that maps a model name to a Llama will do
+        llama = prepare_request_resources(body, lambda _name: self.llama, body.model, kwargs)  # type: ignore[arg-type]
         try:
             response: Any = from_fresh_context(type(llama).create_chat_completion)(llama, **kwargs)
         except ValueError as exc:  # e.g. the prompt does not fit the context

@@ -38,7 +38,7 @@ def render(task: Task, results: dict[str, Result]) -> Call:
     rewritten = str(results[source].output).strip() if source else None
     if isinstance(request, Chat):
         messages = request.messages if rewritten is None else _with_user_text(request.messages, rewritten)
-        return list(messages), dict(request.params), schema
+        return [dict(m) for m in messages], dict(request.params), schema
     call = getattr(request, "call", None)
     if call is None:
         raise ValueError(f"a {request.kind!r} task is not a model call")

@@ -27,7 +27,7 @@ def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, .
     for task in tasks:
         if all(dep in texts for dep in task.depends_on):
             groups[(task.request["kind"], task.request.get("judge_kind", ""))].append(task)
-    results = []
+    results: list[Result] = []
     for (kind, judge_kind), group in groups.items():
         requests: list[Any] = [parse(t.request) for t in group]  # one kind per group
         verdicts: Sequence[Any]

@@ -8,7 +8,7 @@ a batch are embedded together, each once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ from engine.judges.verdicts import PairVerdict, compare
 from engine.requests import PairJudgment
 
 
-def _end_texts(fields: dict[str, Any], end: str) -> list[str]:
+def _end_texts(fields: Mapping[str, Any], end: str) -> list[str]:
     """The texts that define one end ("low" or "high") of a vibe's axis."""
     examples = fields.get("examples")
     return list(examples[end]) if examples else [fields[end]]

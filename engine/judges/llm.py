@@ -111,8 +111,7 @@ def parse_profile(text: str, dimensions: Iterable[str]) -> tuple[dict[str, int],
         doc = json.loads(text[start:end + 1]) if 0 <= start < end else None
     except json.JSONDecodeError:
         return None
-    raw = doc.get("weights") if isinstance(doc, dict) else None
-    if not isinstance(raw, dict):
+    if not isinstance(doc, dict) or not isinstance(raw := doc.get("weights"), dict):
         return None
     weights = {d: raw[d] for d in dimensions
                if isinstance(raw.get(d), int) and not isinstance(raw.get(d), bool) and 1 <= raw[d] <= 5}

@@ -285,7 +285,8 @@ class Execution:
 
     def replica_resources(self, weights: str, provider: str) -> Resources:
         default = VLLM_RESOURCES if provider == "vllm" else Resources()
-        return replace(default, **self.resources.get(weights, {}))
+        given: dict[str, Any] = dict(self.resources.get(weights, {}))
+        return replace(default, **given)
 
 
 def _execution(raw: dict[str, Any] | None) -> Execution:

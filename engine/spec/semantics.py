@@ -155,14 +155,14 @@ def _check_datasets(c: _Checker) -> None:
             c.report((*path, "source", "urls"), f"{len(src['urls'])} urls for {len(raw_paths)} local paths")
         if "hub" in src and len(src.get("hub_files", [])) != len(raw_paths):
             c.report((*path, "source", "hub"), "hub needs hub_files, one per local path")
-        for i, raw in enumerate(raw_paths):
-            key = (*path, "source", "path") if "path" in src else (*path, "source", "paths", i)
-            c.file_problem(key, raw, missing_ok=remote, folder_ok=ds.get("format") == "inspect")
+        for i, raw_path in enumerate(raw_paths):
+            key: PathKey = (*path, "source", "path") if "path" in src else (*path, "source", "paths", i)
+            c.file_problem(key, raw_path, missing_ok=remote, folder_ok=ds.get("format") == "inspect")
         for column, entry in src.get("join", {}).items():
             c.file_problem((*path, "source", "join", column, "path"), entry["path"])
-        for key in ("outputs", "scores"):
-            for model in ds.get("fields", {}).get(key, {}):
-                c.must_exist((*path, "fields", key, model), model, "models")
+        for mapping in ("outputs", "scores"):
+            for model in ds.get("fields", {}).get(mapping, {}):
+                c.must_exist((*path, "fields", mapping, model), model, "models")
         for raw, model in ds.get("preference_values", {}).items():
             if model != "tie":
                 c.must_exist((*path, "preference_values", raw), model, "models")

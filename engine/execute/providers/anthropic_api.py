@@ -101,7 +101,7 @@ class AnthropicProvider:
         sampling = {key: wire.pop(key) for key in ("temperature", "top_p") if key in wire}
         start = time.perf_counter()
         with sdk_errors(anthropic, self.endpoint, self.client.base_url, timeout):
-            response = await within(self.client.messages.create(
+            response = await within(self.client.messages.create(  # type: ignore[call-overload]  # a built dict
                 **wire, timeout=timeout, **({"extra_body": sampling} if sampling else {})), self.endpoint, timeout)
         if (page := html_instead_of_json(self.endpoint, self.client.base_url, response)) is not None:
             raise page

@@ -30,5 +30,6 @@ if __name__ == "__main__":
     import llama_cpp
     from llama_cpp.server.__main__ import main
 
-    llama_cpp.Llama.create_chat_completion = from_fresh_context(llama_cpp.Llama.create_chat_completion)
+    patched = from_fresh_context(llama_cpp.Llama.create_chat_completion)
+    llama_cpp.Llama.create_chat_completion = patched  # type: ignore[method-assign]
     main()

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -67,14 +68,14 @@ class LocalServer:
         except ImportError:
             raise ProviderError("local models need llama-cpp-python: pip install 'vibe-bench[local]'",
                                 endpoint_fatal=True) from None
-        config = {"host": "127.0.0.1", "port": self.port, "models": [
+        models: list[dict[str, Any]] = [
             {"model": str(bundled_gguf(name)), "model_alias": name, "n_threads": self.threads, "n_ctx": N_CTX,
-             "verbose": False} for name in self.models]}
-        for entry in config["models"]:
+             "verbose": False} for name in self.models]
+        for entry in models:
             if not Path(entry["model"]).is_file():
                 raise ProviderError(f"GGUF file not found: {entry['model']}", endpoint_fatal=True)
         config_path = Path(self._log.name).with_suffix(".json")
-        config_path.write_text(json.dumps(config))
+        config_path.write_text(json.dumps({"host": "127.0.0.1", "port": self.port, "models": models}))
         self._process = subprocess.Popen(
             [sys.executable, "-m", "engine.execute.providers.llama_server", "--config_file", str(config_path)],
             stdout=self._log, stderr=subprocess.STDOUT)
