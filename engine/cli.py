@@ -18,7 +18,8 @@ from engine.datasets import DatasetError
 from engine.execute.backend import call_endpoints
 from engine.execute.ray_cluster import ClusterError
 from engine.plan import PlanError, summarize
-from engine.spec.model import IN_CLUSTER_PROVIDERS, Endpoint, Spec
+from engine.provider_table import IN_CLUSTER_PROVIDERS
+from engine.spec.model import Endpoint, Spec
 from engine.spec.problems import Problem, SpecError
 from engine.spec.yaml_source import SourceMap
 
@@ -67,12 +68,26 @@ def _validate(args: argparse.Namespace) -> int:
         warnings = _missing_keys(spec) + _missing_data(spec) if spec is not None else []
         for warning in warnings:
             print(f"warning: {warning}", file=sys.stderr)
+        for note in _older_kind_names(spec) if spec is not None else []:
+            print(f"{note} (still read as before)", file=sys.stderr)
         if problems:
             status = EXIT_USAGE
         else:
             print(f"{path}: valid" + (f" ({len(warnings)} warning(s): it cannot run here as it stands)"
                                       if warnings else ""))
     return status
+
+
+def _older_kind_names(spec: Spec) -> list[Problem]:
+    """Judges whose kind is spelled the older way: each is read as before, and the note names the new kind."""
+    from engine.judges.kinds import ALIASES, renamed
+
+    out = []
+    for name, judge in spec.judges.items():
+        if judge.kind in ALIASES:
+            out.append(_located(spec, ("judges", name, "kind"), f"kind {judge.kind!r} is an older name: write "
+                                f"{renamed(judge.kind)}"))
+    return out
 
 
 def _located(spec: Spec, path: tuple[str | int, ...], message: str) -> Problem:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets import Item
-from engine.judges import answers, prompts, unit_tests
+from engine.judges import answers, prompts
 from engine.records import OFFLINE_PROVIDER, STAGES, Binding, Deferred, Plan, Task, content_hash
 from engine.registry import get_method
 from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request
@@ -99,17 +99,16 @@ class Builder:
                    extra_text: str = "", prompt_from: str | None = None) -> None:
         """One judgment of a pair: both orders for an LLM judge, one order-free task for offline judges.
         `prompt_from`: a rewrite task whose output is the request the judge is shown."""
-        if judge.kind != "llm":
-            config = {"metric": judge.metric, "tolerance": judge.tolerance, "margin": judge.margin}
+        kind = judge.kind_of
+        if judge.endpoint is None:
             self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id,
-                     PairJudgment(judge.name, judge.kind, fields, outputs, config=config), outputs)
+                     PairJudgment(judge.name, kind.wire, fields, outputs, config=kind.pair_config(judge)), outputs)
             return
-        assert judge.endpoint is not None
         in_tokens = estimate_tokens(template.system + template.user + item.prompt + extra_text) + out_tokens
         call = prompted(judge, template, judge.endpoint.params.request_fields())
         for order in ("ab", "ba"):
             shown = outputs if order == "ab" else (outputs[1], outputs[0])
-            request = PairJudgment(judge.name, judge.kind, fields, shown, call=call, order=order,
+            request = PairJudgment(judge.name, kind.wire, fields, shown, call=call, order=order,
                                    prompt_from=prompt_from)
             depends = (*outputs, prompt_from) if prompt_from else outputs
             self.add(stage, analysis, judge.name, judge.endpoint.provider, item.id, request, depends,
@@ -119,25 +118,20 @@ class Builder:
                      repeat: int, corpus: str) -> None:
         """One rating of one output against the item's reference. `corpus` names the reference set the
         offline judge weighs words against (its idf)."""
+        kind = judge.kind_of
+        if judge.endpoint is None:
+            planned = kind.rating_input(item, corpus, repeat)
+            if planned is not None:
+                fields, config = planned
+                self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id,
+                         Rating(judge.name, kind.wire, fields, output, config=config), (output,))
+            return
         fields = {"prompt": item.prompt, "reference": item.reference}
-        if judge.kind == "unit_tests":
-            if item.tests:  # no tests, no verdict: the gate then leaves the prompt to the dimensions
-                config = {"method": unit_tests.METHOD, "timeout_s": unit_tests.TIMEOUT_S}
-                self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id,
-                         Rating(judge.name, judge.kind, {"tests": item.tests}, output, config=config), (output,))
-            return
-        if judge.kind != "llm":
-            if repeat == 0:  # offline judges are deterministic: one repeat says all
-                config = {"method": "reference-similarity/v1", "corpus": corpus}
-                self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id,
-                         Rating(judge.name, judge.kind, fields, output, config=config), (output,))
-            return
-        assert judge.endpoint is not None
         template = prompts.REFERENCE_RATING
         call = prompted(judge, template, offset_seed(judge.endpoint.params.request_fields(), repeat))  # repeats differ
         in_tokens = estimate_tokens(template.user + item.prompt + (item.reference or "")) + out_tokens
         self.add(stage, analysis, judge.name, judge.endpoint.provider, item.id,
-                 Rating(judge.name, judge.kind, fields, output, call=call, repeat=repeat), (output,),
+                 Rating(judge.name, kind.wire, fields, output, call=call, repeat=repeat), (output,),
                  input_tokens=in_tokens, output_tokens=judge.endpoint.params.max_tokens, endpoint=judge.endpoint)
 
     def defer(self, deferred: Deferred) -> None:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from engine.records import Prepared, Result
+    from engine.spec.semantics import SpecChecker
+    from engine.spec.yaml_source import PathKey
 
 METHOD_MODULES: dict[str, str] = {
     "vibecheck": "engine.methods.vibecheck",
@@ -59,6 +61,11 @@ class AnalysisMethod:
     options_schema: ClassVar[dict[str, Any] | None] = None
     sections: ClassVar[tuple[str, ...]] = ()
     templates: ClassVar[dict[str, str]] = {}
+
+    def check(self, checker: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
+        """Report what is wrong with an analysis block of this method that the schema cannot see (through
+        `checker.report`, which locates it in the spec file). Called by `vibe validate` after the generic
+        checks: the dataset and models exist."""
 
     def plan(self, builder: Any, analysis: Any) -> None:
         """Add the analysis' tasks to the plan builder (`engine.plan.Builder`). Planning nothing is allowed:

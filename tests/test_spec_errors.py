@@ -121,7 +121,7 @@ CASES = [
     ("name: demo\n", "name: demo\nmodel: {}\n", 2, "model", "unknown field 'model'"),
     ("vibes:\n", "vibes:\n  - discover: {method: llm}\n", 18, "vibes[0].discover", "needs a 'proposer'"),
     ("vibes:\n", "vibes:\n  - discover: {method: llm, proposer: m}\n", 18, "vibes[0].discover.proposer",
-     "must be an 'llm' judge"),
+     "judge 'm' is a metric judge (kind: metric), which cannot read answers and write free text"),
     ("    kind: metric\n    metric: length_words\n", "    kind: metric\n", 17, "vibes[0]",
      "no judge of analysis 'vibecheck' can score vibe 'verbosity'"),
     ("analyses:\n  vibecheck:", "analyses:\n  charts:\n    method: vibecheck", 22, "analyses.charts",
@@ -131,12 +131,25 @@ CASES = [
     ("name: demo\n", "name: demo\npersonas:\n  novice:\n    description: a beginner\n    dimensions: {clarity: 5}\n"
      "    prefers: {lenght: high}\n", 6, "personas.novice.prefers.lenght", "unknown metric 'lenght'"),
     ("    judges: [m]", "    judges: [m]\n  ref:\n    method: reference\n    dataset: d\n    models: [a]\n"
-     "    judge: m", 30, "analyses.ref.judge", "use an llm judge, or an embedding judge"),
+     "    judge: m", 30, "analyses.ref.judge",
+     "which cannot rate one answer against the dataset's reference answer; kinds that can: llm, reference_similarity"),
     ("    high: long answers\n",
      "    high: long answers\n    metric: length_words\n    examples: {low: [a], high: [b]}\n", 22,
      "vibes[0].examples", "give one or the other"),
     ("    high: long answers\n", "    high: long answers\n    examples: {high: [a long answer]}\n", 21,
      "vibes[0].examples", "'low' is required"),
+    # judge kinds come from the registry: an unknown one, a field its kind does not take, a job it cannot do
+    ("    kind: metric\n    metric: length_words\n", "    kind: metrc\n", 11, "judges.m.kind", "(did you mean 'metric'?)"),
+    ("    metric: length_words\n", "    metric: length_words\n    margin: 0.1\n", 13, "judges.m.margin",
+     "a metric judge (kind: metric) takes no 'margin' (it takes: metric, tolerance)"),
+    ("    kind: metric\n    metric: length_words\n", "    kind: unit_tests\n", 24, "analyses.vibecheck.judges[0]",
+     "judge 'm' is a unit-test judge (kind: unit_tests), which cannot score a pair of answers on a vibe; kinds "
+     "that can: llm, metric, embedding_axis"),
+    ("    kind: metric\n    metric: length_words\n", "    kind: reference_similarity\n", 17, "vibes[0]",
+     "no judge of analysis 'vibecheck' can score vibe 'verbosity'"),
+    # a method's own checks (`AnalysisMethod.check`), located like the rest
+    ("    judges: [m]", "    judges: [m]\n    reference: c", 26, "analyses.vibecheck.reference",
+     "reference 'c' is not one of the analysis' models"),
     # a typo in a closed set gets the near name
     ("name: demo\n", "name: demo\npersonas:\n  novice:\n    description: a beginner\n    dimensions: {clarty: 5}\n",
      5, "personas.novice.dimensions.clarty", "unknown dimension 'clarty' (did you mean 'clarity'?)"),

@@ -89,5 +89,6 @@ def test_a_unit_tests_judge_needs_tests_and_is_only_a_gate(tmp_path: Path) -> No
     out = subprocess.run([sys.executable, "-m", "engine", "validate", str(tmp_path / "spec.yaml")],
                          capture_output=True, text=True)
     assert out.returncode == 2
-    assert "analyses.personas.gate_judge: gate_judge 'tests' runs the dataset's tests: map the column" in out.stderr
-    assert "analyses.personas.judges[1]: a unit_tests judge runs tests on code" in out.stderr
+    assert "analyses.personas.gate_judge: gate_judge 'tests' reads the dataset's tests: map the column" in out.stderr
+    assert ("analyses.personas.judges[1]: judge 'tests' is a unit-test judge (kind: unit_tests), which cannot score a "
+            "pair of answers on a persona's dimension") in out.stderr

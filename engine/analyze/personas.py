@@ -52,7 +52,7 @@ from engine.judges.llm import (
 from engine.judges.verdicts import PairVerdict, PreservationCheck
 from engine.records import Prepared, Result
 from engine.requests import PairJudgment, Preservation, Profile, Rating, SameTaskCheck
-from engine.spec.model import Analysis, Persona
+from engine.spec.model import Analysis, Judge, Persona
 from engine.spec.profiles import DIMENSION_MEASURES, JUDGED_DIMENSIONS, persona_dimensions, persona_text
 
 PROMPT_TYPES = ("original", "personalized", "control")
@@ -276,7 +276,7 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
         per_judge: dict[str, dict[str, int]] = defaultdict(dict)
         for dimension in persona_dimensions(persona):
             for judge in judges:
-                verdict = _dimension(judge.name, judge.kind, dimension, persona, ga, gb, index, swap)
+                verdict = _dimension(judge, dimension, persona, ga, gb, index, swap)
                 if verdict is None:
                     continue
                 invalid += not verdict.valid
@@ -284,7 +284,7 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
                 if verdict.valid:
                     verdicts[judge.name][(f"{persona.name}/{variant}/{binding.item}", dimension)] = verdict.score
                 orders = index.pairs.get((judge.name, dimension, persona_text(persona), ga, gb), {})
-                if judge.kind == "llm" and len(orders) == 2:
+                if judge.endpoint is not None and len(orders) == 2:
                     two_orders.append(reliability.two_orders(judge.name, binding.item, f"{persona.name}/{variant}/"
                                                              f"{dimension}", orders["ab"], orders["ba"]))
                 per_judge[judge.name][dimension] = verdict.score
@@ -294,7 +294,7 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
         samples.append(sample)
     summaries = _adjusted([_summarize(spec.personas[name], [s for s in samples if s.persona == name], judges, model_a,
                                       model_b, *weights[name]) for name in opts.personas])
-    if gate is not None and gate.kind == "unit_tests":
+    if gate is not None and gate.kind_of.does("tests"):
         for summary in summaries:
             _preservation(summary, [s for s in samples if s.persona == summary.persona])
     notes = _notes(spec.personas, opts.personas, judges, gate)
@@ -338,9 +338,10 @@ def _passes(out: Any, threshold: float) -> bool | None:
     return None if rating is None else rating >= threshold
 
 
-def _dimension(judge: str, kind: str, dimension: str, persona: Persona, ga: str, gb: str, index: _Index,
+def _dimension(of: Judge, dimension: str, persona: Persona, ga: str, gb: str, index: _Index,
                swap: str) -> DimensionVerdict | None:
-    if kind == "llm":
+    judge, kind = of.name, of.kind
+    if not of.offline:
         orders = index.pairs.get((judge, dimension, persona_text(persona), ga, gb), {})
         if len(orders) < 2:
             return None
@@ -378,11 +379,11 @@ def _summarize(persona: Persona, samples: list[PersonaSample], judges: list[Any]
     for s in kept:
         for d in s.dimensions:
             tallies[(d.dimension, d.judge)].append(d.score)
-    kinds = {j.name: j.kind for j in judges}
+    by_name = {j.name: j for j in judges}
     dimensions = []
     for (dim, judge), scores in sorted(tallies.items()):
-        measure = DIMENSION_MEASURES.get(dim) if kinds[judge] == "metric" else None
-        dimensions.append(DimensionRate(dim, judge, kinds[judge], weights.get(dim, 1), measure,
+        measure = DIMENSION_MEASURES.get(dim) if by_name[judge].kind_of.measures else None
+        dimensions.append(DimensionRate(dim, judge, by_name[judge].kind, weights.get(dim, 1), measure,
                                         persona.prefers.get(measure) if measure else None, scores.count(1),
                                         scores.count(-1), scores.count(0)))
     personalized = cells[PROMPT_TYPES.index("personalized")]
@@ -403,7 +404,7 @@ def _notes(personas: dict[str, Persona], wanted: list[str], judges: list[Any], g
     notes = []
     if gate is None:
         notes.append("No correctness gate: the analysis names no gate_judge.")
-    elif gate.kind == "unit_tests":
+    elif gate.kind_of.does("tests"):
         notes.append(f"Correctness gate: pass@1 on the dataset's unit tests ({gate.name} runs each answer's code with "
                      "them in a subprocess with a time limit), as vibe-testing gates; prompts without tests are "
                      "left to the dimensions.")
@@ -415,8 +416,7 @@ def _notes(personas: dict[str, Persona], wanted: list[str], judges: list[Any], g
     for name in wanted:
         persona = personas[name]
         unjudged = [d for d in persona_dimensions(persona)
-                    if not any(j.kind == "llm" or (j.kind == "metric" and DIMENSION_MEASURES.get(d) in persona.prefers)
-                               for j in judges)]
+                    if not any(j.kind_of.can_judge_dimension(j, DIMENSION_MEASURES.get(d), persona) for j in judges)]
         if unjudged:
             notes.append(f"{name}: no judge here can score {', '.join(unjudged)} (they need an LLM judge, or a "
                          "measured property the persona states a preference on).")

@@ -155,7 +155,7 @@ def item_rating(raw: list[Result], llm: bool) -> tuple[float | None, tuple[float
 def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str, Result]) -> ReferenceResult:
     spec = prepared.spec
     judge = spec.judges[analysis.options.judge]
-    llm = judge.kind == "llm"
+    llm = judge.endpoint is not None
     repeats = analysis.options.repeats if llm else 1
     tie_gap = float(analysis.options.tie_gap)
     seed = analysis.options.seed
@@ -194,7 +194,7 @@ def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str,
                                  subset_scores(recorded, rounds, seed) if recorded else []))
     scores.sort(key=lambda s: -s.subsets[0].score if s.subsets[0].n else float("inf"))
     ties = analysis.options.ties
-    return ReferenceResult(analysis.name, analysis.dataset, judge.name, judge_label(judge.kind, judge.name, repeats),
+    return ReferenceResult(analysis.name, analysis.dataset, judge.name, judge_label(llm, judge.name, repeats),
                            repeats, tie_gap, scores, rows,
                            subset_rankings(per_model, texts, tie_gap, list(analysis.models), ties, seed),
                            agreement(rows, scores), ties, pair_agreement(per_model, recorded_per_model, tie_gap),
@@ -252,8 +252,8 @@ def _subset(difficulty: str | None) -> str:
     return difficulty.removeprefix("difficulty-")
 
 
-def judge_label(kind: str, name: str, repeats: int) -> str:
-    if kind == "llm":
+def judge_label(llm: bool, name: str, repeats: int) -> str:
+    if llm:
         return f"LLM judge {name}: 1–5 rating against the reference, mean of {repeats} repeat(s)"
     return (f"offline reference-similarity judge ‘{name}’, not an LLM: rating = 1 + 4 × match, where match weighs "
             "BERTScore recall, key-term recall and MiniLM cosine against the reference")

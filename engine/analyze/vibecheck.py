@@ -151,10 +151,10 @@ def _index_judgments(prepared: Prepared, stage: str = "judge") -> dict[tuple[str
     return index
 
 
-def _judge_score(kind: str, tasks: dict[str, str], results: dict[str, Result],
+def _judge_score(offline: bool, tasks: dict[str, str], results: dict[str, Result],
                  unit: tuple[str, str, str]) -> tuple[int | None, TwoOrders | None, list[str]]:
     """(s_J or None if missing, an LLM judge's two answers, their raw texts). `unit`: (judge, pair, vibe)."""
-    if kind != "llm":
+    if offline:
         result = results.get(tasks.get("any", ""))
         return (None, None, []) if result is None else (PairVerdict.from_json(result.output).score, None, [])
     first, second = results.get(tasks.get("ab", "")), results.get(tasks.get("ba", ""))
@@ -194,10 +194,10 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
         for vibe in vibes:
             scores: dict[str, int | None] = {}
             for judge_name in _judges_for(prepared, analysis, vibe):
-                kind = spec.judges[judge_name].kind
+                judge = spec.judges[judge_name]
                 tasks = index.get((judge_name, vibe.name, ga, gb), {})
-                score, orders, raw = _judge_score(kind, tasks, results, (judge_name, binding.item, vibe.name))
-                if kind == "metric" and tasks.get("any") in results and vibe.name not in measures:
+                score, orders, raw = _judge_score(judge.offline, tasks, results, (judge_name, binding.item, vibe.name))
+                if judge.kind_of.measures and tasks.get("any") in results and vibe.name not in measures:
                     out = PairVerdict.from_json(results[tasks["any"]].output)
                     measures[vibe.name] = [out.value_a, out.value_b]
                 scores[judge_name] = score

@@ -17,8 +17,9 @@ from dataclasses import replace
 
 from engine import chunk_map
 from engine.execute.ray_cluster import VLLM_HINT, ClusterError, check_capacity, connect, resolve_address
+from engine.provider_table import IN_CLUSTER_PROVIDERS
 from engine.records import Prepared
-from engine.spec.model import IN_CLUSTER_PROVIDERS, Endpoint, Execution
+from engine.spec.model import Endpoint, Execution
 
 
 def call_endpoints(prepared: Prepared) -> dict[str, Endpoint]:

@@ -1,21 +1,18 @@
 """Run the offline judge tasks of a plan in batches, by judge kind, and cache their results: pairwise
-verdicts (`judge` tasks) from metric and embedding judges, reference ratings (`rate` tasks) from the
-reference-similarity judge or the unit-test judge, and the preservation check of persona rewrites (`verify`
-tasks)."""
+verdicts (`judge` tasks), ratings of one answer (`rate` tasks), each by the judge kind their requests name
+(`engine.judges.kinds.offline_runner`), and the preservation check of persona rewrites (`verify` tasks)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from engine.execute.cache import Cache
-from engine.judges import embedding_judge, metric_judge, preservation, reference_similarity, unit_tests
+from engine.judges import preservation
+from engine.judges.kinds import offline_runner
 from engine.records import Result, Task
-from engine.requests import PairJudgment, parse
-
-PAIR_JUDGES: dict[str, Callable[[Sequence[PairJudgment], dict[str, str]], Sequence[Any]]] = {
-    "metric": metric_judge.judge_pairs, "embedding": embedding_judge.judge_pairs}
+from engine.requests import parse
 
 
 def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, ...]]) -> list[Result]:
@@ -33,12 +30,10 @@ def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, .
         verdicts: Sequence[Any]
         if kind == "verify":
             verdicts = preservation.check(requests, texts)
-        elif kind == "rate" and judge_kind == "unit_tests":
-            verdicts = unit_tests.rate(requests, texts)
         elif kind == "rate":
-            verdicts = reference_similarity.rate(requests, texts, corpora)
+            verdicts = offline_runner(kind, judge_kind).rate(requests, texts, corpora)
         else:
-            verdicts = PAIR_JUDGES[judge_kind](requests, texts)
+            verdicts = offline_runner(kind, judge_kind).judge_pairs(requests, texts)
         results.extend(Result(t.id, t.stage, t.endpoint, t.provider, v.to_json())
                        for t, v in zip(group, verdicts, strict=True))
     cache.put_many(results)

@@ -38,9 +38,10 @@ from engine.execute.progress import RunProgress
 from engine.execute.providers import Provider, ProviderError, create_provider
 from engine.execute.scheduler import Failure, Scheduler
 from engine.plan import reference_corpora
+from engine.provider_table import IN_CLUSTER_PROVIDERS
 from engine.records import OFFLINE_PROVIDER, STAGES, Plan, Prepared, Result, Task
 from engine.requests import Recorded, parse
-from engine.spec.model import IN_CLUSTER_PROVIDERS, Endpoint, Execution
+from engine.spec.model import Endpoint, Execution
 
 if TYPE_CHECKING:
     from engine.execute.ray_generation import RayGenerator

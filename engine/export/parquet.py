@@ -46,7 +46,8 @@ def _rows(run: RunFiles, comparison: Comparison) -> list[dict[str, Any]]:
                             "judge_kind": run.spec.judges[judge].kind, "verdict": verdict, "verdict_a_first": first,
                             "verdict_b_first": second, "measure_a": measure[0], "measure_b": measure[1]})
         for judge, (first, second) in pair.get("preferred", {}).items():
-            out.append({**base, "question": "preference", "panel": None, "judge": judge, "judge_kind": "llm",
+            out.append({**base, "question": "preference", "panel": None, "judge": judge,
+                        "judge_kind": run.spec.judges[judge].kind,
                         "verdict": combine_orders(first, second), "verdict_a_first": first, "verdict_b_first": second,
                         "measure_a": None, "measure_b": None})
     return out

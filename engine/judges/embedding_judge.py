@@ -1,4 +1,5 @@
-"""Embedding judge: places each output on the vibe's low→high axis with all-MiniLM-L6-v2 and compares.
+"""Embedding-axis judge (`kind: embedding_axis`): places each output on the vibe's low→high axis with
+all-MiniLM-L6-v2 and compares.
 
 An output's position is cos(output, high) − cos(output, low). The ends are the vibe's own low and high
 definitions or, when the vibe gives example answers for each end, the normalized mean embedding of each
@@ -9,13 +10,17 @@ a batch are embedded together, each once.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from engine.embeddings import embed
+from engine.judges.kinds import JudgeKind, judge_kind_class
 from engine.judges.verdicts import PairVerdict, compare
 from engine.requests import PairJudgment
+
+if TYPE_CHECKING:
+    from engine.spec.model import Judge, Vibe
 
 
 def _end_texts(fields: Mapping[str, Any], end: str) -> list[str]:
@@ -45,3 +50,24 @@ def judge_pairs(requests: Sequence[PairJudgment], texts: dict[str, str]) -> list
         score = compare(value_a, value_b, request.config["margin"], relative=False)
         out.append(PairVerdict("embedding", score, value_a, value_b))
     return out
+
+
+@judge_kind_class("embedding_axis")
+class EmbeddingAxisJudge(JudgeKind):
+    """Places both answers between a vibe's two ends with MiniLM embeddings. A vibe with a metric is a
+    counted property the axis says nothing about, so it scores only vibes without one."""
+
+    label = "an embedding judge"
+    roles = frozenset({"vibe"})
+    fields = ("margin",)
+    wire = "embedding"  # its name before the two embedding judges were told apart: task hashes keep it
+    reads_examples = True
+
+    def can_score(self, judge: Judge, vibe: Vibe) -> bool:
+        return vibe.metric is None
+
+    def pair_config(self, judge: Judge) -> dict[str, Any]:
+        return {"metric": judge.metric, "tolerance": judge.tolerance, "margin": judge.margin}
+
+    def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[Any]:
+        return judge_pairs(requests, texts)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from engine.judges import answers
+from engine.judges.kinds import JudgeKind, judge_kind_class
 
 VERDICT = re.compile(r"verdict\W{0,6}\s*(?:answer|output|response)?\s*(1|2|n\s*/\s*a|none|tie|equal)\b",
                      re.IGNORECASE)
@@ -117,3 +119,19 @@ def parse_profile(text: str, dimensions: Iterable[str]) -> tuple[dict[str, int],
                if isinstance(raw.get(d), int) and not isinstance(raw.get(d), bool) and 1 <= raw[d] <= 5}
     style = doc.get("style") if isinstance(doc.get("style"), str) else None
     return (weights, style) if weights else None
+
+
+@judge_kind_class("llm")
+class LLMJudge(JudgeKind):
+    """A model that reads the question and the answers and says what it thinks, in both answer orders."""
+
+    label = "an LLM judge"
+    roles = frozenset({"vibe", "dimension", "reference", "text"})
+    fields = ("provider", "model", "base_url", "api_key_env", "system_prompt", "params", "price", "limits",
+              "structured", "batch")
+    offline = False
+
+    def check(self, entry: dict[str, Any]) -> list[tuple[str, str]]:
+        if entry.get("provider") == "recorded":
+            return [("provider", "an LLM judge needs a provider that can be called, not 'recorded'")]
+        return []

@@ -1,4 +1,5 @@
-"""Offline reference judge: rates an answer 1–5 by how much of the gold reference it reproduces.
+"""Reference-similarity judge (`kind: reference_similarity`): rates an answer 1–5 by how much of the gold
+reference it reproduces.
 
 This is a similarity measurement, not a reading of the answer, and every result says so
 (`method: reference-similarity`). Three signals, each in [0, 1]:
@@ -26,14 +27,18 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from engine.chunk_map import map_chunks
 from engine.embeddings import Encoded, TokenEncoder, default_encoder, embed, one_thread
+from engine.judges.kinds import JudgeKind, judge_kind_class
 from engine.judges.verdicts import SimilarityRating
 from engine.requests import Rating
+
+if TYPE_CHECKING:
+    from engine.datasets.items import Item
 
 METHOD = "reference-similarity"
 WEIGHTS = {"bertscore_recall": 3.0, "key_term_recall": 2.0, "cosine": 3.0}
@@ -136,3 +141,22 @@ def _rating(encoder: TokenEncoder, tokens: dict[str, Encoded], request: Rating, 
     signals = {k: min(1.0, v) for k, v in signals.items()}  # float error puts identical texts at 1.0000001
     match = sum(WEIGHTS[k] * v for k, v in signals.items()) / sum(WEIGHTS.values())
     return SimilarityRating(METHOD, 1.0 + 4.0 * match, match, **signals)
+
+
+@judge_kind_class("reference_similarity")
+class ReferenceSimilarityJudge(JudgeKind):
+    """Rates one answer against the dataset's reference by the measured similarity above; not a reading."""
+
+    label = "an offline reference-similarity judge"
+    roles = frozenset({"reference"})
+    wire = "embedding"  # its name before the two embedding judges were told apart: task hashes keep it
+
+    def rating_input(self, item: Item, corpus: str, repeat: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """Deterministic, so one repeat says all."""
+        if repeat:
+            return None
+        return {"prompt": item.prompt, "reference": item.reference}, {"method": f"{METHOD}/v1", "corpus": corpus}
+
+    def rate(self, requests: Sequence[Rating], texts: dict[str, str],
+             corpora: dict[str, tuple[str, ...]]) -> Sequence[Any]:
+        return rate(requests, texts, corpora)

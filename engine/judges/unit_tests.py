@@ -17,9 +17,14 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from engine.judges.kinds import JudgeKind, judge_kind_class
 from engine.judges.verdicts import TestRating
 from engine.requests import Rating
+
+if TYPE_CHECKING:
+    from engine.datasets.items import Item
 
 FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.S)
 TIMEOUT_S = 10.0
@@ -68,3 +73,25 @@ def rate(requests: Sequence[Rating], texts: dict[str, str]) -> list[TestRating]:
         passed, why = run_tests(code, request.fields["tests"], float(request.config["timeout_s"]))
         out.append(TestRating(passed, why))
     return out
+
+
+@judge_kind_class("unit_tests")
+class UnitTestJudge(JudgeKind):
+    """Runs the dataset's tests on an answer's code: a correctness gate, with no view on a vibe."""
+
+    label = "a unit-test judge"
+    roles = frozenset({"tests"})
+    dataset_field = "tests"
+
+    def can_rate(self, item: Item) -> bool:
+        return bool(item.tests)
+
+    def rating_input(self, item: Item, corpus: str, repeat: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """No tests, no verdict: the gate then leaves the prompt to the dimensions."""
+        if not item.tests:
+            return None
+        return {"tests": item.tests}, {"method": METHOD, "timeout_s": TIMEOUT_S}
+
+    def rate(self, requests: Sequence[Rating], texts: dict[str, str],
+             corpora: dict[str, tuple[str, ...]]) -> Sequence[Any]:
+        return rate(requests, texts)

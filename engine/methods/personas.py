@@ -20,6 +20,8 @@ from engine.registry import AnalysisMethod, Options, Page, analysis_method
 from engine.requests import Preservation, Profile, Prompted, Rewrite, SameTaskCheck
 from engine.spec.model import Analysis, Judge, Persona
 from engine.spec.profiles import DIMENSION_MEASURES, JUDGED_DIMENSIONS, persona_dimensions, persona_text
+from engine.spec.semantics import SpecChecker
+from engine.spec.yaml_source import PathKey
 
 CONTROL_TEMPLATES = ("Perform the following task:\n\n{p}", "{p}\n\nPlease respond to the request above.")
 
@@ -43,6 +45,20 @@ class PersonasOptions(Options):
 class Personas(AnalysisMethod):
     options = PersonasOptions
     sections = ("personas",)
+
+    def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
+        c.each_ref((*path, "personas"), analysis["personas"], "personas")
+        for i, judge in enumerate(analysis.get("judges", [])):
+            c.judge_for((*path, "judges", i), judge, "dimension")
+        for key in ("rewriter", "verifier"):
+            if key in analysis:
+                c.judge_for((*path, key), analysis[key], "text")
+        if "gate_judge" in analysis:
+            kind = c.judge_for((*path, "gate_judge"), analysis["gate_judge"], "tests", "reference")
+            needs = kind.dataset_field if kind is not None else None
+            if needs and needs not in c.dataset(analysis).get("fields", {}):
+                c.report((*path, "gate_judge"), f"gate_judge {analysis['gate_judge']!r} reads the dataset's {needs}: "
+                         f"map the column that holds them as fields.{needs}")
 
     def plan(self, builder: Builder, a: Analysis) -> None:
         """Per persona and prompt: the original, `variants` personalized rewrites (each with a preservation
@@ -78,7 +94,7 @@ class Personas(AnalysisMethod):
                                                              prompt_from=rewrite_task) for m in a.models[:2])
                     builder.bind(a.name, item, {a.models[0]: [ga], a.models[1]: [gb]},
                                  variant=f"{persona.name}/{label}")
-                    if gate is not None and (item.tests if gate.kind == "unit_tests" else item.reference):
+                    if gate is not None and gate.kind_of.can_rate(item):
                         for output, tokens in ((ga, ta), (gb, tb)):
                             builder.judge_single("persona_judge", a.name, gate, item, output, tokens, 0, corpus)
                     _judgments(builder, a, persona, item, text, rewrite_task, judges, (ga, gb), ta + tb)
@@ -147,13 +163,15 @@ def _judgments(builder: Builder, a: Analysis, persona: Persona, item: Item, text
     for dimension in persona_dimensions(persona):
         measure = DIMENSION_MEASURES.get(dimension)
         for judge in judges:
-            if judge.kind == "llm":
+            if not judge.kind_of.can_judge_dimension(judge, measure, persona):
+                continue
+            if judge.endpoint is not None:
                 fields = {"persona": persona_text(persona), "dimension": dimension,
                           "definition": JUDGED_DIMENSIONS[dimension],
                           "prompt": None if rewrite_task else text}
                 builder.judge_pair("persona_judge", a.name, judge, item, prompts.PERSONA_PAIRWISE, fields,
                                    outputs, tokens, extra_text=persona_text(persona), prompt_from=rewrite_task)
-            elif judge.kind == "metric" and judge.metric == "auto" and measure in persona.prefers:
+            else:
                 # a measurement does not depend on who asks: one task serves every persona
                 builder.judge_pair("persona_judge", a.name, judge, item, prompts.PERSONA_PAIRWISE,
                                    {"dimension": dimension, "metric": measure}, outputs, tokens)

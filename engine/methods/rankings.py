@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, analysis_method
-from engine.spec.model import Analysis
+from engine.spec.model import BATTLE_FORMATS, Analysis
+from engine.spec.semantics import SpecChecker
+from engine.spec.yaml_source import PathKey
 
 if TYPE_CHECKING:
     from engine.analyze.rankings import Ranking
@@ -42,6 +44,15 @@ TIE_WORDS = {"half": "ties count half a win for each model", "drop": "ties are l
 class Rankings(AnalysisMethod):
     options = RankingsOptions
     sections = ("rankings",)
+
+    def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
+        models = analysis.get("models", [])
+        battles = c.dataset(analysis).get("format") in BATTLE_FORMATS
+        if analysis.get("outcomes", "labels") in ("labels", "human") and (len(models) < 2 if battles
+                                                                          else len(models) != 2):
+            c.report((*path, "models"), "a battle log's labels rank 2 or more models" if battles else
+                     "a wide table's preference labels compare exactly 2 models (a battle log ranks more: "
+                     "format: battles)")
 
     def analyze(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result], run_dir: Path,
                 origins: dict[str, str]) -> dict[str, list[Any]]:

@@ -14,7 +14,9 @@ from typing import Any
 from engine.plan import Builder, PlanError, reference_corpus
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, analysis_method
-from engine.spec.model import Analysis
+from engine.spec.model import PRESET_FIELDS, Analysis
+from engine.spec.semantics import SpecChecker
+from engine.spec.yaml_source import PathKey
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,13 @@ class ReferenceOptions(Options):
 class Reference(AnalysisMethod):
     options = ReferenceOptions
     sections = ("reference",)
+
+    def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
+        c.judge_for((*path, "judge"), analysis["judge"], "reference")
+        dataset = c.dataset(analysis)
+        if dataset and "reference" not in {**PRESET_FIELDS.get(dataset.get("format", ""), {}),
+                                           **dataset.get("fields", {})}:
+            c.report((*path, "dataset"), f"reference judging needs fields.reference in dataset {analysis['dataset']!r}")
 
     def plan(self, builder: Builder, a: Analysis) -> None:
         judge = builder.spec.judges.get(a.options.judge)

@@ -18,6 +18,8 @@ from engine.plan import Builder
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, analysis_method
 from engine.spec.model import Analysis
+from engine.spec.semantics import SpecChecker
+from engine.spec.yaml_source import PathKey
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,20 @@ class SeparabilityOptions(Options):
 class Separability(AnalysisMethod):
     options = SeparabilityOptions
     sections = ("separability",)
+
+    def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
+        models = analysis.get("models", [])
+        if len(models) < 2:
+            c.report((*path, "models"), "separability needs at least 2 models")
+        for i, model in enumerate(models):
+            if c.section("models").get(model, {}).get("provider") == "recorded":
+                c.report((*path, "models", i), "separability samples K generations; a recorded model cannot")
+        if analysis.get("preference_judge") is not None:
+            c.judge_for((*path, "preference_judge"), analysis["preference_judge"], "text")
+        encoder = analysis.get("encoder")
+        folder = c.file_path((*path, "encoder", "path"), encoder["path"]) if encoder is not None else None
+        if folder is not None and not folder.is_dir():
+            c.report((*path, "encoder", "path"), f"no model folder at {folder}")
 
     def plan(self, builder: Builder, a: Analysis) -> None:
         """K samples per model and prompt; a preference judge compares the two models' j-th samples for

@@ -17,10 +17,13 @@ from typing import Any
 
 from engine.datasets import Item
 from engine.judges import prompts
+from engine.names import did_you_mean
 from engine.plan import Builder, deferred_calls, estimate_tokens, vibe_fields
 from engine.records import Deferred, Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, analysis_method
-from engine.spec.model import TIDY_FORMATS, Analysis, Judge
+from engine.spec.model import TIDY_FORMATS, Analysis, Judge, Vibe
+from engine.spec.semantics import SpecChecker, check_vibes_have_judges
+from engine.spec.yaml_source import PathKey
 
 Pair = tuple[Item, tuple[str, str], int]  # an item, its two generation tasks, their estimated tokens
 
@@ -39,6 +42,30 @@ class VibeCheckOptions(Options):
 class VibeCheck(AnalysisMethod):
     options = VibeCheckOptions
     sections = ("profiles", "vibecheck")
+
+    def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
+        models, reference = analysis.get("models", []), analysis.get("reference")
+        if len(models) < 2:
+            c.report((*path, "models"), f"vibecheck compares at least 2 models, got {len(models)}")
+        elif reference is None and len(models) > 2:
+            c.report((*path, "models"), f"vibecheck of {len(models)} models needs a 'reference' (one of them): "
+                     "every other model is compared with it on the same prompts and vibes")
+        if reference is not None and reference not in models:
+            c.report((*path, "reference"), f"reference {reference!r} is not one of the analysis' models "
+                     f"({', '.join(models)})")
+        vibes = c.doc.get("vibes") or []
+        if not vibes:
+            c.report(path, "vibecheck needs vibes: declare some under 'vibes' or add a discover block")
+        names = {v["name"] for v in vibes if "name" in v}
+        for i, vibe in enumerate(analysis.get("vibes", [])):
+            if vibe not in names:
+                c.report((*path, "vibes", i), f"unknown vibe {vibe!r}{did_you_mean(vibe, names)} (declared: "
+                         f"{', '.join(sorted(names)) or 'none'})")
+        for i, judge in enumerate(analysis.get("judges", [])):
+            c.judge_for((*path, "judges", i), judge, "vibe")
+        for i, judge in enumerate(analysis.get("preference_judges", [])):
+            c.judge_for((*path, "preference_judges", i), judge, "text")
+        check_vibes_have_judges(c, path, analysis)
 
     def plan(self, builder: Builder, a: Analysis) -> None:
         """Each comparison (a model and its reference, or the two models) is judged on every vibe, pair by
@@ -135,14 +162,16 @@ def _discovery_estimates(builder: Builder, a: Analysis, pairs: list[Pair], judge
         builder.defer(replace(deferred_calls("discovery", a.name, proposer.endpoint, calls, per_batch, 512,
                                              "estimate: propose (both orders) and reduce vibes, per iteration"),
                               tasks=calls))
-    offline = [j for j in judges if j.kind != "llm"]
-    # a discovered vibe is measured by the metric judge when it has a metric, else by the embedding judge
-    per_vibe = max(sum(j.kind == "metric" for j in offline), sum(j.kind == "embedding" for j in offline))
+    offline = [j for j in judges if j.endpoint is None]
+    # a discovered vibe with a metric goes to the offline judges that can measure it, one without to those
+    # that place answers between its ends: count the larger group
+    measured, placed = Vibe("", "", "", metric="length_words"), Vibe("", "", "")
+    per_vibe = max(sum(j.can_score(measured) for j in offline), sum(j.can_score(placed) for j in offline))
     if per_vibe:
         builder.defer(Deferred("judge", a.name, "offline judges", 0, 0, 0, 0.0, note,
                                tasks=d.max_vibes * len(pairs) * per_vibe))
     for judge in judges:
-        if judge.kind == "llm" and judge.endpoint is not None:
+        if judge.endpoint is not None:
             calls = d.max_vibes * len(pairs) * 2
             per_call = estimate_tokens(prompts.VIBE_SCORE.user) + pairs[0][2] if pairs else 0
             builder.defer(replace(deferred_calls("judge", a.name, judge.endpoint, calls, per_call,

@@ -74,7 +74,7 @@ def _index(vc: VibeCheckResult, items: dict[str, Item], kinds: dict[str, str],
     """The columns every filter and sort reads, and what the page says about the comparison."""
     categories = sorted({c for p in vc.pairs if (c := items[p.item_id].category)})
     vibes = [v.name for v in vc.vibes]
-    judges = {name: kinds.get(name, "llm") for v in vc.vibes for name in v.judges}
+    judges = {name: kinds[name] for v in vc.vibes for name in v.judges}
     return {
         "analysis": vc.analysis, "model_a": vc.model_a, "model_b": vc.model_b, "labelled_by": vc.labels.who(),
         "chunk": CHUNK, "judges": judges, "categories": categories,

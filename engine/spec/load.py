@@ -17,9 +17,12 @@ from typing import Any
 
 import jsonschema
 
+from engine.judges.kinds import ALIASES, ROLES, judge_kind, kind_names
+from engine.names import did_you_mean
+from engine.provider_table import PROVIDERS
 from engine.registry import get_method, method_names
 from engine.spec.model import ANALYSIS_FIELDS, Spec, expand_path, spec_from_document
-from engine.spec.problems import Problem, SpecError, did_you_mean
+from engine.spec.problems import Problem, SpecError
 from engine.spec.semantics import check_semantics
 from engine.spec.yaml_source import PathKey, SourceMap, dotted, load_yaml
 
@@ -53,9 +56,11 @@ def _schema_file() -> str:
 
 
 def schema() -> dict[str, Any]:
-    """The spec's JSON schema: `schema.json`, with the analysis methods as registered. A method the file does
-    not describe brings the schema of its own options (`AnalysisMethod.options_schema`)."""
+    """The spec's JSON schema: `schema.json`, with the providers, judge kinds and analysis methods as
+    registered. A method the file does not describe brings the schema of its own options
+    (`AnalysisMethod.options_schema`)."""
     document = json.loads(_schema_file())
+    _registered_endpoints(document["properties"])
     analyses = document["properties"]["analyses"]["additionalProperties"]
     names = method_names()
     analyses["properties"]["method"]["enum"] = names
@@ -68,6 +73,29 @@ def schema() -> dict[str, Any]:
                 "then": {"additionalProperties": False, "required": own.get("required", []),
                          "properties": {**ANALYSIS_FIELDS, **own.get("properties", {})}}})
     return document
+
+
+def _provider_rules() -> list[dict[str, Any]]:
+    """The fields each provider needs beside it (`ProviderInfo.needs`)."""
+    return [{"if": {"properties": {"provider": {"const": name}}, "required": ["provider"]},
+             "then": {"required": list(info.needs)}} for name, info in PROVIDERS.items() if info.needs]
+
+
+def _registered_endpoints(sections: dict[str, Any]) -> None:
+    """Provider and judge-kind names come from their registries, never from a list kept by hand here."""
+    models, judges = sections["models"]["additionalProperties"], sections["judges"]["additionalProperties"]
+    models["properties"]["provider"]["enum"] = list(PROVIDERS)
+    models["allOf"] = _provider_rules()
+    judges["properties"]["provider"]["enum"] = [name for name, info in PROVIDERS.items() if info.judges]
+    kinds = {name: judge_kind(name) for name in kind_names()}
+    judges["properties"]["kind"]["enum"] = list(kinds)
+    judges["properties"]["kind"]["description"] = "; ".join(
+        f"{name}: {kind.label}, to {' or '.join(ROLES[r] for r in sorted(kind.roles))}"
+        + (f" (older name of {' or '.join(ALIASES[name])})" if name in ALIASES else "")
+        for name, kind in kinds.items()) + "."
+    called = [name for name, kind in kinds.items() if not kind.offline]
+    judges["allOf"] = [{"if": {"properties": {"kind": {"enum": called}}, "required": ["kind"]},
+                        "then": {"required": ["provider", "model"], "allOf": _provider_rules()}}]
 
 
 def load_spec(path: str | Path) -> Spec:

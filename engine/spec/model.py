@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from engine.judges.kinds import JudgeKind, judge_kind
+from engine.provider_table import BATCH_PROVIDERS
 from engine.registry import get_method
 from engine.spec.profiles import read_profile
 
@@ -78,7 +80,6 @@ class BatchMode:
     retry: str = "batch"  # requests that errored, expired or were cancelled: asked again in a new batch, or "live"
 
 
-BATCH_PROVIDERS = ("openai", "openai-compatible", "anthropic")
 BATCH_DISCOUNT = 0.5  # OpenAI's Batch API and Anthropic's Message Batches both charge half
 
 
@@ -113,7 +114,7 @@ class Endpoint:
 @dataclass(frozen=True)
 class Judge:
     name: str
-    kind: str  # llm | metric | embedding | unit_tests
+    kind: str  # a registered judge kind (`engine.judges.kinds`), as the spec spells it
     endpoint: Endpoint | None = None
     metric: str = "auto"
     tolerance: float = 0.05
@@ -121,19 +122,21 @@ class Judge:
     structured: str = "auto"  # LLM judges: answer in the prompt's JSON schema (auto) or in free text (off)
 
     @property
+    def kind_of(self) -> JudgeKind:
+        return judge_kind(self.kind)
+
+    @property
+    def offline(self) -> bool:
+        """Computed here from the answers; otherwise a model is called (the judge has an endpoint)."""
+        return self.kind_of.offline
+
+    @property
     def answers_in_schema(self) -> bool:
-        return self.kind == "llm" and self.structured == "auto"
+        return self.endpoint is not None and self.structured == "auto"
 
     def can_score(self, vibe: Vibe) -> bool:
-        """Which judges a panel sends a vibe to. A metric judge needs a property to measure (its own or the
-        vibe's); an embedding judge places answers between the vibe's low and high texts, which says
-        nothing about a counted property, so it scores only vibes without a metric; an LLM reads the
-        definitions and scores any vibe."""
-        if self.kind == "metric":
-            return self.metric != "auto" or vibe.metric is not None
-        if self.kind == "embedding":
-            return vibe.metric is None
-        return self.kind == "llm"  # a unit-test judge runs code; it has no view on a vibe
+        """Whether a panel sends `vibe` to this judge: its kind decides (`JudgeKind.can_score`)."""
+        return self.kind_of.can_score(self, vibe)
 
 
 @dataclass(frozen=True)
@@ -268,7 +271,6 @@ class Resources:
 
 
 VLLM_RESOURCES = Resources(num_cpus=1.0, num_gpus=1.0)  # a vLLM engine holds a GPU
-IN_CLUSTER_PROVIDERS = ("local", "vllm")  # models whose weights the ray backend holds in its own actors
 
 
 @dataclass(frozen=True)
@@ -460,8 +462,8 @@ def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
         judges[name] = Judge(
             name=name,
             kind=raw["kind"],
-            endpoint=(_endpoint(name, raw, JUDGE_MAX_TOKENS, bool((doc.get("execution") or {}).get("batch")))
-                      if raw["kind"] == "llm" else None),
+            endpoint=(None if judge_kind(raw["kind"]).offline
+                      else _endpoint(name, raw, JUDGE_MAX_TOKENS, bool((doc.get("execution") or {}).get("batch")))),
             metric=raw.get("metric", "auto"),
             tolerance=raw.get("tolerance", 0.05),
             margin=raw.get("margin", 0.02),

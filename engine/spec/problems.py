@@ -6,8 +6,6 @@ can print all of them at once in the same compiler-like format editors and CI an
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -29,9 +27,3 @@ class SpecError(Exception):
     def __init__(self, problems: list[Problem]):
         self.problems = sorted(set(problems))
         super().__init__("\n".join(str(p) for p in self.problems))
-
-
-def did_you_mean(name: object, known: Iterable[object]) -> str:
-    """" (did you mean 'x'?)" when a known name is close to the one written, else ""."""
-    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""

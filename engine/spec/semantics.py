@@ -8,12 +8,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from engine.judges.kinds import ALIASES, COMMON_FIELDS, ROLES, JudgeKind, judge_kind, kind_names
 from engine.judges.metrics import METRICS, is_metric
-from engine.registry import method_names
+from engine.names import did_you_mean
+from engine.provider_table import BATCH_PROVIDERS, IN_CLUSTER_PROVIDERS
+from engine.registry import get_method, method_names
 from engine.spec.model import (
-    BATCH_PROVIDERS,
     BATTLE_FORMATS,
-    IN_CLUSTER_PROVIDERS,
     PRESET_FIELDS,
     REPORT_FOLDERS,
     TIDY_FORMATS,
@@ -22,14 +23,17 @@ from engine.spec.model import (
     resolve_path,
     unset_variables,
 )
-from engine.spec.problems import Problem, did_you_mean
+from engine.spec.problems import Problem
 from engine.spec.profiles import JUDGED_DIMENSIONS, ProfileError, read_profile
 from engine.spec.yaml_source import PathKey, SourceMap, dotted
 
 BUNDLED_LOCAL_MODELS = ("smollm2-135m-instruct",)
 
 
-class _Checker:
+class SpecChecker:
+    """The document being checked and the problems found, with the lookups checks share. A method's own
+    checks (`AnalysisMethod.check`) receive it too."""
+
     def __init__(self, document: dict[str, Any], source: SourceMap, spec_path: Path):
         self.doc = document
         self.source = source
@@ -55,6 +59,24 @@ class _Checker:
         for i, name in enumerate(names):
             self.must_exist((*path, i), name, section)
 
+    def judge_for(self, path: PathKey, name: str, *roles: str) -> JudgeKind | None:
+        """Report a judge that is not declared, or whose kind can do none of `roles` (`engine.judges.kinds.ROLES`);
+        the judge's kind when it can."""
+        if not self.must_exist(path, name, "judges"):
+            return None
+        spelled = self.section("judges")[name]["kind"]
+        kind = judge_kind(spelled)
+        if not any(kind.does(role) for role in roles):
+            able = [k for k in kind_names() if any(judge_kind(k).does(role) for role in roles) and k not in ALIASES]
+            self.report(path, f"judge {name!r} is {kind.label} (kind: {spelled}), which cannot "
+                        f"{' or '.join(ROLES[r] for r in roles)}; kinds that can: {', '.join(able)}")
+            return None
+        return kind
+
+    def dataset(self, analysis: dict[str, Any]) -> dict[str, Any]:
+        """The dataset entry an analysis names ({} when it names none that is declared)."""
+        return self.section("datasets").get(analysis.get("dataset", ""), {})
+
     def file_path(self, path: PathKey, raw: str) -> Path:
         """Paths are relative to the spec file (a base spec's paths were rebased when merged). A `${NAME}`
         whose variable is unset and that gives no default is reported here, where the field is known."""
@@ -78,7 +100,7 @@ class _Checker:
 
 
 def check_semantics(document: dict[str, Any], source: SourceMap, spec_path: Path) -> list[Problem]:
-    checker = _Checker(document, source, spec_path)
+    checker = SpecChecker(document, source, spec_path)
     _check_models(checker)
     _check_judges(checker)
     _check_datasets(checker)
@@ -89,7 +111,7 @@ def check_semantics(document: dict[str, Any], source: SourceMap, spec_path: Path
     return checker.problems
 
 
-def _check_endpoint(c: _Checker, path: PathKey, entry: dict[str, Any]) -> None:
+def _check_endpoint(c: SpecChecker, path: PathKey, entry: dict[str, Any]) -> None:
     provider = entry.get("provider")
     if provider == "local":
         model = entry["model"]
@@ -110,29 +132,30 @@ def _check_endpoint(c: _Checker, path: PathKey, entry: dict[str, Any]) -> None:
                  "recorded and local models never batch")
 
 
-def _check_models(c: _Checker) -> None:
+def _check_models(c: SpecChecker) -> None:
     for name, model in c.section("models").items():
         _check_endpoint(c, ("models", name), model)
 
 
-def _check_judges(c: _Checker) -> None:
+def _check_judges(c: SpecChecker) -> None:
+    """Each judge against its kind: the fields it takes, its kind's own checks, an endpoint where a model answers."""
     for name, judge in c.section("judges").items():
         path = ("judges", name)
-        if judge["kind"] == "llm":
+        kind = judge_kind(judge["kind"])  # the schema holds the kind to the registered names
+        if not kind.offline:
             _check_endpoint(c, path, judge)
-            if judge.get("provider") == "recorded":
-                c.report((*path, "provider"), "an LLM judge needs a provider that can be called, not 'recorded'")
-        elif judge["kind"] == "embedding" and judge.get("provider") not in (None, "local"):
-            c.report((*path, "provider"), "embedding judges run locally; leave provider out")
-        metric = judge.get("metric", "auto")
-        if judge["kind"] == "metric" and metric != "auto" and metric not in METRICS:
-            c.report((*path, "metric"), f"unknown metric {metric!r}{did_you_mean(metric, METRICS)} "
-                     f"(known: auto, {', '.join(sorted(METRICS))})")
+        allowed = (*COMMON_FIELDS, *kind.fields)
+        for key in judge:
+            if key not in allowed:
+                takes = ", ".join(kind.fields) or "nothing else"
+                c.report((*path, key), f"{kind.label} (kind: {judge['kind']}) takes no {key!r} (it takes: {takes})")
+        for key, message in kind.check(judge):
+            c.report((*path, key), message)
         if judge.get("optional") and "api_key_env" not in judge:
             c.report((*path, "optional"), "optional judges are skipped when api_key_env is unset; give api_key_env")
 
 
-def _check_execution(c: _Checker) -> None:
+def _check_execution(c: SpecChecker) -> None:
     """`execution.resources` names the weights of local models (the `model:` of a local or vllm entry)."""
     weights = {entry.get("model", name) for section in ("models", "judges")
                for name, entry in c.section(section).items() if entry.get("provider") in IN_CLUSTER_PROVIDERS}
@@ -143,7 +166,7 @@ def _check_execution(c: _Checker) -> None:
                      f"{did_you_mean(name, weights)} (key resources by a local model's `model:` value: {held})")
 
 
-def _check_datasets(c: _Checker) -> None:
+def _check_datasets(c: SpecChecker) -> None:
     for name, ds in c.section("datasets").items():
         path = ("datasets", name)
         src = ds["source"]
@@ -188,7 +211,7 @@ FORMAT_COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
-def _check_format(c: _Checker, path: PathKey, ds: dict[str, Any]) -> None:
+def _check_format(c: SpecChecker, path: PathKey, ds: dict[str, Any]) -> None:
     """The columns a dataset maps fit its format, and the format's own options name real models."""
     form = ds.get("format", "wide")
     given = ds.get("fields", {})
@@ -217,7 +240,7 @@ def _check_format(c: _Checker, path: PathKey, ds: dict[str, Any]) -> None:
             c.must_exist((*path, "model_names", raw), model, "models")
 
 
-def _check_vibes(c: _Checker) -> None:
+def _check_vibes(c: SpecChecker) -> None:
     seen: dict[str, int] = {}
     discover_blocks = 0
     for i, vibe in enumerate(c.doc.get("vibes") or []):
@@ -231,9 +254,8 @@ def _check_vibes(c: _Checker) -> None:
             if method == "llm":
                 if "proposer" not in block:
                     c.report((*path, "discover"), "LLM discovery needs a 'proposer' judge")
-                elif (c.must_exist((*path, "discover", "proposer"), block["proposer"], "judges")
-                      and c.section("judges")[block["proposer"]]["kind"] != "llm"):
-                    c.report((*path, "discover", "proposer"), "the proposer must be an 'llm' judge")
+                else:
+                    c.judge_for((*path, "discover", "proposer"), block["proposer"], "text")
             elif "proposer" in block:
                 c.report((*path, "discover", "proposer"), "statistical discovery takes no proposer")
             continue
@@ -250,7 +272,7 @@ def _check_vibes(c: _Checker) -> None:
         c.each_ref((*path, "judges"), vibe.get("judges", []), "judges")
 
 
-def _check_personas(c: _Checker) -> None:
+def _check_personas(c: SpecChecker) -> None:
     for name, persona in c.section("personas").items():
         path = ("personas", name)
         profile = c.file_path((*path, "profile"), persona["profile"]) if "profile" in persona else None
@@ -274,16 +296,14 @@ def _check_personas(c: _Checker) -> None:
             if dimension not in JUDGED_DIMENSIONS:
                 c.report((*path, "dimensions", dimension), f"unknown dimension {dimension!r}"
                          f"{did_you_mean(dimension, JUDGED_DIMENSIONS)} (known: {', '.join(JUDGED_DIMENSIONS)})")
-        if "derive_with" in persona and c.must_exist((*path, "derive_with"), persona["derive_with"], "judges") \
-                and c.section("judges")[persona["derive_with"]].get("kind") != "llm":
-            c.report((*path, "derive_with"), "a profile is written by an llm judge")
+        if "derive_with" in persona:
+            c.judge_for((*path, "derive_with"), persona["derive_with"], "text")
         if not any(k in persona for k in ("profile", "dimensions", "derive_with")):
             c.report(path, "give 'dimensions' (weights), a 'profile' file, or 'derive_with' an LLM judge")
 
 
-def _check_analyses(c: _Checker) -> None:
-    vibes = c.doc.get("vibes") or []
-    vibe_names = {v["name"] for v in vibes if "name" in v}
+def _check_analyses(c: SpecChecker) -> None:
+    """What every analysis needs whatever its method; then the method's own checks (`AnalysisMethod.check`)."""
     for name, analysis in c.section("analyses").items():
         path = ("analyses", name)
         if name in REPORT_FOLDERS:
@@ -294,87 +314,28 @@ def _check_analyses(c: _Checker) -> None:
                      f"method{did_you_mean(name, method_names())}")
             continue
         dataset_ok = c.must_exist((*path, "dataset"), analysis["dataset"], "datasets")
-        models = analysis.get("models", [])
-        c.each_ref((*path, "models"), models, "models")
-        for key in ("judges", "preference_judges"):
-            c.each_ref((*path, key), analysis.get(key, []), "judges")
-        for key in ("judge", "rewriter", "verifier", "gate_judge"):
-            if key in analysis and c.must_exist((*path, key), analysis[key], "judges"):
-                kind = c.section("judges")[analysis[key]].get("kind")
-                if key in ("rewriter", "verifier") and kind != "llm":
-                    c.report((*path, key), f"the {key} writes or reads free text: it must be an llm judge, not {kind}")
-                if kind == "unit_tests" and key != "gate_judge":
-                    c.report((*path, key), "a unit_tests judge runs tests on code: use it as a persona analysis' "
-                             "gate_judge")
-                if kind == "unit_tests" and key == "gate_judge" and "tests" not in (
-                        c.section("datasets").get(analysis.get("dataset"), {}).get("fields", {})):
-                    c.report((*path, key), f"gate_judge {analysis[key]!r} runs the dataset's tests: map the column "
-                             "that holds them as fields.tests")
-        for i, name in enumerate(analysis.get("judges", [])):
-            if c.section("judges").get(name, {}).get("kind") == "unit_tests":
-                c.report((*path, "judges", i), "a unit_tests judge runs tests on code and has no view on a vibe or "
-                         "a dimension: use it as a persona analysis' gate_judge")
-        if method == "vibecheck":
-            reference = analysis.get("reference")
-            if len(models) < 2:
-                c.report((*path, "models"), f"vibecheck compares at least 2 models, got {len(models)}")
-            elif reference is None and len(models) > 2:
-                c.report((*path, "models"), f"vibecheck of {len(models)} models needs a 'reference' (one of them): "
-                         "every other model is compared with it on the same prompts and vibes")
-            if reference is not None and reference not in models:
-                c.report((*path, "reference"), f"reference {reference!r} is not one of the analysis' models "
-                         f"({', '.join(models)})")
-            if not vibes:
-                c.report(path, "vibecheck needs vibes: declare some under 'vibes' or add a discover block")
-            for i, vibe in enumerate(analysis.get("vibes", [])):
-                if vibe not in vibe_names:
-                    c.report((*path, "vibes", i), f"unknown vibe {vibe!r}{did_you_mean(vibe, vibe_names)} (declared: "
-                             f"{', '.join(sorted(vibe_names)) or 'none'})")
-        if method == "vibecheck":
-            _check_vibes_have_judges(c, path, analysis, vibes)
-        if method == "separability":
-            if len(models) < 2:
-                c.report((*path, "models"), "separability needs at least 2 models")
-            for i, model in enumerate(models):
-                if c.section("models").get(model, {}).get("provider") == "recorded":
-                    c.report((*path, "models", i), "separability samples K generations; a recorded model cannot")
-            judge = analysis.get("preference_judge")
-            if judge is not None and c.must_exist((*path, "preference_judge"), judge, "judges") \
-                    and c.section("judges")[judge].get("kind") != "llm":
-                c.report((*path, "preference_judge"), "a preference judge reads both answers: use an llm judge")
-            encoder = analysis.get("encoder")
-            folder = c.file_path((*path, "encoder", "path"), encoder["path"]) if encoder is not None else None
-            if folder is not None and not folder.is_dir():
-                c.report((*path, "encoder", "path"), f"no model folder at {folder}")
-        battles = c.section("datasets").get(analysis.get("dataset"), {}).get("format") in BATTLE_FORMATS
-        if method == "rankings" and analysis.get("outcomes", "labels") in ("labels", "human") \
-                and (len(models) < 2 if battles else len(models) != 2):
-            c.report((*path, "models"), "a battle log's labels rank 2 or more models" if battles else
-                     "a wide table's preference labels compare exactly 2 models (a battle log ranks more: "
-                     "format: battles)")
-        if method == "reference" and c.section("judges").get(analysis.get("judge"), {}).get("kind") == "metric":
-            c.report((*path, "judge"), "a reference judge rates answers against the gold answer: use an llm judge, "
-                     "or an embedding judge for the offline reference-similarity rating")
-        if method == "personas":
-            c.each_ref((*path, "personas"), analysis["personas"], "personas")
+        c.each_ref((*path, "models"), analysis.get("models", []), "models")
+        get_method(method).check(c, path, analysis)
         if dataset_ok:
             _check_recorded_outputs(c, path, analysis)
 
 
-def _check_vibes_have_judges(c: _Checker, path: PathKey, analysis: dict[str, Any], vibes: list[Any]) -> None:
-    """Every declared vibe needs at least one judge in its panel that can score it (Judge.can_score)."""
-    for i, raw in enumerate(vibes):
+def check_vibes_have_judges(c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
+    """Every vibe an analysis scores needs at least one judge in its panel that can score it (Judge.can_score)."""
+    for i, raw in enumerate(c.doc.get("vibes") or []):
         if "name" not in raw or (analysis.get("vibes") and raw["name"] not in analysis["vibes"]):
             continue
         vibe = Vibe(raw["name"], raw["low"], raw["high"], raw.get("metric"))
         panel = [c.section("judges")[j] for j in raw.get("judges") or analysis.get("judges", [])
                  if j in c.section("judges")]
         if not any(Judge(name="", kind=j["kind"], metric=j.get("metric", "auto")).can_score(vibe) for j in panel):
-            c.report(("vibes", i), f"no judge of analysis {path[-1]!r} can score vibe {vibe.name!r}: metric "
-                     "judges need a 'metric', embedding judges score only vibes without one")
+            kinds = sorted({j["kind"] for j in panel})
+            c.report(("vibes", i), f"no judge of analysis {path[-1]!r} can score vibe {vibe.name!r} (its panel's "
+                     f"kinds: {', '.join(kinds) or 'none'}): metric judges need a 'metric', embedding judges "
+                     "score only vibes without one")
 
 
-def _check_recorded_outputs(c: _Checker, path: PathKey, analysis: dict[str, Any]) -> None:
+def _check_recorded_outputs(c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
     dataset = c.section("datasets")[analysis["dataset"]]
     outputs = dataset.get("fields", {}).get("outputs", {})
     if dataset.get("format", "wide") in TIDY_FORMATS:  # the rows name the models: checked when they are read
@@ -385,6 +346,3 @@ def _check_recorded_outputs(c: _Checker, path: PathKey, analysis: dict[str, Any]
             c.report((*path, "models", i),
                      f"model {model!r} is recorded but dataset {analysis['dataset']!r} maps no output column to it "
                      "(fields.outputs)")
-    if analysis["method"] == "reference" and "reference" not in {**PRESET_FIELDS.get(dataset.get("format", ""), {}),
-                                                                  **dataset.get("fields", {})}:
-        c.report((*path, "dataset"), f"reference judging needs fields.reference in dataset {analysis['dataset']!r}")

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from engine.provider_table import PROVIDERS
 from engine.spec.model import Endpoint
 
 T = TypeVar("T")
@@ -118,28 +119,10 @@ class BatchClient(Protocol):
 
 ProviderFactory = Callable[[Endpoint], Provider]
 _REGISTRY: dict[str, ProviderFactory] = {}
-_MODULES = {  # provider name -> the module whose import registers it
-    "openai": "engine.execute.providers.openai_api",
-    "openai-compatible": "engine.execute.providers.openai_api",
-    "anthropic": "engine.execute.providers.anthropic_api",
-    "local": "engine.execute.providers.local",
-}
-
-
+_MODULES = {name: p.client for name, p in PROVIDERS.items() if p.client}  # name -> the module registering it
 _BATCH_REGISTRY: dict[str, Callable[[Endpoint], BatchClient]] = {}
-_BATCH_MODULES = {
-    "openai": "engine.execute.providers.openai_batches",
-    "openai-compatible": "engine.execute.providers.openai_batches",
-    "anthropic": "engine.execute.providers.anthropic_batches",
-}
-
-
-SCHEMA_FORMS = {  # how each provider is held to a judge's answer schema, as `vibe plan` states it
-    "openai": "OpenAI structured outputs (response_format json_schema, strict)",
-    "openai-compatible": "response_format json_schema (free text for the run if the server refuses it)",
-    "anthropic": "a forced tool whose input is the answer",
-    "local": "a llama.cpp grammar built from the schema",
-}
+_BATCH_MODULES = {name: p.batches for name, p in PROVIDERS.items() if p.batches}
+SCHEMA_FORMS = {name: p.schema_form for name, p in PROVIDERS.items() if p.client}
 
 
 def _registrar(registry: dict[str, F]) -> Callable[..., Callable[[F], F]]:

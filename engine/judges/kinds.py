@@ -1,0 +1,186 @@
+"""The kinds of judge a spec may declare (`judges.<name>.kind`), behind a small lazy registry.
+
+A judge kind says what a judge of that kind takes (its config fields, beyond `kind`, `description` and
+`optional`), which jobs it can do (ROLES), whether it runs here without a model (offline) and, if so, how
+it answers the tasks planned for it. The spec, the planner and the executor ask the kind; none of them
+names one. A kind lives in one module that registers its class with `@judge_kind`.
+
+Adding a kind: write its module, add its line to `KIND_MODULES`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from engine.datasets.items import Item
+    from engine.requests import PairJudgment, Rating
+    from engine.spec.model import Judge, Persona, Vibe
+
+KIND_MODULES: dict[str, str] = {
+    "llm": "engine.judges.llm",
+    "metric": "engine.judges.metric_judge",
+    "embedding_axis": "engine.judges.embedding_judge",
+    "reference_similarity": "engine.judges.reference_similarity",
+    "unit_tests": "engine.judges.unit_tests",
+}
+# Older spellings still read, each with the kinds it stood for (a warning names them). `embedding` once
+# named both offline embedding judges; a judge declared so keeps doing what it did in each place.
+ALIASES: dict[str, tuple[str, ...]] = {"embedding": ("embedding_axis", "reference_similarity")}
+
+# The jobs a judge can be given; a spec that gives a judge a job its kind cannot do is a located error.
+ROLES: dict[str, str] = {
+    "vibe": "score a pair of answers on a vibe",
+    "dimension": "score a pair of answers on a persona's dimension",
+    "reference": "rate one answer against the dataset's reference answer",
+    "tests": "run the dataset's unit tests against the code in an answer",
+    "text": "read answers and write free text (propose vibes, rewrite or check a prompt, write a profile, "
+            "say which answer is better)",
+}
+COMMON_FIELDS = ("kind", "description", "optional")  # what every judge entry may hold, whatever its kind
+
+
+class JudgeKind:
+    """One kind of judge. Subclasses set the class attributes and implement what their roles need."""
+
+    name: ClassVar[str]
+    label: ClassVar[str]  # how pages name a judge of this kind: "an LLM judge", "a metric judge"
+    roles: ClassVar[frozenset[str]]
+    fields: ClassVar[tuple[str, ...]] = ()  # the spec fields it takes, beyond COMMON_FIELDS
+    offline: ClassVar[bool] = True  # runs here on the answers; False: a model is called (an endpoint)
+    # The judge kind its requests carry. It is part of every task's content hash, so a kind that is
+    # renamed keeps the old value here: the cache stays valid and no plan changes.
+    wire: ClassVar[str] = ""
+    measures: ClassVar[bool] = False  # its verdicts carry a measured value per answer (pages show them)
+    reads_examples: ClassVar[bool] = False  # it scores a vibe defined by example answers (discovered clusters)
+    dataset_field: ClassVar[str | None] = None  # a dataset column it needs mapped (fields.<name>)
+
+    def does(self, role: str) -> bool:
+        return role in self.roles
+
+    def can_score(self, judge: Judge, vibe: Vibe) -> bool:
+        """Whether a panel sends `vibe` to this judge."""
+        return self.does("vibe")
+
+    def can_judge_dimension(self, judge: Judge, dimension_measure: str | None, persona: Persona) -> bool:
+        """Whether it scores a persona's dimension (`dimension_measure`: the metric that measures it, if any)."""
+        return self.does("dimension")
+
+    def can_rate(self, item: Item) -> bool:
+        """Whether it has what it needs to rate an answer to `item` (a reference answer, unless it says otherwise)."""
+        return bool(item.reference)
+
+    def check(self, entry: dict[str, Any]) -> list[tuple[str, str]]:
+        """Problems with a judge entry of this kind that the schema cannot see: (field, message) pairs."""
+        return []
+
+    def pair_config(self, judge: Judge) -> dict[str, Any]:
+        """The settings an offline pair judgment is computed with (part of its task's hash)."""
+        raise NotImplementedError
+
+    def rating_input(self, item: Item, corpus: str, repeat: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """An offline rating's (fields, config) for one answer to `item`, or None when it plans none there."""
+        raise NotImplementedError
+
+    def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[Any]:
+        """Offline pair verdicts, one per request; `texts` maps answer task ids to their text."""
+        raise NotImplementedError
+
+    def rate(self, requests: Sequence[Rating], texts: dict[str, str],
+             corpora: dict[str, tuple[str, ...]]) -> Sequence[Any]:
+        """Offline ratings, one per request; `corpora`: reference corpus hash -> the references."""
+        raise NotImplementedError
+
+
+class UnknownJudgeKind(KeyError):
+    pass
+
+
+_LOADED: dict[str, JudgeKind] = {}
+
+
+def judge_kind_class(name: str) -> Callable[[type[JudgeKind]], type[JudgeKind]]:
+    """Class decorator: register a judge kind under `name` (a second registration is an error)."""
+    def register(cls: type[JudgeKind]) -> type[JudgeKind]:
+        if name in _LOADED:
+            raise ValueError(f"judge kind {name!r} is registered twice: by {type(_LOADED[name]).__module__} and "
+                             f"by {cls.__module__}")
+        cls.name = name
+        cls.wire = cls.wire or name
+        _LOADED[name] = cls()
+        return cls
+    return register
+
+
+def kind_names() -> list[str]:
+    """The kinds a spec may name: the registered ones, then the older spellings still read."""
+    return [*KIND_MODULES, *ALIASES]
+
+
+def judge_kind(name: str) -> JudgeKind:
+    """The kind registered as `name` (an older spelling gives the kind it still stands for), imported on first use."""
+    if name in ALIASES:
+        return _alias(name)
+    if name not in _LOADED:
+        if name not in KIND_MODULES:
+            raise UnknownJudgeKind(name)
+        importlib.import_module(KIND_MODULES[name])
+        if name not in _LOADED:
+            raise UnknownJudgeKind(f"{KIND_MODULES[name]} registers no judge kind {name!r}")
+    return _LOADED[name]
+
+
+def offline_runner(task_kind: str, wire: str) -> JudgeKind:
+    """The kind that answers offline `task_kind` tasks ("judge" or "rate") whose requests carry `wire`."""
+    role_of = {"judge": ("vibe", "dimension"), "rate": ("reference", "tests")}[task_kind]
+    for name in KIND_MODULES:
+        kind = judge_kind(name)
+        if kind.offline and kind.wire == wire and any(kind.does(r) for r in role_of):
+            return kind
+    raise UnknownJudgeKind(f"no offline judge kind answers {task_kind!r} tasks for judge kind {wire!r}")
+
+
+def renamed(name: str) -> str:
+    """What to write instead of an older spelling, for the note it gets."""
+    return " or ".join(f"`{k}` (to {' or '.join(ROLES[r] for r in sorted(judge_kind(k).roles))})" for k in ALIASES[name])
+
+
+def _alias(name: str) -> JudgeKind:
+    """An older spelling: a kind that does what each kind it stood for does, in the role that kind has."""
+    if name not in _LOADED:
+        parts = [judge_kind(k) for k in ALIASES[name]]
+        _LOADED[name] = _Either(name, parts)
+    return _LOADED[name]
+
+
+class _Either(JudgeKind):
+    """The kind an older spelling stands for: each role is done by the first of its kinds that has it."""
+
+    def __init__(self, name: str, parts: list[JudgeKind]):
+        self.parts = parts
+        first = parts[0]
+        setattr(self, "name", name)  # noqa: B010  (a class variable elsewhere; this instance stands for an alias)
+        for attr in ("label", "offline", "wire", "measures", "reads_examples", "dataset_field"):
+            setattr(self, attr, getattr(first, attr))
+        setattr(self, "roles", frozenset(r for p in parts for r in p.roles))  # noqa: B010
+        setattr(self, "fields", tuple(dict.fromkeys(f for p in parts for f in p.fields)))  # noqa: B010
+
+    def _for(self, role: str) -> JudgeKind:
+        return next(p for p in self.parts if p.does(role))
+
+    def can_score(self, judge: Judge, vibe: Vibe) -> bool:
+        return self.does("vibe") and self._for("vibe").can_score(judge, vibe)
+
+    def check(self, entry: dict[str, Any]) -> list[tuple[str, str]]:
+        return [problem for p in self.parts for problem in p.check(entry)]
+
+    def pair_config(self, judge: Judge) -> dict[str, Any]:
+        return self._for("vibe").pair_config(judge)
+
+    def rating_input(self, item: Item, corpus: str, repeat: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        return self._for("reference").rating_input(item, corpus, repeat)
+
+    def can_rate(self, item: Item) -> bool:
+        return self._for("reference").can_rate(item)

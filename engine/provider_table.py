@@ -1,0 +1,41 @@
+"""Every provider a model or an LLM judge may name, declared once.
+
+The spec's schema takes its provider lists from here, the spec checks and the planner read what each
+provider can do, and the executor imports a provider's client module (which registers it) on first use.
+
+Adding a provider: write its client module (`engine/execute/providers/<name>.py`, registering with
+`@register("<name>")`), then add its line here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    client: str | None  # the module whose import registers its client; None: it makes no calls
+    batches: str | None = None  # the module registering its batch client, where the provider has batches
+    schema_form: str = "response_format json_schema"  # how it is held to a judge's answer schema (`vibe plan`)
+    needs: tuple[str, ...] = ("model",)  # entry fields the schema requires with it
+    judges: bool = True  # an LLM judge may name it
+    in_cluster: bool = False  # its weights are held by the Ray backend's own actors
+    takes_key: bool = True  # it reads an API key from api_key_env
+
+
+OPENAI = "engine.execute.providers.openai_api"
+PROVIDERS: dict[str, ProviderInfo] = {
+    "openai": ProviderInfo(OPENAI, "engine.execute.providers.openai_batches",
+                           "OpenAI structured outputs (response_format json_schema, strict)"),
+    "anthropic": ProviderInfo("engine.execute.providers.anthropic_api", "engine.execute.providers.anthropic_batches",
+                              "a forced tool whose input is the answer"),
+    "openai-compatible": ProviderInfo(OPENAI, "engine.execute.providers.openai_batches",
+                                      "response_format json_schema (free text for the run if the server refuses it)",
+                                      needs=("base_url", "model")),
+    "local": ProviderInfo("engine.execute.providers.local", None, "a llama.cpp grammar built from the schema",
+                          in_cluster=True, takes_key=False),
+    "vllm": ProviderInfo(None, needs=(), judges=False, in_cluster=True, takes_key=False),  # run by the Ray backend
+    "recorded": ProviderInfo(None, needs=(), takes_key=False),  # answers read from a dataset
+}
+BATCH_PROVIDERS = tuple(name for name, p in PROVIDERS.items() if p.batches)
+IN_CLUSTER_PROVIDERS = tuple(name for name, p in PROVIDERS.items() if p.in_cluster)
