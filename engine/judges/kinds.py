@@ -144,7 +144,8 @@ def offline_runner(task_kind: str, wire: str) -> JudgeKind:
 
 def renamed(name: str) -> str:
     """What to write instead of an older spelling, for the note it gets."""
-    return " or ".join(f"`{k}` (to {' or '.join(ROLES[r] for r in sorted(judge_kind(k).roles))})" for k in ALIASES[name])
+    return " or ".join(f"`{k}` (to {' or '.join(ROLES[r] for r in sorted(judge_kind(k).roles))})"
+                       for k in ALIASES[name])
 
 
 def _alias(name: str) -> JudgeKind:
