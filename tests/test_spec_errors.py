@@ -139,7 +139,8 @@ CASES = [
     ("    high: long answers\n", "    high: long answers\n    examples: {high: [a long answer]}\n", 21,
      "vibes[0].examples", "'low' is required"),
     # judge kinds come from the registry: an unknown one, a field its kind does not take, a job it cannot do
-    ("    kind: metric\n    metric: length_words\n", "    kind: metrc\n", 11, "judges.m.kind", "(did you mean 'metric'?)"),
+    ("    kind: metric\n    metric: length_words\n", "    kind: metrc\n", 11, "judges.m.kind",
+     "(did you mean 'metric'?)"),
     ("    metric: length_words\n", "    metric: length_words\n    margin: 0.1\n", 13, "judges.m.margin",
      "a metric judge (kind: metric) takes no 'margin' (it takes: metric, tolerance)"),
     ("    kind: metric\n    metric: length_words\n", "    kind: unit_tests\n", 24, "analyses.vibecheck.judges[0]",
