@@ -263,17 +263,13 @@ def _run(args: argparse.Namespace) -> int:
     failed = summary.total - summary.done
     print(f"{results.spec_name}: {summary.done:,}/{summary.total:,} tasks done ({summary.ran_now:,} run now, "
           f"{failed:,} not done), ${summary.cost:.4f} spent; outputs in {run_dir}")
-    from engine.analyze.heldout import RULE
+    from engine.registry import get_method
 
-    for vc in results.of("vibecheck"):
-        kept = [v for v in vc.vibes if v.kept]
-        line = f"  {vc.analysis}: {len(kept)}/{len(vc.vibes)} vibes kept"
-        for label, reg in (("model matching", vc.model_matching), ("preference", vc.preference)):
-            if reg:
-                rule = reg.baseline(RULE)
-                line += (f"; {label} {reg.test_accuracy:.1%} held out"
-                         + (f" ({RULE} {rule.accuracy:.1%})" if rule else ""))
-        print(line)
+    for method in map(get_method, results.methods):
+        for section in method.sections:
+            for result in results.of(section):
+                if (line := method.summary(section, result)) is not None:
+                    print(line)
     if (run_dir / "index.html").exists():
         print(f"  leaderboard: {run_dir / 'index.html'}")
     for endpoint, message in sorted(summary.endpoint_errors.items()):

@@ -10,6 +10,7 @@ from typing import Any
 from engine.datasets import load_items
 from engine.plan import compile_plan
 from engine.records import Prepared
+from engine.registry import get_method
 from engine.spec.load import load_spec
 from engine.spec.model import Spec
 
@@ -54,7 +55,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
         embeddings.stats = embeddings.EmbedStats()  # this run's counts, for the manifest
         try:
             wants_discovery = prepared.spec.discovery is not None and any(
-                a.method == "vibecheck" for a in prepared.spec.analyses.values())
+                get_method(a.method).discovers for a in prepared.spec.analyses.values())
             with phases.phase("execute"):  # with discovery ahead, the second pass writes the run directory
                 summary = execute(prepared, run_dir, cache, quiet=quiet, write=not wants_discovery,
                                   execution=execution)

@@ -61,6 +61,17 @@ class AnalysisMethod:
     options_schema: ClassVar[dict[str, Any] | None] = None
     sections: ClassVar[tuple[str, ...]] = ()
     templates: ClassVar[dict[str, str]] = {}
+    # Its analyses read vibes, and a spec's `discover` block finds more from their training pairs before they
+    # are judged (`engine.discover.stage`); `with_discovered` then adds the found vibes to an analysis.
+    discovers: ClassVar[bool] = False
+
+    def with_discovered(self, analysis: Any, names: list[str]) -> Any:
+        """The analysis once vibes `names` were discovered on its pairs (unchanged unless it lists its vibes)."""
+        return analysis
+
+    def summary(self, section: str, result: Any) -> str | None:
+        """The line `vibe run` prints for one result of section `section`, or None."""
+        return None
 
     def check(self, checker: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
         """Report what is wrong with an analysis block of this method that the schema cannot see (through

@@ -19,6 +19,7 @@ class RunResults:
     description: str
     manifest: dict[str, Any]
     sections: dict[str, list[Any]] = field(default_factory=dict)  # report section -> its results, spec order
+    methods: list[str] = field(default_factory=list)  # the analysis methods that ran, in spec order
 
     def of(self, section: str) -> list[Any]:
         """The results of one report section, in spec order (none when no analysis filled it)."""
@@ -39,6 +40,7 @@ def analyze_run(prepared: Prepared, results: dict[str, Result], run_dir: Path,
     manifest_path = run_dir / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     out = RunResults(spec.name, spec.report.get("title") or spec.name, spec.description, manifest)
+    out.methods = list(dict.fromkeys(a.method for a in spec.analyses.values()))
     for analysis in spec.analyses.values():
         found = get_method(analysis.method).analyze(prepared, analysis, results, run_dir, origins or {})
         for section, section_results in found.items():

@@ -19,6 +19,7 @@ from engine.execute.cache import Cache
 from engine.judges.metrics import PHRASES_PREFIX
 from engine.plan import compile_plan
 from engine.records import Prepared, Result
+from engine.registry import get_method
 from engine.spec.model import Analysis, Vibe, vibe_examples
 
 
@@ -78,17 +79,17 @@ def discover_vibes(prepared: Prepared, cache: Cache,
     found: list[Vibe] = []
     origins: dict[str, str] = {}
     for analysis in spec.analyses.values():
-        if analysis.method != "vibecheck":
+        if not get_method(analysis.method).discovers:
             continue
         pairs = training_pairs(prepared, analysis, cache)
         if d.method == "llm":
             proposed = [(v, f"LLM proposer {d.proposer}") for v in _llm_vibes(prepared, analysis, cache, pairs,
                                                                                     train_verdicts)]
         else:
-            embedding_panel = any(spec.judges[j].kind == "embedding" for j in analysis.options.judges)
+            clusters = any(spec.judges[j].kind_of.reads_examples for j in analysis.options.judges)
             settings = {"models": list(discovery_sides(analysis)), "max_vibes": d.max_vibes,
                         "seed": split_seed(analysis),
-                        "exclude_metrics": sorted(declared_metrics), "clusters": embedding_panel}
+                        "exclude_metrics": sorted(declared_metrics), "clusters": clusters}
             proposed = [(c.vibe, c.origin) for c in _statistical(pairs, settings, cache)]
         for vibe, origin in proposed:
             if vibe.name in origins or any(v.name == vibe.name for v in spec.vibes):
@@ -123,12 +124,9 @@ def _candidate(record: dict) -> discovery.Candidate:
 
 
 def with_vibes(prepared: Prepared, vibes: list[Vibe]) -> Prepared:
-    """The run with discovered vibes added: a vibecheck that lists its vibes measures them too, since
-    discovery ran on its pairs."""
+    """The run with discovered vibes added to the spec and to each analysis whose method discovers."""
     names = [v.name for v in vibes]
-    analyses = {name: replace(a, options=replace(a.options, vibes=[*a.options.vibes, *names]))
-                if a.method == "vibecheck" and a.options.vibes else a
-                for name, a in prepared.spec.analyses.items()}
+    analyses = {name: get_method(a.method).with_discovered(a, names) for name, a in prepared.spec.analyses.items()}
     spec = replace(prepared.spec, vibes=(*prepared.spec.vibes, *vibes), analyses=analyses)
     return Prepared(spec, prepared.items, compile_plan(spec, prepared.items))
 

@@ -42,6 +42,27 @@ class VibeCheckOptions(Options):
 class VibeCheck(AnalysisMethod):
     options = VibeCheckOptions
     sections = ("profiles", "vibecheck")
+    discovers = True
+
+    def with_discovered(self, analysis: Analysis, names: list[str]) -> Analysis:
+        """An analysis that lists its vibes measures the discovered ones too: discovery ran on its pairs."""
+        if not analysis.options.vibes:
+            return analysis
+        return replace(analysis, options=replace(analysis.options, vibes=[*analysis.options.vibes, *names]))
+
+    def summary(self, section: str, result: Any) -> str | None:
+        if section != "vibecheck":
+            return None
+        from engine.analyze.heldout import RULE
+
+        kept = [v for v in result.vibes if v.kept]
+        line = f"  {result.analysis}: {len(kept)}/{len(result.vibes)} vibes kept"
+        for label, reg in (("model matching", result.model_matching), ("preference", result.preference)):
+            if reg:
+                rule = reg.baseline(RULE)
+                line += (f"; {label} {reg.test_accuracy:.1%} held out"
+                         + (f" ({RULE} {rule.accuracy:.1%})" if rule else ""))
+        return line
 
     def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
         models, reference = analysis.get("models", []), analysis.get("reference")

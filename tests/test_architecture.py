@@ -1,0 +1,69 @@
+"""Generic code reaches analysis methods and judge kinds through their registries, never by name."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import engine
+from engine.judges.kinds import KIND_MODULES, kind_names
+from engine.registry import METHOD_MODULES, method_names
+
+ENGINE = Path(engine.__file__).parent
+# The registries themselves and the plug-ins they list may name what they register.
+PLUG_INS = {str(ENGINE / "registry.py"), str(ENGINE / "judges" / "kinds.py"),
+            *(str(ENGINE / (module.removeprefix("engine.").replace(".", "/") + ".py"))
+              for module in (*METHOD_MODULES.values(), *KIND_MODULES.values()))}
+
+
+def _named(node: ast.AST) -> str:
+    """The last name of what is compared: `a.options.method` -> method, `judge.kind` -> kind."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return str(node.slice.value)
+    return ""
+
+
+def _literals(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [v for e in node.elts for v in _literals(e)]
+    return []
+
+
+def findings(source: str, path: str) -> list[str]:
+    """Comparisons of a method or a judge kind with a literal name, and sections looked up by a method's name."""
+    methods, kinds = set(method_names()), set(kind_names())
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            subject = " ".join(_named(s) for s in sides)
+            names = {v for s in sides for v in _literals(s)}
+            if ("method" in subject and names & methods) or ("kind" in subject and names & kinds):
+                out.append(f"{path}:{node.lineno}: compares with {sorted(names & (methods | kinds))}")
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "of"
+                and any(v in methods for a in node.args for v in _literals(a))):
+            out.append(f"{path}:{node.lineno}: looks up a method's results by name")
+    return out
+
+
+def test_generic_code_names_no_method_or_judge_kind() -> None:
+    found = [f for path in sorted(ENGINE.rglob("*.py")) if str(path) not in PLUG_INS
+             for f in findings(path.read_text(encoding="utf-8"), str(path.relative_to(ENGINE)))]
+    assert not found, "\n".join(found)
+
+
+def test_the_check_finds_what_it_looks_for() -> None:
+    """The grep above is only worth its silence if it speaks on the shapes it forbids."""
+    bad = ('if judge.kind == "llm": pass\nif a.method != "vibecheck": pass\n'
+           'ok = kind in ("metric", "embedding")\nrows = results.of("vibecheck")\n'
+           'if d.method == "llm": pass\n')  # the last one is a discovery method, not an analysis method
+    assert [f.split(": ", 1)[1] for f in findings(bad, "x.py")] == [
+        "compares with ['llm']", "compares with ['vibecheck']", "compares with ['embedding', 'metric']",
+        "looks up a method's results by name"]
+
