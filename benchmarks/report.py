@@ -26,8 +26,8 @@ from sizes import pick
 
 from engine.analyze.heldout import Accuracy, HeldOutFit
 from engine.analyze.run_results import RunResults
-from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
 from engine.datasets import Item
+from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.records import Plan, Prepared, Result
 from engine.report.render import render_report
 from engine.spec.model import Analysis, Judge, Spec

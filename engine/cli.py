@@ -4,24 +4,18 @@ as one clear message each (exit 2), never as a traceback."""
 from __future__ import annotations
 
 import argparse
-import functools
 import json
-import os
 import signal
 import sys
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
 from engine.datasets import DatasetError
 from engine.execute.backend import call_endpoints
 from engine.execute.ray_cluster import ClusterError
-from engine.plan import PlanError, summarize
-from engine.provider_table import IN_CLUSTER_PROVIDERS
-from engine.spec.model import Endpoint, Spec
-from engine.spec.problems import Problem, SpecError
-from engine.spec.yaml_source import SourceMap
+from engine.plan import PlanError
+from engine.plan_view import print_plan
+from engine.readiness import label_problems, missing_data, missing_keys, older_kind_names
+from engine.spec.problems import SpecError
 
 EXIT_OK, EXIT_FAILED_TASKS, EXIT_USAGE = 0, 1, 2
 
@@ -60,15 +54,15 @@ def _validate(args: argparse.Namespace) -> int:
     for path in args.specs:
         try:
             spec = load_spec(path)
-            problems = _label_problems(spec)
+            problems = label_problems(spec)
         except SpecError as exc:
             spec, problems = None, exc.problems
         for problem in problems:
             print(problem, file=sys.stderr)
-        warnings = _missing_keys(spec) + _missing_data(spec) if spec is not None else []
+        warnings = missing_keys(spec) + missing_data(spec) if spec is not None else []
         for warning in warnings:
             print(f"warning: {warning}", file=sys.stderr)
-        for note in _older_kind_names(spec) if spec is not None else []:
+        for note in older_kind_names(spec) if spec is not None else []:
             print(f"{note} (still read as before)", file=sys.stderr)
         if problems:
             status = EXIT_USAGE
@@ -78,91 +72,12 @@ def _validate(args: argparse.Namespace) -> int:
     return status
 
 
-def _older_kind_names(spec: Spec) -> list[Problem]:
-    """Judges whose kind is spelled the older way: each is read as before, and the note names the new kind."""
-    from engine.judges.kinds import ALIASES, renamed
-
-    out = []
-    for name, judge in spec.judges.items():
-        if judge.kind in ALIASES:
-            out.append(_located(spec, ("judges", name, "kind"), f"kind {judge.kind!r} is an older name: write "
-                                f"{renamed(judge.kind)}"))
-    return out
-
-
-def _located(spec: Spec, path: tuple[str | int, ...], message: str) -> Problem:
-    """A problem at the line and column where `path` is written in the spec (or the base file it came from)."""
-    from engine.spec.yaml_source import dotted
-
-    mark = _source_map(spec.path).locate(path)
-    return Problem(mark.file, mark.line, mark.col, dotted(path), message)
-
-
-@functools.cache
-def _source_map(path: Path) -> SourceMap:
-    """Each spec's YAML read once per command, however many problems are located in it."""
-    from engine.spec.load import load_document
-
-    return load_document(path)[1]
-
-
-def _missing_keys(spec: Spec) -> list[Problem]:
-    """Models and non-optional judges whose API key variable is unset: `vibe run` would fail every one of
-    their calls, so it refuses to start; validate and plan warn."""
-    out = []
-    for section, entries in (("models", spec.models), ("judges", spec.judges)):
-        for name, entry in entries.items():
-            endpoint = entry if isinstance(entry, Endpoint) else entry.endpoint
-            variable = endpoint.api_key_env if endpoint is not None else None
-            if variable and not os.environ.get(variable):
-                fix = (f"export {variable}=… before running" if section == "models"
-                       else f"export {variable}=…, or mark the judge 'optional: true' to leave it out when unset")
-                out.append(_located(spec, (section, name, "api_key_env"), f"{variable} is not set: {fix}"))
-    return out
-
-
-def _missing_data(spec: Spec) -> list[Problem]:
-    """Dataset files not on disk. `vibe run` downloads a declared public copy when it can; offline, the data
-    must be where the spec says, and the message names every file and how to point the spec at them."""
-    out = []
-    for name, ds in spec.datasets.items():
-        raw = spec.document["datasets"][name]["source"]
-        raws = [raw["path"]] if "path" in raw else list(raw.get("paths", []))
-        for i, (path, written) in enumerate(zip(ds.source.paths, raws, strict=True)):
-            if path.is_file():
-                continue
-            key = ("datasets", name, "source", "path") if "path" in raw else ("datasets", name, "source", "paths", i)
-            where = ("set VIBE_DATA to the folder that holds the data (the path reads "
-                     f"{written!r})" if "VIBE_DATA" in written else "point the path at a local copy")
-            remote = ds.source.urls[i] if i < len(ds.source.urls) else None
-            then = f"`vibe run` will try to download {remote}; offline, " if remote else ""
-            out.append(_located(spec, key, f"{path} is not on disk: {then}{where}"))
-    return out
-
-
-def _label_problems(spec: Spec) -> list[Problem]:
-    """The data a spec's preference labels come from, read when it is on disk: every label must name a model
-    or 'tie' (see datasets.check_labels), located at the spec's `fields.preference`."""
-    from engine.datasets import load_items
-
-    problems = []
-    for name, ds in spec.datasets.items():
-        if "preference" not in ds.fields or not all(p.is_file() for p in ds.source.paths):
-            continue
-        try:
-            load_items(ds, frozenset(spec.models))
-        except DatasetError as exc:
-            problems.append(_located(spec, ("datasets", name, "fields", "preference"), str(exc)))
-    return problems
-
-
 def _plan(args: argparse.Namespace) -> int:
     from engine.execute.cache import Cache
-    from engine.execute.providers.base import SCHEMA_FORMS
     from engine.pipeline import default_cache_path, prepare
     from engine.spec.load import load_spec
 
-    for warning in _missing_keys(load_spec(args.spec)):
+    for warning in missing_keys(load_spec(args.spec)):
         print(f"warning: {warning}", file=sys.stderr)
     prepared = prepare(args.spec)
     plan = prepared.plan
@@ -173,46 +88,7 @@ def _plan(args: argparse.Namespace) -> int:
             cached = cache.known(t.id for t in plan.tasks)
     if args.json:
         Path(args.json).write_text(plan.to_json(), encoding="utf-8")
-    table = Table(title=f"plan for {plan.spec_name} (spec {plan.spec_hash[:12]})")
-    for col in ("stage", "endpoint", "tasks", "calls", "cached", "input tok", "output tok", "$ (max)"):
-        table.add_column(col, justify="left" if col in ("stage", "endpoint") else "right")
-    rows = summarize(plan, cached)
-    for row in rows:
-        table.add_row(row["stage"], row["endpoint"], f"{row['tasks']:,}", f"{row['calls']:,}",
-                      f"{row['cached']:,}", f"{row['input_tokens']:,}", f"{row['output_tokens']:,}",
-                      f"{row['cost']:.2f}")
-    table.add_row("total", "", f"{sum(r['tasks'] for r in rows):,}", f"{sum(r['calls'] for r in rows):,}",
-                  f"{sum(r['cached'] for r in rows):,}", f"{sum(r['input_tokens'] for r in rows):,}",
-                  f"{sum(r['output_tokens'] for r in rows):,}", f"{sum(r['cost'] for r in rows):.2f}",
-                  style="bold")
-    console = Console(width=140)
-    console.print(table)
-    if plan.deferred:
-        console.print("Rows marked (estimate) are upper bounds for work that depends on earlier results (vibes "
-                      "not yet discovered); the other rows count planned tasks exactly.")
-    for judge in prepared.spec.judges.values():
-        if judge.endpoint is None:
-            continue
-        form = (f"a JSON schema per prompt (structured: auto), sent as "
-                f"{SCHEMA_FORMS.get(judge.endpoint.provider, 'response_format json_schema')}"
-                if judge.answers_in_schema else "free text (structured: off)")
-        console.print(f"LLM judge {judge.name} answers in {form}")
-    if prepared.spec.skipped_judges:
-        console.print(f"optional judges left out (API key unset): {', '.join(prepared.spec.skipped_judges)}")
-    for name, endpoint in sorted(call_endpoints(prepared).items()):
-        if endpoint.batch is not None:
-            console.print(f"{name} goes in provider batches: priced above at half the live rate; answers within "
-                          f"24 h, checked every {endpoint.batch.poll_s:g} s; failed requests asked again "
-                          f"{'live' if endpoint.batch.retry == 'live' else 'in a new batch'}")
-    execution = prepared.spec.execution
-    if execution.backend == "ray":
-        in_cluster = {e.model: e.provider for e in call_endpoints(prepared).values()
-                      if e.provider in IN_CLUSTER_PROVIDERS}
-        shares = [(model, execution.replica_resources(model, p)) for model, p in in_cluster.items()]
-        replicas = "; ".join(f"{model}: {r.replicas} × ({r.num_cpus:g} CPU, {r.num_gpus:g} GPU)"
-                             for model, r in shares) or "no local models"
-        console.print(f"runs on the ray backend ({execution.address or 'RAY_ADDRESS, else auto'}): {replicas}; "
-                      f"encoders: {execution.embeddings.replicas} × {execution.embeddings.num_cpus:g} CPU")
+    print_plan(prepared, cached)
     return EXIT_OK
 
 
@@ -249,7 +125,7 @@ def _run(args: argparse.Namespace) -> int:
     from engine.pipeline import default_cache_path, run_spec
     from engine.spec.load import load_spec
 
-    missing = _missing_keys(load_spec(args.spec))
+    missing = missing_keys(load_spec(args.spec))
     if missing:
         for problem in missing:
             print(problem, file=sys.stderr)
@@ -303,7 +179,6 @@ def _batches(args: argparse.Namespace) -> int:
 
 
 def _discover(args: argparse.Namespace) -> int:
-    from engine.analyze.vibecheck import train_verdicts
     from engine.discover.stage import discover_vibes, vibes_yaml
     from engine.execute.backend import joined, settle
     from engine.execute.cache import Cache
@@ -319,7 +194,7 @@ def _discover(args: argparse.Namespace) -> int:
                           execution=execution)
         if summary.interrupted:
             return 130
-        found, origins = discover_vibes(prepared, cache, train_verdicts)
+        found, origins = discover_vibes(prepared, cache)
     text = vibes_yaml(found, origins)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

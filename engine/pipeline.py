@@ -37,7 +37,6 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     `execution:`; a backend that cannot run raises ClusterError before any task runs."""
     from engine import derived, embeddings
     from engine.analyze.run_results import analyze_run
-    from engine.analyze.vibecheck import train_verdicts
     from engine.discover.stage import discover_vibes, with_vibes, write_discovered
     from engine.execute.backend import joined, settle
     from engine.execute.cache import Cache
@@ -62,7 +61,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
             if wants_discovery and not summary.interrupted:
                 try:
                     with phases.phase("discover"):
-                        found, origins = discover_vibes(prepared, cache, train_verdicts)
+                        found, origins = discover_vibes(prepared, cache)
                         write_discovered(found, origins, run_dir)
                         prepared = with_vibes(prepared, found)
                 except KeyboardInterrupt:  # still leave a run directory that says what is done, and that it stopped

@@ -1,17 +1,19 @@
 """The analysis methods a spec may name, behind a small lazy registry.
 
-One analysis method lives in one module (`engine/methods/<name>.py`): its typed options, the tasks it plans,
-the analysis it runs over finished results and the report sections it renders. That module is named here by
-its import path, so the spec layer can list and validate method names without importing the heavier stages,
-and a stage reaches a method by name without importing the layer above it. A method's module is imported the
-first time its name is looked up; its class registers itself with `@analysis_method`.
+One analysis method lives in one package (`engine/methods/<name>/`): its typed options and spec checks, the
+tasks it plans, the analysis it runs over finished results, the report sections and pages it renders and their
+templates (`templates/` beside its modules). The module that registers it is named here by its import path, so
+the spec layer can list and validate method names without importing the heavier stages, and a stage reaches a
+method by name without importing the layer above it. That module is imported the first time its name is
+looked up; its class registers itself with `@analysis_method`.
 
-Adding a method: write its module, add its line to `METHOD_MODULES`.
+Adding a method: write its package (or, for a small one, a module), add its line to `METHOD_MODULES`.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -24,11 +26,11 @@ if TYPE_CHECKING:
     from engine.spec.yaml_source import PathKey
 
 METHOD_MODULES: dict[str, str] = {
-    "vibecheck": "engine.methods.vibecheck",
-    "separability": "engine.methods.separability",
-    "reference": "engine.methods.reference",
-    "personas": "engine.methods.personas",
-    "rankings": "engine.methods.rankings",
+    "vibecheck": "engine.methods.vibecheck.method",
+    "separability": "engine.methods.separability.method",
+    "reference": "engine.methods.reference.method",
+    "personas": "engine.methods.personas.method",
+    "rankings": "engine.methods.rankings.method",
 }
 
 
@@ -53,14 +55,16 @@ class AnalysisMethod:
 
     `options_schema`: the JSON schema of the method's options, for a method whose options are not described
     in the spec schema (`engine/spec/schema.json` describes the built-in methods). `sections`: the report
-    sections the method fills, in page order; each is rendered by `templates/sections/<section>.html.j2`
-    (or, when the method gives one, by `templates` inline)."""
+    sections the method fills, in page order; each is rendered by `templates/sections/<section>.html.j2` in the
+    method's own `templates/` folder (or, when the method gives one, by `templates` inline). `assets`: files of
+    that folder every report copies into its assets/ (scripts its pages load)."""
 
     name: ClassVar[str]
     options: ClassVar[type[Options]] = Options
     options_schema: ClassVar[dict[str, Any] | None] = None
     sections: ClassVar[tuple[str, ...]] = ()
     templates: ClassVar[dict[str, str]] = {}
+    assets: ClassVar[tuple[str, ...]] = ()
     # Its analyses read vibes, and a spec's `discover` block finds more from their training pairs before they
     # are judged (`engine.discover.stage`); `with_discovered` then adds the found vibes to an analysis.
     discovers: ClassVar[bool] = False
@@ -68,6 +72,24 @@ class AnalysisMethod:
     def with_discovered(self, analysis: Any, names: list[str]) -> Any:
         """The analysis once vibes `names` were discovered on its pairs (unchanged unless it lists its vibes)."""
         return analysis
+
+    def template_folder(self) -> Path | None:
+        """The `templates/` folder beside the module that defines the method, when it has one."""
+        from pathlib import Path
+
+        folder = Path(inspect.getfile(type(self))).parent / "templates"
+        return folder if folder.is_dir() else None
+
+    def train_verdicts(self, prepared: Prepared, analysis: Any, results: dict[str, Result],
+                       vibes: list[Any]) -> Any:
+        """For a method that `discovers`: the panel's verdicts on the training pairs of candidate `vibes`, which
+        decide which candidates it keeps."""
+        raise NotImplementedError
+
+    def headline(self, folder: Path) -> list[str]:
+        """The run's headline figures from an analysis' output folder, as `vibe publish` lists them (none by
+        default; a folder of another method gives none either)."""
+        return []
 
     def summary(self, section: str, result: Any) -> str | None:
         """The line `vibe run` prints for one result of section `section`, or None."""

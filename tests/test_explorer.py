@@ -278,7 +278,7 @@ def test_markdown_rendered_safely_and_long_lines_wrap(hostile_run: Path, browser
 def test_reason_themes_group_what_the_judges_said() -> None:
     """Two kinds of reason, twelve and eight of them, with their verdicts: two themes of those sizes, named by
     their own words, their verdicts counted per theme."""
-    from engine.analyze.reason_themes import Reason, themes
+    from engine.methods.vibecheck.reason_themes import Reason, themes
 
     lists = [Reason(f"Answer {n % 2 + 1} uses bullet lists and bold headings throughout.", 1 if n % 3 else -1)
              for n in range(12)]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from llm_server import LLMServer
 
-from engine.analyze.personas import (
+from engine.methods.personas.analysis import (
     cell,
     gate_verdict,
     llm_dimension_score,
@@ -92,7 +92,7 @@ def test_the_sign_test_counts_prompts_not_correlated_votes() -> None:
     """12 prompts, 3 rewrites each, 2 judges: 72 votes. Nine prompts go to A on every vote, one to B, and on
     two the judges split (+1 / −1 on every rewrite), so their votes cancel. Counted by vote, A leads 60–12
     (p ≈ 1e-9); counted by prompt it is 9–1 with two ties, p = 22/1024, as the independent unit allows."""
-    from engine.analyze.personas import PersonaSample
+    from engine.methods.personas.records import PersonaSample
 
     samples = []
     for i in range(12):
@@ -199,7 +199,8 @@ def test_llm_rewriter_and_persona_judge_over_http(tmp_path: Path) -> None:
 
 
 def test_persona_votes_become_ranking_outcomes() -> None:
-    from engine.analyze.personas import PersonaSample, _summarize
+    from engine.methods.personas.analysis import _summarize
+    from engine.methods.personas.records import PersonaSample
     from engine.spec.model import Persona
 
     persona = Persona("p", "I am p.", {"clarity": 1})

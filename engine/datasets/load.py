@@ -19,7 +19,7 @@ from engine.datasets.inspect_logs import log_files, log_rows
 from engine.datasets.items import DatasetError, Item
 from engine.datasets.rows import field_value, mapped_label, text_value
 from engine.datasets.tidy import BATTLES, gather, long_answers
-from engine.spec.model import BATTLE_FORMATS, PRESET_FIELDS, TIDY_FORMATS, ComparisonLabels, Dataset
+from engine.spec.data_model import BATTLE_FORMATS, PRESET_FIELDS, TIDY_FORMATS, ComparisonLabels, Dataset
 
 
 def load_items(ds: Dataset, models: frozenset[str] | None = None) -> list[Item]:

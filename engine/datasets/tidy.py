@@ -10,7 +10,7 @@ from typing import Any
 
 from engine.datasets.items import Battle, DatasetError
 from engine.datasets.rows import field_value, text_value
-from engine.spec.model import LONG_ANSWER, LONG_SCORE, Dataset
+from engine.spec.data_model import LONG_ANSWER, LONG_SCORE, Dataset
 
 BATTLES = "\0battles\0"  # the gathered row's list of Battle records
 

@@ -5,7 +5,6 @@ discovery; the test split stays unseen until the regressions are scored."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from engine.discover.splits import discovery_sides, split_bindings, split_seed
 from engine.execute.cache import Cache
 from engine.judges.metrics import PHRASES_PREFIX
 from engine.plan import compile_plan
-from engine.records import Prepared, Result
+from engine.records import Prepared
 from engine.registry import get_method
 from engine.spec.model import Analysis, Vibe, vibe_examples
 
@@ -45,13 +44,7 @@ def training_pairs(prepared: Prepared, analysis: Analysis, cache: Cache) -> list
     return pairs
 
 
-TrainVerdicts = Callable[[Prepared, Analysis, dict[str, Result], list[Vibe]], np.ndarray]
-"""The panel's verdicts ν (training pairs × vibes) of `vibes`, read from a run that now judges them. The
-analysis stage supplies it (analyze.vibecheck.train_verdicts), so discovery holds no analysis of its own."""
-
-
-def _llm_vibes(prepared: Prepared, analysis: Analysis, cache: Cache, pairs: list[discovery.TrainingPair],
-               train_verdicts: TrainVerdicts) -> list[Vibe]:
+def _llm_vibes(prepared: Prepared, analysis: Analysis, cache: Cache, pairs: list[discovery.TrainingPair]) -> list[Vibe]:
     from engine.discover.llm import discover_with_llm
     from engine.execute.run import execute
 
@@ -64,14 +57,15 @@ def _llm_vibes(prepared: Prepared, analysis: Analysis, cache: Cache, pairs: list
     def score(vibes: list[Vibe]) -> np.ndarray:
         scored = with_vibes(prepared, vibes)
         execute(scored, Path(".vibe-discovery"), cache, quiet=True, stages=("judge",), write=False)
-        return train_verdicts(scored, analysis, cache.get_many(t.id for t in scored.plan.tasks), vibes)
+        # the panel's verdicts ν (training pairs × vibes), from the analysis' own method: discovery holds none
+        results = cache.get_many(t.id for t in scored.plan.tasks)
+        return np.asarray(get_method(analysis.method).train_verdicts(scored, analysis, results, vibes), dtype=float)
 
     return discover_with_llm(pairs, d, proposer, cache, score, seed=split_seed(analysis))
 
 
-def discover_vibes(prepared: Prepared, cache: Cache,
-                   train_verdicts: TrainVerdicts) -> tuple[list[Vibe], dict[str, str]]:
-    """New vibes for every vibecheck analysis, with where each came from."""
+def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[str, str]]:
+    """New vibes for every analysis whose method discovers, with where each came from."""
     spec = prepared.spec
     d = spec.discovery
     assert d is not None
@@ -83,8 +77,7 @@ def discover_vibes(prepared: Prepared, cache: Cache,
             continue
         pairs = training_pairs(prepared, analysis, cache)
         if d.method == "llm":
-            proposed = [(v, f"LLM proposer {d.proposer}") for v in _llm_vibes(prepared, analysis, cache, pairs,
-                                                                                    train_verdicts)]
+            proposed = [(v, f"LLM proposer {d.proposer}") for v in _llm_vibes(prepared, analysis, cache, pairs)]
         else:
             clusters = any(spec.judges[j].kind_of.reads_examples for j in analysis.options.judges)
             settings = {"models": list(discovery_sides(analysis)), "max_vibes": d.max_vibes,

@@ -18,6 +18,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from engine.registry import get_method, method_names
 from engine.report.paging import slug
 from engine.spec.model import REPORT_FOLDERS
 
@@ -96,23 +97,10 @@ def _title(run_dir: Path) -> str:
 
 
 def _headline(run_dir: Path) -> str:
-    from engine.analyze.heldout import RULE
-
-    parts = []
-    for regressions in sorted(run_dir.glob("*/regressions.json")):
-        data = json.loads(regressions.read_text(encoding="utf-8"))
-        for key, label in (("model_matching", "model matching"), ("preference", "preference")):
-            if data.get(key):
-                rule = next((b for b in data[key].get("baselines", []) if b["rule"] == RULE), None)
-                parts.append(f"{label} {data[key]['test_accuracy']:.1%}"
-                             + (f" ({RULE} {rule['accuracy']:.1%})" if rule else ""))
-    for path in sorted(run_dir.glob("*/reference.json")):
-        scores = json.loads(path.read_text(encoding="utf-8"))["scores"]
-        if scores and scores[0]["subsets"]:
-            parts.append(f"top reference score {scores[0]['model']} {scores[0]['subsets'][0]['score']:.1f}%")
-    for path in sorted(run_dir.glob("*/personas.json")):
-        for persona in json.loads(path.read_text(encoding="utf-8"))["personas"]:
-            parts.append(f"{persona['persona']} prefers {persona['preferred'] or 'neither'}")
+    """Each analysis' headline figures, as its method states them (`AnalysisMethod.headline`)."""
+    methods = [get_method(name) for name in method_names()]
+    parts = [part for method in methods for folder in sorted(p for p in run_dir.iterdir() if p.is_dir())
+             for part in method.headline(folder)]
     return ", ".join(parts) or "—"
 
 

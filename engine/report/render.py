@@ -5,7 +5,7 @@
     vibes/<analysis>-<vibe>.html  definition, verdict distribution, per-model measures, telling examples
     explore/<analysis>.html    every pair, filtered, sorted and searched in the page: prompt, both answers
                                (Markdown rendered and sanitized, or raw), every verdict and the judges' reasons;
-                               its data in explore/<analysis>/ (see `engine.report.explorer`)
+                               its data in explore/<analysis>/ (see `engine.methods.vibecheck.explorer`)
     answers/<analysis>-<n>.html   every rated answer, 25 prompts a page: reference, ratings, the judge's reasons
     answers/<analysis>-<persona>-<n>.html  every prompt as one persona's: both answers, per-dimension verdicts
     charts/*.svg, *.png        every chart, for READMEs and PRs
@@ -45,9 +45,10 @@ def section_order() -> list[tuple[str, AnalysisMethod]]:
 
 def environment() -> Environment:
     """Templates from engine/report/templates/, and the section templates a method carries itself."""
-    own = {f"sections/{name}.html.j2": source for _, method in section_order()
-           for name, source in method.templates.items()}
-    env = Environment(loader=ChoiceLoader([FileSystemLoader(TEMPLATES), DictLoader(own)]),
+    methods = list(dict.fromkeys(method for _, method in section_order()))
+    own = {f"sections/{name}.html.j2": source for method in methods for name, source in method.templates.items()}
+    folders = [folder for method in methods if (folder := method.template_folder()) is not None]
+    env = Environment(loader=ChoiceLoader([FileSystemLoader([TEMPLATES, *folders]), DictLoader(own)]),
                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True,
                       undefined=StrictUndefined)
     env.filters["json"] = charts.safe_json
@@ -69,8 +70,12 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
     shutil.rmtree(run_dir / "samples", ignore_errors=True)  # the paged drill-down the explorer replaced
     assets = run_dir / "assets"
     charts.write_vega_bundle(assets)
-    for name in ("style.css", "explorer.js"):
-        shutil.copy(TEMPLATES / name, assets / name)
+    shutil.copy(TEMPLATES / "style.css", assets / "style.css")
+    for method in map(get_method, method_names()):  # every method's, so a page of any run finds its scripts
+        folder = method.template_folder()
+        if folder is not None:
+            for name in method.assets:
+                shutil.copy(folder / name, assets / name)
     failures = read_failures(run_dir)
     judges, failed_judges = _judges(prepared, outputs, failures)
     incomplete = incomplete_work(prepared.plan, outputs, failures, set(prepared.spec.judges))

@@ -13,16 +13,9 @@ from engine.judges.metrics import METRICS, is_metric
 from engine.names import did_you_mean
 from engine.provider_table import BATCH_PROVIDERS, IN_CLUSTER_PROVIDERS
 from engine.registry import get_method, method_names
-from engine.spec.model import (
-    BATTLE_FORMATS,
-    PRESET_FIELDS,
-    REPORT_FOLDERS,
-    TIDY_FORMATS,
-    Judge,
-    Vibe,
-    resolve_path,
-    unset_variables,
-)
+from engine.spec.data_model import BATTLE_FORMATS, PRESET_FIELDS, TIDY_FORMATS
+from engine.spec.model import REPORT_FOLDERS, Judge, Vibe
+from engine.spec.paths import resolve_path, unset_variables
 from engine.spec.problems import Problem
 from engine.spec.profiles import JUDGED_DIMENSIONS, ProfileError, read_profile
 from engine.spec.yaml_source import PathKey, SourceMap, dotted

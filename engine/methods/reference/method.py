@@ -2,11 +2,12 @@
 judge rates every answer against the reference, 1 to 5 (an LLM judge `repeats` times), and the analysis
 reports score % per model and subset with intervals, pairwise rankings and agreement with recorded ratings.
 
-The statistics live in `engine.analyze.reference`, the pages in `engine.report.reference_pages`.
+The statistics live in `engine.analyze.reference`, the pages in `engine.methods.reference.pages`.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,8 @@ from typing import Any
 from engine.plan import Builder, PlanError, reference_corpus
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, analysis_method
-from engine.spec.model import PRESET_FIELDS, Analysis
+from engine.spec.data_model import PRESET_FIELDS
+from engine.spec.model import Analysis
 from engine.spec.semantics import SpecChecker
 from engine.spec.yaml_source import PathKey
 
@@ -33,6 +35,16 @@ class ReferenceOptions(Options):
 class Reference(AnalysisMethod):
     options = ReferenceOptions
     sections = ("reference",)
+
+    def headline(self, folder: Path) -> list[str]:
+        """The best model's score on its first subset, from reference.json."""
+        path = folder / "reference.json"
+        if not path.is_file():
+            return []
+        scores = json.loads(path.read_text(encoding="utf-8"))["scores"]
+        if scores and scores[0]["subsets"]:
+            return [f"top reference score {scores[0]['model']} {scores[0]['subsets'][0]['score']:.1f}%"]
+        return []
 
     def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
         c.judge_for((*path, "judge"), analysis["judge"], "reference")
@@ -68,6 +80,6 @@ class Reference(AnalysisMethod):
         return {"reference": [result]}
 
     def section(self, name: str, result: Any, page: Page) -> list[dict[str, Any]]:
-        from engine.report.reference_pages import reference_section
+        from engine.methods.reference.pages import reference_section
 
         return [reference_section(page.env, result, page.prepared, page.run_dir, page.outputs)]

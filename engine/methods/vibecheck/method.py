@@ -3,13 +3,14 @@
 model-matching and preference regressions. With a `reference` and more models, every model is compared with
 the reference on one set of vibes and the page shows their profiles instead.
 
-The statistics live in `engine.analyze.vibecheck` and `engine.analyze.profiles`, the pages in
-`engine.report.vibecheck_pages` and `engine.report.profile_pages`; they are imported when a run reaches
+The statistics live in `engine.methods.vibecheck.analysis` and `engine.methods.vibecheck.profiles`, the pages in
+`engine.methods.vibecheck.pages` and `engine.methods.vibecheck.profile_pages`; they are imported when a run reaches
 them, so loading a spec stays fast.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,7 +22,8 @@ from engine.names import did_you_mean
 from engine.plan import Builder, deferred_calls, estimate_tokens, vibe_fields
 from engine.records import Deferred, Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, analysis_method
-from engine.spec.model import TIDY_FORMATS, Analysis, Judge, Vibe
+from engine.spec.data_model import TIDY_FORMATS
+from engine.spec.model import Analysis, Judge, Vibe
 from engine.spec.semantics import SpecChecker, check_vibes_have_judges
 from engine.spec.yaml_source import PathKey
 
@@ -43,12 +45,35 @@ class VibeCheck(AnalysisMethod):
     options = VibeCheckOptions
     sections = ("profiles", "vibecheck")
     discovers = True
+    assets = ("explorer.js",)
 
     def with_discovered(self, analysis: Analysis, names: list[str]) -> Analysis:
         """An analysis that lists its vibes measures the discovered ones too: discovery ran on its pairs."""
         if not analysis.options.vibes:
             return analysis
         return replace(analysis, options=replace(analysis.options, vibes=[*analysis.options.vibes, *names]))
+
+    def train_verdicts(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result],
+                       vibes: list[Any]) -> Any:
+        from engine.methods.vibecheck.analysis import train_verdicts
+
+        return train_verdicts(prepared, analysis, results, vibes)
+
+    def headline(self, folder: Path) -> list[str]:
+        """The held-out accuracies beside the length rule's, from regressions.json."""
+        from engine.analyze.heldout import RULE
+
+        path = folder / "regressions.json"
+        if not path.is_file():
+            return []
+        data = json.loads(path.read_text(encoding="utf-8"))
+        parts = []
+        for key, label in (("model_matching", "model matching"), ("preference", "preference")):
+            if data.get(key):
+                rule = next((b for b in data[key].get("baselines", []) if b["rule"] == RULE), None)
+                parts.append(f"{label} {data[key]['test_accuracy']:.1%}"
+                             + (f" ({RULE} {rule['accuracy']:.1%})" if rule else ""))
+        return parts
 
     def summary(self, section: str, result: Any) -> str | None:
         if section != "vibecheck":
@@ -130,9 +155,9 @@ class VibeCheck(AnalysisMethod):
 
     def analyze(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result], run_dir: Path,
                 origins: dict[str, str]) -> dict[str, list[Any]]:
-        from engine.analyze.profiles import profile, write_profiles
-        from engine.analyze.vibecheck import write_vibecheck
         from engine.discover.splits import split_seed
+        from engine.methods.vibecheck.analysis import write_vibecheck
+        from engine.methods.vibecheck.profiles import profile, write_profiles
 
         opts = analysis.options
         if opts.reference is None:
@@ -152,17 +177,17 @@ class VibeCheck(AnalysisMethod):
 
     def section(self, name: str, result: Any, page: Page) -> list[dict[str, Any]]:
         if name == "profiles":
-            from engine.report.profile_pages import render_profiles
+            from engine.methods.vibecheck.profile_pages import render_profiles
             return [render_profiles(page.env, result, page.prepared, page.run_dir, page.outputs)]
-        from engine.report.vibecheck_pages import vibecheck_section
+        from engine.methods.vibecheck.pages import vibecheck_section
         return [vibecheck_section(page.env, result, page.prepared, page.run_dir, page.outputs)]
 
 
 def _compared(prepared: Prepared, analysis: Analysis, results: dict[str, Result], origins: dict[str, str],
               comparison: tuple[str, str] | None = None) -> Any:
     """One comparison's verdicts and statistics, with the themes of its LLM judges' reasons for the page."""
-    from engine.analyze import reason_themes
-    from engine.analyze.vibecheck import analyze_vibecheck
+    from engine.methods.vibecheck import reason_themes
+    from engine.methods.vibecheck.analysis import analyze_vibecheck
 
     result = analyze_vibecheck(prepared, analysis, results, origins, comparison)
     result.themes = reason_themes.by_vibe(result.pairs, [v.name for v in result.vibes])

@@ -26,9 +26,9 @@ from urllib.parse import quote
 
 from jinja2 import Environment
 
-from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult
 from engine.datasets import Item
 from engine.judges.llm import verdict_reason
+from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 from engine.records import Prepared, Result
 from engine.report.markdown import render_markdown
 from engine.report.paging import text_of

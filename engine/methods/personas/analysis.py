@@ -33,16 +33,16 @@ prompts. Fleiss' κ (statsmodels) says how far the judges agree on each cell's s
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from scipy.stats import binomtest
 
 from engine import stats
 from engine.analyze import reliability
-from engine.analyze.rankings import Outcome, Ranking, rank
+from engine.analyze.rankings import Outcome, rank
 from engine.analyze.reference import rating_of
-from engine.analyze.reliability import JudgeAgreement, JudgeReliability, TwoOrders
+from engine.analyze.reliability import TwoOrders
 from engine.judges.llm import (
     order_verdicts,
     parse_confidence,
@@ -50,104 +50,20 @@ from engine.judges.llm import (
     parse_same_task,
 )
 from engine.judges.verdicts import PairVerdict, PreservationCheck
+from engine.methods.personas.records import (
+    Cell,
+    DimensionRate,
+    DimensionVerdict,
+    PersonaResult,
+    PersonaSample,
+    PersonaSummary,
+)
 from engine.records import Prepared, Result
 from engine.requests import PairJudgment, Preservation, Profile, Rating, SameTaskCheck
 from engine.spec.model import Analysis, Judge, Persona
 from engine.spec.profiles import DIMENSION_MEASURES, JUDGED_DIMENSIONS, persona_dimensions, persona_text
 
 PROMPT_TYPES = ("original", "personalized", "control")
-
-
-@dataclass(frozen=True)
-class DimensionVerdict:
-    dimension: str
-    judge: str
-    kind: str
-    score: int  # +1: A's answer better for this persona, −1: B's, 0: neither
-    valid: bool = True
-    detail: str = ""
-
-
-@dataclass
-class PersonaSample:
-    persona: str
-    item_id: str
-    variant: str  # original | persona0 | persona1 | control0 | …
-    prompt_type: str
-    similar: bool | None  # similar to the original (cosine, verifier); None: not a rewrite, or not checked
-    cosine: float | None
-    gate: int | None  # +1 / −1 when the correctness gate decided, else None
-    same_task: bool | None = None  # the LLM verifier's "same task?" answer, when one ran
-    passes: list[bool | None] = field(default_factory=list)  # [A, B]: the gate's pass/fail, when a gate runs
-    votes: dict[str, int] = field(default_factory=dict)  # judge -> sample verdict
-    weighted: dict[str, float] = field(default_factory=dict)  # judge -> S
-    dimensions: list[DimensionVerdict] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Cell:
-    prompt_type: str
-    votes: int  # every judge's vote on every variant: descriptive tallies
-    a_wins: int
-    b_wins: int
-    ties: int
-    win_rate_a: float
-    tie_rate: float
-    p_value: float | None  # two-sided sign test over prompts (a_items vs b_items); None without a decided one
-    items: int = 0  # prompts, each counted once by the sign of its votes' sum: the tested unit
-    a_items: int = 0
-    b_items: int = 0
-    p_adjusted: float | None = None  # Holm over every cell of the analysis
-    kappa: float | None = None  # Fleiss' κ across the judges on this cell's samples (None with one judge)
-
-
-@dataclass(frozen=True)
-class DimensionRate:
-    dimension: str
-    judge: str
-    kind: str
-    weight: int
-    measure: str | None  # metric judges: the property measured, and the end this persona prefers
-    prefers: str | None
-    a_wins: int
-    b_wins: int
-    ties: int
-
-
-@dataclass
-class PersonaSummary:
-    persona: str
-    description: str
-    weights: dict[str, int]
-    weights_source: str
-    prefers: dict[str, str]
-    cells: list[Cell]
-    dimensions: list[DimensionRate]
-    rejected: int  # rewrites not similar to the original: left out
-    gate_decided: int  # samples the correctness gate decided
-    preferred: str | None  # on personalized prompts: the model more prompts lean to, the sign test's unit
-    ranking: Ranking | None = None  # Bradley–Terry on the personalized votes: the gap on the Elo scale, with CIs
-    rewrites: int = 0  # personalized rewrites checked for similarity to their original
-    similar_rate: float | None = None  # share of them similar (kept)
-    preservation_rate: float | None = None  # paper 004: share of samples passing the tests under both prompts
-    preservation_of_solved: float | None = None  # of the samples passing under the original, share still passing
-    preservation_n: int = 0  # (rewrite, model) samples with test results under both prompts
-
-
-@dataclass
-class PersonaResult:
-    analysis: str
-    model_a: str
-    model_b: str
-    judges: dict[str, str]  # name -> kind
-    swap: str
-    personas: list[PersonaSummary]
-    samples: list[PersonaSample]
-    invalid: int = 0  # LLM judge answers that could not be parsed
-    gate: str | None = None  # "<judge> rating ≥ <threshold>" when the correctness gate is on
-    notes: list[str] = field(default_factory=list)
-    reliability: list[JudgeReliability] = field(default_factory=list)  # one row per LLM judge
-    agreements: list[JudgeAgreement] = field(default_factory=list)  # κ between every two judges, per dimension
 
 
 def llm_dimension_score(first: str, second: str, swap: str = "confidence") -> tuple[int, bool]:

@@ -23,7 +23,7 @@ import numpy as np
 from engine.judges.llm import verdict_reason
 
 if TYPE_CHECKING:
-    from engine.analyze.vibecheck import PairVerdicts
+    from engine.methods.vibecheck.records import PairVerdicts
 
 MIN_REASONS = 8  # fewer reasons than this are listed, not grouped
 MAX_THEMES = 5

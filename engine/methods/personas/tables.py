@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from engine.analyze import reliability
-from engine.analyze.personas import PersonaResult
+from engine.methods.personas.records import PersonaResult
 
 
 def _fmt(value: float | None) -> str:

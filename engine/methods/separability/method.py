@@ -2,7 +2,7 @@
 how much more alike a model's own samples are than the two models' samples are to each other. With a
 `preference_judge`, sep-Elo weighs that judge's pairwise outcomes by each prompt's δ.
 
-The statistics live in `engine.analyze.separability`; imported when a run reaches them.
+The statistics live in `engine.methods.separability.analysis`; imported when a run reaches them.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class Separability(AnalysisMethod):
 
     def analyze(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result], run_dir: Path,
                 origins: dict[str, str]) -> dict[str, list[Any]]:
-        from engine.analyze.separability import analyze_separability
+        from engine.methods.separability.analysis import analyze_separability
 
         found = analyze_separability(prepared, analysis, results)
         for sep in found:

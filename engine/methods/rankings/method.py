@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, analysis_method
-from engine.spec.model import BATTLE_FORMATS, Analysis
+from engine.spec.data_model import BATTLE_FORMATS
+from engine.spec.model import Analysis
 from engine.spec.semantics import SpecChecker
 from engine.spec.yaml_source import PathKey
 

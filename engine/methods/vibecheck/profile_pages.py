@@ -8,10 +8,10 @@ from typing import Any
 
 from jinja2 import Environment
 
-from engine.analyze.profiles import ProfileCell, ProfileResult
+from engine.methods.vibecheck.explorer import link, write_explorer
+from engine.methods.vibecheck.profiles import ProfileCell, ProfileResult
 from engine.records import Prepared, Result
 from engine.report import charts
-from engine.report.explorer import link, write_explorer
 from engine.report.paging import slug
 
 STRONGEST = 4  # vibes a profile states in words

@@ -8,7 +8,7 @@ from typing import Any
 
 from jinja2 import Environment
 
-from engine.analyze.personas import PersonaResult
+from engine.methods.personas.records import PersonaResult
 from engine.records import Prepared, Result
 from engine.report import charts
 from engine.report.paging import ITEMS_PER_PAGE, slug, text_of, write_pages

@@ -11,10 +11,11 @@ from typing import Any
 from jinja2 import Environment
 
 from engine.analyze.heldout import Accuracy, HeldOutFit
-from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult, VibeScore
+from engine.methods.vibecheck import headline
+from engine.methods.vibecheck.explorer import link, write_explorer
+from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.records import Prepared, Result
-from engine.report import charts, headline
-from engine.report.explorer import link, write_explorer
+from engine.report import charts
 from engine.report.paging import slug, text_of
 
 EXAMPLES_PER_VIBE = 3

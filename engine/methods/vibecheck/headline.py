@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.analyze.vibecheck import VibeCheckResult, VibeScore
+from engine.methods.vibecheck.records import VibeCheckResult, VibeScore
 
 MAX_NAMED = 4  # vibes named per model; the chart and the table carry the rest
 

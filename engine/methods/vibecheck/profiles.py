@@ -36,8 +36,9 @@ from statsmodels.tools.sm_exceptions import PerfectSeparationWarning, SingularMa
 
 from engine import stats
 from engine.analyze import heldout
-from engine.analyze.vibecheck import PairVerdicts, VibeCheckResult
-from engine.spec.model import Labels, Vibe
+from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
+from engine.spec.data_model import Labels
+from engine.spec.model import Vibe
 
 BOOTSTRAP_ROUNDS = 1000
 FLAT_LENGTH = 0.01  # below this SD of tanh(length difference / SD) the LC intercept is not identified

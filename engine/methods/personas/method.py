@@ -3,11 +3,12 @@ rewrites in the persona's voice (each checked to still ask the same thing) and `
 both models answer each, and every judge compares the two answers on each dimension the persona weighs. An
 optional gate judge rates correctness first (the reference judge, or the dataset's unit tests).
 
-The statistics live in `engine.analyze.personas`, the pages in `engine.report.persona_pages`.
+The statistics live in `engine.methods.personas.analysis`, the pages in `engine.methods.personas.pages`.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,14 @@ class PersonasOptions(Options):
 class Personas(AnalysisMethod):
     options = PersonasOptions
     sections = ("personas",)
+
+    def headline(self, folder: Path) -> list[str]:
+        """Which model each persona prefers, from personas.json."""
+        path = folder / "personas.json"
+        if not path.is_file():
+            return []
+        return [f"{persona['persona']} prefers {persona['preferred'] or 'neither'}"
+                for persona in json.loads(path.read_text(encoding="utf-8"))["personas"]]
 
     def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
         c.each_ref((*path, "personas"), analysis["personas"], "personas")
@@ -101,15 +110,15 @@ class Personas(AnalysisMethod):
 
     def analyze(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result], run_dir: Path,
                 origins: dict[str, str]) -> dict[str, list[Any]]:
-        from engine.analyze.persona_tables import write_personas
-        from engine.analyze.personas import analyze_personas
+        from engine.methods.personas.analysis import analyze_personas
+        from engine.methods.personas.tables import write_personas
 
         result = analyze_personas(prepared, analysis, results)
         write_personas(result, run_dir)
         return {"personas": [result]}
 
     def section(self, name: str, result: Any, page: Page) -> list[dict[str, Any]]:
-        from engine.report.persona_pages import persona_section
+        from engine.methods.personas.pages import persona_section
 
         return [persona_section(page.env, result, page.prepared, page.run_dir, page.outputs)]
 

@@ -1,0 +1,2 @@
+"""Ratings from outcomes (Bradley-Terry, Elo): this package holds the method (`method.py` registers it), its analysis,
+its pages and their templates (`templates/`). Generic code reaches it only through `engine.registry`."""

@@ -1,0 +1,2 @@
+"""Vibe-Eval's reference rating (seed 003): this package holds the method (`method.py` registers it), its analysis,
+its pages and their templates (`templates/`). Generic code reaches it only through `engine.registry`."""

@@ -1,0 +1,94 @@
+"""What a VibeCheck analysis produces: each vibe's scores, each pair's verdicts, and the comparison's result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine import stats
+from engine.analyze import heldout
+from engine.analyze.reliability import JudgeAgreement, JudgeReliability
+from engine.methods.vibecheck.reason_themes import ReasonTheme
+from engine.spec.data_model import Labels
+from engine.spec.model import VibeExamples
+
+
+@dataclass(frozen=True)
+class VibeScore:
+    name: str
+    low: str
+    high: str
+    origin: str  # "declared" or "discovered (<how>)"
+    metric: str | None
+    judges: list[str]
+    judge_kinds: list[str]
+    separability: float | None  # mean ν over the test pairs (None without any); > 0: model A leans high
+    separability_train: float  # mean ν over the training pairs: what the keep/drop decision used
+    separability_train_ci: tuple[float, float]  # its 95% t-interval over training pairs
+    kappa: float | None  # judge agreement on the test pairs; None with a single judge
+    kappa_train: float | None
+    kept: bool
+    drop_reason: str
+    n_pairs: int
+    invalid_verdicts: int
+    mm_coefficient: float | None = None
+    mm_p_value: float | None = None
+    pp_coefficient: float | None = None
+    pp_p_value: float | None = None
+    examples: VibeExamples | None = None  # the answers an embedding judge measures against, when given
+    n_train: int = 0
+    n_test: int = 0
+    mm_p_adjusted: float | None = None  # Holm over every coefficient test of the analysis
+    pp_p_adjusted: float | None = None
+    regression_note: str = ""  # for a kept vibe left out of a regression: why
+    mm_p_note: str = ""  # why a coefficient has no p-value
+    pp_p_note: str = ""
+    separability_ci: tuple[float, float] | None = None  # 95% t-interval of the test separability
+    separability_p: float | None = None  # one-sample t-test of the test separability (kept vibes only)
+    separability_p_adjusted: float | None = None  # Holm over the kept vibes' test separabilities
+    missing_verdicts: int = 0  # pairs where no judge gave a readable verdict: left out, never a tie
+
+
+@dataclass(frozen=True)
+class PairVerdicts:
+    item_id: str
+    split: str  # "train" | "test"
+    preference: str | None
+    output_a: str  # task ids of the two outputs
+    output_b: str
+    nu: dict[str, int | None]  # vibe -> panel verdict (None: no judge gave a readable one)
+    by_judge: dict[str, dict[str, int | None]]  # vibe -> judge -> s_J (None: no verdict)
+    # vibe -> LLM judge -> its raw answers, [A shown first, B shown first]; `orders`: the verdicts read from them
+    rationales: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    measures: dict[str, list[float]] = field(default_factory=dict)  # vibe -> [A's value, B's value] (metric judge)
+    chars: list[int] = field(default_factory=list)  # [A's, B's] length in characters
+    orders: dict[str, dict[str, list[int | None]]] = field(default_factory=dict)
+    # preference judges: judge -> [verdict A first, verdict B first], and their raw answers the same way
+    preferred: dict[str, list[int | None]] = field(default_factory=dict)
+    preferred_rationales: dict[str, list[str]] = field(default_factory=dict)
+
+    def feature(self, vibe: str) -> float:
+        """What the regressions read for a vibe: its measured, signed strength where a metric judge measured
+        it ((a − b) / (|a| + |b|), in [−1, 1]), else the panel verdict ν."""
+        if vibe in self.measures:
+            return stats.strength(*self.measures[vibe])
+        verdict = self.nu[vibe]
+        return float("nan") if verdict is None else float(verdict)
+
+
+@dataclass
+class VibeCheckResult:
+    analysis: str
+    model_a: str
+    model_b: str
+    vibes: list[VibeScore]
+    pairs: list[PairVerdicts]
+    model_matching: heldout.HeldOutFit | None
+    preference: heldout.HeldOutFit | None
+    invalid_verdicts: int
+    notes: list[str]
+    labels: Labels = field(default_factory=Labels)
+    selection: str = ""  # which kept vibes entered the regressions, and how they were chosen
+    reliability: list[JudgeReliability] = field(default_factory=list)  # one row per LLM judge and task
+    agreements: list[JudgeAgreement] = field(default_factory=list)  # κ between every two judges
+    dataset: str = ""  # the dataset the pairs' prompts come from
+    themes: dict[str, list[ReasonTheme]] = field(default_factory=dict)  # vibe -> what LLM judges' reasons say

@@ -1,0 +1,58 @@
+"""What `vibe plan` prints: tasks, calls and their cost per stage and endpoint, with how each judge answers, what
+goes in provider batches and where local models run."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from engine.execute.backend import call_endpoints
+from engine.execute.providers.base import SCHEMA_FORMS
+from engine.plan import summarize
+from engine.provider_table import IN_CLUSTER_PROVIDERS
+from engine.records import Prepared
+
+
+def print_plan(prepared: Prepared, cached: set[str]) -> None:
+    """The plan's table (`cached`: the task ids already in the cache) and its notes."""
+    plan = prepared.plan
+    table = Table(title=f"plan for {plan.spec_name} (spec {plan.spec_hash[:12]})")
+    for col in ("stage", "endpoint", "tasks", "calls", "cached", "input tok", "output tok", "$ (max)"):
+        table.add_column(col, justify="left" if col in ("stage", "endpoint") else "right")
+    rows = summarize(plan, cached)
+    for row in rows:
+        table.add_row(row["stage"], row["endpoint"], f"{row['tasks']:,}", f"{row['calls']:,}",
+                      f"{row['cached']:,}", f"{row['input_tokens']:,}", f"{row['output_tokens']:,}",
+                      f"{row['cost']:.2f}")
+    table.add_row("total", "", f"{sum(r['tasks'] for r in rows):,}", f"{sum(r['calls'] for r in rows):,}",
+                  f"{sum(r['cached'] for r in rows):,}", f"{sum(r['input_tokens'] for r in rows):,}",
+                  f"{sum(r['output_tokens'] for r in rows):,}", f"{sum(r['cost'] for r in rows):.2f}",
+                  style="bold")
+    console = Console(width=140)
+    console.print(table)
+    if plan.deferred:
+        console.print("Rows marked (estimate) are upper bounds for work that depends on earlier results (vibes "
+                      "not yet discovered); the other rows count planned tasks exactly.")
+    for judge in prepared.spec.judges.values():
+        if judge.endpoint is None:
+            continue
+        form = (f"a JSON schema per prompt (structured: auto), sent as "
+                f"{SCHEMA_FORMS.get(judge.endpoint.provider, 'response_format json_schema')}"
+                if judge.answers_in_schema else "free text (structured: off)")
+        console.print(f"LLM judge {judge.name} answers in {form}")
+    if prepared.spec.skipped_judges:
+        console.print(f"optional judges left out (API key unset): {', '.join(prepared.spec.skipped_judges)}")
+    for name, endpoint in sorted(call_endpoints(prepared).items()):
+        if endpoint.batch is not None:
+            console.print(f"{name} goes in provider batches: priced above at half the live rate; answers within "
+                          f"24 h, checked every {endpoint.batch.poll_s:g} s; failed requests asked again "
+                          f"{'live' if endpoint.batch.retry == 'live' else 'in a new batch'}")
+    execution = prepared.spec.execution
+    if execution.backend == "ray":
+        in_cluster = {e.model: e.provider for e in call_endpoints(prepared).values()
+                      if e.provider in IN_CLUSTER_PROVIDERS}
+        shares = [(model, execution.replica_resources(model, p)) for model, p in in_cluster.items()]
+        replicas = "; ".join(f"{model}: {r.replicas} × ({r.num_cpus:g} CPU, {r.num_gpus:g} GPU)"
+                             for model, r in shares) or "no local models"
+        console.print(f"runs on the ray backend ({execution.address or 'RAY_ADDRESS, else auto'}): {replicas}; "
+                      f"encoders: {execution.embeddings.replicas} × {execution.embeddings.num_cpus:g} CPU")

@@ -1,0 +1,91 @@
+"""Whether a valid spec can run here as it stands: API keys set, data files present, preference labels that read,
+and kinds spelled the older way. `vibe validate` reports these; `vibe run` refuses to start on a missing key."""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+from engine.datasets import DatasetError
+from engine.spec.model import Endpoint, Spec
+from engine.spec.problems import Problem
+from engine.spec.yaml_source import SourceMap
+
+
+def older_kind_names(spec: Spec) -> list[Problem]:
+    """Judges whose kind is spelled the older way: each is read as before, and the note names the new kind."""
+    from engine.judges.kinds import ALIASES, renamed
+
+    out = []
+    for name, judge in spec.judges.items():
+        if judge.kind in ALIASES:
+            out.append(located(spec, ("judges", name, "kind"), f"kind {judge.kind!r} is an older name: write "
+                                f"{renamed(judge.kind)}"))
+    return out
+
+
+def located(spec: Spec, path: tuple[str | int, ...], message: str) -> Problem:
+    """A problem at the line and column where `path` is written in the spec (or the base file it came from)."""
+    from engine.spec.yaml_source import dotted
+
+    mark = source_map(spec.path).locate(path)
+    return Problem(mark.file, mark.line, mark.col, dotted(path), message)
+
+
+@functools.cache
+def source_map(path: Path) -> SourceMap:
+    """Each spec's YAML read once per command, however many problems are located in it."""
+    from engine.spec.load import load_document
+
+    return load_document(path)[1]
+
+
+def missing_keys(spec: Spec) -> list[Problem]:
+    """Models and non-optional judges whose API key variable is unset: `vibe run` would fail every one of
+    their calls, so it refuses to start; validate and plan warn."""
+    out = []
+    for section, entries in (("models", spec.models), ("judges", spec.judges)):
+        for name, entry in entries.items():
+            endpoint = entry if isinstance(entry, Endpoint) else entry.endpoint
+            variable = endpoint.api_key_env if endpoint is not None else None
+            if variable and not os.environ.get(variable):
+                fix = (f"export {variable}=… before running" if section == "models"
+                       else f"export {variable}=…, or mark the judge 'optional: true' to leave it out when unset")
+                out.append(located(spec, (section, name, "api_key_env"), f"{variable} is not set: {fix}"))
+    return out
+
+
+def missing_data(spec: Spec) -> list[Problem]:
+    """Dataset files not on disk. `vibe run` downloads a declared public copy when it can; offline, the data
+    must be where the spec says, and the message names every file and how to point the spec at them."""
+    out = []
+    for name, ds in spec.datasets.items():
+        raw = spec.document["datasets"][name]["source"]
+        raws = [raw["path"]] if "path" in raw else list(raw.get("paths", []))
+        for i, (path, written) in enumerate(zip(ds.source.paths, raws, strict=True)):
+            if path.is_file():
+                continue
+            key = ("datasets", name, "source", "path") if "path" in raw else ("datasets", name, "source", "paths", i)
+            where = ("set VIBE_DATA to the folder that holds the data (the path reads "
+                     f"{written!r})" if "VIBE_DATA" in written else "point the path at a local copy")
+            remote = ds.source.urls[i] if i < len(ds.source.urls) else None
+            then = f"`vibe run` will try to download {remote}; offline, " if remote else ""
+            out.append(located(spec, key, f"{path} is not on disk: {then}{where}"))
+    return out
+
+
+def label_problems(spec: Spec) -> list[Problem]:
+    """The data a spec's preference labels come from, read when it is on disk: every label must name a model
+    or 'tie' (see datasets.check_labels), located at the spec's `fields.preference`."""
+    from engine.datasets import load_items
+
+    problems = []
+    for name, ds in spec.datasets.items():
+        if "preference" not in ds.fields or not all(p.is_file() for p in ds.source.paths):
+            continue
+        try:
+            load_items(ds, frozenset(spec.models))
+        except DatasetError as exc:
+            problems.append(located(spec, ("datasets", name, "fields", "preference"), str(exc)))
+    return problems
