@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from engine.execute.backend import call_endpoints
-from engine.execute.providers.base import SCHEMA_FORMS
+from engine.execute.providers.base import schema_form
 from engine.plan import summarize
 from engine.provider_table import IN_CLUSTER_PROVIDERS
 from engine.records import Prepared
@@ -37,7 +37,7 @@ def print_plan(prepared: Prepared, cached: set[str]) -> None:
         if judge.endpoint is None:
             continue
         form = (f"a JSON schema per prompt (structured: auto), sent as "
-                f"{SCHEMA_FORMS.get(judge.endpoint.provider, 'response_format json_schema')}"
+                f"{schema_form(judge.endpoint.provider)}"
                 if judge.answers_in_schema else "free text (structured: off)")
         console.print(f"LLM judge {judge.name} answers in {form}")
     if prepared.spec.skipped_judges:

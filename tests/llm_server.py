@@ -123,6 +123,11 @@ def _images(body: dict[str, Any]) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _deployment(path: str) -> str:
+    """Azure OpenAI names the model in the path (`/openai/deployments/<name>/chat/completions`), not the body."""
+    return path.split("/deployments/", 1)[-1].split("/", 1)[0]
+
+
 def _respond(path: str, body: dict[str, Any], state: ServerState) -> tuple[int, dict[str, str], bytes]:
     text = _last_user_text(body)
     everything = json.dumps(body.get("messages", []))
@@ -174,7 +179,7 @@ def _respond(path: str, body: dict[str, Any], state: ServerState) -> tuple[int, 
         message = {"role": "assistant", "content": scripted or f"echo: {text}"}
         choices = [] if marker == "empty" else [{"index": 0, "finish_reason": "stop", "message": message}]
         payload = json.dumps({"id": f"chatcmpl-{key}", "object": "chat.completion", "created": 0,
-                              "model": body["model"], "choices": choices,
+                              "model": body.get("model") or _deployment(path), "choices": choices,
                               "usage": {"prompt_tokens": len(text.split()), "completion_tokens": 3,
                                         "total_tokens": len(text.split()) + 3}}).encode()
     if fault in ("reset", "hang", "trickle"):

@@ -1,4 +1,4 @@
-"""The analysis-method registry: a sixth method added as one module plus one registry line, planned, run,
+"""The analysis-method registry: a sixth method added as one package plus one registry line, planned, run,
 analyzed and shown on the leaderboard; a second registration under a taken name is refused."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ ROWS = [{"id": "1", "q": "hi", "out_a": "one two three", "out_b": "one"},
 
 @pytest.fixture
 def word_count(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(registry.METHOD_MODULES, "word_count", "word_count_method")  # the one registry line
+    monkeypatch.setitem(registry.METHOD_MODULES, "word_count", "word_count.method")  # the one registry line
 
 
 def _write(tmp_path: Path, min_words: str) -> Path:

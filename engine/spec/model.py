@@ -121,6 +121,8 @@ class Judge:
     tolerance: float = 0.05
     margin: float = 0.02
     structured: str = "auto"  # LLM judges: answer in the prompt's JSON schema (auto) or in free text (off)
+    # the fields its kind declares (`JudgeKind.fields`) as the spec gives them: a kind added later reads its own here
+    settings: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def kind_of(self) -> JudgeKind:
@@ -325,6 +327,7 @@ def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
             tolerance=raw.get("tolerance", 0.05),
             margin=raw.get("margin", 0.02),
             structured="off" if raw.get("structured") in ("off", False) else "auto",  # YAML 1.1 reads off as false
+            settings={key: raw[key] for key in judge_kind(raw["kind"]).fields if key in raw},
         )
     vibes: list[Vibe] = []
     discovery: Discovery | None = None

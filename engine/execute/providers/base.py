@@ -119,10 +119,13 @@ class BatchClient(Protocol):
 
 ProviderFactory = Callable[[Endpoint], Provider]
 _REGISTRY: dict[str, ProviderFactory] = {}
-_MODULES = {name: p.client for name, p in PROVIDERS.items() if p.client}  # name -> the module registering it
 _BATCH_REGISTRY: dict[str, Callable[[Endpoint], BatchClient]] = {}
-_BATCH_MODULES = {name: p.batches for name, p in PROVIDERS.items() if p.batches}
-SCHEMA_FORMS = {name: p.schema_form for name, p in PROVIDERS.items() if p.client}
+
+
+def schema_form(provider: str) -> str:
+    """How `provider` is held to a judge's answer schema, in the words `vibe plan` uses."""
+    info = PROVIDERS.get(provider)
+    return info.schema_form if info is not None else "response_format json_schema"
 
 
 def _registrar(registry: dict[str, F]) -> Callable[..., Callable[[F], F]]:
@@ -138,10 +141,12 @@ def _registrar(registry: dict[str, F]) -> Callable[..., Callable[[F], F]]:
     return register
 
 
-def _factory(registry: dict[str, F], modules: dict[str, str], provider: str) -> F | None:
-    """The registered factory for `provider`, importing the module that registers it on first use."""
-    if provider not in registry and provider in modules:
-        importlib.import_module(modules[provider])
+def _factory(registry: dict[str, F], provider: str, batches: bool = False) -> F | None:
+    """The registered factory for `provider`, importing the module `PROVIDERS` names for it on first use."""
+    info = PROVIDERS.get(provider)
+    module = (info.batches if batches else info.client) if info is not None else None
+    if provider not in registry and module:
+        importlib.import_module(module)
     return registry.get(provider)
 
 
@@ -150,14 +155,14 @@ register_batches = _registrar(_BATCH_REGISTRY)
 
 
 def create_provider(endpoint: Endpoint) -> Provider:
-    factory = _factory(_REGISTRY, _MODULES, endpoint.provider)
+    factory = _factory(_REGISTRY, endpoint.provider)
     if factory is None:
         raise ProviderError(f"no provider named {endpoint.provider!r}", endpoint_fatal=True)
     return factory(endpoint)
 
 
 def create_batch_client(endpoint: Endpoint) -> BatchClient:
-    factory = _factory(_BATCH_REGISTRY, _BATCH_MODULES, endpoint.provider)
+    factory = _factory(_BATCH_REGISTRY, endpoint.provider, batches=True)
     if factory is None:
         raise ProviderError(f"{endpoint.name}: provider {endpoint.provider!r} has no batch API", endpoint_fatal=True)
     return factory(endpoint)

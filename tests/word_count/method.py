@@ -1,5 +1,5 @@
-"""A sixth analysis method, as small as one can be: mean words per answer. It is the README's example and
-is registered by tests/test_methods.py, which runs it end to end."""
+"""A sixth analysis method, as small as one can be: mean words per answer. Its section's template is
+`templates/sections/word_count.html.j2` beside this module."""
 
 from dataclasses import dataclass
 
@@ -16,9 +16,6 @@ class WordCount(AnalysisMethod):
     options = WordCountOptions
     options_schema = {"properties": {"min_words": {"type": "integer", "minimum": 0}}}
     sections = ("word_count",)
-    templates = {"word_count": '{% for r in items %}<section class="analysis"><h2>{{ r.analysis }}: words per '
-                 'answer</h2>{% for m, n in r.means.items() %}<p>{{ m }}: {{ n|num(1) }}</p>{% endfor %}'
-                 '</section>{% endfor %}'}
 
     def plan(self, builder, a):  # one answer per model and prompt
         for item in builder.items[a.dataset]:

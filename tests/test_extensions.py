@@ -1,0 +1,85 @@
+"""The README's extension guide, run: a judge kind and a provider, each one module plus one registry line
+(the analysis method, a package, runs in tests/test_methods.py). Before its line is added, the spec that
+names it is a located error; after, it validates, plans and runs end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from llm_server import LLMServer
+
+from engine.judges import kinds
+from engine.pipeline import run_spec
+from engine.provider_table import PROVIDERS, ProviderInfo
+from engine.spec.load import load_spec
+from engine.spec.problems import SpecError
+
+ROWS = [{"id": str(i), "q": f"question {i}", "out_a": "yes" + "!" * (i % 3), "out_b": "no" + "!" * ((i + 1) % 3)}
+        for i in range(24)]
+SPEC = """\
+name: extension
+models:
+  a: {provider: recorded}
+  b: MODEL_B
+judges:
+  shouts: {kind: exclamations, tolerance: 0}
+datasets:
+  d:
+    source: {path: data.jsonl}
+    fields: {id: id, prompt: q, outputs: {a: out_a, b: out_b}}
+vibes:
+  - {name: enthusiasm, low: calm, high: excited}
+analyses:
+  vibecheck: {dataset: d, models: [a, b], judges: [shouts]}
+"""
+
+
+def _spec(tmp_path: Path, model_b: str = "{provider: recorded}", judge: str = "") -> Path:
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    path = tmp_path / "spec.yaml"
+    text = SPEC.replace("MODEL_B", model_b)
+    path.write_text(text.replace("{kind: exclamations, tolerance: 0}", judge) if judge else text, encoding="utf-8")
+    return path
+
+
+def _problems(path: Path) -> str:
+    with pytest.raises(SpecError) as error:
+        load_spec(path)
+    return str(error.value)
+
+
+def test_an_offline_judge_kind_is_one_module_and_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = _spec(tmp_path)
+    assert "spec.yaml:6:18: " in _problems(spec) and "judges.shouts.kind: 'exclamations' is not one of" in _problems(spec)
+    monkeypatch.setitem(kinds.KIND_MODULES, "exclamations", "exclamation_judge")  # the one registry line
+    bad = _spec(tmp_path, judge="{kind: exclamations, margin: 1}")
+    assert ("judges.shouts.margin: an exclamation-count judge (kind: exclamations) takes no 'margin' (it takes: "
+            "tolerance)") in _problems(bad)
+    _, _, run_dir = run_spec(_spec(tmp_path), tmp_path / "run", tmp_path / "cache.sqlite", quiet=True)
+    pairs = [json.loads(line) for line in (run_dir / "vibecheck" / "pairs.jsonl").read_text().splitlines()]
+    assert len(pairs) == len(ROWS)
+    by_id = {r["id"]: r for r in ROWS}
+    for pair in pairs:  # hand-computed: more '!' in A is +1
+        row = by_id[pair["item_id"]]
+        a, b = row["out_a"].count("!"), row["out_b"].count("!")
+        assert pair["by_judge"]["enthusiasm"]["shouts"] == (a > b) - (a < b)
+    kinds_shown = json.loads((run_dir / "vibecheck" / "vibes.jsonl").read_text().splitlines()[0])["judge_kinds"]
+    assert kinds_shown == ["exclamations"]
+
+
+def test_a_provider_is_one_module_and_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               llm_server: LLMServer) -> None:
+    model_b = f"{{provider: azure-openai, base_url: '{llm_server.base_url}', model: gpt-4o-mini}}"
+    spec = _spec(tmp_path, model_b=model_b, judge="{kind: metric, metric: length_words}")
+    assert "models.b.provider: 'azure-openai' is not one of" in _problems(spec)
+    monkeypatch.setitem(PROVIDERS, "azure-openai", ProviderInfo("azure_provider", needs=("base_url", "model")))
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "test-key")
+    summary, _, run_dir = run_spec(spec, tmp_path / "run", tmp_path / "cache.sqlite", quiet=True)
+    assert summary.done == summary.total
+    calls = llm_server.state.log
+    assert len(calls) == len(ROWS)
+    assert {c.path.split("?")[0] for c in calls} == {"/v1/openai/deployments/gpt-4o-mini/chat/completions"}
+    pairs = [json.loads(line) for line in (run_dir / "vibecheck" / "pairs.jsonl").read_text().splitlines()]
+    assert {p["item_id"] for p in pairs} == {r["id"] for r in ROWS}
