@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from pathlib import Path
 
+    import numpy as np
+    from jinja2 import Environment
+
+    from engine.plan import Builder
     from engine.records import Prepared, Result
+    from engine.spec.model import Analysis, Vibe
     from engine.spec.semantics import SpecChecker
     from engine.spec.yaml_source import PathKey
 
@@ -44,7 +49,7 @@ class Options:
 class Page:
     """What a report section is rendered with: the Jinja environment, the run, its folder and its results."""
 
-    env: Any
+    env: Environment
     prepared: Prepared
     run_dir: Path
     outputs: dict[str, Result]
@@ -69,7 +74,7 @@ class AnalysisMethod:
     # are judged (`engine.discover.stage`); `with_discovered` then adds the found vibes to an analysis.
     discovers: ClassVar[bool] = False
 
-    def with_discovered(self, analysis: Any, names: list[str]) -> Any:
+    def with_discovered(self, analysis: Analysis, names: list[str]) -> Analysis:
         """The analysis once vibes `names` were discovered on its pairs (unchanged unless it lists its vibes)."""
         return analysis
 
@@ -80,8 +85,8 @@ class AnalysisMethod:
         folder = Path(inspect.getfile(type(self))).parent / "templates"
         return folder if folder.is_dir() else None
 
-    def train_verdicts(self, prepared: Prepared, analysis: Any, results: dict[str, Result],
-                       vibes: list[Any]) -> Any:
+    def train_verdicts(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result],
+                       vibes: list[Vibe]) -> np.ndarray:
         """For a method that `discovers`: the panel's verdicts on the training pairs of candidate `vibes`, which
         decide which candidates it keeps."""
         raise NotImplementedError
@@ -100,11 +105,11 @@ class AnalysisMethod:
         `checker.report`, which locates it in the spec file). Called by `vibe validate` after the generic
         checks: the dataset and models exist."""
 
-    def plan(self, builder: Any, analysis: Any) -> None:
+    def plan(self, builder: Builder, analysis: Analysis) -> None:
         """Add the analysis' tasks to the plan builder (`engine.plan.Builder`). Planning nothing is allowed:
         a method may read what other analyses produce."""
 
-    def analyze(self, prepared: Prepared, analysis: Any, results: dict[str, Result], run_dir: Path,
+    def analyze(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result], run_dir: Path,
                 origins: dict[str, str]) -> dict[str, list[Any]]:
         """The analysis' typed results by report section; data files it writes go under `run_dir`."""
         raise NotImplementedError

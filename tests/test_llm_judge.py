@@ -57,7 +57,7 @@ def test_llm_judge_swap_and_invalid_verdicts(tmp_path: Path) -> None:
         summary, results, _ = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite",
                                        quiet=True, report=False)
     assert summary.done == summary.total
-    (vc,) = results.vibecheck
+    (vc,) = results.of("vibecheck")
     pairs = {p.item_id: p for p in vc.pairs}
     # "answer 1" in both orders is position bias: the swap rule gives 0 for every pair it could read; q0's
     # answers hold no verdict, so its score is missing, not a tie
@@ -126,7 +126,7 @@ def test_llm_judge_reads_a_vibes_example_answers(tmp_path: Path) -> None:
     assert len(with_examples) == 8  # 4 pairs x both orders, each showing both ends' examples
     assert all("[Example 2]\nConsult the reference page." in t and "step by step" in t for t in with_examples)
     assert all("Examples from" not in t for t in texts if "Axis: warmth" in t)  # vibes without examples: as before
-    (vc,) = results.vibecheck
+    (vc,) = results.of("vibecheck")
     docs = {p.item_id: p.by_judge["docs_pointer"]["judge"] for p in vc.pairs}
     # "answer 2" in both orders is position bias, so the swap rule scores 0; the verdicts were parsed, not invalid
     assert set(docs.values()) == {0} and next(v for v in vc.vibes if v.name == "docs_pointer").invalid_verdicts == 0

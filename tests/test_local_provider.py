@@ -103,7 +103,7 @@ def test_llm_judge_and_discovery_on_local_llama(tmp_path: Path) -> None:
     # llama-cpp-python's server does not take OpenAI's json_schema form (a 500 naming response_format): the
     # judge goes on in free text for the run
     assert "response_format" in summary.free_text_fallbacks["smol"]
-    (vc,) = results.vibecheck
+    (vc,) = results.of("vibecheck")
     assert vc.vibes[0].name == "enthusiasm" and vc.vibes[0].judge_kinds == ["llm"]
     assert all(p.rationales.get("enthusiasm", {}).get("smol") for p in vc.pairs)  # raw answers kept
     assert vc.invalid_verdicts >= 0  # counted, whatever the tiny model answered
@@ -127,7 +127,7 @@ def test_local_judge_answers_in_its_schema_through_a_llama_cpp_grammar(tmp_path:
     summary, results, _ = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
                                    report=False)
     assert summary.done == summary.total and not summary.free_text_fallbacks
-    (vc,) = results.vibecheck
+    (vc,) = results.of("vibecheck")
     (row,) = vc.reliability
     assert (row.answers, row.structured, row.invalid) == (6, 6, 0)  # all in the schema, every verdict read
     assert all(a.startswith("{") for p in vc.pairs for a in p.rationales["enthusiasm"]["smol"])  # JSON, both orders

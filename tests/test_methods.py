@@ -48,7 +48,7 @@ def _write(tmp_path: Path, min_words: str) -> Path:
 
 def test_a_sixth_method_runs_end_to_end(tmp_path: Path, word_count: None) -> None:
     _, results, run_dir = run_spec(_write(tmp_path, "2"), tmp_path / "run", tmp_path / "cache.sqlite", quiet=True)
-    (found,) = results.word_count
+    (found,) = results.of("word_count")
     assert found == {"analysis": "words", "means": {"a": 4.0, "b": 3.0}}  # b's one-word answer is under 2
     page = (run_dir / "index.html").read_text(encoding="utf-8")
     assert "words: words per answer</h2><p>a: 4.0</p><p>b: 3.0</p>" in page

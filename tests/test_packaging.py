@@ -69,10 +69,10 @@ def vibe(env: dict[str, str], cwd: Path, *args: str, timeout: int = 600) -> subp
 def test_the_wheel_and_sdist_hold_what_runs_read(dist: Path) -> None:
     (wheel,) = dist.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for needed in ("engine/spec/schema.json", "engine/report/templates/index.html.j2",
-                   "engine/report/templates/sections/vibecheck.html.j2", "engine/report/templates/style.css",
-                   "engine/builtin/offline-panel.yaml", "engine/builtin/smollm2-terse-vs-chatty.yaml",
-                   "engine/builtin/data/everyday-prompts.jsonl"):
+    templates = [str(p.relative_to(ROOT)) for p in (ROOT / "engine").glob("**/templates/**/*") if p.is_file()]
+    assert "engine/methods/vibecheck/templates/sections/vibecheck.html.j2" in templates  # each method's own folder
+    for needed in ("engine/spec/schema.json", *templates, "engine/builtin/offline-panel.yaml",
+                   "engine/builtin/smollm2-terse-vs-chatty.yaml", "engine/builtin/data/everyday-prompts.jsonl"):
         assert needed in names, needed
     (sdist,) = dist.glob("*.tar.gz")
     with tarfile.open(sdist) as archive:

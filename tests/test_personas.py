@@ -171,7 +171,7 @@ def test_llm_rewriter_and_persona_judge_over_http(tmp_path: Path) -> None:
     # the personalized generations and judgments see the LLM's rewrite, not the offline stand-in
     assert sum(entry.text == good for entry in log) == 4  # two variants (same reply) × two models
     assert any(good in entry.text and "[Answer 1]" in entry.text for entry in log)
-    (result,) = results.personas
+    (result,) = results.of("personas")
     novice, pro = result.personas
     assert novice.rejected == 2  # both rewrites of p1 drifted to dragons (cosine, and the verifier says no)
     assert pro.rejected == 4  # p0's rewrites pass the cosine floor, but the LLM verifier says they changed the task

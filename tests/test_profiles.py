@@ -97,7 +97,7 @@ def planted_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]
 
 def test_planted_vibes_land_on_the_right_model(planted_run: tuple[Path, object]) -> None:
     run_dir, results = planted_run
-    (profile,) = results.profiles
+    (profile,) = results.of("profiles")
     assert profile.reference == "reference" and profile.models == ["longer", "listy"]
     verbose, formatted = profile.cell("longer", "verbosity"), profile.cell("listy", "formatting")
     assert verbose.separability > 0.9 and verbose.ci_low > 0  # three times the words on every prompt
@@ -124,7 +124,7 @@ def test_vibe_run_of_a_profiles_only_spec_prints_its_summary(tmp_path: Path) -> 
 
 def test_win_rates_read_each_models_own_labels(planted_run: tuple[Path, object]) -> None:
     run_dir, results = planted_run
-    (profile,) = results.profiles
+    (profile,) = results.of("profiles")
     data = _rows()
     # hand count: a numeric label goes to its nearest key (1.93 -> the model, 1.07 -> the reference), 1.5 ties
     longer = [1.0 if r["longer_label"] > 1.5 else 0.5 if r["longer_label"] == 1.5 else 0.0 for r in data]

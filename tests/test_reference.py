@@ -128,7 +128,7 @@ def test_llm_reference_judge_repeats_scores_and_rankings(tmp_path: Path) -> None
     prepared = prepare(spec)
     seeds = sorted(t.request["params"]["seed"] for t in prepared.plan.tasks if t.stage == "reference")
     assert seeds == [7] * 8 + [8] * 8 + [9] * 8  # repeats are distinct, reproducible samples
-    (ref,) = results.reference
+    (ref,) = results.of("reference")
     scores = {s.model: {sub.subset: sub for sub in s.subsets} for s in ref.scores}
     assert scores["a"]["all"].score == pytest.approx(25 * (4 + 4 + 1 + 4) / 4)
     assert scores["a"]["normal"].score == pytest.approx(100.0) and scores["a"]["hard"].score == pytest.approx(62.5)
@@ -161,7 +161,7 @@ def test_offline_reference_judge_is_labelled_and_orders_answers(tmp_path: Path) 
     assert len(rate_tasks) == 4 and {t.provider for t in rate_tasks} == {"offline"}  # deterministic: no repeats
     _, results, _ = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
                              report=False)
-    (ref,) = results.reference
+    (ref,) = results.of("reference")
     assert "offline reference-similarity" in ref.judge_label and "not an LLM" in ref.judge_label
     by = {(r.item_id, r.model): r for r in ref.ratings}
     assert by[("i0", "a")].rating == pytest.approx(5.0, abs=0.05)  # the reference itself

@@ -51,7 +51,7 @@ def test_arena_report_renders_in_browser(tmp_path: Path, shared_data: Path) -> N
                     "datasets:\n  arena:\n    limit: 160\n    seed: 3\n")
     summary, results, run_dir = run_spec(spec, tmp_path / "run", tmp_path / "cache.sqlite", quiet=True)
     assert summary.done == summary.total
-    (vc,) = results.vibecheck
+    (vc,) = results.of("vibecheck")
     assert len(vc.pairs) == 160 and vc.model_matching is not None and vc.preference is not None
     mined = [v.name for v in vc.vibes if v.kept and v.origin.startswith("discovered (phrases:")]
     assert mined and any("cross-fitted" in note and mined[0] in note for note in vc.notes)
@@ -152,7 +152,7 @@ analyses:
     summary, results, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
     assert summary.done == summary.total
     assert open_pages([run_dir / "index.html", run_dir / "explore" / "vibecheck.html"], tmp_path) == []
-    check_reading_aids(results.vibecheck[0], run_dir)
+    check_reading_aids(results.of("vibecheck")[0], run_dir)
 
 
 PAYLOADS = [
@@ -313,7 +313,7 @@ analyses:
         summary, results, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite",
                                              quiet=True)
     assert summary.done == summary.total
-    (persona,) = results.personas[0].personas
+    (persona,) = results.of("personas")[0].personas
     assert persona.preferred == "warm"  # longer, warmer answers, as this persona prefers
     index = (run_dir / "index.html").read_text()
     assert "reference: score against reference answers" in index and "LLM judge grader" in index

@@ -146,7 +146,7 @@ def test_sep_elo_reaches_the_page_from_a_preference_judge(tmp_path: Path, llm_se
     (tmp_path / "spec.yaml").write_text(SEP_SPEC.format(url=llm_server.base_url))
     summary, results, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
     assert summary.done == summary.total
-    (sep,) = results.separability
+    (sep,) = results.of("separability")
     methods = {r.method: r for r in sep.rankings}
     assert set(methods) == {"bradley_terry", "elo", "sep_elo"} and sep.invalid == 0
     assert methods["elo"].n_outcomes == 6 * 3 and methods["elo"].n_units == 6 and methods["elo"].n_ties == 0

@@ -72,7 +72,7 @@ def test_openai_compatible_judge_sends_the_schema_and_reads_the_answer(tmp_path:
     preference_request = next(e.body for e in log if "serves the user better" in e.text)
     assert preference_request["response_format"]["json_schema"]["schema"]["properties"]["verdict"]["enum"] == \
         ["1", "2", "tie"]
-    (vc,) = results.vibecheck
+    (vc,) = results.of("vibecheck")
     # "1" in both orders is position bias: every pair is inconsistent, so the swap rule gives 0
     assert all(p.by_judge["warmth"]["judge"] == 0 for p in vc.pairs) and vc.invalid_verdicts == 0
     rows = {r.task: r for r in vc.reliability}
@@ -98,7 +98,7 @@ def test_anthropic_judge_is_forced_to_its_answer_tool(tmp_path: Path, monkeypatc
     assert request["tools"] == [{"name": "vibe_verdict_v1", "description": "Record your answer in this form.",
                                  "input_schema": answers.VIBE_VERDICT.schema}]
     assert request["tool_choice"] == {"type": "tool", "name": "vibe_verdict_v1"}
-    (vc,) = results.vibecheck
+    (vc,) = results.of("vibecheck")
     scores = next(r for r in vc.reliability if r.task == "vibe scores")
     assert scores.invalid == 0 and scores.structured == 8  # every tool answer read, none lost
 
@@ -119,7 +119,7 @@ def test_a_refused_schema_falls_back_to_free_text_once_for_the_run(tmp_path: Pat
     assert summary.done == summary.total and summary.failed == []
     # only calls already in flight when the first refusal came back are refused (2 at a time here)
     assert 1 <= len(refused) <= 2 and "json_schema is not supported" in summary.free_text_fallbacks["judge"]
-    (vc,) = results.vibecheck
+    (vc,) = results.of("vibecheck")
     scores = next(r for r in vc.reliability if r.task == "vibe scores")
     assert scores.structured == 0 and scores.invalid == 0
     assert "judge" in manifest["free_text_fallbacks"]  # this run's fallback, by endpoint

@@ -71,7 +71,7 @@ def test_a_persona_analysis_gated_on_unit_tests(tmp_path: Path) -> None:
         summary, results, _ = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
                                        report=False)
     assert summary.done == summary.total
-    (result,) = results.personas
+    (result,) = results.of("personas")
     gates = {(s.item_id, s.variant): s.gate for s in result.samples}
     assert gates == {("p0", "original"): 1, ("p0", "persona0"): 1, ("p1", "original"): None,
                      ("p1", "persona0"): None}

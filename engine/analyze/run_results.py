@@ -23,13 +23,7 @@ class RunResults:
 
     def of(self, section: str) -> list[Any]:
         """The results of one report section, in spec order (none when no analysis filled it)."""
-        return self.__dict__.get("sections", {}).get(section, [])
-
-    def __getattr__(self, section: str) -> list[Any]:
-        """`results.personas` reads as `results.of("personas")`."""
-        if section.startswith("_"):
-            raise AttributeError(section)
-        return self.of(section)
+        return self.sections.get(section, [])
 
 
 def analyze_run(prepared: Prepared, results: dict[str, Result], run_dir: Path,

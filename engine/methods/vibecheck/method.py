@@ -14,7 +14,10 @@ import json
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from engine.datasets import Item
 from engine.judges import prompts
@@ -54,7 +57,7 @@ class VibeCheck(AnalysisMethod):
         return replace(analysis, options=replace(analysis.options, vibes=[*analysis.options.vibes, *names]))
 
     def train_verdicts(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result],
-                       vibes: list[Any]) -> Any:
+                       vibes: list[Vibe]) -> np.ndarray:
         from engine.methods.vibecheck.analysis import train_verdicts
 
         return train_verdicts(prepared, analysis, results, vibes)
