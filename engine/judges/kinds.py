@@ -3,7 +3,7 @@
 A judge kind says what a judge of that kind takes (its config fields, beyond `kind`, `description` and
 `optional`), which jobs it can do (ROLES), whether it runs here without a model (offline) and, if so, how
 it answers the tasks planned for it. The spec, the planner and the executor ask the kind; none of them
-names one. A kind lives in one module that registers its class with `@judge_kind`.
+names one. A kind lives in one module that registers its class with `@judge_kind_class`.
 
 Adding a kind: write its module, add its line to `KIND_MODULES`.
 """
