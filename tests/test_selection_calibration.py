@@ -17,7 +17,9 @@ import numpy as np
 from scipy.stats import binomtest
 
 from engine import stats
-from engine.analyze import heldout, profiles, vibecheck
+from engine.analyze import heldout
+from engine.methods.vibecheck import analysis as vibecheck
+from engine.methods.vibecheck import profiles
 from engine.methods.vibecheck.analysis import Features
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 from engine.spec.data_model import Labels
