@@ -106,7 +106,7 @@ def test_llm_discovery_proposes_reduces_and_iterates(tmp_path: Path) -> None:
     with Cache(tmp_path / "c.sqlite") as cache:
         prepared = prepare(tmp_path / "spec.yaml")
         finished = cache.get_many(t.id for t in prepared.plan.tasks)
-        assert analyze_run(prepared, finished, tmp_path / "run").vibecheck
+        assert analyze_run(prepared, finished, tmp_path / "run").of("vibecheck")
 
 
 def test_llm_judge_reads_a_vibes_example_answers(tmp_path: Path) -> None:
