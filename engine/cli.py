@@ -63,7 +63,7 @@ def _validate(args: argparse.Namespace) -> int:
         for warning in warnings:
             print(f"warning: {warning}", file=sys.stderr)
         for note in older_kind_names(spec) if spec is not None else []:
-            print(f"{note} (still read as before)", file=sys.stderr)
+            print(f"warning: {note} (still read as before)", file=sys.stderr)
         if problems:
             status = EXIT_USAGE
         else:

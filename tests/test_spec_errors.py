@@ -418,3 +418,15 @@ def test_a_dataset_that_is_not_utf8_is_refused_at_its_line(workdir: Path, name: 
                           text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"{workdir / where}: byte 0x" in done.stderr and "the file must be UTF-8 text" in done.stderr
+
+
+def test_the_older_embedding_kind_is_read_as_before_with_a_note(workdir: Path) -> None:
+    """`kind: embedding` named both offline embedding judges: still valid, and validate names the new kinds."""
+    path = workdir / "spec.yaml"
+    path.write_text(GOOD.replace("    kind: metric\n    metric: length_words\n", "    kind: embedding\n"))
+    spec = load_spec(path)
+    assert spec.judges["m"].kind_of.does("vibe") and spec.judges["m"].kind_of.does("reference")
+    out = subprocess.run([sys.executable, "-m", "engine", "validate", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert (f"warning: {path}:11:11: judges.m.kind: kind 'embedding' is an older name: write `embedding_axis` (to "
+            "score a pair of answers on a vibe) or `reference_similarity`") in out.stderr
