@@ -9,7 +9,8 @@ Adding a provider: write its client module (`engine/execute/providers/<name>.py`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class ProviderInfo:
     judges: bool = True  # an LLM judge may name it
     in_cluster: bool = False  # its weights are held by the Ray backend's own actors
     takes_key: bool = True  # it reads an API key from api_key_env
+    limits: Mapping[str, float] = field(default_factory=dict)  # its endpoints' default limits, before the spec's
 
 
 OPENAI = "engine.execute.providers.openai_api"
@@ -32,8 +34,10 @@ PROVIDERS: dict[str, ProviderInfo] = {
     "openai-compatible": ProviderInfo(OPENAI, "engine.execute.providers.openai_batches",
                                       "response_format json_schema (free text for the run if the server refuses it)",
                                       needs=("base_url", "model")),
+    # llama.cpp's server answers one request at a time: more in flight only queue there and run into the client's
+    # timeout (then the retry repeats the work). One at a time per model, with room for a long generation.
     "local": ProviderInfo("engine.execute.providers.local", None, "a llama.cpp grammar built from the schema",
-                          in_cluster=True, takes_key=False),
+                          in_cluster=True, takes_key=False, limits={"concurrency": 1, "timeout_s": 600.0}),
     "vllm": ProviderInfo(None, needs=(), judges=False, in_cluster=True, takes_key=False),  # run by the Ray backend
     "recorded": ProviderInfo(None, needs=(), takes_key=False),  # answers read from a dataset
 }

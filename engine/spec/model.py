@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.judges.kinds import JudgeKind, judge_kind
-from engine.provider_table import BATCH_PROVIDERS
+from engine.provider_table import BATCH_PROVIDERS, PROVIDERS
 from engine.registry import get_method
 from engine.spec.data_model import Dataset, dataset_from, recorded_models
 from engine.spec.paths import resolve_path
@@ -65,9 +65,6 @@ class Limits:
     max_retries: int = 5
 
 
-# llama.cpp's server answers one request at a time: more in flight only queue there and run into the client's
-# timeout (then the retry repeats the work). One at a time per model, with room for a long generation.
-LOCAL_LIMITS = {"concurrency": 1, "timeout_s": 600.0}
 
 
 @dataclass(frozen=True)
@@ -305,7 +302,7 @@ def _endpoint(name: str, raw: dict[str, Any], default_max_tokens: int | None = N
         system_prompt=raw.get("system_prompt"),
         params=Params(**{**params, "stop": tuple(params.get("stop", ()))}),
         price=Price(**raw.get("price", {})),
-        limits=Limits(**{**(LOCAL_LIMITS if raw["provider"] == "local" else {}), **raw.get("limits", {})}),
+        limits=Limits(**{**PROVIDERS[raw["provider"]].limits, **raw.get("limits", {})}),
         batch=_batch_mode(raw, batch_default),
     )
 

@@ -11,7 +11,7 @@ from typing import Any
 from engine.judges.kinds import ALIASES, COMMON_FIELDS, ROLES, JudgeKind, judge_kind, kind_names
 from engine.judges.metrics import METRICS, is_metric
 from engine.names import did_you_mean
-from engine.provider_table import BATCH_PROVIDERS, IN_CLUSTER_PROVIDERS
+from engine.provider_table import BATCH_PROVIDERS, IN_CLUSTER_PROVIDERS, PROVIDERS
 from engine.registry import get_method, method_names
 from engine.spec.data_model import BATTLE_FORMATS, PRESET_FIELDS, TIDY_FORMATS
 from engine.spec.model import REPORT_FOLDERS, Judge, Vibe
@@ -116,7 +116,7 @@ def _check_endpoint(c: SpecChecker, path: PathKey, entry: dict[str, Any]) -> Non
     if provider == "vllm" and "base_url" in entry:
         c.report((*path, "base_url"), "a vllm model runs in the cluster's own vLLM engines; for a vLLM server "
                  "you started, use provider: openai-compatible with its base_url")
-    if provider in ("local", "vllm", "recorded") and "api_key_env" in entry:
+    if provider in PROVIDERS and not PROVIDERS[provider].takes_key and "api_key_env" in entry:
         c.report((*path, "api_key_env"), f"provider {provider!r} takes no API key")
     if provider == "recorded" and ("params" in entry or "price" in entry):
         c.report((*path,), "a recorded model makes no calls: params and price do not apply")
