@@ -15,7 +15,7 @@ ENGINE = Path(engine.__file__).parent
 PLUG_INS = (str(ENGINE / "registry.py"), str(ENGINE / "judges" / "kinds.py"),
             *(str(ENGINE / (module.removeprefix("engine.").replace(".", "/") + ".py"))
               for module in KIND_MODULES.values()),
-            *(str(ENGINE / "methods" / module.split(".")[2]) for module in METHOD_MODULES.values()))
+            *(f"{ENGINE / 'methods' / module.split('.')[2]}/" for module in METHOD_MODULES.values()))
 
 
 def _named(node: ast.AST) -> str:
