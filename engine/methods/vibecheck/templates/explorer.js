@@ -1,4 +1,4 @@
-/* The pair explorer (engine/report/explorer.py writes its data). No dependencies, no network: the index and
+/* The pair explorer (explorer.py beside this folder writes its data). No dependencies, no network: the index and
    the text chunks are scripts beside the page that call vibeExplorer.index / vibeExplorer.chunk.
    Everything shown is set as text, except answers' HTML, which the report sanitized with nh3 when it wrote it. */
 (function () {
