@@ -28,6 +28,6 @@ demo: install
 
 test: install-test
 	$(PY) -m ruff check engine tests benchmarks scripts
-	$(VENV)/bin/lint-imports  # the layers contract in pyproject.toml: no stage imports one above it
+	$(VENV)/bin/lint-imports  # pyproject.toml: no stage imports one above it, no method package imports another
 	$(PY) -m mypy  # engine/, at the settings in pyproject.toml
 	$(PY) -m pytest -q
