@@ -12,11 +12,12 @@ Adding a method: write its package (or, for a small one, a module), add its line
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from engine.plugins import Plugins
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -120,21 +121,18 @@ class AnalysisMethod:
         raise NotImplementedError
 
 
-_LOADED: dict[str, AnalysisMethod] = {}
-
-
 class UnknownMethod(KeyError):
     pass
+
+
+_METHODS: Plugins[AnalysisMethod] = Plugins("analysis method", METHOD_MODULES, UnknownMethod)
 
 
 def analysis_method(name: str) -> Callable[[type[AnalysisMethod]], type[AnalysisMethod]]:
     """Class decorator: register an analysis method under `name` (a second registration is an error)."""
     def register(cls: type[AnalysisMethod]) -> type[AnalysisMethod]:
-        if name in _LOADED:
-            raise ValueError(f"analysis method {name!r} is registered twice: by {type(_LOADED[name]).__module__} "
-                             f"and by {cls.__module__}")
+        _METHODS.add(name, cls())
         cls.name = name
-        _LOADED[name] = cls()
         return cls
     return register
 
@@ -145,10 +143,4 @@ def method_names() -> list[str]:
 
 def get_method(name: str) -> AnalysisMethod:
     """The registered method, importing its module on first use."""
-    if name not in _LOADED:
-        if name not in METHOD_MODULES:
-            raise UnknownMethod(name)
-        importlib.import_module(METHOD_MODULES[name])
-        if name not in _LOADED:
-            raise UnknownMethod(f"{METHOD_MODULES[name]} registers no analysis method {name!r}")
-    return _LOADED[name]
+    return _METHODS.get(name)

@@ -10,9 +10,10 @@ Adding a kind: write its module, add its line to `KIND_MODULES`.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from engine.plugins import Plugins
 
 if TYPE_CHECKING:
     from engine.datasets.items import Item
@@ -98,18 +99,15 @@ class UnknownJudgeKind(KeyError):
     pass
 
 
-_LOADED: dict[str, JudgeKind] = {}
+_KINDS: Plugins[JudgeKind] = Plugins("judge kind", KIND_MODULES, UnknownJudgeKind)
 
 
 def judge_kind_class(name: str) -> Callable[[type[JudgeKind]], type[JudgeKind]]:
     """Class decorator: register a judge kind under `name` (a second registration is an error)."""
     def register(cls: type[JudgeKind]) -> type[JudgeKind]:
-        if name in _LOADED:
-            raise ValueError(f"judge kind {name!r} is registered twice: by {type(_LOADED[name]).__module__} and "
-                             f"by {cls.__module__}")
+        _KINDS.add(name, cls())
         cls.name = name
         cls.wire = cls.wire or name
-        _LOADED[name] = cls()
         return cls
     return register
 
@@ -121,15 +119,7 @@ def kind_names() -> list[str]:
 
 def judge_kind(name: str) -> JudgeKind:
     """The kind registered as `name` (an older spelling gives the kind it still stands for), imported on first use."""
-    if name in ALIASES:
-        return _alias(name)
-    if name not in _LOADED:
-        if name not in KIND_MODULES:
-            raise UnknownJudgeKind(name)
-        importlib.import_module(KIND_MODULES[name])
-        if name not in _LOADED:
-            raise UnknownJudgeKind(f"{KIND_MODULES[name]} registers no judge kind {name!r}")
-    return _LOADED[name]
+    return _alias(name) if name in ALIASES else _KINDS.get(name)
 
 
 def offline_runner(task_kind: str, wire: str) -> JudgeKind:
@@ -150,10 +140,9 @@ def renamed(name: str) -> str:
 
 def _alias(name: str) -> JudgeKind:
     """An older spelling: a kind that does what each kind it stood for does, in the role that kind has."""
-    if name not in _LOADED:
-        parts = [judge_kind(k) for k in ALIASES[name]]
-        _LOADED[name] = _Either(name, parts)
-    return _LOADED[name]
+    if name not in _KINDS.loaded:
+        _KINDS.add(name, _Either(name, [judge_kind(k) for k in ALIASES[name]]))
+    return _KINDS.loaded[name]
 
 
 class _Either(JudgeKind):
