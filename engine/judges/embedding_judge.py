@@ -4,7 +4,8 @@ all-MiniLM-L6-v2 and compares.
 An output's position is cos(output, high) − cos(output, low). The ends are the vibe's own low and high
 definitions or, when the vibe gives example answers for each end, the normalized mean embedding of each
 end's examples. A scores +1 when it sits further toward "high" than B by more than `margin`. All texts of
-a batch are embedded together, each once.
+a batch are embedded together, each once. numpy and the encoder are imported when a batch is judged: reading
+the kind's declaration (every `vibe validate` does) stays light.
 """
 
 from __future__ import annotations
@@ -12,14 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from engine.embeddings import embed
 from engine.judges.kinds import JudgeKind, judge_kind_class
 from engine.judges.verdicts import PairVerdict, compare
 from engine.requests import PairJudgment
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from engine.spec.model import Judge, Vibe
 
 
@@ -30,6 +30,8 @@ def _end_texts(fields: Mapping[str, Any], end: str) -> list[str]:
 
 
 def _axis_end(texts: list[str], vector: Callable[[str], np.ndarray]) -> np.ndarray:
+    import numpy as np
+
     mean = np.mean([vector(t) for t in texts], axis=0)
     return mean / max(float(np.linalg.norm(mean)), 1e-12)
 
@@ -38,6 +40,10 @@ def judge_pairs(requests: Sequence[PairJudgment], texts: dict[str, str]) -> list
     """One verdict per request, all texts embedded in one batch; `texts` maps output task ids to text."""
     if not requests:
         return []
+    import numpy as np
+
+    from engine.embeddings import embed
+
     ends = [t for r in requests for end in ("low", "high") for t in _end_texts(r.fields, end)]
     corpus = list(dict.fromkeys([texts[g] for r in requests for g in r.outputs] + ends))
     vectors = dict(zip(corpus, embed(corpus), strict=True))

@@ -18,6 +18,8 @@ they were set from those spreads, not fitted to any judge's ratings.
 
 idf depends on the whole reference set, so a batch is judged against its corpus (every reference of the
 analysis' dataset, named in each request by a hash), never against whichever subset happens to be pending.
+numpy and the encoders are imported when answers are rated: reading the kind's declaration (every
+`vibe validate` does) stays light.
 """
 
 from __future__ import annotations
@@ -29,16 +31,16 @@ from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from engine.chunk_map import map_chunks
-from engine.embeddings import Encoded, TokenEncoder, default_encoder, embed, one_thread
 from engine.judges.kinds import JudgeKind, judge_kind_class
 from engine.judges.verdicts import SimilarityRating
 from engine.requests import Rating
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from engine.datasets.items import Item
+    from engine.embeddings import Encoded, TokenEncoder
 
 METHOD = "reference-similarity"
 WEIGHTS = {"bertscore_recall": 3.0, "key_term_recall": 2.0, "cosine": 3.0}
@@ -77,6 +79,8 @@ def key_term_recall(answer: str, reference: str, question: str, idf: dict[str, f
 @cache
 def _corpus_statistics(references: tuple[str, ...]) -> tuple[dict[str, float], dict[int, float], int]:
     """Word idf and wordpiece idf over a reference corpus (each reference one document)."""
+    from engine.embeddings import default_encoder
+
     words = Counter(t for r in references for t in set(content_terms(r)))
     tokenizer = default_encoder().tokenizer
     pieces = Counter(p for r in references for p in set(tokenizer.encode(r.strip(), add_special_tokens=False)))
@@ -102,6 +106,8 @@ def rate(requests: Sequence[Rating], texts: dict[str, str],
     its references."""
     if not requests:
         return []
+    from engine.embeddings import embed
+
     answers = [texts[r.output] for r in requests]
     references = [r.fields["reference"] or "" for r in requests]
     sentence = dict(zip(answers + references, embed(answers + references), strict=True))
@@ -116,6 +122,8 @@ def rate(requests: Sequence[Rating], texts: dict[str, str],
 
 
 def _rate_chunk(work: Sequence[tuple[Rating, str, str, tuple[str, ...], float]]) -> list[SimilarityRating]:
+    from engine.embeddings import default_encoder, one_thread
+
     encoder = default_encoder()
     tokens = encoder.encode([a or " " for _, a, _, _, _ in work] + [r for _, _, r, _, _ in work])
     with one_thread():
@@ -125,6 +133,8 @@ def _rate_chunk(work: Sequence[tuple[Rating, str, str, tuple[str, ...], float]])
 def _rating(encoder: TokenEncoder, tokens: dict[str, Encoded], request: Rating, answer: str, reference: str,
             corpus: tuple[str, ...], cosine: float) -> SimilarityRating:
     """One rating from the chunk's token embeddings and the pair's sentence cosine."""
+    import numpy as np
+
     word_idf, piece_idf, n = _corpus_statistics(corpus)
     default_idf = smoothed_idf(0, n)
     question = request.fields.get("prompt") or ""
