@@ -430,3 +430,10 @@ def test_the_older_embedding_kind_is_read_as_before_with_a_note(workdir: Path) -
     assert out.returncode == 0, out.stderr
     assert (f"warning: {path}:11:11: judges.m.kind: kind 'embedding' is an older name: write `embedding_axis` (to "
             "score a pair of answers on a vibe) or `reference_similarity`") in out.stderr
+
+
+def test_a_problem_quoting_a_line_break_stays_one_line(workdir: Path) -> None:
+    """A message quotes the spec (here a base path holding a form feed): the printed problem is still one line."""
+    found = problems_for(workdir, GOOD.replace("name: demo\n", 'name: demo\nextends: "\\f"\n', 1))
+    assert found == [f"{workdir / 'spec.yaml'}:2:1: extends: base spec not found: {workdir}/\\x0c"]
+    assert all(len(p.splitlines()) == 1 for p in found)

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# A problem prints as one line, whatever its message quotes from the spec (a name, a path): the characters
+# that would end that line are written as escapes.
+LINE_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"})
+
 
 @dataclass(frozen=True, order=True)
 class Problem:
@@ -18,7 +22,8 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}: {self.field or '<root>'}: {self.message}"
+        line = f"{self.file}:{self.line}:{self.col}: {self.field or '<root>'}: {self.message}"
+        return line.translate(LINE_BREAKS)
 
 
 class SpecError(Exception):
