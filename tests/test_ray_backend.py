@@ -6,6 +6,7 @@ addresses and impossible resource requests are refused before any task runs."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import socket
@@ -24,7 +25,7 @@ pytest.importorskip("llama_cpp")
 
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from engine.execute.ray_cluster import ClusterError  # noqa: E402
+from engine.execute.ray_cluster import ClusterError, connect, disconnect  # noqa: E402
 from engine.pipeline import prepare, run_spec  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -90,7 +91,6 @@ def test_ray_generations_and_similarity_match_local_and_rerun_makes_no_calls(
 def test_encoders_on_ray_data_give_the_local_numbers(cluster: Cluster) -> None:
     from engine import chunk_map, embeddings
     from engine.execute.ray_chunks import RayChunkMapper
-    from engine.execute.ray_cluster import connect
     from engine.judges.reference_similarity import rate
     from engine.requests import Rating
     from engine.spec.model import Resources
@@ -109,7 +109,7 @@ def test_encoders_on_ray_data_give_the_local_numbers(cluster: Cluster) -> None:
         on_ray = embeddings.embed(texts), rate(requests, answers, corpora)
     finally:
         chunk_map.use(None)
-        ray.shutdown()
+        disconnect()
     assert np.array_equal(local[0], on_ray[0])  # bit for bit: the same padded batches
     assert local[1] == on_ray[1]
 
@@ -159,9 +159,11 @@ def test_losing_a_node_mid_run_still_stores_every_task_once(
 
 
 def test_a_replica_that_cannot_start_fails_its_tasks_with_the_reason(cluster: Cluster, tmp_path: Path) -> None:
-    """Weights missing on the nodes: two start attempts, then every task of that model fails, naming why."""
+    """Weights missing on the nodes: two start attempts, then every task of that model fails, naming why.
+
+    Ray's start errors hold ObjectRefs in reference cycles; `disconnect` frees them before `ray.shutdown()`,
+    where the collector freeing one would end this process with status 1 and no message."""
     from engine.execute.cache import Cache
-    from engine.execute.ray_cluster import connect
     from engine.execute.ray_generation import START_ATTEMPTS, RayGenerator
     from engine.records import Task
     from engine.spec.model import Endpoint, Execution
@@ -174,7 +176,8 @@ def test_a_replica_that_cannot_start_fails_its_tasks_with_the_reason(cluster: Cl
             generator = RayGenerator(Execution(backend="ray"), {"m": endpoint}, cache)
             failures = generator.run(tasks, lambda task: ([{"role": "user", "content": "hi"}], {}, None))
     finally:
-        ray.shutdown()
+        disconnect()
+    assert not [o for o in gc.get_objects() if isinstance(o, ray.ObjectRef)]
     assert len(failures) == 3 and len(generator.replicas) == START_ATTEMPTS
     assert all("could not start" in f.error and "/nowhere/model.gguf" in f.error for f in failures)
 

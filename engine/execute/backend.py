@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from engine import chunk_map
-from engine.execute.ray_cluster import VLLM_HINT, ClusterError, check_capacity, connect, resolve_address
+from engine.execute.ray_cluster import VLLM_HINT, ClusterError, check_capacity, connect, disconnect, resolve_address
 from engine.provider_table import IN_CLUSTER_PROVIDERS
 from engine.records import Prepared
 from engine.spec.model import Endpoint, Execution
@@ -65,9 +65,7 @@ def joined(prepared: Prepared, execution: Execution) -> Iterator[None]:
     finally:
         chunk_map.use(None)
         if joined_now:
-            import ray
-
-            ray.shutdown()
+            disconnect()
 
 
 def _check_capacity(prepared: Prepared, execution: Execution) -> None:

@@ -8,6 +8,7 @@ waiting out Ray's own reconnect timeout), and replicas that no node, or not the 
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import socket
@@ -67,6 +68,21 @@ def connect(address: str) -> bool:
     context.print_on_execution_start = False
     logging.getLogger("ray.data").setLevel(logging.ERROR)
     return True
+
+
+def disconnect() -> None:
+    """Leave the cluster this process joined, collecting cyclic garbage first.
+
+    Ray's errors keep the ObjectRefs of the call that raised them alive in reference cycles (error, traceback,
+    frame, error), so they outlive the code that handled them. When the collector happens to free one while
+    `ray.shutdown()` is tearing down the core worker, Ray ends the whole process with status 1 and prints
+    nothing (this killed a test suite midway). Collected here, they are released while the driver can still
+    release them.
+    """
+    import ray
+
+    gc.collect()
+    ray.shutdown()
 
 
 def _live_nodes() -> list[dict[str, float]]:
