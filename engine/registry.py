@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from engine.plugins import Plugins
 
@@ -40,10 +40,34 @@ METHOD_MODULES: dict[str, str] = {
 }
 
 
+OptionsT = TypeVar("OptionsT", bound="Options")
+
+
 @dataclass(frozen=True)
 class Options:
     """Base of every method's typed options: the spec's analysis block less `method`, `dataset`, `models`
     and `description`, with the method's defaults filled in once, when the spec is loaded."""
+
+    @classmethod
+    def of(cls: type[OptionsT], analysis: Analysis) -> OptionsT:
+        """`analysis`' options as this class. A method reads its options through its own class, so a type
+        checker follows every option it reads; an analysis of another method is a TypeError, not a missing
+        attribute found later."""
+        if not isinstance(analysis.options, cls):
+            raise TypeError(f"analysis {analysis.name!r} (method {analysis.method}) has "
+                            f"{type(analysis.options).__name__}, not {cls.__name__}")
+        return analysis.options
+
+
+@dataclass(frozen=True)
+class PairOptions(Options):
+    """What every method that `discovers` takes, since discovery reads it: the judges of the panel, the
+    train/test split of the prompts ({train: 0.5, seed: 0}), and the model every other one is compared with
+    (None: the analysis' two models are compared with each other)."""
+
+    judges: list[str] = field(default_factory=list)
+    split: dict[str, Any] = field(default_factory=dict)
+    reference: str | None = None
 
 
 @dataclass
@@ -72,7 +96,8 @@ class AnalysisMethod:
     templates: ClassVar[dict[str, str]] = {}
     assets: ClassVar[tuple[str, ...]] = ()
     # Its analyses read vibes, and a spec's `discover` block finds more from their training pairs before they
-    # are judged (`engine.discover.stage`); `with_discovered` then adds the found vibes to an analysis.
+    # are judged (`engine.discover.stage`); `with_discovered` then adds the found vibes to an analysis. Such a
+    # method's options are `PairOptions`, which discovery reads.
     discovers: ClassVar[bool] = False
 
     def with_discovered(self, analysis: Analysis, names: list[str]) -> Analysis:
@@ -131,6 +156,8 @@ _METHODS: Plugins[AnalysisMethod] = Plugins("analysis method", METHOD_MODULES, U
 def analysis_method(name: str) -> Callable[[type[AnalysisMethod]], type[AnalysisMethod]]:
     """Class decorator: register an analysis method under `name` (a second registration is an error)."""
     def register(cls: type[AnalysisMethod]) -> type[AnalysisMethod]:
+        if cls.discovers and not issubclass(cls.options, PairOptions):
+            raise TypeError(f"analysis method {name!r} discovers vibes, so its options must extend PairOptions")
         _METHODS.add(name, cls())
         cls.name = name
         return cls

@@ -57,10 +57,24 @@ def test_a_sixth_method_runs_end_to_end(tmp_path: Path, word_count: None) -> Non
 
 
 def test_the_method_s_options_are_typed_and_validated(tmp_path: Path, word_count: None) -> None:
-    assert load_spec(_write(tmp_path, "2")).analyses["words"].options.min_words == 2
+    from word_count.method import WordCountOptions
+
+    analysis = load_spec(_write(tmp_path, "2")).analyses["words"]
+    assert WordCountOptions.of(analysis) == WordCountOptions(min_words=2)
+    with pytest.raises(TypeError, match="analysis 'words' \\(method word_count\\) has WordCountOptions, not "
+                                        "PairOptions"):
+        registry.PairOptions.of(analysis)
     with pytest.raises(SpecError) as error:
         load_spec(_write(tmp_path, "-1"))
     assert "analyses.words.min_words" in str(error.value) and "minimum of 0" in str(error.value)
+
+
+def test_a_method_that_discovers_must_take_what_discovery_reads() -> None:
+    """Discovery reads the panel, the split and the reference of every analysis whose method discovers."""
+    with pytest.raises(TypeError, match="'finder' discovers vibes, so its options must extend PairOptions"):
+        registry.analysis_method("finder")(type("Finder", (registry.AnalysisMethod,), {"discovers": True}))
+    with pytest.raises(registry.UnknownMethod):
+        registry.get_method("finder")  # nothing was registered
 
 
 def test_a_taken_name_is_refused() -> None:

@@ -10,15 +10,15 @@ valid rating is left out of the model's score and its n.
 When the dataset also carries recorded ratings of the same answers (Vibe-Eval ships Reka Core's), the
 result reports them on the same scale and how well this judge agrees with them: Spearman's ρ over every
 (item, model) rating and Kendall's τ over the models' scores.
+
+The reference method (`engine.methods.reference.analysis`) runs these over an analysis' ratings; the personas
+method's correctness gate reads ratings with `rating_of`.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -28,9 +28,7 @@ from engine.analyze.outcomes import rating_outcomes
 from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.judges.llm import parse_rating, rating_explanation
 from engine.judges.verdicts import rating_value
-from engine.records import Prepared, Result
-from engine.requests import Rating
-from engine.spec.model import Analysis
+from engine.records import Result
 
 ALL = "all"
 RANKING_ROUNDS = 200  # bootstrap rounds of the rankings fitted on the derived preferences
@@ -152,56 +150,6 @@ def item_rating(raw: list[Result], llm: bool) -> tuple[float | None, tuple[float
     return (float(np.mean(valid)) if valid else None), repeats, explanation, len(repeats) - len(valid)
 
 
-def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str, Result]) -> ReferenceResult:
-    spec = prepared.spec
-    judge = spec.judges[analysis.options.judge]
-    llm = judge.endpoint is not None
-    repeats = analysis.options.repeats if llm else 1
-    tie_gap = float(analysis.options.tie_gap)
-    seed = analysis.options.seed
-    rounds = analysis.options.bootstrap
-    items = {item.id: item for item in prepared.items[analysis.dataset]}
-    ratings_of: dict[str, list[Result]] = defaultdict(list)  # generation task id -> its rating results
-    for task_id, request in prepared.plan.requests.items():
-        if isinstance(request, Rating) and request.judge == judge.name and task_id in results:
-            ratings_of[request.output].append(results[task_id])
-    per_model: dict[str, dict[str, tuple[str, float]]] = defaultdict(dict)
-    invalid: dict[str, int] = defaultdict(int)
-    texts: dict[tuple[str, str], str] = {}
-    rows: list[ItemRating] = []
-    for binding in prepared.plan.bindings.get(analysis.name, []):
-        item = items[binding.item]
-        subset = _subset(item.difficulty)
-        for model, (gen,) in binding.outputs.items():
-            raw = ratings_of.get(gen, [])
-            if gen in results:
-                texts[(item.id, model)] = str(results[gen].output)
-            if not raw:
-                continue
-            mean, each, explanation, bad = item_rating(raw, llm)
-            invalid[model] += bad
-            if mean is not None:
-                per_model[model][item.id] = (subset, mean)
-            rows.append(ItemRating(item.id, subset, model, mean, each, explanation, item.scores.get(model)))
-    recorded_per_model = {m: {i: (_subset(item.difficulty), float(item.scores[m]))
-                              for i, item in items.items() if m in item.scores} for m in analysis.models}
-    recorded_per_model = {m: rated for m, rated in recorded_per_model.items() if rated}
-    scores = []
-    for model in analysis.models:  # recorded scores on the answers this judge rated, side by side
-        mine = recorded_per_model.get(model, {})
-        recorded = {i: mine[i] for i in per_model[model] if i in mine}
-        scores.append(ModelScore(model, subset_scores(per_model[model], rounds, seed), invalid[model],
-                                 subset_scores(recorded, rounds, seed) if recorded else []))
-    scores.sort(key=lambda s: -s.subsets[0].score if s.subsets[0].n else float("inf"))
-    ties = analysis.options.ties
-    return ReferenceResult(analysis.name, analysis.dataset, judge.name, judge_label(llm, judge.name, repeats),
-                           repeats, tie_gap, scores, rows,
-                           subset_rankings(per_model, texts, tie_gap, list(analysis.models), ties, seed),
-                           agreement(rows, scores), ties, pair_agreement(per_model, recorded_per_model, tie_gap),
-                           subset_rankings(recorded_per_model, texts, RECORDED_TIE_GAP, list(analysis.models), ties,
-                                           seed))
-
-
 def subset_rankings(per_model: dict[str, dict[str, tuple[str, float]]], texts: dict[tuple[str, str], str],
                     tie_gap: float, models: list[str], ties: str, seed: int) -> list[Ranking]:
     """Bradley–Terry and Elo on the derived preferences, over all prompts and then each difficulty, with
@@ -245,7 +193,7 @@ def pair_agreement(ours: dict[str, dict[str, tuple[str, float]]], recorded: dict
     return sorted(out, key=lambda r: (r.subset != "all", r.subset))
 
 
-def _subset(difficulty: str | None) -> str:
+def subset_of(difficulty: str | None) -> str:
     """Vibe-Eval's categories read "difficulty-normal" / "difficulty-hard"; report them as normal / hard."""
     if not difficulty:
         return "unlabelled"
@@ -279,24 +227,3 @@ def agreement(rows: list[ItemRating], scores: list[ModelScore]) -> Agreement | N
     ours, theirs = zip(*paired, strict=True)
     tau = kendalltau([s.subsets[0].score for s in with_recorded], [s.recorded[0].score for s in with_recorded])
     return Agreement(float(spearmanr(ours, theirs).statistic), float(tau.statistic), len(paired), len(with_recorded))
-
-
-def write_reference(result: ReferenceResult, run_dir: Path) -> Path:
-    """scores.csv (one row per model and subset), ratings.jsonl (every answer) and reference.json."""
-    out = run_dir / result.analysis
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / "scores.csv").open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["model", "judge", "subset", "n", "score_percent", "ci_low", "ci_high", "invalid"])
-        for s in result.scores:
-            for sub in s.subsets:
-                writer.writerow([s.model, result.judge, sub.subset, sub.n, f"{sub.score:.2f}", f"{sub.ci_low:.2f}",
-                                 f"{sub.ci_high:.2f}", s.invalid])
-            for sub in s.recorded:
-                writer.writerow([s.model, "recorded", sub.subset, sub.n, f"{sub.score:.2f}", f"{sub.ci_low:.2f}",
-                                 f"{sub.ci_high:.2f}", 0])
-    (out / "ratings.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in result.ratings),
-                                       encoding="utf-8")
-    body = {k: v for k, v in asdict(result).items() if k != "ratings"}
-    (out / "reference.json").write_text(json.dumps(body, indent=1), encoding="utf-8")
-    return out

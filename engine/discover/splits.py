@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from engine import stats
 from engine.records import Binding, Prepared
+from engine.registry import PairOptions
 from engine.spec.model import Analysis
 
 
@@ -15,7 +16,7 @@ def split_bindings(prepared: Prepared, analysis: Analysis,
     every comparison of a many-model analysis holds out the same prompts; `comparison` keeps the prompts
     both of its models answered."""
     bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
-    train_ids, _ = stats.split([b.item for b in bindings], analysis.options.split.get("train", 0.5),
+    train_ids, _ = stats.split([b.item for b in bindings], PairOptions.of(analysis).split.get("train", 0.5),
                                split_seed(analysis))
     if comparison is not None:
         bindings = [b for b in bindings if all(model in b.outputs for model in comparison)]
@@ -28,10 +29,10 @@ POOLED = "other models"  # how pooled discovery names the side of the models com
 def discovery_sides(analysis: Analysis) -> tuple[str, str]:
     """The two sides discovery mines phrasing for: the analysis' two models, or every other model pooled
     against the reference."""
-    reference = analysis.options.reference
+    reference = PairOptions.of(analysis).reference
     return (POOLED, reference) if reference is not None else (analysis.models[0], analysis.models[1])
 
 
 def split_seed(analysis: Analysis) -> int:
     """The seed of the analysis' train/test split, which also seeds the steps that must follow it."""
-    return analysis.options.split.get("seed", 0)
+    return PairOptions.of(analysis).split.get("seed", 0)

@@ -18,7 +18,7 @@ from engine.execute.cache import Cache
 from engine.judges.metrics import PHRASES_PREFIX
 from engine.plan import compile_plan
 from engine.records import Prepared
-from engine.registry import get_method
+from engine.registry import PairOptions, get_method
 from engine.spec.model import Analysis, Vibe, vibe_examples
 
 
@@ -79,7 +79,7 @@ def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[s
         if d.method == "llm":
             proposed = [(v, f"LLM proposer {d.proposer}") for v in _llm_vibes(prepared, analysis, cache, pairs)]
         else:
-            clusters = any(spec.judges[j].kind_of.reads_examples for j in analysis.options.judges)
+            clusters = any(spec.judges[j].kind_of.reads_examples for j in PairOptions.of(analysis).judges)
             settings = {"models": list(discovery_sides(analysis)), "max_vibes": d.max_vibes,
                         "seed": split_seed(analysis),
                         "exclude_metrics": sorted(declared_metrics), "clusters": clusters}

@@ -14,7 +14,7 @@ from typing import Any
 
 from engine.judges.kinds import JudgeKind, judge_kind
 from engine.provider_table import BATCH_PROVIDERS, PROVIDERS
-from engine.registry import get_method
+from engine.registry import Options, PairOptions, get_method
 from engine.spec.data_model import Dataset, dataset_from, recorded_models
 from engine.spec.paths import resolve_path
 from engine.spec.profiles import read_profile
@@ -193,17 +193,12 @@ class Analysis:
     method: str
     dataset: str
     models: tuple[str, ...] = ()
-    options: Any = field(default_factory=dict)  # the method's typed options (`engine/methods/<method>.py`)
-
-    def __post_init__(self) -> None:
-        """Options given as the spec's mapping become the method's typed options, defaults filled in here, once."""
-        if isinstance(self.options, Mapping):
-            object.__setattr__(self, "options", get_method(self.method).options(**self.options))
+    options: Options = field(default_factory=Options)  # the method's own class; read with `ThatClass.of(analysis)`
 
     def comparisons(self) -> list[tuple[str, str]]:
-        """The (model, model it is compared with) pairs a vibecheck scores: every model against the
-        `reference` when one is named, else the two models as listed."""
-        reference = getattr(self.options, "reference", None)
+        """The (model, model it is compared with) pairs of a method that compares answers in pairs: every
+        model against the `reference` when one is named, else the two models as listed."""
+        reference = self.options.reference if isinstance(self.options, PairOptions) else None
         if reference is None:
             return [(self.models[0], self.models[1])]
         return [(model, reference) for model in self.models if model != reference]
@@ -342,8 +337,9 @@ def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
             method=raw["method"],
             dataset=raw["dataset"],
             models=tuple(raw.get("models", ())),
-            options={k: ([j for j in v if j not in skipped] if k in ("judges", "preference_judges") else v)
-                     for k, v in raw.items() if k not in ANALYSIS_FIELDS},
+            options=get_method(raw["method"]).options(**{
+                k: ([j for j in v if j not in skipped] if k in ("judges", "preference_judges") else v)
+                for k, v in raw.items() if k not in ANALYSIS_FIELDS}),
         )
         for name, raw in (doc.get("analyses") or {}).items()
     }

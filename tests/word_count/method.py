@@ -22,8 +22,9 @@ class WordCount(AnalysisMethod):
             builder.bind(a.name, item, {m: [builder.generation(a.name, m, a.dataset, item)[0]] for m in a.models})
 
     def analyze(self, prepared, a, results, run_dir, origins):
+        least = WordCountOptions.of(a).min_words  # the options as this method's class, for a type checker
         counts = {m: [n for b in prepared.plan.bindings[a.name] if b.outputs[m][0] in results
-                      for n in [len(str(results[b.outputs[m][0]].output).split())] if n >= a.options.min_words]
+                      for n in [len(str(results[b.outputs[m][0]].output).split())] if n >= least]
                   for m in a.models}
         return {"word_count": [{"analysis": a.name, "means": {m: sum(c) / len(c) for m, c in counts.items() if c}}]}
 

@@ -50,6 +50,7 @@ from engine.judges.llm import (
     parse_same_task,
 )
 from engine.judges.verdicts import PairVerdict, PreservationCheck
+from engine.methods.personas.method import PersonasOptions
 from engine.methods.personas.records import (
     Cell,
     DimensionRate,
@@ -165,7 +166,7 @@ class _Index:
 
 def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, Result]) -> PersonaResult:
     spec = prepared.spec
-    opts = analysis.options
+    opts = PersonasOptions.of(analysis)
     judges = [spec.judges[j] for j in opts.judges]
     swap = opts.swap
     gate = spec.judges.get(opts.gate_judge or "")

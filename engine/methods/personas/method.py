@@ -74,7 +74,7 @@ class Personas(AnalysisMethod):
         check) and `controls` neutral rewrites; both models answer each; every judge compares the two
         answers on each dimension the persona weighs; an optional reference judge rates answers for the
         correctness gate."""
-        opts, spec = a.options, builder.spec
+        opts, spec = PersonasOptions.of(a), builder.spec
         rewriter = spec.judges.get(opts.rewriter or "")
         gate = spec.judges.get(opts.gate_judge or "")
         judges = [spec.judges[j] for j in opts.judges]

@@ -90,7 +90,7 @@ def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
     from engine.analyze.outcomes import STYLE_FEATURES, human_outcomes, score_outcomes
     from engine.analyze.rankings import rank
 
-    opts = analysis.options
+    opts = RankingsOptions.of(analysis)
     items = prepared.items[analysis.dataset]
     warnings: list[str] = []
     if opts.outcomes in ("labels", "human"):  # "human" is the older name of the same choice

@@ -2,7 +2,8 @@
 judge rates every answer against the reference, 1 to 5 (an LLM judge `repeats` times), and the analysis
 reports score % per model and subset with intervals, pairwise rankings and agreement with recorded ratings.
 
-The statistics live in `engine.analyze.reference`, the pages in `engine.methods.reference.pages`.
+The statistics live in `engine.analyze.reference`, the analysis that runs them in
+`engine.methods.reference.analysis`, the pages in `engine.methods.reference.pages`.
 """
 
 from __future__ import annotations
@@ -54,9 +55,10 @@ class Reference(AnalysisMethod):
             c.report((*path, "dataset"), f"reference judging needs fields.reference in dataset {analysis['dataset']!r}")
 
     def plan(self, builder: Builder, a: Analysis) -> None:
-        judge = builder.spec.judges.get(a.options.judge)
+        opts = ReferenceOptions.of(a)
+        judge = builder.spec.judges.get(opts.judge)
         if judge is None:  # the only way a validated name is missing: an optional judge without its key
-            raise PlanError(f"analysis {a.name!r} rates with judge {a.options.judge!r}, an optional judge whose "
+            raise PlanError(f"analysis {a.name!r} rates with judge {opts.judge!r}, an optional judge whose "
                             "API key is not set; set the key or choose another judge")
         items = [item for item in builder.items[a.dataset] if item.reference]
         corpus, _ = reference_corpus(items)
@@ -67,13 +69,13 @@ class Reference(AnalysisMethod):
                     continue  # pointwise: a missing recorded answer is unrated, and counted in the model's n
                 output, tokens = builder.generation(a.name, model, a.dataset, item)
                 outputs[model] = [output]
-                for r in range(a.options.repeats):
+                for r in range(opts.repeats):
                     builder.judge_single("reference", a.name, judge, item, output, tokens, r, corpus)
             builder.bind(a.name, item, outputs)
 
     def analyze(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result], run_dir: Path,
                 origins: dict[str, str]) -> dict[str, list[Any]]:
-        from engine.analyze.reference import analyze_reference, write_reference
+        from engine.methods.reference.analysis import analyze_reference, write_reference
 
         result = analyze_reference(prepared, analysis, results)
         write_reference(result, run_dir)

@@ -9,6 +9,7 @@ from typing import Any
 from jinja2 import Environment
 
 from engine.analyze.reference import ReferenceResult
+from engine.methods.reference.method import ReferenceOptions
 from engine.records import Prepared, Result
 from engine.report import charts
 from engine.report.paging import ITEMS_PER_PAGE, slug, text_of, write_pages
@@ -38,5 +39,5 @@ def reference_section(env: Environment, ref: ReferenceResult, prepared: Prepared
     subsets = list(dict.fromkeys(sub.subset for s in ref.scores for sub in s.subsets))
     return {"result": ref, "kind": prepared.spec.judges[ref.judge].kind, "chart": spec,
             "chart_file": f"charts/{prefix}-reference.svg", "page": f"answers/{prefix}-1.html",
-            "subsets": subsets, "has_recorded": has_recorded, "rounds": analysis.options.bootstrap,
+            "subsets": subsets, "has_recorded": has_recorded, "rounds": ReferenceOptions.of(analysis).bootstrap,
             "by_subset": {s.model: {sub.subset: sub for sub in s.subsets} for s in ref.scores}}

@@ -30,6 +30,7 @@ from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.analyze.reliability import JudgeReliability
 from engine.analyze.similarity import group_similarity
 from engine.embeddings import MODEL_NAME, TokenEncoder, token_encoder
+from engine.methods.separability.method import SeparabilityOptions
 from engine.records import Prepared, Result
 from engine.requests import PairJudgment
 from engine.spec.model import Analysis
@@ -91,7 +92,7 @@ def separability_from_alignments(item_ids: list[str], raw: np.ndarray) -> list[I
 
 def _encoder(analysis: Analysis) -> tuple[TokenEncoder | None, str, str]:
     """(encoder, its label, the scale note) for the analysis' BERTScore."""
-    chosen = analysis.options.encoder
+    chosen = SeparabilityOptions.of(analysis).encoder
     if chosen:
         path, layers = chosen["path"], int(chosen.get("num_layers", 6))
         label = f"{path} ({layers} layers)"
@@ -106,7 +107,8 @@ def _encoder(analysis: Analysis) -> tuple[TokenEncoder | None, str, str]:
 
 def analyze_separability(prepared: Prepared, analysis: Analysis,
                          results: dict[str, Result]) -> list[SeparabilityResult]:
-    metric = analysis.options.similarity
+    opts = SeparabilityOptions.of(analysis)
+    metric = opts.similarity
     bertscore = metric.startswith("bertscore")
     encoder, label, note = _encoder(analysis) if bertscore else (None, "", "")
     bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
@@ -126,7 +128,7 @@ def analyze_separability(prepared: Prepared, analysis: Analysis,
         items = separability_from_alignments([g[0] for g in groups], raw)
         deltas = np.array([s.delta for s in items])
         result = SeparabilityResult(
-            analysis.name, model_a, model_b, metric, analysis.options.samples, items,
+            analysis.name, model_a, model_b, metric, opts.samples, items,
             float(deltas.mean()),
             {q: float(np.quantile(deltas, float(q))) for q in ("0.1", "0.25", "0.5", "0.75", "0.9")}, label, note)
         if judged is not None:
@@ -141,7 +143,7 @@ SEP_ELO_DEFAULTS = {"k": 4.0, "threshold": 0.4, "alpha": 2.0, "beta": 6.0}  # th
 def _preference_index(prepared: Prepared, analysis: Analysis,
                       results: dict[str, Result]) -> dict[tuple[str, str], dict[str, Result]] | None:
     """(A's sample task, B's sample task) → {order: the judge's answer}; None without a preference judge."""
-    judge = analysis.options.preference_judge
+    judge = SeparabilityOptions.of(analysis).preference_judge
     if not judge:
         return None
     index: dict[tuple[str, str], dict[str, Result]] = {}
@@ -160,6 +162,9 @@ def _preference_index(prepared: Prepared, analysis: Analysis,
 def _rank_samples(result: SeparabilityResult, bindings: list, judged: dict[tuple[str, str], dict[str, Result]],
                   analysis: Analysis) -> None:
     """The judge's verdict on every (A sample j, B sample j) pair as an outcome carrying its prompt's δ."""
+    opts = SeparabilityOptions.of(analysis)
+    judge = opts.preference_judge
+    assert judge is not None  # samples are judged only where the analysis names a preference judge
     delta = {s.item_id: s.delta for s in result.items}
     outcomes, invalid, answers = [], 0, []
     for binding in bindings:
@@ -169,8 +174,7 @@ def _rank_samples(result: SeparabilityResult, bindings: list, judged: dict[tuple
             orders = judged.get((ga, gb), {})
             if len(orders) < 2:
                 continue
-            pair = reliability.two_orders(analysis.options.preference_judge, binding.item, f"{ga}/{gb}",
-                                          orders["ab"], orders["ba"])
+            pair = reliability.two_orders(judge, binding.item, f"{ga}/{gb}", orders["ab"], orders["ba"])
             answers.append(pair)
             score = pair.verdict
             invalid += (pair.first is None) + (pair.second is None)
@@ -178,11 +182,11 @@ def _rank_samples(result: SeparabilityResult, bindings: list, judged: dict[tuple
                 continue
             outcomes.append(Outcome(result.model_a, result.model_b, (score + 1) / 2, delta=delta[binding.item],
                                     unit=binding.item))
-    params = {**SEP_ELO_DEFAULTS, **analysis.options.elo}
+    params = {**SEP_ELO_DEFAULTS, **opts.elo}
     sep = {k: params[k] for k in ("threshold", "alpha", "beta")}
-    seed = analysis.options.seed
+    seed = opts.seed
     models = [result.model_a, result.model_b]
-    result.preference_judge = analysis.options.preference_judge
+    result.preference_judge = judge
     result.invalid = invalid
     result.reliability = reliability.reliability(answers, "preference between samples", seed=seed)
     result.sep_elo = params

@@ -55,7 +55,7 @@ class Separability(AnalysisMethod):
     def plan(self, builder: Builder, a: Analysis) -> None:
         """K samples per model and prompt; a preference judge compares the two models' j-th samples for
         every j (both orders)."""
-        opts = a.options
+        opts = SeparabilityOptions.of(a)
         judge = builder.spec.judges.get(opts.preference_judge or "")
         for item in builder.items[a.dataset]:
             outputs = {model: [builder.generation(a.name, model, a.dataset, item, sample=s,

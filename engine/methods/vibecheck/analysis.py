@@ -30,6 +30,7 @@ from engine.datasets import Item
 from engine.discover import statistical as discovery
 from engine.discover.splits import discovery_sides, split_bindings, split_seed
 from engine.judges.verdicts import PairVerdict
+from engine.methods.vibecheck.method import VibeCheckOptions
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.records import Prepared, Result
 from engine.requests import PairJudgment
@@ -48,7 +49,7 @@ def train_verdicts(prepared: Prepared, analysis: Analysis, results: dict[str, Re
 
 
 def _judges_for(prepared: Prepared, analysis: Analysis, vibe: Vibe) -> list[str]:
-    names = vibe.judges or analysis.options.judges
+    names = vibe.judges or VibeCheckOptions.of(analysis).judges
     return [name for name in names if prepared.spec.judges[name].can_score(vibe)]
 
 
@@ -96,7 +97,8 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     items = {it.id: it for it in prepared.items[analysis.dataset]}
     bindings, train_set = split_bindings(prepared, analysis, (model_a, model_b))
     index = _index_judgments(prepared)
-    vibes = [v for v in spec.vibes if not analysis.options.vibes or v.name in analysis.options.vibes]
+    opts = VibeCheckOptions.of(analysis)
+    vibes = [v for v in spec.vibes if not opts.vibes or v.name in opts.vibes]
     pairs: list[PairVerdicts] = []
     invalid_by_vibe = dict.fromkeys((v.name for v in vibes), 0)
     two_orders: list[TwoOrders] = []  # every LLM judge's answers in both orders, for its reliability
@@ -132,14 +134,14 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
             present = [s for s in scores.values() if s is not None]
             nu[vibe.name] = stats.ensemble(present) if present else None
         preferred, preferred_raw = {}, {}
-        for judge in analysis.options.preference_judges:
-            tasks = preference_index.get((judge, "", ga, gb), {})
+        for preference_judge in opts.preference_judges:
+            tasks = preference_index.get((preference_judge, "", ga, gb), {})
             first, second = results.get(tasks.get("ab", "")), results.get(tasks.get("ba", ""))
             if first is not None and second is not None:
-                answer = reliability.two_orders(judge, binding.item, "preference", first, second)
+                answer = reliability.two_orders(preference_judge, binding.item, "preference", first, second)
                 preference_answers.append(answer)
-                preferred[judge] = [answer.first, answer.second]
-                preferred_raw[judge] = [str(first.output), str(second.output)]
+                preferred[preference_judge] = [answer.first, answer.second]
+                preferred_raw[preference_judge] = [str(first.output), str(second.output)]
         chars = [len(str(results[g].output)) if g in results else 0 for g in (ga, gb)]
         pairs.append(PairVerdicts(binding.item, "train" if binding.item in train_set else "test",
                                   items[binding.item].label(model_a, model_b), ga, gb, nu, by_judge, rationales,
@@ -156,7 +158,7 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                      "them (cross-fitted), never by one mined from that pair; test pairs keep the panel's scores.")
     labels = spec.datasets[analysis.dataset].labels
     features = Features(pairs, crossfit)
-    chosen, selection, dropped = select_vibes(kept, features, analysis.options.regression)
+    chosen, selection, dropped = select_vibes(kept, features, opts.regression)
     mm, pp = fit_regressions(chosen, features, model_a, notes, split_seed(analysis))
     fits = heldout.adjust([f for f in (mm, pp) if f is not None])
     mm, pp = (fits.pop(0) if mm else None), (fits.pop(0) if pp else None)

@@ -24,7 +24,7 @@ from engine.judges import prompts
 from engine.names import did_you_mean
 from engine.plan import Builder, deferred_calls, estimate_tokens, vibe_fields
 from engine.records import Deferred, Prepared, Result
-from engine.registry import AnalysisMethod, Options, Page, analysis_method
+from engine.registry import AnalysisMethod, Page, PairOptions, analysis_method
 from engine.spec.data_model import TIDY_FORMATS
 from engine.spec.model import Analysis, Judge, Vibe
 from engine.spec.semantics import SpecChecker, check_vibes_have_judges
@@ -34,12 +34,9 @@ Pair = tuple[Item, tuple[str, str], int]  # an item, its two generation tasks, t
 
 
 @dataclass(frozen=True)
-class VibeCheckOptions(Options):
-    judges: list[str] = field(default_factory=list)
+class VibeCheckOptions(PairOptions):
     vibes: list[str] | None = None  # None: every declared (and discovered) vibe
-    split: dict[str, Any] = field(default_factory=dict)  # {train: 0.5, seed: 0}
     regression: dict[str, Any] = field(default_factory=dict)  # {select: lars | all, top: 10}
-    reference: str | None = None
     preference_judges: list[str] = field(default_factory=list)
 
 
@@ -52,9 +49,10 @@ class VibeCheck(AnalysisMethod):
 
     def with_discovered(self, analysis: Analysis, names: list[str]) -> Analysis:
         """An analysis that lists its vibes measures the discovered ones too: discovery ran on its pairs."""
-        if not analysis.options.vibes:
+        opts = VibeCheckOptions.of(analysis)
+        if not opts.vibes:
             return analysis
-        return replace(analysis, options=replace(analysis.options, vibes=[*analysis.options.vibes, *names]))
+        return replace(analysis, options=replace(opts, vibes=[*opts.vibes, *names]))
 
     def train_verdicts(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result],
                        vibes: list[Vibe]) -> np.ndarray:
@@ -119,7 +117,7 @@ class VibeCheck(AnalysisMethod):
     def plan(self, builder: Builder, a: Analysis) -> None:
         """Each comparison (a model and its reference, or the two models) is judged on every vibe, pair by
         pair; preference judges see every pair too (labelled ones measure the judge)."""
-        spec, opts = builder.spec, a.options
+        spec, opts = builder.spec, VibeCheckOptions.of(a)
         comparisons = a.comparisons()
         by_comparison: dict[tuple[str, str], list[Pair]] = {c: [] for c in comparisons}
         # Many models, or a tidy source (a battle log shows each prompt to a few models): a recorded model may
@@ -162,7 +160,7 @@ class VibeCheck(AnalysisMethod):
         from engine.methods.vibecheck.analysis import write_vibecheck
         from engine.methods.vibecheck.profiles import profile, write_profiles
 
-        opts = analysis.options
+        opts = VibeCheckOptions.of(analysis)
         if opts.reference is None:
             result = _compared(prepared, analysis, results, origins)
             write_vibecheck(result, run_dir)
