@@ -12,8 +12,10 @@ Adding a method: write its package (or, for a small one, a module), add its line
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -46,7 +48,15 @@ OptionsT = TypeVar("OptionsT", bound="Options")
 @dataclass(frozen=True)
 class Options:
     """Base of every method's typed options: the spec's analysis block less `method`, `dataset`, `models`
-    and `description`, with the method's defaults filled in once, when the spec is loaded."""
+    and `description`, with the method's defaults filled in once, when the spec is loaded. A nested block
+    (a split, an encoder) is a dataclass of its own, so its defaults live in one place too."""
+
+    @classmethod
+    def from_spec(cls: type[OptionsT], block: Mapping[str, Any]) -> OptionsT:
+        """The options from an analysis block the schema has accepted; a nested mapping whose field is a
+        dataclass (or an optional one) becomes that class."""
+        hints = typing.get_type_hints(cls)
+        return cls(**{key: _nested(hints.get(key), value) for key, value in block.items()})
 
     @classmethod
     def of(cls: type[OptionsT], analysis: Analysis) -> OptionsT:
@@ -59,14 +69,31 @@ class Options:
         return analysis.options
 
 
+def _nested(hint: Any, value: Any) -> Any:
+    if isinstance(value, Mapping):
+        for kind in (hint, *typing.get_args(hint)):
+            if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+                return kind(**value)
+    return value
+
+
+@dataclass(frozen=True)
+class Split:
+    """The seeded split of an analysis' prompts: the training share chooses (discovery, keep/drop, variable
+    selection), the rest tests."""
+
+    train: float = 0.5
+    seed: int = 0
+
+
 @dataclass(frozen=True)
 class PairOptions(Options):
     """What every method that `discovers` takes, since discovery reads it: the judges of the panel, the
-    train/test split of the prompts ({train: 0.5, seed: 0}), and the model every other one is compared with
-    (None: the analysis' two models are compared with each other)."""
+    train/test split of the prompts, and the model every other one is compared with (None: the analysis' two
+    models are compared with each other)."""
 
     judges: list[str] = field(default_factory=list)
-    split: dict[str, Any] = field(default_factory=dict)
+    split: Split = field(default_factory=Split)
     reference: str | None = None
 
 

@@ -81,3 +81,17 @@ def test_a_taken_name_is_refused() -> None:
     registry.get_method("vibecheck")
     with pytest.raises(ValueError, match="analysis method 'vibecheck' is registered twice"):
         registry.analysis_method("vibecheck")(type("Again", (registry.AnalysisMethod,), {}))
+
+
+def test_nested_option_blocks_are_typed_with_their_defaults_filled_in() -> None:
+    """A block the spec gives in part (a split, the regression's selection, sep-Elo) keeps the other defaults."""
+    from engine.methods.separability.method import Encoder, SepElo, SeparabilityOptions
+    from engine.methods.vibecheck.method import Regression, VibeCheckOptions
+
+    vibecheck = VibeCheckOptions.from_spec({"judges": ["j"], "split": {"train": 0.6}, "regression": {"top": 3}})
+    assert vibecheck.split == registry.Split(train=0.6, seed=0)
+    assert vibecheck.regression == Regression(select="lars", top=3)
+    separability = SeparabilityOptions.from_spec({"encoder": {"path": "/m"}, "elo": {"threshold": 0.3}})
+    assert separability.encoder == Encoder("/m", num_layers=6)
+    assert separability.elo == SepElo(k=4.0, threshold=0.3, alpha=2.0, beta=6.0)
+    assert SeparabilityOptions.from_spec({}).encoder is None

@@ -21,6 +21,7 @@ from engine.analyze import heldout
 from engine.methods.vibecheck import analysis as vibecheck
 from engine.methods.vibecheck import profiles
 from engine.methods.vibecheck.analysis import Features
+from engine.methods.vibecheck.method import Regression
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 from engine.spec.data_model import Labels
 from engine.spec.model import Vibe
@@ -52,7 +53,7 @@ def _vibecheck_analysis(nu: np.ndarray, chars: np.ndarray, preference: list[str 
             if not vibecheck.drop_reasons(stats.separability(verdicts), stats.mean_interval(verdicts), None, 0.2,
                                           0.05)]
     features = Features(pairs, {})
-    chosen, _, _ = vibecheck.select_vibes(kept, features, {"select": "lars", "top": 10})
+    chosen, _, _ = vibecheck.select_vibes(kept, features, Regression(select="lars", top=10))
     mm, pp = vibecheck.fit_regressions(chosen, features, "a", [], seed)
     fits = heldout.adjust([f for f in (mm, pp) if f is not None])
     return kept, (fits[0] if mm else None), (fits[-1] if pp else None)

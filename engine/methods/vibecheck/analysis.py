@@ -30,7 +30,7 @@ from engine.datasets import Item
 from engine.discover import statistical as discovery
 from engine.discover.splits import discovery_sides, split_bindings, split_seed
 from engine.judges.verdicts import PairVerdict
-from engine.methods.vibecheck.method import VibeCheckOptions
+from engine.methods.vibecheck.method import Regression, VibeCheckOptions
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.records import Prepared, Result
 from engine.requests import PairJudgment
@@ -290,12 +290,12 @@ class Features:
 
 
 def select_vibes(kept: list[str], features: Features,
-                 options: dict[str, Any]) -> tuple[list[str], str, dict[str, str]]:
+                 regression: Regression) -> tuple[list[str], str, dict[str, str]]:
     """The kept vibes that enter the regressions: VibeCheck's top-k by least-angle regression on model
-    identity (the default), or all of them; `options`: the analysis' `regression` block."""
-    top = options.get("top", 10)
-    if options.get("select", "lars") == "all" or len(kept) <= top:
-        how = "every kept vibe" if options.get("select") == "all" else f"every kept vibe ({len(kept)} ≤ top {top})"
+    identity (the default), or all of them."""
+    top = regression.top
+    if regression.select == "all" or len(kept) <= top:
+        how = "every kept vibe" if regression.select == "all" else f"every kept vibe ({len(kept)} ≤ top {top})"
         return kept, how, {}
     train = features.complete(features.split("train"), kept)
     order = heldout.lars_order(features.matrix(train, kept), kept)[:top]

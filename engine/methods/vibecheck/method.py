@@ -34,9 +34,18 @@ Pair = tuple[Item, tuple[str, str], int]  # an item, its two generation tasks, t
 
 
 @dataclass(frozen=True)
+class Regression:
+    """Which kept vibes enter the regressions: `lars`, VibeCheck's first `top` to enter a least-angle
+    regression path predicting model identity on the training pairs, or `all`."""
+
+    select: str = "lars"
+    top: int = 10
+
+
+@dataclass(frozen=True)
 class VibeCheckOptions(PairOptions):
     vibes: list[str] | None = None  # None: every declared (and discovered) vibe
-    regression: dict[str, Any] = field(default_factory=dict)  # {select: lars | all, top: 10}
+    regression: Regression = field(default_factory=Regression)
     preference_judges: list[str] = field(default_factory=list)
 
 
