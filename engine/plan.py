@@ -25,7 +25,7 @@ from engine.datasets import Item
 from engine.judges import answers, prompts
 from engine.records import OFFLINE_PROVIDER, STAGES, Binding, Deferred, Plan, Task, content_hash
 from engine.registry import get_method
-from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request
+from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request, parse
 from engine.spec.model import Endpoint, Judge, Spec, Vibe
 
 
@@ -184,8 +184,11 @@ def reference_corpora(tasks: Iterable[Task]) -> dict[str, tuple[str, ...]]:
     """Corpus hash → references, gathered from every offline rating task of a plan (pending or not)."""
     found: dict[str, set[str]] = defaultdict(set)
     for t in tasks:
-        if t.request["kind"] == "rate" and t.provider == OFFLINE_PROVIDER and "corpus" in t.request["config"]:
-            found[t.request["config"]["corpus"]].add(t.request["fields"]["reference"])
+        if t.provider != OFFLINE_PROVIDER:
+            continue
+        request = parse(t.request)
+        if isinstance(request, Rating) and request.config is not None and "corpus" in request.config:
+            found[request.config["corpus"]].add(request.fields["reference"])
     return {corpus: tuple(sorted(refs)) for corpus, refs in found.items()}
 
 

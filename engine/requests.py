@@ -202,6 +202,15 @@ class SameTaskCheck:
 Request = Recorded | Chat | PairJudgment | Rating | Preservation | Rewrite | Profile | SameTaskCheck
 
 
+def answer_format(request: Request) -> JSON | None:
+    """The JSON schema (by name) the request's model must answer in, when it is asked for one."""
+    if isinstance(request, Chat):
+        return request.answer
+    if isinstance(request, PairJudgment | Rating | Rewrite | Profile | SameTaskCheck) and request.call is not None:
+        return request.call.answer
+    return None
+
+
 def parse(d: JSON) -> Request:
     """The typed record of a canonical request dict (as stored in a plan)."""
     kind = d["kind"]

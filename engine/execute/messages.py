@@ -15,15 +15,15 @@ from engine.execute.providers import ResponseSchema
 from engine.judges.answers import SCHEMAS
 from engine.judges.prompts import TEMPLATES
 from engine.records import Result, Task
-from engine.requests import Chat, PairJudgment, Rating, Rewrite, SameTaskCheck, parse
+from engine.requests import Chat, PairJudgment, Rating, Request, Rewrite, SameTaskCheck, answer_format, parse
 
 Messages = list[dict[str, Any]]
 Call = tuple[Messages, dict[str, Any], ResponseSchema | None]
 
 
-def response_schema(task: Task) -> ResponseSchema | None:
-    """The JSON schema a task's answer must follow, when its judge answers in one."""
-    answer = task.request.get("answer")
+def response_schema(request: Request) -> ResponseSchema | None:
+    """The JSON schema a request's answer must follow, when its judge answers in one."""
+    answer = answer_format(request)
     if answer is None:
         return None
     schema = SCHEMAS[answer["schema"]]
@@ -33,7 +33,7 @@ def response_schema(task: Task) -> ResponseSchema | None:
 def render(task: Task, results: dict[str, Result]) -> Call:
     """The messages, sampling parameters and answer schema of a task's call."""
     request = parse(task.request)
-    schema = response_schema(task)
+    schema = response_schema(request)
     source = getattr(request, "prompt_from", None)
     rewritten = str(results[source].output).strip() if source else None
     if isinstance(request, Chat):

@@ -12,7 +12,7 @@ from engine.execute.cache import Cache
 from engine.judges import preservation
 from engine.judges.kinds import offline_runner
 from engine.records import Result, Task
-from engine.requests import parse
+from engine.requests import PairJudgment, Preservation, Rating, parse
 
 
 def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, ...]]) -> list[Result]:
@@ -20,21 +20,23 @@ def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, .
     `corpora`: reference corpus hash → the references, for rating tasks (see `engine.judges.reference_similarity`)."""
     needed = {dep for t in tasks for dep in t.depends_on}
     texts = {tid: str(r.output) for tid, r in cache.get_many(needed).items()}
-    groups: dict[tuple[str, str], list[Task]] = defaultdict(list)  # (task kind, judge kind) -> tasks
+    groups: dict[tuple[str, str], list[tuple[Task, Any]]] = defaultdict(list)  # (task kind, judge kind) -> tasks
     for task in tasks:
         if all(dep in texts for dep in task.depends_on):
-            groups[(task.request["kind"], task.request.get("judge_kind", ""))].append(task)
+            request = parse(task.request)
+            judge_kind = request.judge_kind if isinstance(request, PairJudgment | Rating) else ""
+            groups[(request.kind, judge_kind)].append((task, request))
     results: list[Result] = []
     for (kind, judge_kind), group in groups.items():
-        requests: list[Any] = [parse(t.request) for t in group]  # one kind per group
+        requests = [request for _, request in group]  # one kind per group
         verdicts: Sequence[Any]
-        if kind == "verify":
+        if kind == Preservation.kind:
             verdicts = preservation.check(requests, texts)
-        elif kind == "rate":
+        elif kind == Rating.kind:
             verdicts = offline_runner(kind, judge_kind).rate(requests, texts, corpora)
         else:
             verdicts = offline_runner(kind, judge_kind).judge_pairs(requests, texts)
         results.extend(Result(t.id, t.stage, t.endpoint, t.provider, v.to_json())
-                       for t, v in zip(group, verdicts, strict=True))
+                       for (t, _), v in zip(group, verdicts, strict=True))
     cache.put_many(results)
     return results
