@@ -177,7 +177,7 @@ def test_a_replica_that_cannot_start_fails_its_tasks_with_the_reason(cluster: Cl
             failures = generator.run(tasks, lambda task: ([{"role": "user", "content": "hi"}], {}, None))
     finally:
         disconnect()
-    assert not [o for o in gc.get_objects() if isinstance(o, ray.ObjectRef)]
+    assert not [o for o in gc.get_objects() if type(o) is ray.ObjectRef]
     assert len(failures) == 3 and len(generator.replicas) == START_ATTEMPTS
     assert all("could not start" in f.error and "/nowhere/model.gguf" in f.error for f in failures)
 
