@@ -20,6 +20,7 @@ import dataclasses
 import json
 import os
 import sys
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -82,15 +83,34 @@ def _fields(node: dict[str, Any], path: tuple[str, ...], only: str = "") -> Iter
             yield from _fields(rule["then"], path, f"method: {method}" if method else only)
 
 
+def _dataclass_of(hint: Any) -> type | None:
+    """The dataclass a field holds (itself, or inside `X | None`), if any."""
+    for kind in (hint, *typing.get_args(hint)):
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+            return kind
+    return None
+
+
+def _options_default(record: type | None, path: tuple[str, ...]) -> Any:
+    """The default of an option (`path` below the analysis), through nested blocks (split.train)."""
+    for name in path[:-1]:
+        record = _dataclass_of(typing.get_type_hints(record).get(name)) if record is not None else None
+    found = {f.name: f for f in dataclasses.fields(record)}.get(path[-1]) if record is not None else None
+    if found is None:
+        return dataclasses.MISSING
+    if found.default is not dataclasses.MISSING:
+        return found.default
+    if found.default_factory is not dataclasses.MISSING:
+        value = found.default_factory()
+        return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+    return dataclasses.MISSING
+
+
 def _record_default(path: tuple[str, ...], only: str) -> Any:
-    if only.startswith("method: ") and len(path) == 3 and path[0] == "analyses":
-        options = get_method(only[len("method: "):]).options
-        found = {f.name: f for f in dataclasses.fields(options)}.get(path[2])
-        if found is not None:
-            if found.default is not dataclasses.MISSING:
-                return found.default
-            if found.default_factory is not dataclasses.MISSING:
-                return found.default_factory()
+    if only.startswith("method: ") and len(path) >= 3 and path[0] == "analyses":
+        found = _options_default(get_method(only[len("method: "):]).options, path[2:])
+        if found is not dataclasses.MISSING:
+            return found
     if len(path) >= 2 and path[-2] in RECORDS:
         found = {f.name: f for f in dataclasses.fields(RECORDS[path[-2]])}.get(path[-1])
         if found is not None and found.default is not dataclasses.MISSING:
