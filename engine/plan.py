@@ -51,6 +51,7 @@ class Builder:
     def add(self, stage: str, analysis: str, endpoint_name: str, provider: str, item_id: str,
             request: Request, depends_on: Iterable[str] = (), input_tokens: int = 0,
             output_tokens: int = 0, endpoint: Endpoint | None = None) -> str:
+        _check_stage(stage, analysis)
         canonical = request.canonical()
         task_id = content_hash(canonical)
         if task_id not in self.tasks:  # identical requests from two analyses run once
@@ -201,8 +202,16 @@ def vibe_fields(vibe: Vibe) -> dict[str, Any]:
     return out
 
 
+def _check_stage(stage: str, analysis: str) -> None:
+    """The executor runs the stages in `STAGES`, in that order; a task of any other would never run."""
+    if stage not in STAGES:
+        raise PlanError(f"analysis {analysis!r}: its method planned a task of stage {stage!r}, which is not one of "
+                        f"the stages vibe runs ({', '.join(STAGES)})")
+
+
 def deferred_calls(stage: str, analysis: str, endpoint: Endpoint, calls: int, in_tokens: int, out_tokens: int,
               note: str) -> Deferred:
+    _check_stage(stage, analysis)
     return Deferred(stage, analysis, endpoint.name, calls, calls * in_tokens, calls * out_tokens,
                     endpoint.cost(calls * in_tokens, calls * out_tokens), note)
 

@@ -95,3 +95,15 @@ def test_nested_option_blocks_are_typed_with_their_defaults_filled_in() -> None:
     assert separability.encoder == Encoder("/m", num_layers=6)
     assert separability.elo == SepElo(k=4.0, threshold=0.3, alpha=2.0, beta=6.0)
     assert SeparabilityOptions.from_spec({}).encoder is None
+
+
+def test_a_task_of_a_stage_vibe_does_not_run_is_refused_when_planned(tmp_path: Path, word_count: None) -> None:
+    """The executor runs only the stages it knows, in order; a method's task of another would never run."""
+    from engine.plan import Builder, PlanError
+    from engine.requests import Recorded
+
+    builder = Builder(load_spec(_write(tmp_path, "0")), {})
+    with pytest.raises(PlanError, match="analysis 'words': its method planned a task of stage 'scoring', which is "
+                                        "not one of the stages vibe runs \\(persona_rewrite, "):
+        builder.add("scoring", "words", "a", "recorded", "1", Recorded("d", "1", "a", "sha"))
+    assert builder.tasks == {}
