@@ -27,9 +27,9 @@ import sizes
 from scipy.stats import kendalltau, spearmanr
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from engine.analyze.reference import analyze_reference
 from engine.execute.cache import Cache
 from engine.execute.run import execute
+from engine.methods.reference.analysis import analyze_reference
 from engine.pipeline import prepare
 from engine.plan import compile_plan
 from engine.records import Prepared

@@ -195,6 +195,11 @@ class Analysis:
     models: tuple[str, ...] = ()
     options: Options = field(default_factory=Options)  # the method's own class; read with `ThatClass.of(analysis)`
 
+    def __post_init__(self) -> None:
+        """An analysis built without options has its method's defaults, as one whose spec block sets none."""
+        if type(self.options) is Options:
+            object.__setattr__(self, "options", get_method(self.method).options())
+
     def comparisons(self) -> list[tuple[str, str]]:
         """The (model, model it is compared with) pairs of a method that compares answers in pairs: every
         model against the `reference` when one is named, else the two models as listed."""
