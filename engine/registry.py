@@ -69,12 +69,17 @@ class Options:
         return analysis.options
 
 
+def dataclass_in(hint: Any) -> type | None:
+    """The dataclass an option field holds (its type itself, or inside `X | None`), if any."""
+    for kind in (hint, *typing.get_args(hint)):
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+            return kind
+    return None
+
+
 def _nested(hint: Any, value: Any) -> Any:
-    if isinstance(value, Mapping):
-        for kind in (hint, *typing.get_args(hint)):
-            if isinstance(kind, type) and dataclasses.is_dataclass(kind):
-                return kind(**value)
-    return value
+    record = dataclass_in(hint) if isinstance(value, Mapping) else None
+    return record(**value) if record is not None else value
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine.cli import build_parser  # noqa: E402
-from engine.registry import get_method, method_names  # noqa: E402
+from engine.registry import dataclass_in, get_method, method_names  # noqa: E402
 from engine.spec.load import builtin_specs, load_document, schema, spec_path  # noqa: E402
 from engine.spec.model import Limits, Params, Price  # noqa: E402
 
@@ -83,18 +83,10 @@ def _fields(node: dict[str, Any], path: tuple[str, ...], only: str = "") -> Iter
             yield from _fields(rule["then"], path, f"method: {method}" if method else only)
 
 
-def _dataclass_of(hint: Any) -> type | None:
-    """The dataclass a field holds (itself, or inside `X | None`), if any."""
-    for kind in (hint, *typing.get_args(hint)):
-        if isinstance(kind, type) and dataclasses.is_dataclass(kind):
-            return kind
-    return None
-
-
 def _options_default(record: type | None, path: tuple[str, ...]) -> Any:
     """The default of an option (`path` below the analysis), through nested blocks (split.train)."""
     for name in path[:-1]:
-        record = _dataclass_of(typing.get_type_hints(record).get(name)) if record is not None else None
+        record = dataclass_in(typing.get_type_hints(record).get(name)) if record is not None else None
     found = {f.name: f for f in dataclasses.fields(record)}.get(path[-1]) if record is not None else None
     if found is None:
         return dataclasses.MISSING
