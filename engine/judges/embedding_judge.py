@@ -72,8 +72,5 @@ class EmbeddingAxisJudge(JudgeKind):
     def can_score(self, judge: Judge, vibe: Vibe) -> bool:
         return vibe.metric is None
 
-    def pair_config(self, judge: Judge) -> dict[str, Any]:
-        return {"metric": judge.metric, "tolerance": judge.tolerance, "margin": judge.margin}
-
     def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[Any]:
         return judge_pairs(requests, texts)

@@ -78,8 +78,10 @@ class JudgeKind:
         return []
 
     def pair_config(self, judge: Judge) -> dict[str, Any]:
-        """The settings an offline pair judgment is computed with (part of its task's hash)."""
-        raise NotImplementedError
+        """The settings an offline pair judgment is computed with (part of its task's hash): by default the
+        judge's metric, tolerance and margin, which the built-in pair judges read; a kind with settings of
+        its own returns them."""
+        return {"metric": judge.metric, "tolerance": judge.tolerance, "margin": judge.margin}
 
     def rating_input(self, item: Item, corpus: str, repeat: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """An offline rating's (fields, config) for one answer to `item`, or None when it plans none there."""

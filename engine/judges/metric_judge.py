@@ -55,8 +55,5 @@ class MetricJudge(JudgeKind):
         return [("metric", f"unknown metric {metric!r}{did_you_mean(metric, METRICS)} "
                            f"(known: auto, {', '.join(sorted(METRICS))})")]
 
-    def pair_config(self, judge: Judge) -> dict[str, Any]:
-        return {"metric": judge.metric, "tolerance": judge.tolerance, "margin": judge.margin}
-
     def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[Any]:
         return judge_pairs(requests, texts)
