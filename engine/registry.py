@@ -182,7 +182,7 @@ class UnknownMethod(KeyError):
     pass
 
 
-_METHODS: Plugins[AnalysisMethod] = Plugins("analysis method", METHOD_MODULES, UnknownMethod)
+_METHODS: Plugins[AnalysisMethod] = Plugins("analysis method", METHOD_MODULES.get, UnknownMethod)
 
 
 def analysis_method(name: str) -> Callable[[type[AnalysisMethod]], type[AnalysisMethod]]:

@@ -101,7 +101,7 @@ class UnknownJudgeKind(KeyError):
     pass
 
 
-_KINDS: Plugins[JudgeKind] = Plugins("judge kind", KIND_MODULES, UnknownJudgeKind)
+_KINDS: Plugins[JudgeKind] = Plugins("judge kind", KIND_MODULES.get, UnknownJudgeKind)
 
 
 def judge_kind_class(name: str) -> Callable[[type[JudgeKind]], type[JudgeKind]]:

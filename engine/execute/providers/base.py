@@ -10,7 +10,6 @@ import asyncio
 import base64
 import contextlib
 import email.utils
-import importlib
 import mimetypes
 import os
 import re
@@ -19,6 +18,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from engine.plugins import Plugins
 from engine.provider_table import PROVIDERS
 from engine.spec.model import Endpoint
 
@@ -118,8 +118,22 @@ class BatchClient(Protocol):
 
 
 ProviderFactory = Callable[[Endpoint], Provider]
-_REGISTRY: dict[str, ProviderFactory] = {}
-_BATCH_REGISTRY: dict[str, Callable[[Endpoint], BatchClient]] = {}
+
+
+class UnknownProvider(KeyError):
+    pass
+
+
+def _client_module(provider: str) -> str | None:
+    return PROVIDERS[provider].client if provider in PROVIDERS else None
+
+
+def _batch_module(provider: str) -> str | None:
+    return PROVIDERS[provider].batches if provider in PROVIDERS else None
+
+
+_CLIENTS: Plugins[ProviderFactory] = Plugins("provider", _client_module, UnknownProvider)
+_BATCH_CLIENTS: Plugins[Callable[[Endpoint], BatchClient]] = Plugins("batch client", _batch_module, UnknownProvider)
 
 
 def schema_form(provider: str) -> str:
@@ -128,12 +142,12 @@ def schema_form(provider: str) -> str:
     return info.schema_form if info is not None else "response_format json_schema"
 
 
-def _registrar(registry: dict[str, F]) -> Callable[..., Callable[[F], F]]:
-    """A class decorator that files a factory in `registry` under each name it is given."""
+def _registrar(plugins: Plugins[F]) -> Callable[..., Callable[[F], F]]:
+    """A class decorator that registers a factory under each name it is given."""
     def register(*names: str) -> Callable[[F], F]:
         def decorate(factory: F) -> F:
             for name in names:
-                registry[name] = factory
+                plugins.add(name, factory)
             return factory
 
         return decorate
@@ -141,30 +155,24 @@ def _registrar(registry: dict[str, F]) -> Callable[..., Callable[[F], F]]:
     return register
 
 
-def _factory(registry: dict[str, F], provider: str, batches: bool = False) -> F | None:
-    """The registered factory for `provider`, importing the module `PROVIDERS` names for it on first use."""
-    info = PROVIDERS.get(provider)
-    module = (info.batches if batches else info.client) if info is not None else None
-    if provider not in registry and module:
-        importlib.import_module(module)
-    return registry.get(provider)
-
-
-register = _registrar(_REGISTRY)
-register_batches = _registrar(_BATCH_REGISTRY)
+register = _registrar(_CLIENTS)
+register_batches = _registrar(_BATCH_CLIENTS)
 
 
 def create_provider(endpoint: Endpoint) -> Provider:
-    factory = _factory(_REGISTRY, endpoint.provider)
-    if factory is None:
-        raise ProviderError(f"no provider named {endpoint.provider!r}", endpoint_fatal=True)
+    try:
+        factory = _CLIENTS.get(endpoint.provider)
+    except UnknownProvider:
+        raise ProviderError(f"no provider named {endpoint.provider!r}", endpoint_fatal=True) from None
     return factory(endpoint)
 
 
 def create_batch_client(endpoint: Endpoint) -> BatchClient:
-    factory = _factory(_BATCH_REGISTRY, endpoint.provider, batches=True)
-    if factory is None:
-        raise ProviderError(f"{endpoint.name}: provider {endpoint.provider!r} has no batch API", endpoint_fatal=True)
+    try:
+        factory = _BATCH_CLIENTS.get(endpoint.provider)
+    except UnknownProvider:
+        raise ProviderError(f"{endpoint.name}: provider {endpoint.provider!r} has no batch API",
+                            endpoint_fatal=True) from None
     return factory(endpoint)
 
 
