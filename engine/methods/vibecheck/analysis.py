@@ -98,7 +98,7 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     bindings, train_set = split_bindings(prepared, analysis, (model_a, model_b))
     index = _index_judgments(prepared)
     opts = VibeCheckOptions.of(analysis)
-    vibes = [v for v in spec.vibes if not opts.vibes or v.name in opts.vibes]
+    vibes = opts.measured(spec.vibes)
     pairs: list[PairVerdicts] = []
     invalid_by_vibe = dict.fromkeys((v.name for v in vibes), 0)
     two_orders: list[TwoOrders] = []  # every LLM judge's answers in both orders, for its reliability

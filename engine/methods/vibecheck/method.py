@@ -48,6 +48,18 @@ class VibeCheckOptions(PairOptions):
     regression: Regression = field(default_factory=Regression)
     preference_judges: list[str] = field(default_factory=list)
 
+    def measured(self, declared: tuple[Vibe, ...]) -> list[Vibe]:
+        """The vibes of `declared` the analysis measures: those it lists, or all of them."""
+        return [v for v in declared if not self.vibes or v.name in self.vibes]
+
+
+def _beside_rule(label: str, accuracy: float, rule_accuracy: float | None, where: str = "") -> str:
+    """A held-out accuracy beside the length rule's on the same test pairs, as `vibe run` and `vibe publish`
+    state it."""
+    from engine.analyze.heldout import RULE
+
+    return f"{label} {accuracy:.1%}{where}" + (f" ({RULE} {rule_accuracy:.1%})" if rule_accuracy is not None else "")
+
 
 @analysis_method("vibecheck")
 class VibeCheck(AnalysisMethod):
@@ -81,8 +93,7 @@ class VibeCheck(AnalysisMethod):
         for key, label in (("model_matching", "model matching"), ("preference", "preference")):
             if data.get(key):
                 rule = next((b for b in data[key].get("baselines", []) if b["rule"] == RULE), None)
-                parts.append(f"{label} {data[key]['test_accuracy']:.1%}"
-                             + (f" ({RULE} {rule['accuracy']:.1%})" if rule else ""))
+                parts.append(_beside_rule(label, data[key]["test_accuracy"], rule["accuracy"] if rule else None))
         return parts
 
     def summary(self, section: str, result: Any) -> str | None:
@@ -95,8 +106,7 @@ class VibeCheck(AnalysisMethod):
         for label, reg in (("model matching", result.model_matching), ("preference", result.preference)):
             if reg:
                 rule = reg.baseline(RULE)
-                line += (f"; {label} {reg.test_accuracy:.1%} held out"
-                         + (f" ({RULE} {rule.accuracy:.1%})" if rule else ""))
+                line += "; " + _beside_rule(label, reg.test_accuracy, rule.accuracy if rule else None, " held out")
         return line
 
     def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
@@ -144,7 +154,7 @@ class VibeCheck(AnalysisMethod):
                     by_comparison[(first, second)].append(
                         (item, (made[first][0], made[second][0]), made[first][1] + made[second][1]))
         pairs = [pair for comparison in comparisons for pair in by_comparison[comparison]]
-        vibes = [v for v in spec.vibes if not opts.vibes or v.name in opts.vibes]
+        vibes = opts.measured(spec.vibes)
         judges = [spec.judges[j] for j in opts.judges]
         for vibe in vibes:
             vibe_judges = [spec.judges[j] for j in vibe.judges] if vibe.judges else judges
@@ -179,7 +189,7 @@ class VibeCheck(AnalysisMethod):
             compared = _compared(prepared, analysis, results, origins, comparison)
             write_vibecheck(compared, run_dir / analysis.name, folder=comparison[0])
             comparisons.append(compared)
-        vibes = [v for v in prepared.spec.vibes if not opts.vibes or v.name in opts.vibes]
+        vibes = opts.measured(prepared.spec.vibes)
         profiles = profile(comparisons, opts.reference, vibes, origins,
                            prepared.spec.datasets[analysis.dataset].labels, seed=split_seed(analysis))
         write_profiles(profiles, run_dir)
