@@ -163,7 +163,7 @@ def _run(args: argparse.Namespace) -> int:
 def _batches(args: argparse.Namespace) -> int:
     import asyncio
 
-    from engine.execute.batches import describe, look_up
+    from engine.execute.batches import look_up
     from engine.execute.cache import Cache
     from engine.pipeline import default_cache_path, prepare
 
@@ -173,8 +173,8 @@ def _batches(args: argparse.Namespace) -> int:
     if not found:
         print(f"{prepared.spec.name}: no provider batch is waiting to be read")
     for record, state in found:
-        print(f"{record.endpoint}: batch {record.batch_id}, {len(record.task_ids):,} requests, "
-              f"{'cancelling: ' if args.cancel else ''}{describe(state)}")
+        print(f"{record.endpoint}: batch {record.batch_id} ({record.provider}), {len(record.task_ids):,} requests, "
+              f"{state}")
     return EXIT_OK
 
 

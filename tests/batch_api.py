@@ -4,9 +4,11 @@ file content) and Anthropic's Message Batches (create, retrieve, cancel, results
 Each line of a batch is answered by the same code that answers a live call, so a batch gives the answers
 live calls get. `BatchDesk` controls the rest: `delay_s` (a batch ends that long after it is created),
 markers in a request's prompt (`[[batch_error]]` errors and `[[batch_expire]]` expires that request the
-first time it is submitted, so a retry succeeds), and `expire_all` (every batch expires unanswered). It
-counts submissions (`submitted`: one entry per batch created, with its custom_ids and lines), which is how
-tests show that a resumed run sent nothing again.
+first time it is submitted, so a retry succeeds), `expire_all` (every batch expires unanswered), and what a
+provider does to old batches: `forget()` (every batch so far answers 404, as past retention or for another
+organisation's key; with `results_only`, their results files do while the batches still show) and
+`unavailable` (that many retrieves answer 503 first). It counts submissions (`submitted`: one entry per
+batch created, with its custom_ids and lines), which is how tests show that a resumed run sent nothing again.
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ class BatchDesk:
     submitted: list[dict[str, Any]] = field(default_factory=list)
     seen: Counter[str] = field(default_factory=Counter)  # custom_id -> times submitted
     polls: int = 0
+    forgotten: set[str] = field(default_factory=set)
+    forgotten_results: set[str] = field(default_factory=set)
+    unavailable: int = 0
+
+    def forget(self, results_only: bool = False) -> None:
+        (self.forgotten_results if results_only else self.forgotten).update(self.batches)
 
 
 def _json(value: Any, status: int = 200) -> Reply:
@@ -45,7 +53,16 @@ def handle(method: str, path: str, headers: dict[str, str], raw: bytes, desk: Ba
         if method == "POST" and len(parts) == 3:
             return _upload(headers, raw, desk)
         if method == "GET" and len(parts) == 5 and parts[4] == "content":
+            if parts[3].removeprefix("file-out-") in desk.forgotten_results:
+                return _json({"error": {"message": f"No such File object: {parts[3]}"}}, 404)
             return 200, {"Content-Type": "application/jsonl"}, desk.files.get(parts[3], b"")
+    batch_id = parts[3] if parts[:3] == ["", "v1", "batches"] and len(parts) >= 4 else (
+        parts[4] if parts[:4] == ["", "v1", "messages", "batches"] and len(parts) >= 5 else None)
+    if batch_id in desk.forgotten:
+        return _json({"error": {"type": "not_found_error", "message": f"No batch found with id '{batch_id}'"}}, 404)
+    if batch_id is not None and method == "GET" and desk.unavailable > 0 and not path.endswith("/results"):
+        desk.unavailable -= 1
+        return _json({"error": {"message": "service unavailable"}}, 503)
     if parts[:3] == ["", "v1", "batches"]:
         if method == "POST" and len(parts) == 3:
             return _create_openai(json.loads(raw), desk, respond)
@@ -63,6 +80,8 @@ def handle(method: str, path: str, headers: dict[str, str], raw: bytes, desk: Ba
             if method == "POST" and parts[5:] == ["cancel"]:
                 batch["cancelled"] = True
             if method == "GET" and parts[5:] == ["results"]:
+                if batch["id"] in desk.forgotten_results:
+                    return _json({"error": {"type": "not_found_error", "message": "results expired"}}, 404)
                 return 200, {"Content-Type": "application/x-jsonl"}, _anthropic_results(batch, desk)
             desk.polls += method == "GET"
             return _json(_anthropic_view(batch, desk))

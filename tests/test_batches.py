@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from llm_server import LLMServer, judged_answers
 
+from engine.execute.cache import Cache
 from engine.pipeline import prepare, run_spec
 from engine.plan import summarize
 from engine.spec.load import load_spec
@@ -132,25 +133,39 @@ def test_anthropic_batches_carry_the_live_tool_and_retry_what_failed(tmp_path: P
     assert log["batches"][2]["outcomes"] == {"succeeded": 4} and log["batches"][2]["round"] == 1
 
 
+def killed_while_polling(spec: Path, cache: Path, out: Path, server: LLMServer) -> str:
+    """`vibe run` in a process of its own, stopped by SIGTERM once it has polled its batch twice: its stderr."""
+    env = {**os.environ, "BATCH_TEST_KEY": "sk-test", "PYTHONUNBUFFERED": "1"}
+    run = subprocess.Popen([sys.executable, "-m", "engine", "run", str(spec), "--cache", str(cache), "--out",
+                            str(out), "--quiet"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while server.state.batch.polls < 2 and time.time() < deadline:
+        time.sleep(0.1)
+    assert server.state.batch.polls >= 2, "the run never polled its batch"
+    run.send_signal(signal.SIGTERM)  # as a cancelled CI job stops it; Ctrl-C is the same path
+    _, stderr = run.communicate(timeout=60)
+    assert run.returncode == 130, stderr
+    return stderr
+
+
+def vibe_batches(spec: Path, cache: Path, *flags: str) -> str:
+    env = {**os.environ, "BATCH_TEST_KEY": "sk-test"}
+    shown = subprocess.run([sys.executable, "-m", "engine", "batches", str(spec), "--cache", str(cache), *flags],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout
+
+
 def test_a_killed_run_resumes_its_batches_and_submits_nothing_again(tmp_path: Path) -> None:
     cache, out = tmp_path / "c.sqlite", tmp_path / "run"
-    env = {**os.environ, "BATCH_TEST_KEY": "sk-test", "PYTHONUNBUFFERED": "1"}
     with LLMServer() as server:
         server.state.reply = longer_judge
         server.state.batch.delay_s = 3600.0  # the provider takes its time
         spec = write_spec(tmp_path, server, prompts=20, batch="{poll_s: 0.2}")
-        run = subprocess.Popen([sys.executable, "-m", "engine", "run", str(spec), "--cache", str(cache), "--out",
-                                str(out), "--quiet"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
-        deadline = time.time() + 120
-        while server.state.batch.polls < 2 and time.time() < deadline:
-            time.sleep(0.1)
-        assert server.state.batch.polls >= 2, "the run never polled its batch"
-        run.send_signal(signal.SIGTERM)  # as a cancelled CI job stops it; Ctrl-C is the same path
-        _, stderr = run.communicate(timeout=60)
-        assert run.returncode == 130 and "1 provider batch(es) keep running" in stderr, stderr
-        shown = subprocess.run([sys.executable, "-m", "engine", "batches", str(spec), "--cache", str(cache)],
-                               cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-        assert "batch batch_1, 120 requests, in_progress" in shown.stdout, shown.stdout + shown.stderr
+        stderr = killed_while_polling(spec, cache, out, server)
+        assert "1 provider batch(es) keep running" in stderr, stderr
+        shown = vibe_batches(spec, cache)
+        assert "batch batch_1 (openai-compatible), 120 requests, in_progress" in shown, shown
         server.state.batch.delay_s = 0.0  # the next day: the batch has ended
         summary, _, run_dir = run_spec(spec, out, cache, quiet=True)
         assert len(server.state.batch.submitted) == 1  # polled, not sent again
@@ -158,6 +173,65 @@ def test_a_killed_run_resumes_its_batches_and_submits_nothing_again(tmp_path: Pa
     assert summary.done == summary.total
     log = json.loads((run_dir / "manifest.json").read_text())["batches"]["j"]
     assert log["resumed"] == 1 and log["outcomes"] == {"succeeded": 120}
+
+
+@pytest.mark.parametrize(("provider", "forgets"), [("openai-compatible", "batch"), ("anthropic", "batch"),
+                                                   ("openai-compatible", "results"), ("anthropic", "results")])
+def test_a_batch_the_provider_forgot_is_closed_and_its_requests_asked_once_more(
+        tmp_path: Path, provider: str, forgets: str) -> None:
+    cache, out = tmp_path / "c.sqlite", tmp_path / "run"
+    with LLMServer() as server:
+        server.state.reply = longer_judge
+        server.state.batch.delay_s = 3600.0
+        spec = write_spec(tmp_path, server, prompts=10, batch="{poll_s: 0.2}", provider=provider, vibes=2)
+        killed_while_polling(spec, cache, out, server)
+        if forgets == "batch":  # past retention, or asked with another organisation's key
+            server.state.batch.forget()
+            shown = vibe_batches(spec, cache)
+            assert f"batch {server.state.batch.submitted[0]['id']} ({provider}), 40 requests, gone at the provider " \
+                   "(HTTP 404): the next run closes it" in shown, shown
+        else:  # the batch still shows as ended, but its results are no longer served
+            server.state.batch.forget(results_only=True)
+        server.state.batch.delay_s = 0.0
+        summary, _, run_dir = run_spec(spec, out, cache, quiet=True)
+        log = json.loads((run_dir / "manifest.json").read_text())["batches"]["j"]
+        page = (run_dir / "index.html").read_text()
+        first, *again = server.state.batch.submitted
+        assert not Cache(cache).batches(open_only=True)
+        assert vibe_batches(spec, cache).startswith("batched: no provider batch is waiting")
+        second, *_ = run_spec(spec, out, cache, quiet=True)  # and nothing is stuck: the next run has it all
+    assert summary.done == summary.total == second.done
+    assert len(again) == 1 and sorted(again[0]["custom_ids"]) == sorted(first["custom_ids"])
+    assert set(server.state.batch.seen.values()) == {2}  # each forgotten request submitted exactly once more
+    assert log["outcomes"] == {"gone": 40, "succeeded": 40}
+    gone = log["batches"][0]
+    assert gone["status"] == "gone" and gone["resumed"] and f"batch {first['id']} is gone at {provider} (HTTP 404" \
+        in gone["reason"]
+    assert "asked again" in gone["reason"] and f"{first['id']}</span>: 40 requests, submitted by an earlier run — " \
+        "gone" in page
+
+
+def test_a_forgotten_batch_is_closed_by_cancel_and_a_503_closes_nothing(tmp_path: Path) -> None:
+    cache, out = tmp_path / "c.sqlite", tmp_path / "run"
+    with LLMServer() as server:
+        server.state.reply = longer_judge
+        server.state.batch.delay_s = 3600.0
+        spec = write_spec(tmp_path, server, prompts=5, batch="{poll_s: 0.2}", vibes=1)
+        killed_while_polling(spec, cache, out, server)
+        server.state.batch.unavailable = 100  # the provider is down for longer than the run's retries
+        summary, _, _ = run_spec(spec, out, cache, quiet=True)
+        assert summary.done < summary.total and "HTTP 503" in str(summary.failed)
+        assert [b.batch_id for b in Cache(cache).batches(open_only=True)] == ["batch_1"]  # still open
+        server.state.batch.unavailable = 2  # back after two failed polls: the run waits them out
+        server.state.batch.forget()
+        cancelled = vibe_batches(spec, cache, "--cancel")
+        assert "batch batch_1 (openai-compatible), 10 requests, gone at the provider (HTTP 404): closed here" \
+            in cancelled, cancelled
+        server.state.batch.delay_s = 0.0
+        summary, _, _ = run_spec(spec, out, cache, quiet=True)
+    assert summary.done == summary.total
+    assert [len(b["custom_ids"]) for b in server.state.batch.submitted] == [10, 10]
+    assert [b.status for b in Cache(cache).batches()] == ["gone", "completed"]
 
 
 def test_cancelled_batches_are_asked_again(tmp_path: Path) -> None:

@@ -9,6 +9,11 @@ Answers are stored as each batch's results are read. Requests that errored, expi
 asked again, up to `limits.max_retries` times, in a new batch or as live calls (`batch.retry`); the page and
 the manifest say which, with counts by outcome. An interrupted run leaves its batches running at the
 provider: `vibe batches SPEC` shows them, `--cancel` cancels them.
+
+A provider forgets: OpenAI deletes files past their retention, Anthropic serves results for 29 days, and a key
+of another organisation sees none of them. A batch (or its results file) answered with "not found" is closed in
+the cache as gone, with what the provider said; its unanswered requests are asked again like errored ones.
+A transient error (5xx, timeout, no connection) leaves the batch open, so a later run polls it again.
 """
 
 from __future__ import annotations
@@ -56,6 +61,19 @@ class BatchLog:
 
 Announce = Callable[[str, str], None]
 MISSING = {"expired": "expired", "cancelled": "cancelled"}  # a batch's end status -> the outcome of its unanswered
+GONE_STATUS = frozenset({404, 410})  # the provider has no such batch or file: polling again cannot bring it back
+
+
+def is_gone(exc: ProviderError) -> bool:
+    return exc.status in GONE_STATUS
+
+
+def gone_reason(record: BatchRecord, exc: ProviderError) -> str:
+    """Why a batch was closed without its answers, naming the batch, the provider and what follows."""
+    said = (exc.body or str(exc)).strip().replace("\n", " ")[:200]
+    return (f"{record.endpoint}: batch {record.batch_id} is gone at {record.provider} (HTTP {exc.status}: {said}); "
+            "providers keep batches and results for a limited time and show them only to the key's organisation, "
+            "so its unanswered requests are asked again")
 
 
 async def run_batches(tasks: list[Task], render: Render, endpoint: Endpoint, cache: Cache, on_result: OnResult,
@@ -145,10 +163,16 @@ class _Batches:
         waiting = list(records)
         while waiting:
             for record in list(waiting):
-                state = await self._retrying(partial(self.client.state, record.batch_id))
-                self.announce(state.id, _describe(state))
-                if state.ended:
-                    failed.update(await self._read(record, state, by_id, round_))
+                try:
+                    state = await self._retrying(partial(self.client.state, record.batch_id))
+                    self.announce(state.id, _describe(state))
+                    if state.ended:
+                        failed.update(await self._read(record, state, by_id, round_))
+                        waiting.remove(record)
+                except ProviderError as exc:
+                    if not is_gone(exc):
+                        raise
+                    failed.update(self._gone(record, by_id, round_, gone_reason(record, exc)))
                     waiting.remove(record)
             if waiting:
                 await asyncio.sleep(self.mode.poll_s)
@@ -176,16 +200,32 @@ class _Batches:
         for result in results:
             self.on_result(by_id[result.task_id], result)
         counts = Counter({"succeeded": len(results)}) + Counter(f.outcome for f in failed.values())
-        for name, n in counts.items():
-            self.log.outcomes[name] = self.log.outcomes.get(name, 0) + n
         self.log.spent += sum(r.cost for r in results)
         self.cache.end_batch(state.id, state.status, dict(counts))
-        entry = next((b for b in self.log.batches if b["id"] == state.id), None)
-        if entry is None:  # a batch an earlier run submitted
-            entry = {"id": state.id, "requests": len(record.task_ids), "round": round_, "resumed": True}
-            self.log.batches.append(entry)
-        entry.update(status=state.status, outcomes=dict(counts), wall_s=round(time.time() - record.submitted_at, 1))
+        self._logged(record, round_, state.status, counts)
         return {task_id: failure.reason for task_id, failure in failed.items()}
+
+    def _gone(self, record: BatchRecord, by_id: dict[str, Task], round_: int, reason: str) -> dict[str, str]:
+        """Close a batch the provider no longer has; its requests without a stored answer, to ask again."""
+        answered = self.cache.known(record.task_ids)
+        unanswered = [i for i in record.task_ids if i in by_id and i not in answered]
+        counts = Counter({"gone": len(unanswered)})
+        self.cache.end_batch(record.batch_id, "gone", dict(counts), reason)
+        self.announce(record.batch_id, f"gone: {len(unanswered):,} requests to ask again")
+        self._logged(record, round_, "gone", counts, reason=reason)
+        return dict.fromkeys(unanswered, reason)
+
+    def _logged(self, record: BatchRecord, round_: int, status: str, counts: Counter[str], **extra: object) -> None:
+        """A batch's end in the run's log: its outcome counts, and its entry (made here for one an earlier run
+        submitted)."""
+        for name, n in counts.items():
+            self.log.outcomes[name] = self.log.outcomes.get(name, 0) + n
+        entry = next((b for b in self.log.batches if b["id"] == record.batch_id), None)
+        if entry is None:  # a batch an earlier run submitted
+            entry = {"id": record.batch_id, "requests": len(record.task_ids), "round": round_, "resumed": True}
+            self.log.batches.append(entry)
+        entry.update(status=status, outcomes=dict(counts), wall_s=round(time.time() - record.submitted_at, 1),
+                     **extra)
 
     async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
         """A batch API call, retried with backoff on what a live call would retry (429, 5xx, dropped
@@ -200,11 +240,11 @@ class _Batches:
         raise AssertionError("unreachable")
 
 
-async def look_up(endpoints: dict[str, Endpoint], cache: Cache,
-                  cancel: bool = False) -> list[tuple[BatchRecord, BatchState | str]]:
-    """Each open batch of these endpoints with its state at the provider (or why it could not be read);
-    `cancel` cancels them first. A later run still reads what a cancelled batch finished."""
-    out: list[tuple[BatchRecord, BatchState | str]] = []
+async def look_up(endpoints: dict[str, Endpoint], cache: Cache, cancel: bool = False) -> list[tuple[BatchRecord, str]]:
+    """Each open batch of these endpoints with its state at the provider, in words (or why it could not be
+    read); `cancel` cancels them first. A later run still reads what a cancelled batch finished. A batch the
+    provider no longer has is shown as gone; `cancel` closes it here, so the next run asks its requests again."""
+    out: list[tuple[BatchRecord, str]] = []
     for record in cache.batches(open_only=True):
         if record.endpoint not in endpoints:
             continue
@@ -214,16 +254,21 @@ async def look_up(endpoints: dict[str, Endpoint], cache: Cache,
             out.append((record, str(exc)))
             continue
         try:
-            out.append((record, await (client.cancel if cancel else client.state)(record.batch_id)))
+            state = await (client.cancel if cancel else client.state)(record.batch_id)
+            out.append((record, ("cancelling: " if cancel else "") + _describe(state)))
         except ProviderError as exc:
-            out.append((record, str(exc)))
+            if not is_gone(exc):
+                out.append((record, str(exc)))
+            elif cancel:
+                cache.end_batch(record.batch_id, "gone", {"gone": len(record.task_ids)}, gone_reason(record, exc))
+                out.append((record, f"gone at the provider (HTTP {exc.status}): closed here; the next run asks "
+                                    "its requests again"))
+            else:
+                out.append((record, f"gone at the provider (HTTP {exc.status}): the next run closes it and asks its "
+                                    "requests again (--cancel closes it now)"))
         finally:
             await client.aclose()
     return out
-
-
-def describe(state: BatchState | str) -> str:
-    return state if isinstance(state, str) else _describe(state)
 
 
 def _describe(state: BatchState) -> str:

@@ -54,7 +54,8 @@ CREATE TABLE IF NOT EXISTS batches (
     submitted_at REAL NOT NULL,
     status TEXT,
     counts TEXT,
-    ended_at REAL
+    ended_at REAL,
+    reason TEXT
 )
 """
 
@@ -62,7 +63,8 @@ CREATE TABLE IF NOT EXISTS batches (
 @dataclass(frozen=True)
 class BatchRecord:
     """A provider batch this cache's runs submitted: written before its first poll, so a run that is killed
-    while it waits finds it again instead of paying for it twice; `ended_at` is set once its answers are in."""
+    while it waits finds it again instead of paying for it twice; `ended_at` is set once its answers are in, or
+    once the provider says it no longer has the batch (`status` "gone", `reason` saying what it answered)."""
 
     batch_id: str
     endpoint: str
@@ -72,6 +74,7 @@ class BatchRecord:
     status: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
     ended_at: float | None = None
+    reason: str | None = None
 
 
 class Cache:
@@ -85,6 +88,8 @@ class Cache:
         self._db.execute(_SCHEMA)
         self._db.execute(_DERIVED)
         self._db.execute(_BATCHES)
+        if "reason" not in {row[1] for row in self._db.execute("PRAGMA table_info(batches)")}:
+            self._db.execute("ALTER TABLE batches ADD COLUMN reason TEXT")  # a cache from before gone batches
         # Results decoded once per process: a run reads its finished tasks several times (execute, each
         # discovery pass, analysis), and a stored result never changes under its task id except by our own put.
         self._decoded: dict[str, Result] = {}
@@ -153,20 +158,20 @@ class Cache:
 
     def add_batch(self, record: BatchRecord) -> None:
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO batches VALUES (?,?,?,?,?,?,?,?)", (
+            self._db.execute("INSERT OR REPLACE INTO batches VALUES (?,?,?,?,?,?,?,?,?)", (
                 record.batch_id, record.endpoint, record.provider, json.dumps(record.task_ids), record.submitted_at,
-                record.status, json.dumps(record.counts), record.ended_at))
+                record.status, json.dumps(record.counts), record.ended_at, record.reason))
 
-    def end_batch(self, batch_id: str, status: str, counts: dict[str, int]) -> None:
+    def end_batch(self, batch_id: str, status: str, counts: dict[str, int], reason: str | None = None) -> None:
         with self._lock:
-            self._db.execute("UPDATE batches SET status = ?, counts = ?, ended_at = ? WHERE batch_id = ?",
-                             (status, json.dumps(counts), time.time(), batch_id))
+            self._db.execute("UPDATE batches SET status = ?, counts = ?, ended_at = ?, reason = ? WHERE batch_id = ?",
+                             (status, json.dumps(counts), time.time(), reason, batch_id))
 
     def batches(self, endpoint: str | None = None, open_only: bool = False) -> list[BatchRecord]:
         """Batches in submission order; `open_only`: those whose answers have not been read yet."""
-        query = "SELECT * FROM batches WHERE (? IS NULL OR endpoint = ?)" + (" AND ended_at IS NULL" if open_only
-                                                                             else "")
+        query = ("SELECT batch_id, endpoint, provider, task_ids, submitted_at, status, counts, ended_at, reason "
+                 "FROM batches WHERE (? IS NULL OR endpoint = ?)" + (" AND ended_at IS NULL" if open_only else ""))
         with self._lock:
             rows = list(self._db.execute(query + " ORDER BY submitted_at", (endpoint, endpoint)))
-        return [BatchRecord(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4], r[5], json.loads(r[6] or "{}"), r[7])
+        return [BatchRecord(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4], r[5], json.loads(r[6] or "{}"), r[7], r[8])
                 for r in rows]
