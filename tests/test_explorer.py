@@ -152,6 +152,46 @@ def test_filters_sort_search_and_links(arena_run: Path, browser: Any) -> None:
     assert tab.problems == []
 
 
+def test_a_link_that_is_cut_short_old_or_odd_still_shows_the_pairs(arena_run: Path, browser: Any) -> None:
+    """Links a user will meet: cut short mid-escape, naming a vibe (split, label, pair) this run does not have,
+    a search of spaces; each settles on every pair with a notice naming what was left out."""
+    pairs = pairs_of(arena_run)
+    explorer = arena_run / "explore" / "vibecheck.html"
+    tab = Tab(browser)
+    for fragment, named in [("#q=caf%C3", ["q=caf%C3", "broken escape"]),
+                            ("#vibe=renamed_since&dir=1", ["vibe “renamed_since”", "no vibe of that name"]),
+                            ("#split=validation&label=gpt&pair=q999999", ["split “validation”", "label “gpt”",
+                                                                           "pair “q999999”"]),
+                            ("#colour=red", ["“colour” (not a filter of this page)"])]:
+        page = tab.open(explorer, fragment)
+        assert tab.count() == len(pairs), fragment
+        notice = page.locator("#notice")
+        assert notice.is_visible() and all(n in notice.inner_text() for n in named), notice.inner_text()
+        assert page.input_value("select[name=vibe]") == "" and "renamed_since" not in page.url
+    # the understood part of a half-understood link still applies
+    page = tab.open(explorer, "#split=test&vibe=renamed_since")
+    assert tab.count() == sum(p["split"] == "test" for p in pairs) and page.locator("#notice").is_visible()
+    page.select_option("select[name=split]", "train")  # a change of the view clears the notice
+    tab.settle()
+    assert not page.locator("#notice").is_visible()
+    # a search of spaces from the link is trimmed as the box trims it: no search at all
+    page = tab.open(explorer, "#q=%20%20")
+    assert tab.count() == len(pairs) and page.input_value("input[name=q]") == ""
+    assert not page.locator("#notice").is_visible()
+    # the raw toggle of a one-pair view keeps that pair
+    one = pairs[3]["item_id"]
+    page = tab.open(explorer, f"#pair={one}")
+    assert tab.count() == 1
+    page.check("input[name=raw]")
+    tab.settle()
+    assert tab.count() == 1 and page.get_attribute("article.pair", "data-id") == one
+    assert page.locator("article.pair pre.raw").count() == 2 and "raw=1" in page.url and "pair=" in page.url
+    page.select_option("select[name=sort]", "length")  # so does a new sort order
+    tab.settle()
+    assert tab.count() == 1
+    assert tab.problems == []
+
+
 def test_judges_reasons_and_their_themes(arena_run: Path, browser: Any) -> None:
     pairs = pairs_of(arena_run)
     vibe = next(v for v in pairs[0]["rationales"])

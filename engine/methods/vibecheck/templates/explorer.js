@@ -21,14 +21,58 @@
 
   function signed(v) { return v === null || v === undefined ? "—" : (v > 0 ? "+" + v : String(v)); }
 
+  var VIEW = ["raw", "sort"];  // how the pairs are shown, not which: changing one keeps the selection
+  var SORTS = ["vibe-a", "vibe-b", "disagree", "length"];
+
+  function decoded(text) {
+    try { return decodeURIComponent(text); } catch (err) { return null; }  // a link cut short mid-escape
+  }
+
+  // The fragment as a state, read the way the form reads its controls (trimmed), keeping only what names
+  // something this run has; the rest is listed in `odd` for the notice.
   function readHash() {
-    var out = {}, text = location.hash.replace(/^#/, "");
+    var out = {}, odd = [], text = location.hash.replace(/^#/, "");
     text.split("&").forEach(function (part) {
       if (!part) return;
-      var at = part.indexOf("="), key = at < 0 ? part : part.slice(0, at);
-      out[decodeURIComponent(key)] = at < 0 ? "1" : decodeURIComponent(part.slice(at + 1));
+      var at = part.indexOf("="), key = decoded(at < 0 ? part : part.slice(0, at));
+      var value = at < 0 ? "1" : decoded(part.slice(at + 1));
+      if (key === null || value === null) { odd.push("“" + part + "” (a broken escape)"); return; }
+      value = value.trim();
+      if (!value) return;
+      var why = refused(key, value);
+      if (why) odd.push(why); else out[key] = value;
     });
-    return out;
+    return {state: out, odd: odd};
+  }
+
+  function refused(key, value) {
+    var known = {
+      vibe: data.vibes.some(function (v) { return v.name === value; }) ? "" : "this run has no vibe of that name",
+      dir: ["1", "-1", "0", "none"].indexOf(value) >= 0 ? "" : "a verdict is 1, -1, 0 or none",
+      split: value === "train" || value === "test" ? "" : "a split is train or test",
+      label: LABELS.hasOwnProperty(value) ? "" : "a label is a, b, tie or none",
+      cat: data.categories.indexOf(value) >= 0 ? "" : "this run has no category of that name",
+      pair: data.ids.indexOf(value) >= 0 ? "" : "this run has no pair with that id",
+      sort: SORTS.indexOf(value) >= 0 ? "" : "not a sort order",
+      lmin: isFinite(Number(value)) && Number(value) >= 0 ? "" : "not a length ratio",
+      lmax: isFinite(Number(value)) && Number(value) >= 0 ? "" : "not a length ratio",
+      page: /^[1-9][0-9]*$/.test(value) ? "" : "not a page number",
+      q: "", disagree: value === "1" ? "" : "a box is 1 or absent", flip: value === "1" ? "" : "a box is 1 or absent",
+      raw: value === "1" ? "" : "a box is 1 or absent"
+    };
+    if (!known.hasOwnProperty(key)) return "“" + key + "” (not a filter of this page)";
+    return known[key] ? key + " “" + value + "” (" + known[key] + ")" : "";
+  }
+
+  function fromLink() {
+    var hash = readHash();
+    state = hash.state;
+    page = state.page ? Number(state.page) - 1 : 0;
+    delete state.page;
+    var notice = document.getElementById("notice");
+    notice.textContent = hash.odd.length ? "Left out of this link, not understood: " + hash.odd.join("; ") +
+      ". The rest of the view is shown." : "";
+    notice.hidden = !hash.odd.length;
   }
 
   function writeHash() {
@@ -43,13 +87,13 @@
 
   function form() { return document.getElementById("controls"); }
 
-  function fromControls() {
+  function fromControls(keepPair) {
     var f = form(), next = {};
     FIELDS.forEach(function (key) {
       var input = f.elements[key];
       next[key] = input.type === "checkbox" ? (input.checked ? "1" : "") : input.value.trim();
     });
-    next.pair = "";
+    next.pair = keepPair ? state.pair : "";
     return next;
   }
 
@@ -234,8 +278,14 @@
       verdictTable(i, t)]);
   }
 
-  function update(fromForm) {
-    if (fromForm) { state = fromControls(); page = 0; }
+  // fromForm: the controls changed; view: only how the pairs are shown did (the selection and, for the raw
+  // toggle, the page stay)
+  function update(fromForm, view) {
+    if (fromForm) {
+      state = fromControls(view);
+      if (view !== "raw") page = 0;
+      document.getElementById("notice").hidden = true;
+    }
     writeHash();
     var ticket = ++rendering;
     var ready = state.q && !haystack
@@ -272,24 +322,22 @@
          data.vibes.map(function (v) { return v.name + (v.kept ? "" : " (dropped)"); }));
     fill(f.elements.cat, data.categories, data.categories);
     if (!data.categories.length) f.querySelector(".category").hidden = true;
-    var hash = readHash();
-    state = hash;
-    page = hash.page ? Math.max(0, Number(hash.page) - 1) || 0 : 0;
+    fromLink();
     toControls();
     var timer = null;
     f.addEventListener("submit", function (event) { event.preventDefault(); });
-    f.addEventListener("change", function () { update(true); });
+    f.addEventListener("change", function (event) {
+      var name = event.target.name;
+      update(true, VIEW.indexOf(name) >= 0 ? name : "");
+    });
     f.elements.q.addEventListener("input", function () {
       clearTimeout(timer);
       timer = setTimeout(function () { update(true); }, 300);
     });
     document.getElementById("reset").addEventListener("click", function () {
-      state = {}; page = 0; toControls(); update(false);
+      state = {}; page = 0; toControls(); document.getElementById("notice").hidden = true; update(false);
     });
-    window.addEventListener("hashchange", function () {
-      state = readHash(); page = state.page ? Math.max(0, Number(state.page) - 1) || 0 : 0;
-      toControls(); update(false);
-    });
+    window.addEventListener("hashchange", function () { fromLink(); toControls(); update(false); });
     update(false);
   }
 
