@@ -103,16 +103,48 @@ def split(ids: Sequence[str], train_fraction: float, seed: int) -> tuple[list[st
     return [ordered[i] for i in perm[:cut]], [ordered[i] for i in perm[cut:]]
 
 
-def mean_test(values: Sequence[float]) -> float | None:
-    """Two-sided p-value of a one-sample t-test that the mean is 0, over independent units (the test behind
-    `mean_interval`); with no spread, 1 when every value is 0 and 0 otherwise; None below two units."""
-    from scipy.stats import ttest_1samp
+SIGN_TEST = "exact sign test over the pairs with a non-zero verdict (binomial, p = ½ under no difference)"
 
-    if len(values) < 2:
+
+def sign_test(verdicts: Sequence[float] | np.ndarray, direction: int = 0) -> float:
+    """Exact p-value that ternary verdicts (+1, 0, −1) lean one way, by the sign test over the non-zero ones:
+    with no difference between the models, +1 and −1 are equally likely, whoever the pairs are. `direction`
+    +1 or −1 makes it one-sided: "they lean that way", the test of a direction proposed on other pairs (a vibe
+    kept on training pairs, confirmed on test pairs), which then can never confirm the opposite direction.
+    0: two-sided. Never 0 from finite data ([+1, +1] gives 0.5 two-sided, 0.25 one-sided); 1 with no non-zero
+    verdict."""
+    from scipy.stats import binomtest
+
+    values = np.asarray(verdicts, dtype=float)
+    higher, lower = int((values > 0).sum()), int((values < 0).sum())
+    if higher + lower == 0:
+        return 1.0
+    alternative = {1: "greater", -1: "less", 0: "two-sided"}[int(np.sign(direction))]
+    return float(binomtest(higher, higher + lower, 0.5, alternative=alternative).pvalue)
+
+
+def sign_test_mde(nonzero: int, total: int, alpha: float = 0.05, power: float = 0.8,
+                  one_sided: bool = True) -> float | None:
+    """The smallest separability (mean verdict) that the sign test over `total` pairs, `nonzero` of them with a
+    non-zero verdict, detects with `power` at `alpha`: what "not significant" can mean there. Separability is
+    (share +1) − (share −1), so at the observed share of ties it is (nonzero / total)·(2q − 1), q the share of
+    +1 among the non-zero verdicts that the exact test finds with that power. None when even a unanimous
+    sample could not reach `alpha`."""
+    from scipy.optimize import brentq
+    from scipy.stats import binom
+
+    if nonzero < 1 or total < nonzero:
         return None
-    if float(np.std(values)) == 0:
-        return 1.0 if values[0] == 0 else 0.0
-    return float(ttest_1samp(values, 0.0).pvalue)
+    tail = alpha if one_sided else alpha / 2
+    need = next((k for k in range(nonzero + 1) if binom.sf(k - 1, nonzero, 0.5) <= tail), None)
+    if need is None:  # the fewest +1s the exact test calls significant: none can be enough
+        return None
+
+    def shortfall(q: float) -> float:
+        return float(binom.sf(need - 1, nonzero, q)) - power
+
+    q = 1.0 if shortfall(1.0) < 0 else (0.5 if shortfall(0.5) >= 0 else brentq(shortfall, 0.5, 1.0))
+    return nonzero / total * (2 * q - 1)
 
 
 def _adjusted(p_values: list[float | None], method: str) -> list[float | None]:

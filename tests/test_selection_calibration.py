@@ -19,7 +19,7 @@ from scipy.stats import binomtest
 from engine import stats
 from engine.analyze import heldout
 from engine.methods.vibecheck import analysis as vibecheck
-from engine.methods.vibecheck import profiles
+from engine.methods.vibecheck import keep, profiles
 from engine.methods.vibecheck.analysis import Features
 from engine.methods.vibecheck.method import Regression
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
@@ -50,7 +50,7 @@ def _vibecheck_analysis(nu: np.ndarray, chars: np.ndarray, preference: list[str 
     names = [f"v{j}" for j in range(nu.shape[1])]
     train = [[int(v) for v in nu[: n // 2, j]] for j in range(len(names))]
     kept = [name for name, verdicts in zip(names, train, strict=True)
-            if not vibecheck.drop_reasons(stats.separability(verdicts), stats.mean_interval(verdicts), None, 0.2,
+            if not keep.drop_reasons(stats.separability(verdicts), stats.mean_interval(verdicts), None, 0.2,
                                           0.05)]
     features = Features(pairs, {})
     chosen, _, _ = vibecheck.select_vibes(kept, features, Regression(select="lars", top=10))

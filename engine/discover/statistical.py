@@ -338,7 +338,8 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
     """Propose and choose at most `max_vibes` vibes from training pairs (none measuring an excluded metric,
     e.g. one a declared vibe already measures; embedding clusters only with `clusters`, for a panel with an
     embedding judge to score them). Only candidates that separate the two models on these pairs (a 95%
-    interval of their mean verdict that excludes 0) are considered."""
+    interval of their mean verdict that excludes 0) are considered, and a phrase lexicon only when its
+    cross-fitted verdicts lean to the model it was mined for."""
     pairs = list(pairs)
     final = [c for c in candidates(pairs, model_a, model_b) if c.vibe.metric not in exclude_metrics]
     if clusters:
@@ -348,9 +349,11 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
     for c in final:
         if c.origin in ("metric", "embedding cluster"):
             verdicts[c.vibe.name], features[c.vibe.name] = judged_columns(c.vibe, pairs)
-    names = {c.vibe.name for c in final}
+    own_side = {c.vibe.name: 1 if c.origin == f"phrases:{model_a}" else -1 for c in final
+                if c.origin.startswith("phrases:")}
     for name, (column, verdict) in crossfit_lexicons(pairs, model_a, model_b, seed).items():
-        if name in names:
+        # a lexicon of A's phrasing that marks B's answers on the pairs it was not mined from does not carry over
+        if name in own_side and float(np.mean(verdict)) * own_side[name] > 0:
             features[name], verdicts[name] = column, verdict
     features = {name: column for name, column in features.items() if separates(verdicts[name])}
     a_preferred = np.array([np.nan if p.a_preferred is None else float(p.a_preferred) for p in pairs])

@@ -3,14 +3,16 @@
 For each vibe and pair: each judge's score s_J in A/B terms (LLM judges: both orders combined by the swap
 rule; offline judges: their measured comparison; an unreadable answer leaves the judge's score missing, never
 a tie), the panel verdict ν (rounded mean of the scores present; missing when none is), then per vibe its
-separability, judge agreement (κ), and whether it passes validation on the training split (κ, |sep| and a
-95% interval of sep that excludes 0: all on training pairs, since that is what selection may see; a phrase
-lexicon mined from the training pairs is validated on cross-fitted verdicts, each pair scored by the lexicon
-mined without it). On the test split each kept vibe's separability gets a t-test, Holm-adjusted over the kept
-vibes: the claims a page makes about vibes at once. The vibes that pass (the top-k by least-angle
-regression, as VibeCheck) feed the two held-out regressions of `heldout`: model matching (which model wrote
-the first-shown answer) and preference prediction (which answer the dataset's labels favour, starting from
-the longer-answer rule).
+separability, judge agreement (κ), and whether it passes validation on the training split (κ, |sep| and a 95%
+interval of sep that excludes 0: all on training pairs, since that is what selection may see; a phrase lexicon
+mined from the training pairs is validated on cross-fitted verdicts, each pair scored by the lexicon mined
+without it; a lexicon mined as typical of one model that leans to the other on those verdicts does not carry
+over, and is dropped). On the test split each kept vibe's separability gets an exact sign test, one-sided in
+the direction its training pairs showed (a claim confirms that direction or nothing: it can never name the
+other), Holm-adjusted over the kept vibes: the claims a page makes about vibes at once. The vibes that pass
+(the top-k by least-angle regression, as VibeCheck) feed the two held-out regressions of `heldout`: model
+matching (which model wrote the first-shown answer) and preference prediction (which answer the dataset's
+labels favour, starting from the longer-answer rule).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from engine.datasets import Item
 from engine.discover import statistical as discovery
 from engine.discover.splits import discovery_sides, split_bindings, split_seed
 from engine.judges.verdicts import PairVerdict
+from engine.methods.vibecheck.keep import against_own_lexicon, drop_reasons
 from engine.methods.vibecheck.method import Regression, VibeCheckOptions
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.records import Prepared, Result
@@ -216,6 +219,10 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
     sep_train = stats.separability(nu_train)
     ci = stats.mean_interval(nu_train)
     reasons = drop_reasons(sep_train, ci, kappa_train, kappa_min, sep_min)
+    if (against := against_own_lexicon(origins.get(vibe.name, ""), discovery_sides(analysis), sep_train)):
+        reasons.append(against)
+    direction = int(np.sign(sep_train))
+    mde = stats.sign_test_mde(sum(v != 0 for v in nu_test), len(nu_test)) if not reasons else None
     return VibeScore(
         name=vibe.name, low=vibe.low, high=vibe.high, origin=origins.get(vibe.name, "declared"), metric=vibe.metric,
         judges=judges, judge_kinds=sorted({spec.judges[j].kind for j in judges}),
@@ -225,24 +232,9 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
         kept=not reasons, drop_reason="; ".join(reasons), n_pairs=len(pairs), invalid_verdicts=invalid,
         examples=vibe.examples, n_train=len(train), n_test=len(test),
         missing_verdicts=sum(p.nu[vibe.name] is None for p in pairs),
-        # kept vibes only: one-sample t-test over test pairs, the unit the interval resamples
-        separability_p=stats.mean_test(nu_test) if not reasons else None)
-
-
-def drop_reasons(sep_train: float, ci: tuple[float, float], kappa_train: float | None, kappa_min: float,
-                 sep_min: float) -> list[str]:
-    """Why a vibe is dropped, from its training separability, that separability's 95% interval and the judges'
-    training κ (none: kept): its judges disagree, or it does not separate the models (|separability| below
-    `sep_min`, or an interval that includes 0)."""
-    reasons = []
-    if kappa_train is not None and kappa_train < kappa_min:
-        reasons.append(f"judges disagree (κ {kappa_train:.2f} < {kappa_min} on training pairs)")
-    if abs(sep_train) < sep_min:
-        reasons.append(f"does not separate the models (|sep| {abs(sep_train):.3f} < {sep_min} on training pairs)")
-    elif not stats.excludes_zero(ci):
-        reasons.append(f"separation not distinguishable from none (95% interval {ci[0]:+.3f} to {ci[1]:+.3f} "
-                       "on training pairs includes 0)")
-    return reasons
+        # kept vibes only: over test pairs, one-sided in the direction the training pairs showed
+        separability_p=stats.sign_test(nu_test, direction) if not reasons else None,
+        direction=direction if not reasons else 0, separability_mde=mde)
 
 
 def _crossfit_lexicons(pairs: list[PairVerdicts], vibes: list[Vibe], origins: dict[str, str],

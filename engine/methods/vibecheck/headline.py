@@ -1,9 +1,12 @@
 """The answer a VibeCheck section gives in words, and the rows of its diverging chart.
 
 Only vibes that pass every test the page shows are named: kept on the training pairs, and separating the
-models on the test pairs with a Holm-adjusted p < 0.05 (a t-test per kept vibe, corrected over the kept vibes,
-since the sentence makes all of those claims at once). Strongest first, grouped by the model that sits higher,
-so the sentence reads "chatty sits higher on verbosity and paragraphs; terse on formality".
+models on the test pairs in the direction the training pairs showed, with a Holm-adjusted p < 0.05 (an exact
+sign test per kept vibe, one-sided in that direction, corrected over the kept vibes, since the sentence makes
+all of those claims at once). A test pair leaning the other way is evidence against the claim, never for the
+opposite one: the sentence cannot name a direction that no selection proposed. Strongest first, grouped by the
+model that sits higher, so the sentence reads "chatty sits higher on verbosity and paragraphs; terse on
+formality".
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ ALPHA = 0.05
 
 
 def confirmed(vc: VibeCheckResult) -> list[VibeScore]:
-    """Kept vibes whose test separability is significant after Holm over the kept vibes, strongest first."""
+    """Kept vibes whose test separability confirms their training direction (one-sided, Holm over the kept
+    vibes), strongest first."""
     out = [v for v in vc.vibes if v.kept and v.separability is not None and v.separability_p_adjusted is not None
-           and v.separability_p_adjusted < ALPHA]
+           and v.separability_p_adjusted < ALPHA and v.separability * v.direction > 0]
     return sorted(out, key=lambda v: -abs(v.separability or 0.0))
 
 
@@ -38,7 +42,7 @@ def headline(vc: VibeCheckResult) -> str:
     vibes = confirmed(vc)
     if not vibes:
         return (f"No vibe separates {vc.model_a} from {vc.model_b} on the test pairs beyond chance (no kept vibe "
-                "has a Holm-adjusted p < 0.05).")
+                "confirms its training direction at a Holm-adjusted p < 0.05).")
     parts = []
     for model, sign in ((vc.model_a, 1), (vc.model_b, -1)):
         mine = [words(v) for v in vibes if (v.separability or 0) * sign > 0][:MAX_NAMED]
@@ -51,7 +55,8 @@ def headline(vc: VibeCheckResult) -> str:
     else:
         sentence += f"; no vibe puts {second} higher"
     kept = sum(v.kept for v in vc.vibes)
-    return sentence + f" (test pairs; Holm-adjusted p < 0.05 over the {kept} kept vibes)."
+    return sentence + (f" (test pairs, in the direction the training pairs showed; Holm-adjusted p < 0.05 over the "
+                       f"{kept} kept vibes).")
 
 
 def chart_rows(vc: VibeCheckResult) -> list[dict[str, Any]]:

@@ -3,10 +3,13 @@
 A profile cell is one model's separability against the reference on one vibe (the mean panel verdict ν over
 prompts, > 0: the model sits higher than the reference), with a 95% bootstrap interval that resamples
 prompts, and, where a metric measures the vibe, the model's mean measure beside the reference's. A grid of
-models × vibes makes that many claims at once, so a cell is called clear only when its one-sample t-test over
+models × vibes makes that many claims at once, so a cell is called clear only when its exact sign test over
 prompts survives Benjamini–Hochberg over every cell of the profile (5% false discovery rate). Vibes that
 discovery found on the training prompts are described on the held-out prompts only, where their selection
-cannot flatter them; declared vibes use every prompt.
+cannot flatter them, and tested one-sided in the direction the model's training prompts showed (a cell can
+confirm that direction, never name the other); declared vibes use every prompt and a two-sided test. Beside a
+cell that is not clear stands the smallest separability its prompts could detect with 80% power, so "not
+significant" reads as what it is: no difference that large, or too few prompts to tell.
 
 Where the dataset labels a model's answers against the reference's, the model's win rate is reported raw
 and length-controlled as AlpacaEval 2 does it: a logistic GLM of the label on a per-model intercept and
@@ -50,8 +53,9 @@ LC_ESTIMATOR = ("logistic GLM (statsmodels) of the label on an intercept and tan
 POOLED_ESTIMATOR = ("logistic GLM (statsmodels) on standardized vibe strengths and the length covariate with an "
                     "intercept per model (fixed effects: within-model effects), standard errors clustered by prompt; "
                     "Wald p-values, Holm-adjusted over the vibes")
-CELL_TEST = ("one-sample t-test of each cell's mean verdict over prompts, Benjamini–Hochberg over every cell of the "
-             "profile (false discovery rate 5%)")
+CELL_TEST = ("an exact sign test of each cell's verdicts over prompts (one-sided in the training direction for a "
+             "discovered vibe, two-sided for a declared one), Benjamini–Hochberg over every cell of the profile (false "
+             "discovery rate 5%)")
 ALPHA = 0.05
 
 
@@ -68,8 +72,10 @@ class ProfileCell:
     measure_reference: float | None = None
     share: float | None = None  # answers where the metric is above 0
     share_reference: float | None = None
-    p_value: float | None = None  # one-sample t-test of the mean verdict over prompts
+    p_value: float | None = None  # exact sign test of the verdicts over prompts (see `direction`)
     p_adjusted: float | None = None  # Benjamini–Hochberg over every cell of the profile
+    direction: int = 0  # a discovered vibe: the sign its training prompts showed, tested one-sided; 0: two-sided
+    mde: float | None = None  # the |separability| this cell's test detects with 80% power at 5% (unadjusted)
 
     def clear(self) -> bool:
         """The model differs from the reference on this vibe beyond what the grid's many cells explain."""
@@ -160,10 +166,14 @@ def _cell(vc: VibeCheckResult, vibe: Vibe, held_out: bool, seed: int, rounds: in
     measured = [p.measures[vibe.name] for p in pairs if vibe.name in p.measures]
     values = np.array(measured, dtype=float).reshape(len(measured), 2)
     has = len(values) > 0
+    score = next((v for v in vc.vibes if v.name == vibe.name), None)
+    direction = int(np.sign(score.separability_train)) if held_out and score is not None else 0
     return ProfileCell(vc.model_a, vibe.name, float(nu.mean()), low, high, len(nu), where,
                        float(values[:, 0].mean()) if has else None, float(values[:, 1].mean()) if has else None,
                        float((values[:, 0] > 0).mean()) if has else None,
-                       float((values[:, 1] > 0).mean()) if has else None, stats.mean_test(nu.tolist()))
+                       float((values[:, 1] > 0).mean()) if has else None, stats.sign_test(nu, direction),
+                       direction=direction,
+                       mde=stats.sign_test_mde(int((nu != 0).sum()), len(nu), one_sided=direction != 0))
 
 
 def _outcome(pair: PairVerdicts, model: str) -> float | None:

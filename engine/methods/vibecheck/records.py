@@ -43,8 +43,13 @@ class VibeScore:
     mm_p_note: str = ""  # why a coefficient has no p-value
     pp_p_note: str = ""
     separability_ci: tuple[float, float] | None = None  # 95% t-interval of the test separability
-    separability_p: float | None = None  # one-sample t-test of the test separability (kept vibes only)
-    separability_p_adjusted: float | None = None  # Holm over the kept vibes' test separabilities
+    # kept vibes only: the exact sign test of the test verdicts, one-sided in `direction` (the sign of the
+    # training separability: +1 model A higher), Holm over the kept vibes; and the smallest test separability
+    # that test detects with 80% power at the 5% level before correction (at the observed share of ties)
+    separability_p: float | None = None
+    separability_p_adjusted: float | None = None
+    direction: int = 0
+    separability_mde: float | None = None
     missing_verdicts: int = 0  # pairs where no judge gave a readable verdict: left out, never a tie
 
 
