@@ -3,16 +3,22 @@ bootstrap rankings, chart images), stored in the run cache by the content hash o
 
 Calls are cached by task hash; this is the same idea one level up. A re-run whose inputs did not change reads
 each piece back instead of recomputing it, and a changed input (one answer edited) changes the key of exactly
-the pieces that read it. Every key starts with the kind of work and a version, so a change of method is a
-change of key. Outside a run (tests, benchmarks, `vibe discover` without a cache) nothing is stored and every
+the pieces that read it. Every key holds the digest of the code that computes the piece (`code_digest`: its
+module and every engine module that one imports, docstrings aside, with the versions of the libraries they
+import), so a change of method or of a library is a change of key, with no version string to bump by hand.
+Outside a run (tests, benchmarks, `vibe discover` without a cache) nothing is stored and every
 piece is computed, which gives the same numbers.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Iterable
+from importlib.metadata import PackageNotFoundError, packages_distributions, version
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -40,19 +46,84 @@ def active() -> Store | None:
     return _store[0] if _store else None
 
 
-def key(kind: str, inputs: Any) -> str:
-    """`kind/` + the SHA-256 of the inputs' canonical JSON."""
-    canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+ENGINE = Path(__file__).resolve().parent
+
+
+@functools.cache
+def code_digest(module: str) -> str:
+    """What `module` computes with, hashed: the syntax of its source and of every engine module it imports,
+    directly or through another (docstrings dropped, so rewording one keeps the key; comments are not in the
+    syntax), and the installed version of each library those modules import."""
+    seen: set[str] = set()
+    libraries: set[str] = set()
+    parts: list[str] = []
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        base = ENGINE.joinpath(*name.split(".")[1:])
+        path = next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
+        if path is None:  # a name imported from a module, not a module
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        parts.append(f"{name}\0{_without_docstrings(tree)}")
+        for imported in _imported(tree):
+            (todo.append if imported.split(".")[0] == "engine" else libraries.add)(imported)
+    versions = sorted({f"{dist}=={_version(dist)}" for library in libraries
+                       for dist in _distributions().get(library.split(".")[0], [])})
+    return hashlib.sha256("\n".join(sorted(parts) + versions).encode("utf-8")).hexdigest()[:16]
+
+
+def _imported(tree: ast.AST) -> set[str]:
+    """Every module (or module.name) an absolute import in `tree` names, at any depth."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _without_docstrings(tree: ast.Module) -> str:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+                    first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+@functools.cache
+def _distributions() -> dict[str, list[str]]:
+    return dict(packages_distributions())
+
+
+def _version(distribution: str) -> str:
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "?"
+
+
+def key(kind: str, inputs: Any, code: str = "") -> str:
+    """`kind/` + the SHA-256 of the inputs' canonical JSON and the digest of the code that computes them."""
+    canonical = json.dumps([code, inputs], sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return f"{kind}/" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def cached(kind: str, inputs: Any, compute: Callable[[], T], encode: Callable[[T], bytes],
-           decode: Callable[[bytes], T]) -> T:
-    """`compute()`, or what it returned last time for the same inputs."""
+           decode: Callable[[bytes], T], module: str | None = None) -> T:
+    """`compute()`, or what it returned last time for the same inputs and the same code: that of `module`,
+    by default the module that defines `compute` (see `code_digest`)."""
     store = active()
     if store is None:
         return compute()
-    name = key(kind, inputs)
+    name = key(kind, inputs, code_digest(module or compute.__module__))
     found = store.get_derived([name]).get(name)
     tally = counts.setdefault(kind.split("/")[0], {"computed": 0, "read": 0})
     if found is not None:

@@ -66,8 +66,9 @@ stats = EmbedStats()  # the running pipeline starts a fresh one per run
 
 def _key(text: str) -> str:
     """One text's vector, stored as float32 exactly as computed (so a re-run clusters and judges on the same
-    numbers as the first)."""
-    return f"embedding/{MODEL_NAME}/" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    numbers as the first), under the digest of the code and libraries that encode it."""
+    return (f"embedding/{MODEL_NAME}/{derived.code_digest(__name__)}/"
+            + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
 
 
 def encode_sentences(texts: list[str]) -> np.ndarray:

@@ -4,6 +4,8 @@ until one of its inputs changes."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from engine.stats import split
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SPEC = """\
 name: derived
@@ -100,3 +104,44 @@ def test_a_run_stopped_during_discovery_leaves_a_run_directory_that_says_so(tmp_
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["status"] == "interrupted" and manifest["tasks"]["done"] == 80 + 40  # outputs, metric verdicts
     assert (tmp_path / "run" / "judge.jsonl.gz").exists()
+
+
+FIT = """\
+import json, sys
+from pathlib import Path
+import numpy as np
+from engine import derived
+from engine.analyze import heldout
+from engine.execute.cache import Cache
+derived.use(Cache(Path(sys.argv[1])))
+rng = np.random.default_rng(0)
+x = rng.choice([-1.0, 0.0, 1.0], size=(80, 3))
+y = (rng.random(80) < 0.5).astype(float)
+length = rng.normal(size=80)
+heldout.cached_fit(heldout.preference, ["v0", "v1", "v2"], x[:40], y[:40], x[40:], y[40:], length[:40], length[40:], 0)
+print(json.dumps(derived.counts["heldout"]))
+"""
+
+
+def test_a_fit_is_computed_again_when_the_code_behind_it_changes(tmp_path: Path) -> None:
+    """A copy of the engine computes a preference fit through the run cache, then reads it back. Rewording a
+    docstring of the admission module keeps the fit; changing one of its constants (the bootstrap draws) makes
+    it be computed again, with no version string bumped by hand: the key holds the code's digest."""
+    source = tmp_path / "src"
+    shutil.copytree(ROOT / "engine", source / "engine", ignore=shutil.ignore_patterns("__pycache__"))
+    admission = source / "engine" / "analyze" / "admission.py"
+
+    def fit() -> dict[str, int]:
+        out = subprocess.run([sys.executable, "-c", FIT, str(tmp_path / "c.sqlite")], cwd=source, capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": str(source)})
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    assert fit() == {"computed": 1, "read": 0}
+    assert fit() == {"computed": 0, "read": 1}
+    text = admission.read_text()
+    admission.write_text(text.replace('"""Which terms enter', '"""Reworded: which terms enter', 1))
+    assert fit() == {"computed": 0, "read": 1}
+    assert "ADMISSION_DRAWS = 199" in text
+    admission.write_text(text.replace("ADMISSION_DRAWS = 199", "ADMISSION_DRAWS = 99"))
+    assert fit() == {"computed": 1, "read": 0}

@@ -147,7 +147,7 @@ def rank(method: str, outcomes: Sequence[Outcome], models: Sequence[str] | None 
     settings = {"method": method, "models": models, "rounds": rounds, "seed": seed, "ties": ties, "k": k,
                 "style": list(style_names), "sep": sep or {}, "unit": unit,
                 "outcomes": [[o.model_a, o.model_b, o.score, o.delta, list(o.style), o.unit] for o in outcomes]}
-    return derived.cached("ranking/v1", settings,
+    return derived.cached("ranking", settings,
                           lambda: _rank(method, outcomes, models, rounds, seed, ties, k, style_names, sep or {}, unit),
                           lambda r: json.dumps(asdict(r)).encode("utf-8"), _ranking_from_json)
 

@@ -92,9 +92,6 @@ def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[s
     return found, origins
 
 
-DISCOVERY_VERSION = "statistical/v2"  # bump when discovery's method changes: cached proposals are then recomputed
-
-
 def _statistical(pairs: list[discovery.TrainingPair], settings: dict, cache: Cache) -> list[discovery.Candidate]:
     """Statistical discovery, read back when the same training pairs (texts and labels) and settings were
     seen before: it is deterministic, and on a large spec most of a re-run's time."""
@@ -105,10 +102,11 @@ def _statistical(pairs: list[discovery.TrainingPair], settings: dict, cache: Cac
                                   clusters=settings["clusters"], seed=settings["seed"])
 
     inputs = {"settings": settings, "pairs": [[p.output_a, p.output_b, p.a_preferred] for p in pairs]}
-    return derived.cached(f"discovery/{DISCOVERY_VERSION}", inputs, compute,
+    return derived.cached("discovery", inputs, compute,
                           lambda found: json.dumps([{**asdict(c.vibe), "origin": c.origin, "members": c.members}
                                                     for c in found]).encode("utf-8"),
-                          lambda data: [_candidate(record) for record in json.loads(data)])
+                          lambda data: [_candidate(record) for record in json.loads(data)],
+                          module=discovery.__name__)
 
 
 def _candidate(record: dict) -> discovery.Candidate:

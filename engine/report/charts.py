@@ -7,7 +7,6 @@ works from file:// and behind firewalls. Every chart is also saved as SVG and PN
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -37,14 +36,11 @@ def _kept(build: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]
 
     @functools.wraps(build)
     def spec(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        inputs = {"chart": build.__name__, "code": _CODE_DIGEST, "args": args, "kwargs": kwargs}
-        return derived.cached("chart-spec/v1", inputs, lambda: build(*args, **kwargs),
+        inputs = {"chart": build.__name__, "args": args, "kwargs": kwargs}
+        return derived.cached("chart-spec", inputs, lambda: build(*args, **kwargs),
                               lambda value: json.dumps(value).encode(), json.loads)
 
     return spec
-
-
-_CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 
 
 @_kept
@@ -149,8 +145,8 @@ def export(spec: dict[str, Any], path: Path) -> None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     spec = _without_links(spec)  # the files leave the report: its relative links would lead nowhere
-    svg = derived.cached("chart-svg/v1", spec, lambda: vlc.vegalite_to_svg(spec).encode("utf-8"), bytes, bytes)
-    png = derived.cached("chart-png/v1", spec, lambda: vlc.vegalite_to_png(spec, scale=2), bytes, bytes)
+    svg = derived.cached("chart-svg", spec, lambda: vlc.vegalite_to_svg(spec).encode("utf-8"), bytes, bytes)
+    png = derived.cached("chart-png", spec, lambda: vlc.vegalite_to_png(spec, scale=2), bytes, bytes)
     path.with_suffix(".svg").write_bytes(svg)
     path.with_suffix(".png").write_bytes(png)
 
