@@ -1,29 +1,42 @@
-"""Calibration and power of the p-values and selection rules a VibeCheck page shows, at a size the test suite
-cannot afford: the seeded simulations of tests/test_selection_calibration.py (which go through the analysis'
-own keep/drop, least-angle top-k, held-out regressions, Holm correction, preference admission and the vibe
-profile's pooled regression), each repeated many times, with Wilson 95% intervals.
+"""Calibration and power of the claims a VibeCheck page makes, at a size the test suite cannot afford: the
+seeded simulations of tests/test_selection_calibration.py (which go through the analysis' own keep/drop, the
+headline's one-sided sign tests and Holm correction, least-angle top-k, held-out regressions, preference
+admission and the vibe profile's pooled regression), each repeated many times, with Wilson 95% intervals and
+the exact one-sided binomial test of each error rate against its 5% target.
 
-- mm_noise_fwer: share of analyses (30 noise vibes, 200 training and 200 test pairs) where any vibe that
-  survived selection has a Holm-significant held-out coefficient in either regression. Target ≤ 0.05.
-- pp_noise_admitted: share of analyses (length truly predictive, ten noise vibes) whose preference model
-  admits a noise vibe. Target ≤ 0.10.
-- pooled_null_rate: share of vibe profiles (three models that win at different rates and sit at different
-  levels of a vibe that is independent of winning within each model) where the pooled regression calls the
-  vibe significant. Target ≤ 0.05.
-- mm_power, pp_power, pooled_power: the same designs with a planted effect, found. Target ≥ 0.8.
+- fwer: share of analyses (30 noise vibes, 200 training and 200 test pairs) that make any claim about a vibe
+  that survived selection: the headline names it, or it has a Holm-significant held-out coefficient in either
+  regression. Target ≤ 0.05.
+- fwer_given_tested: the same among the analyses where selection kept at least one vibe (the others have
+  nothing to test, and would dilute the rate). Target ≤ 0.05.
+- pref_noise_admitted: share of analyses (length truly predictive, ten noise vibes) whose preference model
+  keeps a noise vibe. Target ≤ 0.05.
+- pooled_fwer: share of vibe profiles (three models that win at different rates and sit at different levels
+  of a vibe that is independent of winning within each model) where the pooled regression calls the vibe
+  significant. Target ≤ 0.05.
+- power_sepXX_n200: share of analyses whose headline names a planted vibe of test separability 0.XX (a third
+  of verdicts ties, the rest leaning its way), among 29 noise vibes, with 200 training and 200 test pairs. The
+  curve over 100, 200, 400 and 1,000 test pairs and separabilities 0.05 to 0.25 is printed above, with the
+  power of the held-out model-matching coefficient beside it.
+- mde_n200: the smallest test separability that the headline's one-sided sign test detects with 80% power on
+  200 test pairs with a third of them tied, at 5% before correction (`stats.sign_test_mde`): what the page
+  prints beside a test that is not significant.
 
-Last line: mm_noise_fwer=<f> pp_noise_admitted=<f> pooled_null_rate=<f> mm_power=<f> pp_power=<f>
-  pooled_power=<f>
+Also printed: the coin-flip simulation on real Arena answers (two "models" that differ in nothing, through
+statistical discovery): how often its headline names a vibe, and how often against its training direction.
+
+Last line: fwer=<f> fwer_given_tested=<f> pref_noise_admitted=<f> pooled_fwer=<f> power_sep05_n200=<f>
+  power_sep10_n200=<f> power_sep25_n200=<f> mde_n200=<f>
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import binomtest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -31,60 +44,108 @@ sys.path.insert(0, str(ROOT / "tests"))
 import test_selection_calibration as sims  # noqa: E402
 from sizes import pick  # noqa: E402
 
+from engine import stats  # noqa: E402
 from engine.analyze.heldout import wilson  # noqa: E402
 
 RUNS = pick(600, 3)
+POWER_RUNS = pick(200, 2)
+SEPARABILITIES = (0.05, 0.10, 0.15, 0.25)
+TEST_PAIRS = pick((100, 200, 400, 1000), (200,))
+TIES = 1 / 3
 
 
-def rate(name: str, trial: Callable[[np.random.Generator, int], bool], seed: int) -> float:
-    rng = np.random.default_rng(seed)
+def report(name: str, hits: int, runs: int, target: float | None = None) -> float:
+    low, high = wilson(hits, runs)
+    bound = "" if target is None else (
+        f"; above {target:.0%}? exact one-sided p = {binomtest(hits, runs, target, alternative='greater').pvalue:.3f}")
+    print(f"{name}: {hits} of {runs} = {hits / max(runs, 1):.3f} (95% {low:.3f}–{high:.3f}){bound}", flush=True)
+    return hits / max(runs, 1)
+
+
+def planted(rng: np.random.Generator, separability: float, n_test: int) -> np.ndarray:
+    """Verdicts of 2·n_test pairs on 30 vibes: v0 leans to model A by `separability` (ties a third of the time),
+    the rest are noise."""
+    nu = rng.choice([-1, 0, 1], size=(2 * n_test, 30))
+    lean = (1 - TIES) / 2
+    nu[:, 0] = rng.choice([-1, 0, 1], size=2 * n_test, p=[lean - separability / 2, TIES, lean + separability / 2])
+    return nu
+
+
+def null_analyses() -> tuple[float, float]:
+    rng = np.random.default_rng(1)
     start = time.perf_counter()
-    hits = sum(trial(rng, run) for run in range(RUNS))
-    low, high = wilson(hits, RUNS)
-    print(f"{name}: {hits} of {RUNS} = {hits / RUNS:.3f} (95% {low:.3f}–{high:.3f}), "
-          f"{time.perf_counter() - start:.0f} s", flush=True)
-    return hits / RUNS
-
-
-def vibecheck_trial(planted: bool) -> Callable[[np.random.Generator, int], bool]:
-    def trial(rng: np.random.Generator, run: int) -> bool:
+    claims = tested = claims_tested = 0
+    for run in range(RUNS):
         nu = rng.choice([-1, 0, 1], size=(400, 30))
-        if planted:
-            nu[:, 0] = rng.choice([-1, 0, 1], size=400, p=[0.2, 0.35, 0.45])
         chars = rng.integers(200, 2000, size=(400, 2))
         labels = ["a" if rng.random() < 0.5 else "b" for _ in range(400)]
-        kept, mm, pp = sims._vibecheck_analysis(nu, chars, labels, run)
-        if planted:
-            return sims._significant(mm, {"v0"})
-        return sims._significant(mm, set(kept)) or sims._significant(pp, set(kept))
-    return trial
+        sim = sims._vibecheck_analysis(nu, chars, labels, run)
+        claimed = bool(sim.named) or sims._significant(sim.mm, set(sim.kept)) or sims._significant(sim.pp,
+                                                                                                   set(sim.kept))
+        claims += claimed
+        tested += bool(sim.kept)
+        claims_tested += claimed and bool(sim.kept)
+    print(f"noise analyses: {time.perf_counter() - start:.0f} s")
+    return (report("any claim about a noise vibe (family-wise)", claims, RUNS, 0.05),
+            report("  among analyses that kept a vibe", claims_tested, tested, 0.05))
 
 
-def preference_trial(planted: float) -> Callable[[np.random.Generator, int], bool]:
-    def trial(rng: np.random.Generator, run: int) -> bool:
-        features = sims._preference_analysis(rng, planted, run).features
-        return "v0" in features if planted else any(name.startswith("v") for name in features)
-    return trial
+def power_curve() -> dict[tuple[float, int], float]:
+    rng = np.random.default_rng(4)
+    out = {}
+    for separability in SEPARABILITIES:
+        cells = []
+        for n_test in TEST_PAIRS:
+            named = matched = 0
+            for run in range(POWER_RUNS):
+                nu = planted(rng, separability, n_test)
+                chars = rng.integers(200, 2000, size=(len(nu), 2))
+                sim = sims._vibecheck_analysis(nu, chars, [None] * len(nu), run)
+                named += any(v.name == "v0" for v in sim.named)
+                matched += sims._significant(sim.mm, {"v0"})
+            out[separability, n_test] = named / POWER_RUNS
+            cells.append(f"n={n_test}: {named / POWER_RUNS:.3f} (coefficient {matched / POWER_RUNS:.3f})")
+        print(f"power at separability {separability:.2f}: " + "; ".join(cells), flush=True)
+    return out
 
 
-def pooled_trial(within: float) -> Callable[[np.random.Generator, int], bool]:
-    def trial(rng: np.random.Generator, run: int) -> bool:
-        term = next(t for t in sims._profile(rng, within).pooled if t.feature == "vibe")
-        significant = term.p_adjusted is not None and term.p_adjusted < sims.ALPHA
-        return significant and (not within or (term.coefficient or 0) > 0)
-    return trial
+def coin_flips() -> None:
+    from engine.pipeline import prepare
+
+    items = prepare(ROOT / "specs" / "llama-vs-gpt.yaml").items["arena"]
+    texts = [(item.outputs["llama-3-70b-instruct"], item.outputs["opponent"]) for item in items]
+    named = against = kept = reversed_ = 0
+    for seed in range(RUNS):
+        scores = sims.coin_flipped(texts, seed)
+        claims = sims.named(scores)
+        named += bool(claims)
+        against += sum((s.separability or 0) * s.direction < 0 for s in claims)
+        kept += sum(s.kept for s in scores)
+        reversed_ += sum(s.kept and (s.separability or 0) * s.direction < 0 for s in scores)
+    print(f"coin-flipped Arena answers: {kept} vibes kept over {RUNS} analyses, {reversed_} of them leaning the "
+          f"other way on the test pairs; claims against the training direction: {against}")
+    report("  headline names a vibe", named, RUNS, 0.05)
 
 
 def main() -> None:
-    results = {
-        "mm_noise_fwer": rate("noise vibes significant held out (family-wise)", vibecheck_trial(False), 1),
-        "pp_noise_admitted": rate("noise vibe admitted to the preference model", preference_trial(0.0), 2),
-        "pooled_null_rate": rate("pooled regression: vibe independent within models", pooled_trial(0.0), 3),
-        "mm_power": rate("planted vibe found held out", vibecheck_trial(True), 4),
-        "pp_power": rate("planted vibe admitted to the preference model", preference_trial(1.0), 5),
-        "pooled_power": rate("pooled regression: planted within-model effect", pooled_trial(1.0), 6),
-    }
-    print(" ".join(f"{key}={value:.4f}" for key, value in results.items()))
+    fwer, fwer_tested = null_analyses()
+    rng = np.random.default_rng(2)
+    admitted = sum(any(name.startswith("v") for name in sims._preference_analysis(rng, 0.0, run).features)
+                   for run in range(RUNS))
+    pref = report("noise vibe kept in the preference model", admitted, RUNS, 0.05)
+    rng = np.random.default_rng(3)
+    pooled_hits = 0
+    for _ in range(RUNS):
+        term = next(t for t in sims._profile(rng, 0.0).pooled if t.feature == "vibe")
+        pooled_hits += term.p_adjusted is not None and term.p_adjusted < sims.ALPHA
+    pooled = report("pooled regression: vibe independent within models", pooled_hits, RUNS, 0.05)
+    curve = power_curve()
+    coin_flips()
+    mde = stats.sign_test_mde(round(200 * (1 - TIES)), 200)
+    power = {f"power_sep{round(100 * s):02d}_n200": curve.get((s, 200), float("nan")) for s in (0.05, 0.10, 0.25)}
+    print(f"fwer={fwer:.4f} fwer_given_tested={fwer_tested:.4f} pref_noise_admitted={pref:.4f} "
+          f"pooled_fwer={pooled:.4f} " + " ".join(f"{key}={value:.4f}" for key, value in power.items())
+          + f" mde_n200={mde:.4f}")
 
 
 if __name__ == "__main__":

@@ -13,16 +13,21 @@ significant, half of all analyses admitting noise, 16 of 20 pooled fits signific
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
 import numpy as np
 from scipy.stats import binomtest
 
 from engine import stats
 from engine.analyze import heldout
+from engine.discover import statistical as discovery
 from engine.methods.vibecheck import analysis as vibecheck
-from engine.methods.vibecheck import keep, profiles
+from engine.methods.vibecheck import headline, keep, profiles
 from engine.methods.vibecheck.analysis import Features
 from engine.methods.vibecheck.method import Regression
-from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
+from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.spec.data_model import Labels
 from engine.spec.model import Vibe
 
@@ -41,22 +46,75 @@ def _pairs(nu: np.ndarray, chars: np.ndarray, preference: list[str | None], spli
                          [int(chars[i, 0]), int(chars[i, 1])]) for i in range(len(nu))]
 
 
-def _vibecheck_analysis(nu: np.ndarray, chars: np.ndarray, preference: list[str | None],
-                        seed: int) -> tuple[list[str], heldout.HeldOutFit | None, heldout.HeldOutFit | None]:
-    """Keep/drop on the training half, LARS top 10, both regressions, Holm: (kept, model matching, preference)."""
+@dataclass(frozen=True)
+class Simulated:
+    """One simulated analysis: the vibes kept on the training pairs, both held-out regressions, and the vibes
+    the headline names (`headline.confirmed`: one-sided sign tests in the training direction, Holm)."""
+
+    kept: list[str]
+    mm: heldout.HeldOutFit | None
+    pp: heldout.HeldOutFit | None
+    named: list[VibeScore]
+
+
+def scored(name: str, train: Sequence[float], test: Sequence[float], origin: str = "declared",
+           sides: tuple[str, str] = ("a", "b")) -> VibeScore:
+    """A vibe's score as the analysis makes it (`keep.drop_reasons`, `keep.against_own_lexicon`, the sign
+    test in the training direction) from its training and test verdicts."""
+    sep_train, ci = stats.separability(train), stats.mean_interval(train)
+    reasons = keep.drop_reasons(sep_train, ci, None, 0.2, 0.05)
+    if against := keep.against_own_lexicon(origin, sides, sep_train):
+        reasons.append(against)
+    direction = int(np.sign(sep_train))
+    return VibeScore(name, "low", "high", origin, None, [], [], stats.separability(test) if len(test) else None,
+                     sep_train, ci, None, None, not reasons, "; ".join(reasons), len(train) + len(test), 0,
+                     separability_p=stats.sign_test(test, direction) if not reasons else None,
+                     direction=direction if not reasons else 0)
+
+
+def named(scores: list[VibeScore]) -> list[VibeScore]:
+    """What the headline would name: the analysis' Holm over the kept vibes, then `headline.confirmed`."""
+    adjusted = stats.holm([s.separability_p for s in scores])
+    result = VibeCheckResult("sim", "a", "b", [replace(s, separability_p_adjusted=q)
+                                               for s, q in zip(scores, adjusted, strict=True)], [], None, None, 0, [])
+    return headline.confirmed(result)
+
+
+def _vibecheck_analysis(nu: np.ndarray, chars: np.ndarray, preference: list[str | None], seed: int) -> Simulated:
+    """Keep/drop on the training half, the headline's tests on the test half, LARS top 10, both regressions,
+    Holm."""
     n = len(nu)
     split = ["train" if i < n // 2 else "test" for i in range(n)]
     pairs = _pairs(nu, chars, preference, split)
     names = [f"v{j}" for j in range(nu.shape[1])]
-    train = [[int(v) for v in nu[: n // 2, j]] for j in range(len(names))]
-    kept = [name for name, verdicts in zip(names, train, strict=True)
-            if not keep.drop_reasons(stats.separability(verdicts), stats.mean_interval(verdicts), None, 0.2,
-                                          0.05)]
+    scores = [scored(name, nu[: n // 2, j], nu[n // 2:, j]) for j, name in enumerate(names)]
+    kept = [s.name for s in scores if s.kept]
     features = Features(pairs, {})
     chosen, _, _ = vibecheck.select_vibes(kept, features, Regression(select="lars", top=10))
     mm, pp = vibecheck.fit_regressions(chosen, features, "a", [], seed)
     fits = heldout.adjust([f for f in (mm, pp) if f is not None])
-    return kept, (fits[0] if mm else None), (fits[-1] if pp else None)
+    return Simulated(kept, (fits[0] if mm else None), (fits[-1] if pp else None), named(scores))
+
+
+def coin_flipped(texts: Sequence[tuple[str, str]], seed: int, n: int = 200) -> list[VibeScore]:
+    """Real answers, each prompt's two given to "x" and "y" by a coin flip, so the two "models" differ in
+    nothing: statistical discovery (metrics and mined phrase lexicons) on the training half, keep/drop there
+    (lexicons on their cross-fitted verdicts, as the analysis scores them), the headline's tests on the test
+    half. Every vibe it names is a false claim."""
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for i in rng.choice(len(texts), size=n, replace=False):
+        a, b = texts[i] if rng.random() < 0.5 else texts[i][::-1]
+        pairs.append(discovery.TrainingPair(a, b, None))
+    train, test = pairs[: n // 2], pairs[n // 2:]
+    lexicons = discovery.crossfit_lexicons(train, "x", "y", seed)
+    scores = []
+    for c in discovery.discover(train, "x", "y", 10, seed=seed):
+        mined = c.origin.startswith("phrases:")
+        train_verdicts = lexicons[c.vibe.name][1] if mined else discovery.pair_scores(c.vibe, train)
+        origin = f"discovered ({c.origin}, {len(train)} training pairs)"
+        scores.append(scored(c.vibe.name, train_verdicts, discovery.pair_scores(c.vibe, test), origin, ("x", "y")))
+    return scores
 
 
 def _significant(fit: heldout.HeldOutFit | None, names: set[str]) -> bool:
@@ -66,17 +124,17 @@ def _significant(fit: heldout.HeldOutFit | None, names: set[str]) -> bool:
 
 def test_noise_vibes_that_survive_selection_are_not_significant_held_out() -> None:
     """30 pure-noise vibes, 200 training and 200 test pairs per analysis. Keep/drop and LARS see the training
-    pairs; the Holm-adjusted held-out coefficients of whatever survives must be significant in at most 5% of
-    analyses (family-wise). Tested on the training pairs, most survivors looked significant."""
+    pairs; whatever survives may be named by the headline or have a Holm-significant held-out coefficient in at
+    most 5% of analyses (family-wise). Tested on the training pairs, most survivors looked significant."""
     rng = np.random.default_rng(20261123)
     analyses, false_alarms, survivors = 120, 0, 0
     for seed in range(analyses):
         nu = rng.choice([-1, 0, 1], size=(400, 30))
         chars = rng.integers(200, 2000, size=(400, 2))
         labels = ["a" if rng.random() < 0.5 else "b" for _ in range(400)]
-        kept, mm, pp = _vibecheck_analysis(nu, chars, labels, seed)
-        survivors += len(kept)
-        false_alarms += _significant(mm, set(kept)) or _significant(pp, set(kept))
+        sim = _vibecheck_analysis(nu, chars, labels, seed)
+        survivors += len(sim.kept)
+        false_alarms += bool(sim.named) or _significant(sim.mm, set(sim.kept)) or _significant(sim.pp, set(sim.kept))
     assert survivors >= 40  # selection did let noise through: the test has something to catch
     assert within(false_alarms, analyses, ALPHA), f"{false_alarms} of {analyses} analyses"
 
@@ -90,8 +148,7 @@ def test_a_planted_vibe_is_still_found_held_out() -> None:
         nu = rng.choice([-1, 0, 1], size=(400, 30))
         nu[:, 0] = rng.choice([-1, 0, 1], size=400, p=[0.2, 0.35, 0.45])
         chars = rng.integers(200, 2000, size=(400, 2))
-        _, mm, _ = _vibecheck_analysis(nu, chars, [None] * 400, seed)
-        found += _significant(mm, {"v0"})
+        found += _significant(_vibecheck_analysis(nu, chars, [None] * 400, seed).mm, {"v0"})
     assert found >= 0.8 * analyses, f"found in {found} of {analyses}"
 
 
@@ -184,3 +241,24 @@ def test_lopsided_labels_keep_every_bootstrap_resample() -> None:
     refitted = int(rate.note.split(" of ")[0])
     assert refitted >= 200 * (11 / 12) ** 12 * 0.5  # at least the all-win resamples, about 35% of them
     assert profiles._lc_penalized(np.ones(10), np.linspace(-1, 1, 10)) == (10 + 0.5) / 11
+
+
+def test_coin_flipped_real_answers_make_no_claim_against_the_training_direction(shared_data: Path) -> None:
+    """Arena answers assigned to two "models" by coin flips (they differ in nothing), through discovery,
+    keep/drop and the headline's tests. Selection keeps some vibes, and some of them lean the other way on
+    the test pairs; the headline names none against its training direction, and names anything in at most 5%
+    of analyses."""
+    from engine.pipeline import prepare
+
+    items = prepare(Path(__file__).resolve().parent.parent / "specs" / "llama-vs-gpt.yaml").items["arena"]
+    texts = [(item.outputs["llama-3-70b-instruct"], item.outputs["opponent"]) for item in items]
+    analyses, kept, reversed_, claims = 30, 0, 0, 0
+    for seed in range(analyses):
+        scores = coin_flipped(texts, seed)
+        kept += sum(s.kept for s in scores)
+        reversed_ += sum(s.kept and (s.separability or 0) * s.direction < 0 for s in scores)
+        names = named(scores)
+        assert all((s.separability or 0) * s.direction > 0 for s in names)
+        claims += bool(names)
+    assert kept >= 5 and reversed_ >= 1  # selection let noise through, some of it pointing the other way
+    assert within(claims, analyses, ALPHA), f"the headline named a vibe in {claims} of {analyses} analyses"

@@ -73,7 +73,7 @@ def test_accuracies_stand_beside_their_baselines_on_pairs(finished: Path) -> Non
     rules = {"longer answer wins", "length logistic fit", "majority class"}
     assert {b["rule"] for b in mm["baselines"]} == rules
     assert {b["rule"] for b in pp["baselines"]} == rules | {"vibes alone"}
-    assert pp["features"][0] == "longer-answer rule (±1)"
+    assert pp["features"][0] == "length rule (±1)"
     for fit in (mm, pp):
         assert fit["ci_low"] <= fit["test_accuracy"] <= fit["ci_high"]
         assert fit["gain_ci_low"] <= fit["gain_over_rule"] <= fit["gain_ci_high"]

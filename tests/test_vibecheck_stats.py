@@ -160,13 +160,53 @@ def test_preference_is_the_longer_answer_rule_when_a_vibe_adds_nothing() -> None
 
 
 def test_preference_rule_gives_equal_lengths_to_the_training_majority() -> None:
-    """Equal lengths (log ratio 0) go to the training pairs' majority label: 3 of 4 training labels are A's."""
+    """Equal lengths (log ratio 0) go to the training pairs' majority label: 3 of 4 training labels are A's
+    (and the longer answer won both pairs where lengths differ)."""
     y_train = np.array([1.0, 1.0, 1.0, 0.0])
-    length_train = np.array([0.5, -0.5, 0.0, 0.2])
+    length_train = np.array([0.5, 0.5, 0.0, -0.2])
     fit = heldout.preference(["v"], np.zeros((4, 1)), y_train, np.zeros((3, 1)), np.array([1.0, 0.0, 1.0]),
                              length_train, np.array([0.0, 0.0, -1.0]))
     # test: tie → A (right), tie → A (wrong), B longer → B (wrong)
     assert fit.baseline(heldout.RULE).accuracy == pytest.approx(1 / 3)
+
+
+def test_preference_rule_points_where_the_training_pairs_do() -> None:
+    """Where shorter answers win on the training pairs, the rule the model has to beat is "the shorter answer
+    wins": scored against the longer-answer rule, right on none of these test pairs, any model would gain."""
+    y_train = np.array([1.0, 1.0, 0.0, 0.0, 1.0])  # the shorter answer wins the first four, the longer the fifth
+    length_train = np.array([-0.5, -0.3, 0.4, 0.2, 0.1])
+    y_test, length_test = np.array([1.0, 0.0, 1.0, 0.0]), np.array([-1.0, 1.0, -1.0, 0.5])
+    fit = heldout.preference(["v"], np.zeros((5, 1)), y_train, np.zeros((4, 1)), y_test, length_train, length_test)
+    assert fit.rule == heldout.SHORTER_RULE and fit.baseline(heldout.RULE) is None
+    assert fit.baseline(heldout.SHORTER_RULE).accuracy == 1.0  # the shorter answer won every test pair
+    assert fit.gain_over_rule == fit.test_accuracy - 1.0 and "“shorter answer wins”" in fit.selection
+
+
+def test_the_rule_stays_unless_what_was_admitted_predicts_better_cross_fitted() -> None:
+    """A vibe with a real but tiny effect can pass the admission test on the training pairs and still predict
+    new pairs worse than the rule. Cross-fitted on the training pairs, the procedure is scored against the rule,
+    and the rule stays unless beaten, with both accuracies stated."""
+    from engine.analyze.admission import transfers
+
+    rng = np.random.default_rng(5)
+    n = 300
+    length = rng.normal(0, 1, n)
+    vibe = rng.choice([-1.0, 1.0], size=n)
+    y = (2.0 * vibe + 0.5 * length + rng.logistic(size=n) > 0).astype(float)
+    rule = heldout.longer_rule(length, 1.0)
+    stages = [{heldout.INTERCEPT: np.ones(n), heldout.LENGTH: length}, {"vibe": vibe}]
+    model_cv, rule_cv = transfers(rule, stages, y, 0, heldout.INTERCEPT)
+    assert rule_cv == pytest.approx(float(np.mean((length > 0) == (y > 0.5))))
+    assert model_cv > rule_cv + 0.1  # a strong vibe transfers
+    fit = heldout.preference(["vibe"], vibe[:150, None], y[:150], vibe[150:, None], y[150:], length[:150],
+                             length[150:])
+    assert "Cross-fitted on the training pairs (10 folds" in fit.selection
+    assert "the admitted terms stay" in fit.selection
+    # labels that follow the rule exactly: whatever is admitted cannot beat a rule that is right everywhere
+    y_rule = (length > 0).astype(float)
+    fit = heldout.preference(["vibe"], vibe[:150, None], y_rule[:150], vibe[150:, None], y_rule[150:],
+                             length[:150], length[150:])
+    assert fit.features == [heldout.RULE_TERM] and fit.gain_over_rule == 0
 
 
 def test_preference_takes_a_vibe_that_adds_to_length() -> None:

@@ -1,13 +1,20 @@
-"""Which vibes enter a held-out regression: features admitted one at a time by a score test, each p-value
-calibrated by labels drawn from the model fitted so far, so the order is chosen on the training pairs alone."""
+"""Which terms enter the preference model, all on the training pairs: features admitted one at a time by a
+score test, each p-value calibrated by labels drawn from the model fitted so far; controls (intercept, length)
+before vibes, so a vibe that stands in for length enters only over and above length; and the rule left only
+for a model that predicts better on training pairs it was not chosen on (`transfers`)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.special import expit
 
+from engine.analyze.firth import correct, firth
+
 ADMISSION_ALPHA = 0.05
 ADMISSION_DRAWS = 199  # labels drawn from the current model per admission step: p-values in steps of 1/200
+FOLDS = 10  # cross-fitting of the whole admission on the training pairs
 
 
 def _information(w: np.ndarray, z: np.ndarray) -> np.ndarray:
@@ -70,3 +77,40 @@ def admit(base: np.ndarray, candidates: dict[str, np.ndarray], y: np.ndarray,
             break
         chosen.append(left[best])
     return chosen, steps
+
+
+def admit_staged(base: np.ndarray, stages: Sequence[dict[str, np.ndarray]], y: np.ndarray,
+                 seed: int) -> tuple[list[str], list[str]]:
+    """`admit`, stage after stage: a later stage's candidates compete only once the earlier stages' admissions
+    are in the model (each stage tested at ADMISSION_ALPHA for the largest of its own candidates)."""
+    chosen: list[str] = []
+    steps: list[str] = []
+    columns = {name: column for stage in stages for name, column in stage.items()}
+    for stage in stages:
+        more, lines = admit(np.column_stack([base, *(columns[n] for n in chosen)]), stage, y, seed)
+        chosen += more
+        steps += lines
+    return chosen, steps
+
+
+def transfers(rule: np.ndarray, stages: Sequence[dict[str, np.ndarray]], y: np.ndarray, seed: int,
+              intercept: str) -> tuple[float, float]:
+    """Cross-fitted accuracy on the training pairs of the whole procedure (admission re-run on each fold's other
+    pairs, the admitted model fitted there, the fold predicted), and of the rule on the same pairs. A model that
+    fits its own pairs better but predicts new ones no better than the rule would cost accuracy held out."""
+    n = len(y)
+    groups = [g for g in np.array_split(np.random.default_rng(seed).permutation(n), min(FOLDS, n)) if len(g)]
+    right = np.empty(n)
+    for held in groups:
+        fit_on = np.setdiff1d(np.arange(n), held)
+        if len(set(y[fit_on].tolist())) < 2:  # one label throughout: the model is the rule there
+            right[held] = correct(rule[held], y[held])
+            continue
+        part = [{name: column[fit_on] for name, column in stage.items()} for stage in stages]
+        chosen, _ = admit_staged(rule[fit_on, None], part, y[fit_on], seed)
+        columns = {name: column for stage in stages for name, column in stage.items()}
+        design = np.column_stack([rule, *(columns[c] for c in chosen if c != intercept)])
+        model = firth(design[fit_on], y[fit_on], intercept=intercept in chosen, tests=False)
+        right[held] = correct(model.decision(design[held]), y[held])
+    return float(right.mean()), float(correct(rule, y).mean())
+

@@ -328,7 +328,7 @@ def crossfit_lexicon_scores(pairs: Sequence[TrainingPair], model_a: str, model_b
         return {name: strengths for name, (strengths, _) in crossfit_lexicons(pairs, model_a, model_b, seed).items()}
 
     inputs = {"pairs": [[p.output_a, p.output_b] for p in pairs], "models": [model_a, model_b], "seed": seed}
-    return derived.cached("crossfit/v1", inputs, compute,
+    return derived.cached("crossfit", inputs, compute,
                           lambda columns: json.dumps({k: v.tolist() for k, v in columns.items()}).encode("utf-8"),
                           lambda data: {k: np.array(v) for k, v in json.loads(data).items()})
 

@@ -341,6 +341,7 @@ def _with_coefficients(score: VibeScore, mm: heldout.HeldOutFit | None, pp: held
             values[f"{prefix}_p_value"] = reg.p_values[i]
             values[f"{prefix}_p_adjusted"] = reg.p_adjusted[i] if reg.p_adjusted else None
             values[f"{prefix}_p_note"] = reg.p_notes[i]
+            values[f"{prefix}_detectable"] = reg.detectable[i] if reg.detectable else None
     return replace(score, **values)
 
 

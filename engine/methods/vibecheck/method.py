@@ -53,12 +53,10 @@ class VibeCheckOptions(PairOptions):
         return [v for v in declared if not self.vibes or v.name in self.vibes]
 
 
-def _beside_rule(label: str, accuracy: float, rule_accuracy: float | None, where: str = "") -> str:
+def _beside_rule(label: str, accuracy: float, rule: str, rule_accuracy: float | None, where: str = "") -> str:
     """A held-out accuracy beside the length rule's on the same test pairs, as `vibe run` and `vibe publish`
     state it."""
-    from engine.analyze.heldout import RULE
-
-    return f"{label} {accuracy:.1%}{where}" + (f" ({RULE} {rule_accuracy:.1%})" if rule_accuracy is not None else "")
+    return f"{label} {accuracy:.1%}{where}" + (f" ({rule} {rule_accuracy:.1%})" if rule_accuracy is not None else "")
 
 
 @analysis_method("vibecheck")
@@ -92,21 +90,21 @@ class VibeCheck(AnalysisMethod):
         parts = []
         for key, label in (("model_matching", "model matching"), ("preference", "preference")):
             if data.get(key):
-                rule = next((b for b in data[key].get("baselines", []) if b["rule"] == RULE), None)
-                parts.append(_beside_rule(label, data[key]["test_accuracy"], rule["accuracy"] if rule else None))
+                name = data[key].get("rule", RULE)  # a run written before the rule was oriented: the longer
+                rule = next((b for b in data[key].get("baselines", []) if b["rule"] == name), None)
+                parts.append(_beside_rule(label, data[key]["test_accuracy"], name, rule["accuracy"] if rule else None))
         return parts
 
     def summary(self, section: str, result: Any) -> str | None:
         if section != "vibecheck":
             return None
-        from engine.analyze.heldout import RULE
-
         kept = [v for v in result.vibes if v.kept]
         line = f"  {result.analysis}: {len(kept)}/{len(result.vibes)} vibes kept"
         for label, reg in (("model matching", result.model_matching), ("preference", result.preference)):
             if reg:
-                rule = reg.baseline(RULE)
-                line += "; " + _beside_rule(label, reg.test_accuracy, rule.accuracy if rule else None, " held out")
+                rule = reg.baseline(reg.rule)
+                line += "; " + _beside_rule(label, reg.test_accuracy, reg.rule, rule.accuracy if rule else None,
+                                            " held out")
         return line
 
     def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:

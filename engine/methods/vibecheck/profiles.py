@@ -39,6 +39,7 @@ from statsmodels.tools.sm_exceptions import PerfectSeparationWarning, SingularMa
 
 from engine import stats
 from engine.analyze import heldout
+from engine.analyze.firth import estimable
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 from engine.spec.data_model import Labels
 from engine.spec.model import Vibe
@@ -280,7 +281,7 @@ def _pooled(result: ProfileResult, held_out: bool) -> None:
     fixed = np.array([[float(vc.model_a == m) for m in models[1:]] for vc, _ in rows]).reshape(len(rows), -1)
     design = np.column_stack([fixed, length, x])
     features = [heldout.LENGTH, *names]
-    usable, reasons = heldout.estimable(design, intercept=True)
+    usable, reasons = estimable(design, intercept=True)
     controls = [j for j in usable if j < fixed.shape[1]]  # the model intercepts: not reported
     shown = {j - fixed.shape[1]: k + len(controls) for k, j in enumerate(j for j in usable if j >= fixed.shape[1])}
     reasons = {j - fixed.shape[1]: why for j, why in reasons.items() if j >= fixed.shape[1]}

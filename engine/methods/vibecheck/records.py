@@ -42,6 +42,8 @@ class VibeScore:
     regression_note: str = ""  # for a kept vibe left out of a regression: why
     mm_p_note: str = ""  # why a coefficient has no p-value
     pp_p_note: str = ""
+    mm_detectable: float | None = None  # the |coefficient| its test detects with 80% power (`heldout.adjust`)
+    pp_detectable: float | None = None
     separability_ci: tuple[float, float] | None = None  # 95% t-interval of the test separability
     # kept vibes only: the exact sign test of the test verdicts, one-sided in `direction` (the sign of the
     # training separability: +1 model A higher), Holm over the kept vibes; and the smallest test separability
