@@ -15,7 +15,9 @@ from engine.methods.personas.analysis import (
     gate_verdict,
     llm_dimension_score,
     metric_dimension_score,
+    preservation,
     sign_test,
+    vote,
     weighted_vote,
 )
 from engine.pipeline import prepare, run_spec
@@ -56,7 +58,7 @@ def test_bad_profile_names_file_and_field(tmp_path: Path) -> None:
     ("Verdict: 1\nConfidence: 3", "Verdict: 1\nConfidence: 3", "confidence", (0, True)),  # equally sure: tie
     ("Verdict: 1\nConfidence: 5", "Verdict: 1\nConfidence: 2", "tie", (0, True)),  # ablation: disagreement ties
     ("Verdict: tie\nConfidence: 4", "Verdict: tie", "confidence", (0, True)),
-    ("I like both.", "Verdict: 2\nConfidence: 3", "confidence", (0, False)),  # unparseable: tie, counted
+    ("I like both.", "Verdict: 2\nConfidence: 3", "confidence", (0, False)),  # unparseable: no score, counted
 ])
 def test_position_swap(first: str, second: str, swap: str, expected: tuple[int, bool]) -> None:
     assert llm_dimension_score(first, second, swap) == expected
@@ -74,6 +76,33 @@ def test_weighted_aggregation_by_hand() -> None:
 def test_metric_verdict_follows_the_personas_preference() -> None:
     longer_a = {"score": 1, "value_a": 120.0, "value_b": 40.0}
     assert metric_dimension_score(longer_a, "high") == 1 and metric_dimension_score(longer_a, "low") == -1
+
+
+def test_an_unreadable_dimension_is_missing_from_the_vote_not_a_tie() -> None:
+    """A judge scores clarity +1 (weight 1) and anthropomorphism −1 (weight 5); its tone_fit answer could not
+    be read. The vote is the sign of 1 − 5 over the two readable dimensions: −1, S = −4, with no 0 for
+    tone_fit in it; a judge whose every answer was unreadable gives no vote at all."""
+    from engine.methods.personas.records import DimensionVerdict, PersonaSample
+
+    sample = PersonaSample("p", "q0", "persona0", "personalized", True, 0.9, None, dimensions=[
+        DimensionVerdict("clarity", "j", "llm", 1, True), DimensionVerdict("anthropomorphism", "j", "llm", -1, True),
+        DimensionVerdict("tone_fit", "j", "llm", 0, False), DimensionVerdict("clarity", "k", "llm", 0, False)])
+    vote(sample, {"clarity": 1, "anthropomorphism": 5, "tone_fit": 4})
+    assert sample.weighted == {"j": -4.0} and sample.votes == {"j": -1}
+
+
+def test_preservation_is_reported_per_model() -> None:
+    """Paper 004 reports preservation per model: A passes the original and both rewrites (2 of 2 preserved);
+    B passes the original and one rewrite (1 of 2, 50% of the rewrites of a task it solved)."""
+    from engine.methods.personas.records import PersonaSample
+
+    def sample(variant: str, passes: list[bool | None]) -> PersonaSample:
+        kind = "original" if variant == "original" else "personalized"
+        return PersonaSample("p", "q0", variant, kind, True, 0.9, None, passes=passes)
+
+    rates = preservation([sample("original", [True, True]), sample("persona0", [True, True]),
+                          sample("persona1", [True, False])], ("a", "b"))
+    assert [(r.model, r.rate, r.of_solved, r.n) for r in rates] == [("a", 1.0, 1.0, 2), ("b", 0.5, 0.5, 2)]
 
 
 @pytest.mark.parametrize(("a", "b", "expected"), [(True, False, 1), (False, True, -1), (True, True, None),

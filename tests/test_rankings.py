@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -162,3 +163,32 @@ def test_agreement_rate_skips_comparisons_either_side_calls_a_tie() -> None:
     assert rows["all"].rate == 0.5 and rows["all"].n_compared == 2 and rows["all"].n_pairs == 3
     assert rows["all"].tie_rate == 0 and rows["all"].tie_rate_recorded == pytest.approx(1 / 3)
     assert rows["hard"].rate == 1.0 and rows["normal"].rate == 0.0
+
+
+def test_recorded_scores_are_ranked_per_difficulty_as_vibe_eval_reports_them(tmp_path: Path) -> None:
+    """Recorded 1–5 ratings of two models on 4 normal and 3 hard prompts: the rankings analysis ranks all
+    prompts, then each difficulty alone (A wins every normal prompt, B every hard one), and the page shows a
+    column per difficulty."""
+    import json
+
+    from engine.pipeline import run_spec
+
+    rows = [{"id": f"n{i}", "q": f"normal {i}", "level": "difficulty-normal", "a": "x", "b": "y", "sa": 5, "sb": 1}
+            for i in range(4)]
+    rows += [{"id": f"h{i}", "q": f"hard {i}", "level": "difficulty-hard", "a": "x", "b": "y", "sa": 1, "sb": 5}
+             for i in range(3)]
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "spec.yaml").write_text(
+        "name: subsets\nmodels: {A: {provider: recorded}, B: {provider: recorded}}\n"
+        "datasets:\n  d:\n    source: {path: d.jsonl}\n"
+        "    fields: {id: id, prompt: q, difficulty: level, outputs: {A: a, B: b}, scores: {A: sa, B: sb}}\n"
+        "analyses:\n  rankings: {dataset: d, models: [A, B], outcomes: scores, methods: [bradley_terry]}\n")
+    summary, results, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+    assert summary.done == summary.total
+    (result,) = results.of("rankings")
+    by_subset = {r.subset: r for r in result.rankings}
+    assert set(by_subset) == {"all", "normal", "hard"}
+    assert (by_subset["normal"].n_units, by_subset["hard"].n_units, by_subset["all"].n_units) == (4, 3, 7)
+    assert by_subset["normal"].ratings[0].model == "A" and by_subset["hard"].ratings[0].model == "B"
+    page = (run_dir / "index.html").read_text()
+    assert "By difficulty" in page and "hard (3 prompts)" in page and "normal (4 prompts)" in page

@@ -105,6 +105,21 @@ def test_derived_preferences_respect_tie_gap() -> None:
     assert [o.score for o in preference_outcomes(per_model, {}, tie_gap=0.5)] == [1.0, 1.0]
 
 
+def test_every_model_is_ranked_on_the_same_prompts_per_difficulty() -> None:
+    """c has no rating for the hard prompt h1, where a beats b; ranking a and b on it but c without it would
+    put c on easier prompts. Every subset ranks on the prompts all three have: x and y (normal), none hard."""
+    from engine.analyze.reference import subset_rankings
+
+    per_model = {"a": {"x": ("normal", 5.0), "y": ("normal", 1.0), "h1": ("hard", 5.0)},
+                 "b": {"x": ("normal", 1.0), "y": ("normal", 5.0), "h1": ("hard", 1.0)},
+                 "c": {"x": ("normal", 3.0), "y": ("normal", 3.0)}}
+    rankings = subset_rankings(per_model, {}, 2.0, ["a", "b", "c"], "drop", 0)
+    assert {(r.subset, r.method) for r in rankings} == {("all", m) for m in ("bradley_terry", "elo")} | {
+        ("normal", m) for m in ("bradley_terry", "elo")}
+    bt = next(r for r in rankings if r.subset == "all" and r.method == "bradley_terry")
+    assert bt.n_units == 2 and bt.n_outcomes == 6  # x and y, three model pairs each; h1 left out
+
+
 def test_key_term_recall_by_hand() -> None:
     reference = "The tower is 330 metres tall and made of iron."
     question = "How tall is the tower?"

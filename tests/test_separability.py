@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -151,11 +152,21 @@ def test_sep_elo_reaches_the_page_from_a_preference_judge(tmp_path: Path, llm_se
     assert set(methods) == {"bradley_terry", "elo", "sep_elo"} and sep.invalid == 0
     assert methods["elo"].n_outcomes == 6 * 3 and methods["elo"].n_units == 6 and methods["elo"].n_ties == 0
     delta = {s.item_id: s.delta for s in sep.items}
-    games = [Outcome("a", "b", 1.0, delta=delta[f"q{i}"], unit=f"q{i}") for i in range(6) for _ in range(3)]
-    expected = elo(games, ["a", "b"], k=4, seed=0, weight=lambda o: sep_multiplier(o.delta))
+    # one of each prompt's 3 comparisons per fit, as the paper draws them (here all three are alike), the
+    # ratings the mean of 200 such fits, each in its own seeded order
+    games = [Outcome("a", "b", 1.0, delta=delta[f"q{i}"], unit=f"q{i}") for i in range(6)]
+    fits = [elo(games, ["a", "b"], k=4, seed=r + 1, weight=lambda o: sep_multiplier(o.delta)) for r in range(200)]
+    expected = {m: float(np.mean([f[m] for f in fits])) for m in ("a", "b")}
     assert {r.model: r.rating for r in methods["sep_elo"].ratings} == pytest.approx(expected)
+    assert methods["sep_elo"].one_per_unit and methods["sep_elo"].n_units == 6
     page = (run_dir / "index.html").read_text()
     assert "sep elo" in page and sep.scale_note == ""  # ROUGE-1: no encoder, no scale caveat
+    # the table of most and least separable prompts: δ = max(self A, self B) − cross, from its printed columns
+    rows = re.findall(r'<tr><td class="mono">([-\d.]+)</td><td class="mono">([-\d.]+)</td>\s*<td class="mono">'
+                      r'([-\d.]+)</td><td class="mono">([-\d.]+)</td><td class="mono">([-\d.]+)</td>', page)
+    assert len(rows) >= 6
+    for shown, self_a, self_b, cross, _ in rows:
+        assert float(shown) == pytest.approx(max(float(self_a), float(self_b)) - float(cross), abs=0.0011)
 
 
 def test_delta_says_which_encoder_made_it_and_a_spec_can_choose_one() -> None:

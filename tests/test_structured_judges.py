@@ -190,6 +190,15 @@ def test_reliability_figures_by_hand() -> None:
     assert any("10% of its answers" in w for w in r.warnings)  # above the 5% limit
 
 
+def test_a_judge_that_contradicts_itself_does_not_agree_with_a_tie_label() -> None:
+    """Two pairs labelled a tie. The judge calls p1 a tie in both orders (agrees); on p2 it names the first-shown
+    answer each time (+1, −1), which combines to 0 but says nothing about a tie: it disagrees with the label.
+    Accuracy 1/2; κ over (0, inconsistent) against (0, 0) is 0 (one label category: p_e = p_o's chance)."""
+    rows = [TwoOrders("j", "p1", "preference", 0, 0), TwoOrders("j", "p2", "preference", 1, -1)]
+    (r,) = reliability.reliability(rows, "preference", {"p1": 0, "p2": 0}, "human")
+    assert r.label_n == 2 and r.label_accuracy == 0.5 and r.label_kappa == 0.0
+
+
 def test_judge_agreement_by_hand() -> None:
     """κ between two judges on the questions both answered: here 4 shared of 5, verdicts (+1, −1, 0, +1) and
     (+1, −1, +1, +1): p_o = 3/4, p_e = (2·3 + 1·1 + 1·0)/16 = 7/16, κ = (0.75 − 0.4375)/0.5625 = 0.5556."""

@@ -77,6 +77,8 @@ def test_a_persona_analysis_gated_on_unit_tests(tmp_path: Path) -> None:
                      ("p1", "persona0"): None}
     votes = {(s.item_id, s.variant): s.votes["m"] for s in result.samples}
     assert votes[("p0", "original")] == 1 and votes[("p1", "original")] == -1  # p1: length decides, bad is longer
+    (dev,) = result.personas
+    assert (dev.gate_decided, dev.gate_prompts) == (2, 1)  # two samples (p0 and its rewrite), one prompt
     assert any("pass@1 on the dataset's unit tests" in note for note in result.notes)
 
 

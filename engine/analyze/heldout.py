@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -277,21 +277,25 @@ def _decode_fit(data: bytes) -> HeldOutFit:
     return HeldOutFit(**{**fields, "baselines": [Accuracy(**b) for b in fields["baselines"]]})
 
 
-def adjust(fits: list[HeldOutFit]) -> list[HeldOutFit]:
-    """Holm-adjusted p-values over the vibe coefficients of one comparison's regressions together (all from the
-    held-out refits); the rule, length and intercept terms are controls, outside the family. Beside each vibe
-    coefficient, the smallest |coefficient| its refit detects with 80% power at the 5% level before correction,
-    (z₀.₉₇₅ + z₀.₈₀)·SE from its standard error: where a test is not significant, what it could have found."""
+def adjust(fits: list[HeldOutFit], also: Sequence[float | None] = ()) -> tuple[list[HeldOutFit], list[float | None]]:
+    """Holm-adjusted p-values over the vibe coefficients of one comparison's regressions (all from the held-out
+    refits) and the other p-values `also` gives (the same comparison's claims about its vibes, adjusted in the
+    same family; returned adjusted, in order); the rule, length and intercept terms are controls, outside the
+    family. Beside each vibe coefficient, the smallest |coefficient| its refit detects with 80% power at the 5%
+    level before correction, (z₀.₉₇₅ + z₀.₈₀)·SE from its standard error: where a test is not significant,
+    what it could have found."""
     flat = [p if tested else None for f in fits for p, tested in zip(f.p_values, f.tested, strict=True)]
-    family = sum(p is not None for p in flat)
-    adjusted = stats.holm(flat)
+    coefficients = sum(p is not None for p in flat)
+    others = sum(p is not None for p in also)
+    adjusted = stats.holm(flat + list(also))
     out, start = [], 0
     for f in fits:
-        correction = (f"Holm over the {family} vibe coefficient test(s) of this comparison's regressions "
-                      f"(held-out refits on the {f.n_test} test pairs)")
+        correction = (f"Holm over the {coefficients + others} claims this comparison makes about its vibes: "
+                      f"{coefficients} vibe coefficient test(s) of its regressions (held-out refits on the "
+                      f"{f.n_test} test pairs) and {others} test-pair separability test(s)")
         detectable = [POWER_Z * se if tested and se is not None else None
                       for se, tested in zip(f.std_errors, f.tested, strict=True)]
         out.append(replace(f, p_adjusted=adjusted[start:start + len(f.p_values)], correction=correction,
                            detectable=detectable))
         start += len(f.p_values)
-    return out
+    return out, adjusted[len(flat):]

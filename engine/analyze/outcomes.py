@@ -2,7 +2,7 @@
 or per-item comparisons of recorded scores across many models. Each outcome carries the style covariates
 Chatbot Arena's style control uses, each the normalized difference (a − b) / (a + b) of one count: answer
 length in words, headers, bold spans and list items (the ranking standardizes them before fitting), and the
-unit it was observed on (the battle or prompt), which the bootstrap resamples."""
+unit it was observed on (its item, the prompt), which the bootstrap resamples."""
 
 from __future__ import annotations
 

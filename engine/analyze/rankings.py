@@ -8,7 +8,10 @@ for both sides (Chatbot Arena's convention), "drop" leaves ties out (Vibe-Eval's
 
 Bootstrap intervals resample the independent unit, not single outcomes: one prompt rated for m models gives
 C(m, 2) outcomes that share the prompt, so every outcome carries its `unit` (prompt, battle, persona item) and
-a bootstrap round draws units with replacement and keeps all of a drawn unit's outcomes.
+a bootstrap round draws units with replacement and keeps all of a drawn unit's outcomes. With `one_per_unit`
+(generation separability's K sample comparisons per prompt, as Ghosh et al. rank them) a round instead keeps
+one outcome drawn from each drawn unit, and the point estimate is the mean over rounds of fits on one outcome
+drawn from every unit: each prompt counts once, however many comparisons it holds.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ class Ranking:
     resample_unit: str = "outcome"  # what the bootstrap resampled
     n_units: int = 0
     subset: str = "all"  # the prompts it was fitted on, where an analysis ranks subsets separately
+    one_per_unit: bool = False  # each round used one outcome drawn from each unit (see the module docstring)
 
 
 def _prepare(outcomes: Sequence[Outcome], ties: str) -> list[Outcome]:
@@ -139,16 +143,18 @@ def _ranks(ratings: dict[str, float]) -> dict[str, int]:
 
 def rank(method: str, outcomes: Sequence[Outcome], models: Sequence[str] | None = None, *, rounds: int = 200,
          seed: int = 0, ties: str = "half", k: float = 4.0, style_names: Sequence[str] = (),
-         sep: dict[str, float] | None = None, unit: str = "outcome") -> Ranking:
-    """Point estimates plus percentile bootstrap intervals (units resampled with replacement, seeded);
-    `unit` names what an outcome's `unit` is, for the page. Deterministic, so a run reads it back from the
-    run cache when the same outcomes were ranked the same way before."""
+         sep: dict[str, float] | None = None, unit: str = "outcome", one_per_unit: bool = False) -> Ranking:
+    """Point estimates plus percentile bootstrap intervals (units resampled with replacement, seeded; see the
+    module docstring for `one_per_unit`); `unit` names what an outcome's `unit` is, for the page.
+    Deterministic, so a run reads it back from the run cache when the same outcomes were ranked the same way
+    before."""
     models = list(models or sorted({o.model_a for o in outcomes} | {o.model_b for o in outcomes}))
     settings = {"method": method, "models": models, "rounds": rounds, "seed": seed, "ties": ties, "k": k,
-                "style": list(style_names), "sep": sep or {}, "unit": unit,
+                "style": list(style_names), "sep": sep or {}, "unit": unit, "one_per_unit": one_per_unit,
                 "outcomes": [[o.model_a, o.model_b, o.score, o.delta, list(o.style), o.unit] for o in outcomes]}
     return derived.cached("ranking", settings,
-                          lambda: _rank(method, outcomes, models, rounds, seed, ties, k, style_names, sep or {}, unit),
+                          lambda: _rank(method, outcomes, models, rounds, seed, ties, k, style_names, sep or {}, unit,
+                                        one_per_unit),
                           lambda r: json.dumps(asdict(r)).encode("utf-8"), _ranking_from_json)
 
 
@@ -158,7 +164,7 @@ def _ranking_from_json(data: bytes) -> Ranking:
 
 
 def _rank(method: str, outcomes: Sequence[Outcome], models: list[str], rounds: int, seed: int, ties: str, k: float,
-          style_names: Sequence[str], sep: dict[str, float], unit: str) -> Ranking:
+          style_names: Sequence[str], sep: dict[str, float], unit: str, one_per_unit: bool = False) -> Ranking:
     def fit(sample: Sequence[Outcome], fit_seed: int) -> tuple[dict[str, float], dict[str, float]]:
         if method in ("bradley_terry", "style_controlled"):
             return bradley_terry(sample, models, ties, style_names if method == "style_controlled" else ())
@@ -169,17 +175,28 @@ def _rank(method: str, outcomes: Sequence[Outcome], models: list[str], rounds: i
             return elo(sample, models, k, fit_seed, ties, weight), {}
         raise ValueError(f"unknown ranking method {method!r}")
 
-    point, coefficients = fit(outcomes, seed)
     units: dict[str, list[int]] = {}
     for i, o in enumerate(outcomes):
         units.setdefault(o.unit or f"#{i}", []).append(i)
     groups = list(units.values())
     rng = np.random.default_rng(seed)
+
+    def drawn(chosen: Sequence[int] | np.ndarray) -> list[Outcome]:
+        """The outcomes of the units chosen: all of each, or one drawn from each (`one_per_unit`)."""
+        if one_per_unit:
+            return [outcomes[groups[g][rng.integers(len(groups[g]))]] for g in chosen]
+        return [outcomes[i] for g in chosen for i in groups[g]]
+
+    if one_per_unit:
+        draws = [fit(drawn(range(len(groups))), seed + r + 1) for r in range(max(rounds, 1))]
+        point = {m: float(np.mean([d[0][m] for d in draws])) for m in models}
+        coefficients = {name: float(np.mean([d[1][name] for d in draws])) for name in draws[0][1]}
+    else:
+        point, coefficients = fit(outcomes, seed)
     boot: dict[str, list[float]] = {m: [] for m in models}
     boot_ranks: dict[str, list[int]] = {m: [] for m in models}
     for r in range(rounds):
-        sample = [outcomes[i] for g in rng.integers(0, len(groups), len(groups)) for i in groups[g]]
-        ratings, _ = fit(sample, seed + r + 1)
+        ratings, _ = fit(drawn(rng.integers(0, len(groups), len(groups))), seed + r + 1)
         ranks = _ranks(ratings)
         for m in models:
             boot[m].append(ratings[m])
@@ -192,4 +209,4 @@ def _rank(method: str, outcomes: Sequence[Outcome], models: list[str], rounds: i
         rows.append(ModelRating(m, point[m], float(low), float(high), point_ranks[m], math.floor(r_low),
                                 math.ceil(r_high)))
     return Ranking(method, rows, len(outcomes), sum(o.score == 0.5 for o in outcomes), rounds, coefficients, ties,
-                   unit if any(o.unit for o in outcomes) else "outcome", len(groups))
+                   unit if any(o.unit for o in outcomes) else "outcome", len(groups), one_per_unit=one_per_unit)

@@ -102,6 +102,7 @@ class ReferenceResult:
     ties: str = "drop"  # how ties enter the rankings
     pair_agreement: list[PairAgreement] = field(default_factory=list)
     recorded_rankings: list[Ranking] = field(default_factory=list)  # the same, from the recorded ratings
+    recorded_tie_gap: float = RECORDED_TIE_GAP  # the gap under which the recorded ratings call a tie
 
 
 def score_percent(ratings: list[float]) -> float:
@@ -153,13 +154,17 @@ def item_rating(raw: list[Result], llm: bool) -> tuple[float | None, tuple[float
 def subset_rankings(per_model: dict[str, dict[str, tuple[str, float]]], texts: dict[tuple[str, str], str],
                     tie_gap: float, models: list[str], ties: str, seed: int) -> list[Ranking]:
     """Bradley–Terry and Elo on the derived preferences, over all prompts and then each difficulty, with
-    bootstrap intervals that resample prompts. Vibe-Eval fits only preferences stronger than a tie, hence the
-    default `ties: drop`; with ties counted as half wins the ratings shrink toward each other."""
+    bootstrap intervals that resample prompts. Every model is ranked on the same prompts, those each of them has
+    a rating for: a model missing the hard prompts would otherwise be ranked on easier ones than the rest.
+    Vibe-Eval fits only preferences stronger than a tie, hence the default `ties: drop`; with ties counted as
+    half wins the ratings shrink toward each other."""
     rated = [m for m in models if per_model.get(m)]
+    common = set.intersection(*(set(per_model[m]) for m in rated)) if rated else set()
     subsets = ["all", *sorted({sub for rows in per_model.values() for sub, _ in rows.values()})]
     out = []
     for subset in subsets:
-        chosen = {m: {i: v for i, v in per_model[m].items() if subset == "all" or v[0] == subset} for m in rated}
+        chosen = {m: {i: v for i, v in per_model[m].items() if i in common and (subset == "all" or v[0] == subset)}
+                  for m in rated}
         outcomes = preference_outcomes(chosen, texts, tie_gap)
         if len(rated) < 2 or not any(o.score != 0.5 for o in outcomes):
             continue

@@ -7,7 +7,8 @@ An LLM judge is asked about every pair twice, once with each answer shown first.
   readable. A tie in both orders is consistent; a tie in one order and a win in the other is not;
 - tie rate: readable answers that call a tie or "does not apply";
 - agreement with the dataset's labels (who made them is stated: people, a recorded judge...), where a label
-  exists: the position-swapped verdict against the label, as accuracy and Cohen's κ;
+  exists: the position-swapped verdict against the label, as accuracy and Cohen's κ. A pair whose two orders
+  disagree never agrees with a label: its combined 0 is the answer order speaking, not a call of a tie;
 - agreement with every other judge on the same questions (Cohen's κ over the verdicts both gave).
 
 The independent unit is the pair: a pair asked about several vibes or dimensions is one unit, so the
@@ -35,6 +36,7 @@ CONSISTENCY_MIN = 0.6  # below this, half the decided verdicts or more may be th
 INVALID_MAX = 0.05
 TIE_MAX = 0.9  # a judge that almost never decides says little, however consistent
 BOOTSTRAP_ROUNDS = 1000
+INCONSISTENT = 2  # the category of a pair whose two orders disagree, against labels (+1, 0, −1) it never matches
 
 
 @dataclass(frozen=True)
@@ -113,14 +115,16 @@ def _one(judge: str, rows: list[TwoOrders], task: str, labels: Mapping[str, int]
     consistency_ci = _pair_bootstrap([(r.pair, float(r.first == r.second)) for r in both], seed)
     tie_rate = float(np.mean([v == 0 for v in readable])) if readable else None
     labelled = [r for r in rows if r.pair in labels and r.verdict is not None]
-    accuracy = float(np.mean([r.verdict == labels[r.pair] for r in labelled])) if labelled else None
-    verdicts = [v for r in labelled if (v := r.verdict) is not None]
-    kappa = stats.cohen_kappa(verdicts, [labels[r.pair] for r in labelled]) if labelled else None
+    stated = [r.first if r.first == r.second else INCONSISTENT for r in labelled]  # what each pair says of a label
+    accuracy = float(np.mean([v == labels[r.pair] for r, v in zip(labelled, stated, strict=True)])) if labelled \
+        else None
+    kappa = stats.cohen_kappa([int(v or 0) for v in stated], [labels[r.pair] for r in labelled]) if labelled else None
     out = JudgeReliability(
         judge, task, len({r.pair for r in rows}), len(given), invalid, invalid / len(given) if given else 0.0,
         sum(r.structured for r in rows), consistency, consistency_ci, len(both), tie_rate,
         label_source if labelled else None, len(labelled), accuracy,
-        _pair_bootstrap([(r.pair, float(r.verdict == labels[r.pair])) for r in labelled], seed), kappa)
+        _pair_bootstrap([(r.pair, float(v == labels[r.pair])) for r, v in zip(labelled, stated, strict=True)], seed),
+        kappa)
     return _with_warnings(out)
 
 

@@ -6,7 +6,7 @@ neutral control rewrites. Each judge compares the two answers on every dimension
 
 - an LLM judge is asked as the persona, in both orders. Agreeing orders keep their verdict; when they
   disagree, the more confident verdict stands (vibe-testing's rule) or, with `swap: tie`, neither does. An
-  unparseable answer in either order is a tie and is counted.
+  unparseable answer in either order leaves the dimension unscored (missing, never a tie) and is counted.
 - a metric judge measures the dimension's text property (`DIMENSION_MEASURES`) on both answers, and the
   persona's `prefers` says which end that persona wants; it judges only dimensions with both.
 
@@ -15,9 +15,9 @@ persona's 1–5 weights). The correctness gate comes first: when a reference jud
 two answers as passing, that answer wins whatever the dimensions say. Rewrites that are not similar to the
 original (embedding cosine below `preservation_min`, or an LLM's "same task?" answered no when a verifier is
 declared) are left out and counted. That screen is not vibe-testing's preservation rate, which needs unit
-tests: where the gate runs them, the preservation rate is the paper's, the share of (rewrite, model) samples
-whose answers pass under both the original prompt and the rewrite (a lower bound: a rewrite can keep the task
-and still lose a pass to a new constraint or format), with the share of originally passing ones kept beside.
+tests: where the gate runs them, the preservation rate is the paper's, per model, the share of rewrites whose
+answer passes under both the original prompt and the rewrite (a lower bound: a rewrite can keep the task and
+still lose a pass to a new constraint or format), with the share of originally passing ones kept beside.
 Weights come from the spec or the profile file, or from a profile an LLM wrote from the description.
 
 Per persona and prompt type (original, personalized, control) the result tallies every judge's vote on every
@@ -58,6 +58,7 @@ from engine.methods.personas.records import (
     PersonaResult,
     PersonaSample,
     PersonaSummary,
+    PreservationRate,
 )
 from engine.records import Prepared, Result
 from engine.requests import PairJudgment, Preservation, Profile, Rating, SameTaskCheck
@@ -98,6 +99,19 @@ def gate_verdict(passes_a: bool | None, passes_b: bool | None) -> int | None:
     if passes_a is None or passes_b is None or passes_a == passes_b:
         return None
     return 1 if passes_a else -1
+
+
+def vote(sample: PersonaSample, weights: dict[str, int]) -> None:
+    """Each judge's vote on a sample: the correctness gate's where it decided, else the sign of the weighted sum
+    over the dimensions that judge scored readably. An unreadable verdict is missing from the sum, not a 0 in
+    it, so it neither pulls a vote toward a tie nor counts as the judge's opinion."""
+    per_judge: dict[str, dict[str, int]] = defaultdict(dict)
+    for verdict in sample.dimensions:
+        if verdict.valid:
+            per_judge[verdict.judge][verdict.dimension] = verdict.score
+    for judge_name, scores in per_judge.items():
+        sample.weighted[judge_name], sign = weighted_vote(scores, weights)
+        sample.votes[judge_name] = sample.gate if sample.gate is not None else sign
 
 
 def sign_test(a_wins: int, b_wins: int) -> float | None:
@@ -190,7 +204,6 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
         if gate is not None:
             sample.passes = [_passes(index.ratings.get((gate.name, g)), threshold) for g in (ga, gb)]
             sample.gate = gate_verdict(*sample.passes)
-        per_judge: dict[str, dict[str, int]] = defaultdict(dict)
         for dimension in persona_dimensions(persona):
             for judge in judges:
                 verdict = _dimension(judge, dimension, persona, ga, gb, index, swap)
@@ -204,16 +217,14 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
                 if judge.endpoint is not None and len(orders) == 2:
                     two_orders.append(reliability.two_orders(judge.name, binding.item, f"{persona.name}/{variant}/"
                                                              f"{dimension}", orders["ab"], orders["ba"]))
-                per_judge[judge.name][dimension] = verdict.score
-        for judge_name, scores in per_judge.items():
-            sample.weighted[judge_name], sign = weighted_vote(scores, weights[persona.name][0])
-            sample.votes[judge_name] = sample.gate if sample.gate is not None else sign
+        vote(sample, weights[persona.name][0])
         samples.append(sample)
     summaries = _adjusted([_summarize(spec.personas[name], [s for s in samples if s.persona == name], judges, model_a,
                                       model_b, *weights[name]) for name in opts.personas])
     if gate is not None and gate.kind_of.does("tests"):
         for summary in summaries:
-            _preservation(summary, [s for s in samples if s.persona == summary.persona])
+            summary.preservation = preservation([s for s in samples if s.persona == summary.persona],
+                                                (model_a, model_b))
     notes = _notes(spec.personas, opts.personas, judges, gate)
     return PersonaResult(analysis.name, model_a, model_b, {j.name: j.kind for j in judges}, swap, summaries,
                          samples, invalid, f"{gate.name} rating ≥ {threshold:g}" if gate else None, notes,
@@ -229,25 +240,27 @@ def _adjusted(summaries: list[PersonaSummary]) -> list[PersonaSummary]:
     return summaries
 
 
-def _preservation(summary: PersonaSummary, samples: list[PersonaSample]) -> None:
-    """Vibe-testing's preservation rate from the unit tests: over every personalized rewrite and each model,
-    whether the answer passes under both the original prompt and the rewrite (every rewrite, similar or not:
-    the rate is what checks the similarity screen)."""
+def preservation(samples: list[PersonaSample], models: tuple[str, str]) -> list[PreservationRate]:
+    """Vibe-testing's preservation rate from the unit tests, per model as the paper reports it: over every
+    personalized rewrite (similar or not: the rate is what checks the similarity screen), whether the model's
+    answer passes under both the original prompt and the rewrite."""
     originals = {s.item_id: s.passes for s in samples if s.prompt_type == "original"}
-    both, solved_originally, n = 0, 0, 0
-    for s in samples:
-        original = originals.get(s.item_id)
-        if s.prompt_type != "personalized" or not original or not s.passes:
-            continue
-        for before, after in zip(original, s.passes, strict=True):
+    out = []
+    for side, model in enumerate(models):
+        both = solved_originally = n = 0
+        for s in samples:
+            original = originals.get(s.item_id)
+            if s.prompt_type != "personalized" or not original or not s.passes:
+                continue
+            before, after = original[side], s.passes[side]
             if before is None or after is None:
                 continue
             n += 1
             both += before and after
             solved_originally += before
-    summary.preservation_n = n
-    summary.preservation_rate = both / n if n else None
-    summary.preservation_of_solved = both / solved_originally if solved_originally else None
+        if n:
+            out.append(PreservationRate(model, both / n, both / solved_originally if solved_originally else None, n))
+    return out
 
 
 def _passes(out: Any, threshold: float) -> bool | None:
@@ -295,7 +308,8 @@ def _summarize(persona: Persona, samples: list[PersonaSample], judges: list[Any]
     tallies: dict[tuple[str, str], list[int]] = defaultdict(list)
     for s in kept:
         for d in s.dimensions:
-            tallies[(d.dimension, d.judge)].append(d.score)
+            if d.valid:  # unreadable: counted in `invalid`, never a tie
+                tallies[(d.dimension, d.judge)].append(d.score)
     by_name = {j.name: j for j in judges}
     dimensions = []
     for (dim, judge), scores in sorted(tallies.items()):
@@ -314,6 +328,7 @@ def _summarize(persona: Persona, samples: list[PersonaSample], judges: list[Any]
     return PersonaSummary(persona.name, persona.description, weights, weights_source, dict(persona.prefers), cells,
                           dimensions, sum(s.similar is False for s in samples), sum(s.gate is not None for s in kept),
                           preferred, ranking, len(checked),
+                          gate_prompts=len({s.item_id for s in kept if s.gate is not None}),
                           similar_rate=sum(bool(s.similar) for s in checked) / len(checked) if checked else None)
 
 

@@ -65,6 +65,17 @@ class DimensionRate:
     ties: int
 
 
+@dataclass(frozen=True)
+class PreservationRate:
+    """Paper 004's preservation rate for one model: the share of personalized rewrites whose answer passes the
+    unit tests under both the original prompt and the rewrite, over `n` rewrites with results under both."""
+
+    model: str
+    rate: float
+    of_solved: float | None  # of the rewrites whose original the model solved, the share still solved
+    n: int
+
+
 @dataclass
 class PersonaSummary:
     persona: str
@@ -75,14 +86,13 @@ class PersonaSummary:
     cells: list[Cell]
     dimensions: list[DimensionRate]
     rejected: int  # rewrites not similar to the original: left out
-    gate_decided: int  # samples the correctness gate decided
+    gate_decided: int  # samples (a prompt or one rewrite of it, both models' answers) the correctness gate decided
     preferred: str | None  # on personalized prompts: the model more prompts lean to, the sign test's unit
     ranking: Ranking | None = None  # Bradley–Terry on the personalized votes: the gap on the Elo scale, with CIs
     rewrites: int = 0  # personalized rewrites checked for similarity to their original
     similar_rate: float | None = None  # share of them similar (kept)
-    preservation_rate: float | None = None  # paper 004: share of samples passing the tests under both prompts
-    preservation_of_solved: float | None = None  # of the samples passing under the original, share still passing
-    preservation_n: int = 0  # (rewrite, model) samples with test results under both prompts
+    gate_prompts: int = 0  # the prompts those samples belong to
+    preservation: list[PreservationRate] = field(default_factory=list)  # per model, where the gate runs unit tests
 
 
 @dataclass

@@ -1,12 +1,13 @@
 """Rankings from outcomes a dataset already holds: preference labels (people's votes between two models) or
 per-item recorded scores, rated by Bradley–Terry, Elo or a style-controlled Bradley–Terry, each with
-bootstrap intervals over the independent unit (a battle, or a prompt). It plans no calls.
+bootstrap intervals over the independent unit, the prompt (every battle on one prompt resampled together).
+It plans no calls.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,11 +68,12 @@ class Rankings(AnalysisMethod):
         from engine.report.paging import slug
 
         out = []
-        for ranking in result.rankings:
+        for ranking in (r for r in result.rankings if r.subset == "all"):
             spec = charts.ratings_chart([asdict(r) for r in ranking.ratings], f"{ranking.method} rating (95% CI)")
             charts.export(spec, page.run_dir / "charts" / f"{slug(result.analysis)}-{ranking.method}")
             out.append({"analysis": result.analysis, "source": result.outcomes, "ranking": ranking,
-                        "warnings": result.warnings,
+                        "warnings": result.warnings, "subsets": [r for r in result.rankings if r.method ==
+                                                                 ranking.method and r.subset != "all"],
                         "chart": spec, "chart_file": f"charts/{slug(result.analysis)}-{ranking.method}.svg"})
         return out
 
@@ -89,6 +91,7 @@ def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
     """The outcomes the analysis names (labels or recorded scores), rated by every method it asks for."""
     from engine.analyze.outcomes import STYLE_FEATURES, human_outcomes, score_outcomes
     from engine.analyze.rankings import rank
+    from engine.analyze.reference import subset_of
 
     opts = RankingsOptions.of(analysis)
     items = prepared.items[analysis.dataset]
@@ -106,14 +109,20 @@ def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
                   "is a tie)")
     source += f"; {TIE_WORDS[opts.tie_rule()]}" + ("" if opts.ties else " (the default for these outcomes)")
     has_style = bool(outcomes) and all(len(o.style) == len(STYLE_FEATURES) for o in outcomes)
+    # as Vibe-Eval's tables do: all prompts, then each difficulty the dataset labels
+    difficulty = {item.id: subset_of(item.difficulty) for item in items if item.difficulty}
+    subsets = [("all", outcomes)] + [(name, [o for o in outcomes if difficulty.get(o.unit) == name])
+                                     for name in sorted(set(difficulty.values()))]
     rankings = []
     for method in opts.methods:
         if method == "style_controlled" and not has_style:
             continue  # style control needs both outputs' text for every outcome
-        rankings.append(rank(method, outcomes, list(analysis.models) or None, rounds=opts.bootstrap,
-                             seed=opts.seed, ties=opts.tie_rule(), k=opts.k,
-                             style_names=STYLE_FEATURES if method == "style_controlled" else (),
-                             unit="battle" if opts.outcomes in ("labels", "human") else "prompt"))
+        for subset, chosen in subsets:
+            if chosen:  # both kinds of outcome carry their item: a prompt's battles resample together
+                rankings.append(replace(rank(method, chosen, list(analysis.models) or None, rounds=opts.bootstrap,
+                                             seed=opts.seed, ties=opts.tie_rule(), k=opts.k,
+                                             style_names=STYLE_FEATURES if method == "style_controlled" else (),
+                                             unit="prompt"), subset=subset))
     return RankingResult(analysis.name, source, rankings, warnings)
 
 

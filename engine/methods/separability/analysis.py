@@ -11,7 +11,9 @@ With a `preference_judge`, the judge compares the two models' j-th samples on ev
 verdict that follows the position is a tie), and the outcomes are ranked three ways: Bradley–Terry, Elo, and
 the paper's separability-weighted Elo, whose K grows with the prompt's δ (K·α / (1 + e^(−β(δ − T))), T = 0.4,
 α = 2, β = 6 unless the spec's `elo` block says otherwise), so comparisons on prompts where the two models
-are distinguishable move the ratings more. Bootstrap intervals resample prompts.
+are distinguishable move the ratings more. As the paper does, each fit reads one of a prompt's K comparisons,
+drawn at random: the ratings are the mean over 200 such draws, and their intervals resample prompts with one
+comparison drawn from each.
 
 The paper's T = 0.4 was set on BERTScore from roberta-large; offline δ comes from all-MiniLM-L6-v2 (6 layers),
 whose scores sit on another scale. The page says so beside every δ, and `encoder: {path, num_layers}` runs
@@ -41,11 +43,14 @@ PAPER_ENCODER = "roberta-large"
 @dataclass(frozen=True)
 class ItemSeparability:
     item_id: str
-    self_a: float
+    self_a: float  # raw alignments
     self_b: float
     cross: float
-    delta: float  # on normalized alignments
-    delta_raw: float
+    delta: float  # max(self_a_norm, self_b_norm) − cross_norm
+    delta_raw: float  # max(self_a, self_b) − cross
+    self_a_norm: float = 0.0  # min-max normalized over the items, as δ reads them
+    self_b_norm: float = 0.0
+    cross_norm: float = 0.0
 
 
 @dataclass
@@ -85,7 +90,7 @@ def separability_from_alignments(item_ids: list[str], raw: np.ndarray) -> list[I
     low, high = float(raw.min()), float(raw.max())
     norm = (raw - low) / (high - low) if high > low else np.zeros_like(raw)
     out = [ItemSeparability(i, float(r[0]), float(r[1]), float(r[2]), float(max(n[0], n[1]) - n[2]),
-                            float(max(r[0], r[1]) - r[2]))
+                            float(max(r[0], r[1]) - r[2]), float(n[0]), float(n[1]), float(n[2]))
            for i, r, n in zip(item_ids, raw, norm, strict=True)]
     return sorted(out, key=lambda s: -s.delta)
 
@@ -189,4 +194,4 @@ def _rank_samples(result: SeparabilityResult, bindings: list, judged: dict[tuple
     result.sep_elo = params
     if outcomes:
         result.rankings = [rank(method, outcomes, models, rounds=200, seed=seed, k=params["k"], sep=sep,
-                                unit="prompt") for method in ("bradley_terry", "elo", "sep_elo")]
+                                unit="prompt", one_per_unit=True) for method in ("bradley_terry", "elo", "sep_elo")]

@@ -9,10 +9,10 @@ mined from the training pairs is validated on cross-fitted verdicts, each pair s
 without it; a lexicon mined as typical of one model that leans to the other on those verdicts does not carry
 over, and is dropped). On the test split each kept vibe's separability gets an exact sign test, one-sided in
 the direction its training pairs showed (a claim confirms that direction or nothing: it can never name the
-other), Holm-adjusted over the kept vibes: the claims a page makes about vibes at once. The vibes that pass
-(the top-k by least-angle regression, as VibeCheck) feed the two held-out regressions of `heldout`: model
-matching (which model wrote the first-shown answer) and preference prediction (which answer the dataset's
-labels favour, starting from the longer-answer rule).
+other), Holm-adjusted together with the regressions' vibe coefficients: the claims a page makes about vibes at
+once. The vibes that pass (the top-k by least-angle regression, as VibeCheck) feed the two held-out
+regressions of `heldout`: model matching (which model wrote the first-shown answer) and preference prediction
+(which answer the dataset's labels favour, starting from the longer-answer rule).
 """
 
 from __future__ import annotations
@@ -150,8 +150,8 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                                   items[binding.item].label(model_a, model_b), ga, gb, nu, by_judge, rationales,
                                   measures, chars, orders_by_vibe, preferred, preferred_raw))
     crossfit = _crossfit_lexicons(pairs, vibes, origins, results, analysis)
-    vibe_scores = _holm_over_kept([_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name],
-                                               kappa_min, sep_min, crossfit.get(v.name)) for v in vibes])
+    vibe_scores = [_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min, sep_min,
+                               crossfit.get(v.name)) for v in vibes]
     kept = [s.name for s in vibe_scores if s.kept]
     crossfit = {name: values for name, values in crossfit.items() if name in kept}
     notes: list[str] = []
@@ -162,9 +162,8 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     labels = spec.datasets[analysis.dataset].labels
     features = Features(pairs, crossfit)
     chosen, selection, dropped = select_vibes(kept, features, opts.regression)
-    mm, pp = fit_regressions(chosen, features, model_a, notes, split_seed(analysis))
-    fits = heldout.adjust([f for f in (mm, pp) if f is not None])
-    mm, pp = (fits.pop(0) if mm else None), (fits.pop(0) if pp else None)
+    vibe_scores, mm, pp = adjust_claims(vibe_scores, *fit_regressions(chosen, features, model_a, notes,
+                                                                      split_seed(analysis)))
     vibe_scores = [_with_coefficients(s, mm, pp, dropped.get(s.name, "")) for s in vibe_scores]
     judged = _judge_reliability(analysis, (model_a, model_b), items, two_orders, preference_answers, verdicts, labels)
     return VibeCheckResult(analysis.name, model_a, model_b, vibe_scores, pairs, mm, pp, sum(invalid_by_vibe.values()),
@@ -188,10 +187,16 @@ def _judge_reliability(analysis: Analysis, comparison: tuple[str, str], items: d
     return rows, reliability.agreements(verdicts, "vibe scores")
 
 
-def _holm_over_kept(scores: list[VibeScore]) -> list[VibeScore]:
-    """The kept vibes' test-separability p-values Holm-adjusted together: a page names all of them at once."""
-    adjusted = stats.holm([s.separability_p for s in scores])
-    return [replace(s, separability_p_adjusted=q) for s, q in zip(scores, adjusted, strict=True)]
+def adjust_claims(scores: list[VibeScore], mm: heldout.HeldOutFit | None,
+                  pp: heldout.HeldOutFit | None) -> tuple[list[VibeScore], heldout.HeldOutFit | None,
+                                                          heldout.HeldOutFit | None]:
+    """Holm over every claim the comparison's section makes about its vibes at once: each kept vibe's
+    test-pair separability (what the headline names) and each vibe coefficient of both held-out regressions.
+    Corrected apart, two families of 5% would let a page with nothing to find claim something nearly twice
+    that often."""
+    fits, adjusted = heldout.adjust([f for f in (mm, pp) if f is not None], [s.separability_p for s in scores])
+    scores = [replace(s, separability_p_adjusted=q) for s, q in zip(scores, adjusted, strict=True)]
+    return scores, (fits.pop(0) if mm else None), (fits.pop(0) if pp else None)
 
 
 def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepared: Prepared,

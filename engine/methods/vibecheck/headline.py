@@ -2,11 +2,11 @@
 
 Only vibes that pass every test the page shows are named: kept on the training pairs, and separating the
 models on the test pairs in the direction the training pairs showed, with a Holm-adjusted p < 0.05 (an exact
-sign test per kept vibe, one-sided in that direction, corrected over the kept vibes, since the sentence makes
-all of those claims at once). A test pair leaning the other way is evidence against the claim, never for the
-opposite one: the sentence cannot name a direction that no selection proposed. Strongest first, grouped by the
-model that sits higher, so the sentence reads "chatty sits higher on verbosity and paragraphs; terse on
-formality".
+sign test per kept vibe, one-sided in that direction, corrected by Holm together with the coefficient tests of
+the same section, since the page makes all of those claims at once). A test pair leaning the other way is
+evidence against the claim, never for the opposite one: the sentence cannot name a direction that no selection
+proposed. Strongest first, grouped by the model that sits higher, so the sentence reads "chatty sits higher on
+verbosity and paragraphs; terse on formality".
 """
 
 from __future__ import annotations
@@ -54,9 +54,15 @@ def headline(vc: VibeCheckResult) -> str:
         sentence += f"; {second} on {_listed(second_vibes)}"
     else:
         sentence += f"; no vibe puts {second} higher"
-    kept = sum(v.kept for v in vc.vibes)
     return sentence + (f" (test pairs, in the direction the training pairs showed; Holm-adjusted p < 0.05 over the "
-                       f"{kept} kept vibes).")
+                       f"{claims(vc)} claims this comparison makes about its vibes).")
+
+
+def claims(vc: VibeCheckResult) -> int:
+    """The size of the Holm family the headline's tests were corrected in (`analysis.adjust_claims`)."""
+    fits = [f for f in (vc.model_matching, vc.preference) if f is not None]
+    return sum(v.separability_p is not None for v in vc.vibes) + sum(
+        p is not None and tested for f in fits for p, tested in zip(f.p_values, f.tested, strict=True))
 
 
 def chart_rows(vc: VibeCheckResult) -> list[dict[str, Any]]:

@@ -46,7 +46,8 @@ class VibeScore:
     pp_detectable: float | None = None
     separability_ci: tuple[float, float] | None = None  # 95% t-interval of the test separability
     # kept vibes only: the exact sign test of the test verdicts, one-sided in `direction` (the sign of the
-    # training separability: +1 model A higher), Holm over the kept vibes; and the smallest test separability
+    # training separability: +1 model A higher), Holm over the comparison's claims (`analysis.adjust_claims`);
+    # and the smallest test separability
     # that test detects with 80% power at the 5% level before correction (at the observed share of ties)
     separability_p: float | None = None
     separability_p_adjusted: float | None = None
