@@ -221,6 +221,8 @@ def test_a_forgotten_batch_is_closed_by_cancel_and_a_503_closes_nothing(tmp_path
         server.state.batch.unavailable = 100  # the provider is down for longer than the run's retries
         summary, _, _ = run_spec(spec, out, cache, quiet=True)
         assert summary.done < summary.total and "HTTP 503" in str(summary.failed)
+        assert "batch batch_1 at openai-compatible stays open: the next `vibe run` polls it again" in str(
+            summary.failed)
         assert [b.batch_id for b in Cache(cache).batches(open_only=True)] == ["batch_1"]  # still open
         server.state.batch.unavailable = 2  # back after two failed polls: the run waits them out
         server.state.batch.forget()

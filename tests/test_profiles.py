@@ -254,3 +254,23 @@ def test_publish_merges_runs_that_share_a_reference(planted_run: tuple[Path, obj
     missing = subprocess.run([sys.executable, "-m", "engine", "publish", str(tmp_path), "--site", str(site)],
                              capture_output=True, text=True)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
+
+
+def test_a_profile_cell_of_two_prompts_is_p_one_half_not_clear(tmp_path: Path) -> None:
+    """Two prompts, the longer model longer on both: a cell of two +1 verdicts. The exact sign test gives
+    p = 0.5 (a t-test on [+1, +1] gave p = 0, which survived any correction), so the profile page shows 0.500
+    and calls nothing clear; beside it, that no test on two prompts could reach p < 0.05."""
+    data = tmp_path / "planted.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in _rows()[:2]), encoding="utf-8")
+    spec = tmp_path / "planted.yaml"
+    spec.write_text(SPEC.format(data=data, analysis=MANY), encoding="utf-8")
+    summary, results, run_dir = run_spec(spec, tmp_path / "run", tmp_path / "cache.sqlite", quiet=True)
+    assert summary.done == summary.total
+    (profile,) = results.of("profiles")
+    cell = profile.cell("longer", "verbosity")
+    assert cell is not None and (cell.n, cell.separability, cell.direction) == (2, 1.0, 0)
+    assert cell.p_value == 0.5 and not cell.clear() and cell.mde is None
+    page = next((run_dir / "profiles").glob("*-longer.html")).read_text()
+    row = page[page.index(">verbosity<"):]
+    row = row[:row.index("</tr>")]
+    assert "p 0.500" in row and "too few prompts for p &lt; 0.05" in row and 'class="kept"' not in page

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import stats
 from engine.analyze import heldout
@@ -260,3 +262,46 @@ def test_collinear_and_constant_vibes_are_named_not_fatal() -> None:
     assert fit.coefficients[1] == fit.coefficients[2] == 0 and fit.p_values[1] is fit.p_values[2] is None
     assert "linear combination" in fit.p_notes[1] and "constant" in fit.p_notes[2]
     assert fit.p_notes[0] == ""
+
+
+def test_sign_test_by_hand() -> None:
+    """[+1, +1]: two-sided 2·(½)² = 0.5, one-sided toward A (½)² = 0.25, toward B 1; ties carry no direction:
+    [+1, +1, 0, 0, 0] is the same test. Seven of eight toward A: one-sided P(X ≥ 7) = 9/256."""
+    assert stats.sign_test([1, 1]) == 0.5 and stats.sign_test([1, 1], 1) == 0.25 and stats.sign_test([1, 1], -1) == 1
+    assert stats.sign_test([1, 1, 0, 0, 0], 1) == 0.25 and stats.sign_test([0, 0]) == 1.0
+    assert stats.sign_test([1] * 7 + [-1], 1) == pytest.approx(9 / 256)
+
+
+def test_sign_test_mde_by_hand() -> None:
+    """Ten non-zero verdicts of ten: the one-sided exact test at 5% needs 9 or more +1s (P(X ≥ 9) = 11/1024
+    under the null; 8 or more would be 56/1024 > 5%), and P(X ≥ 9 | q) reaches 80% at q = 0.917, a
+    separability 2q − 1 = 0.833. Half the verdicts tied halves the separability that share of +1s gives."""
+    from scipy.stats import binom
+
+    mde = stats.sign_test_mde(10, 10)
+    assert mde is not None
+    q = (mde + 1) / 2
+    assert binom.sf(8, 10, q) == pytest.approx(0.8, abs=1e-6) and mde == pytest.approx(0.8335, abs=1e-4)
+    assert stats.sign_test_mde(10, 20) == pytest.approx(mde / 2)
+    assert stats.sign_test_mde(4, 4) is None  # (½)⁴ = 1/16 > 5%: four pairs can never be significant
+    assert stats.sign_test_mde(200, 200) < stats.sign_test_mde(100, 100) < mde  # more pairs, smaller effects
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([-1, 0, 1]), min_size=1, max_size=14), st.sampled_from([-1, 0, 1]))
+def test_sign_test_properties(verdicts: list[int], direction: int) -> None:
+    """Over random small samples: a p-value is never 0 and never above 1; one-sided in the direction the
+    verdicts lean is at most the two-sided value, and the two one-sided values cover every outcome (sum ≥ 1);
+    flipping every verdict and the direction gives the same p."""
+    from scipy.stats import binomtest
+
+    p = stats.sign_test(verdicts, direction)
+    assert 0 < p <= 1
+    higher, lower = verdicts.count(1), verdicts.count(-1)
+    if higher + lower:
+        alternative = {1: "greater", -1: "less", 0: "two-sided"}[direction]
+        assert p == pytest.approx(binomtest(higher, higher + lower, 0.5, alternative=alternative).pvalue)
+        assert stats.sign_test(verdicts, 1) + stats.sign_test(verdicts, -1) >= 1
+        lean = 1 if higher >= lower else -1
+        assert stats.sign_test(verdicts, lean) <= stats.sign_test(verdicts) + 1e-12
+    assert stats.sign_test([-v for v in verdicts], -direction) == pytest.approx(p)

@@ -89,7 +89,10 @@ async def run_batches(tasks: list[Task], render: Render, endpoint: Endpoint, cac
         return await _Batches(client, endpoint, cache, render, on_result, announce, log).run(tasks)
     except ProviderError as exc:  # the batch API itself failed for good: submitted batches stay recorded
         done = cache.known(t.id for t in tasks)
-        return [Failure(t.id, t.stage, t.endpoint, f"batch API: {exc}", 1) for t in tasks if t.id not in done], []
+        waiting = {i: r.batch_id for r in cache.batches(endpoint.name, open_only=True) for i in r.task_ids}
+        return [Failure(t.id, t.stage, t.endpoint, f"batch API: {exc}" + (
+            f" (batch {waiting[t.id]} at {endpoint.provider} stays open: the next `vibe run` polls it again, "
+            "`vibe batches SPEC` shows it)" if t.id in waiting else ""), 1) for t in tasks if t.id not in done], []
     finally:
         await client.aclose()
 
