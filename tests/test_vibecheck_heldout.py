@@ -84,6 +84,38 @@ def test_accuracies_stand_beside_their_baselines_on_pairs(finished: Path) -> Non
         assert "25 test pairs" in fit["correction"]
         assert len(fit["train_coefficients"]) == len(fit["features"])
     assert regressions["labels"] == {"source": "llm-judge", "description": "a planted-vibe sample labelled for testing"}
+    assert all(fit["train_coefficients_are"].startswith("descriptive") for fit in (mm, pp))
+    box = regressions["black_box_ceiling"]
+    assert (box["n_train"], box["n_test"]) == (25, 25) and box["label"].startswith("descriptive")
+    assert box["ci_low"] <= box["accuracy"] <= box["ci_high"]
+    if box["accuracy"] > 0.5:
+        assert box["captured"] == pytest.approx((mm["test_accuracy"] - 0.5) / (box["accuracy"] - 0.5))
+
+
+def test_the_black_box_ceiling_is_fitted_on_the_training_pairs_alone(shared_data: Path) -> None:
+    """Friendly and cold answers: the classifier is fitted on 30 training pairs. Showing it the test pairs
+    with their labels shuffled (each pair's order flipped at random) changes nothing it learned, and turns
+    each flipped pair's right answer into a wrong one."""
+    import csv
+
+    from engine.methods.vibecheck.ceiling import ceiling, fit
+
+    with (shared_data / "vibecheck" / "friendly_and_cold_sample.csv").open(encoding="utf-8") as fh:
+        pairs = [(row["friendly"], row["cold"]) for row in csv.DictReader(fh)]
+    train, test = pairs[:30], pairs[30:]
+    first, second = fit(train), fit(list(train))
+    assert first is not None and second is not None
+    assert np.array_equal(first.coefficients, second.coefficients)
+    assert first.vectorizer.vocabulary_ == second.vectorizer.vocabulary_
+    flips = np.random.default_rng(0).random(len(test)) < 0.5
+    shuffled = [(b, a) if flip else (a, b) for (a, b), flip in zip(test, flips, strict=True)]
+    decision = first.decision(test)
+    assert np.array_equal(first.decision(shuffled), np.where(flips, -decision, decision))
+    plain, mixed = ceiling(train, test, None), ceiling(train, shuffled, None)
+    assert plain is not None and mixed is not None and plain.n_train == 30 and plain.n_test == len(test)
+    right = np.where(decision > 0, 1.0, np.where(decision == 0, 0.5, 0.0))
+    assert plain.accuracy == pytest.approx(right.mean())
+    assert mixed.accuracy == pytest.approx(np.where(flips, 1 - right, right).mean())
 
 
 def test_the_page_says_who_wrote_the_labels(finished: Path) -> None:

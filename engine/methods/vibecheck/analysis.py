@@ -32,6 +32,7 @@ from engine.datasets import Item
 from engine.discover import statistical as discovery
 from engine.discover.splits import discovery_sides, split_bindings, split_seed
 from engine.judges.verdicts import PairVerdict
+from engine.methods.vibecheck.ceiling import ceiling
 from engine.methods.vibecheck.keep import against_own_lexicon, drop_reasons
 from engine.methods.vibecheck.method import Regression, VibeCheckOptions
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
@@ -166,8 +167,13 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                                                                       split_seed(analysis)))
     vibe_scores = [_with_coefficients(s, mm, pp, dropped.get(s.name, "")) for s in vibe_scores]
     judged = _judge_reliability(analysis, (model_a, model_b), items, two_orders, preference_answers, verdicts, labels)
+    texts: dict[str, list[tuple[str, str]]] = {"train": [], "test": []}
+    for p in pairs:
+        if p.output_a in results and p.output_b in results:
+            texts[p.split].append((str(results[p.output_a].output), str(results[p.output_b].output)))
     return VibeCheckResult(analysis.name, model_a, model_b, vibe_scores, pairs, mm, pp, sum(invalid_by_vibe.values()),
-                           notes, labels, selection, *judged, dataset=analysis.dataset)
+                           notes, labels, selection, *judged, dataset=analysis.dataset,
+                           ceiling=ceiling(texts["train"], texts["test"], mm.test_accuracy if mm else None))
 
 
 def _judge_reliability(analysis: Analysis, comparison: tuple[str, str], items: dict[str, Item],
@@ -371,7 +377,9 @@ def write_vibecheck(result: VibeCheckResult, run_dir: Path, folder: str | None =
                    for name, reg in (("model_matching", result.model_matching), ("preference", result.preference))}
     (out / "regressions.json").write_text(json.dumps({**regressions, "notes": result.notes,
                                                       "labels": asdict(result.labels), "selection": result.selection,
-                                                      "invalid_verdicts": result.invalid_verdicts}, indent=2),
+                                                      "invalid_verdicts": result.invalid_verdicts,
+                                                      "black_box_ceiling": asdict(result.ceiling) if result.ceiling
+                                                      else None}, indent=2),
                                           encoding="utf-8")
     reliability.write(result.reliability, result.agreements, out)
     if result.themes:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from engine import stats
 from engine.analyze import heldout
 from engine.analyze.reliability import JudgeAgreement, JudgeReliability
+from engine.methods.vibecheck.ceiling import Ceiling
 from engine.methods.vibecheck.reason_themes import ReasonTheme
 from engine.spec.data_model import Labels
 from engine.spec.model import VibeExamples
@@ -100,3 +101,4 @@ class VibeCheckResult:
     agreements: list[JudgeAgreement] = field(default_factory=list)  # κ between every two judges
     dataset: str = ""  # the dataset the pairs' prompts come from
     themes: dict[str, list[ReasonTheme]] = field(default_factory=dict)  # vibe -> what LLM judges' reasons say
+    ceiling: Ceiling | None = None  # a text classifier's model matching on the same test pairs: descriptive
