@@ -1,0 +1,371 @@
+"""Does discovery find what is there, and only that? Planted behaviours with known ground truth.
+
+Exact arm: real answers (Arena's Llama-3-70B and opponent answers, AlpacaEval's gpt4_1106_preview and
+Mixtral-8x7B answers), each prompt's two given to "x" and "y" by a coin flip, so the two sides differ in
+nothing, then deterministic edits applied to y's answer on a stated share of pairs: one to four behaviours at
+once, each at a rate of 30 to 100%. Behaviours: a closing follow-up question, an apology opener, paragraphs
+turned into a bullet list, bold key words, hedges, emoji, markdown stripped, the answer cut to its first
+paragraph. Every behaviour has two realizations: the "shown" one, and a "hidden" one in other words and marks
+(other questions, other hedges, other emoji, numbered instead of dashed lists ...), which the figures are also
+measured on, so that a method tuned to the shown edits would show it. Null arm: no edits.
+
+Statistical discovery runs on the training half (n/2 pairs) and proposes at most 10 vibes; a vibe is kept by
+the analysis' own rule (`keep.drop_reasons`, the lexicon rule, on cross-fitted lexicon verdicts). A kept vibe
+tracks a planted behaviour when taking that one edit back out of the test pairs that carry it changes the
+vibe's verdict on at least 30% of them (the counterfactual is known exactly, so a behaviour planted on every
+pair is measured as well as one planted on a third). A planted behaviour counts as found when a kept vibe
+tracks it. A kept vibe is a false discovery when it tracks no behaviour and the edits do not explain its
+separation either: taking every edit back out leaves at least half of its test separability (or moves it by
+less than 0.05). A vibe that names a
+side effect of the edits (cut answers have fewer paragraphs and less bold) or several at once (a lexicon of the
+inserted phrases) is no false discovery: the difference it names was planted.
+
+- recovery_nN: found behaviours / planted behaviours, over the analyses at N pairs (shown edits);
+- fdr_nN: kept vibes that track nothing planted / kept vibes, at N pairs;
+- null_kept_per_analysis: kept vibes per analysis in the null arm, at 200 pairs;
+- obedience: realistic arm, SmolLM2 through llama.cpp under system prompts that each ask for one behaviour,
+  against the plain model on the embedded default's prompts: the share of instructed answers that show the
+  behaviour (by the same detectors that define the edits), averaged over behaviours. Its recovery and the
+  plain answers' share are printed above.
+
+Targets (statistical discovery, exact arm): recovery ≥ 0.6 at 100 pairs and ≥ 0.8 at 400, FDR ≤ 0.1, null kept
+per analysis ≤ 0.1.
+
+Last line: recovery_n100=<f> recovery_n400=<f> fdr_n100=<f> fdr_n400=<f> null_kept_per_analysis=<f> obedience=<f>
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from sizes import pick  # noqa: E402
+from test_selection_calibration import scored  # noqa: E402
+
+from engine.discover import statistical as discovery  # noqa: E402
+from engine.judges.metrics import BOLD, EMOJI, LIST_LINE, METRICS  # noqa: E402
+from engine.spec.model import Vibe  # noqa: E402
+
+SIZES = pick((50, 100, 200, 400), (40,))
+ANALYSES = pick(24, 2)  # per size and set
+TRACKS = 0.3  # share of a behaviour's test pairs whose verdict its edit changes, for a vibe to track it
+RATES = (0.3, 0.5, 0.7, 1.0)
+REALISTIC_PROMPTS = pick(60, 4)
+REALISTIC = pick(("follow_up", "bullets", "emoji"), ("emoji",))
+ALPACA = ROOT.parent / "shared" / "data" / "alpaca_eval"
+
+SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[*_#\"'(\[]*[A-Z])")
+
+
+def paragraphs(text: str) -> list[str]:
+    return [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
+
+
+def _pick(options: Sequence[str], text: str) -> str:
+    """One of `options`, chosen by the text itself: the same answer always gets the same edit."""
+    return options[sum(map(ord, text[:64])) % len(options)]
+
+
+def follow_up(questions: Sequence[str]) -> Callable[[str], str]:
+    return lambda t: t.rstrip() + "\n\n" + _pick(questions, t)
+
+
+def opener(lines: Sequence[str]) -> Callable[[str], str]:
+    return lambda t: _pick(lines, t) + " " + t.lstrip()
+
+
+def bulleted(mark: Callable[[int], str]) -> Callable[[str], str]:
+    def edit(text: str) -> str:
+        parts = [p.strip() for p in paragraphs(text)]
+        if len(parts) < 2:
+            parts = [s.strip() for s in SENTENCE.split(text.strip()) if s.strip()]
+        return "\n".join(f"{mark(i)} {' '.join(p.split())}" for i, p in enumerate(parts))
+    return edit
+
+
+def emphasized(left: str, right: str) -> Callable[[str], str]:
+    def edit(text: str) -> str:
+        words = sorted({w for w in re.findall(r"[A-Za-z]{7,}", text)}, key=lambda w: (-len(w), w))[:3]
+        for word in words:
+            text = re.sub(rf"\b{word}\b", f"{left}{word}{right}", text, count=1)
+        return text
+    return edit
+
+
+STARTERS = frozenset("it this that the there these those they we you a an in on for to if when most some".split())
+
+
+def hedged(starts: Sequence[str]) -> Callable[[str], str]:
+    """A hedge before every sentence that starts with a capital (lower-casing a common first word only, so a
+    name keeps its capital)."""
+    def start(sentence: str) -> str:
+        first = sentence.split(" ", 1)[0]
+        if not sentence[:1].isupper():
+            return sentence
+        lowered = sentence[0].lower() + sentence[1:] if first.lower() in STARTERS else sentence
+        return f"{_pick(starts, sentence)} {lowered}"
+
+    return lambda text: "\n\n".join(" ".join(map(start, SENTENCE.split(p))) for p in paragraphs(text))
+
+
+def with_emoji(marks: Sequence[str]) -> Callable[[str], str]:
+    return lambda t: "\n\n".join(f"{p.rstrip()} {_pick(marks, p)}" for p in paragraphs(t))
+
+
+def stripped(text: str) -> str:
+    text = re.sub(r"^\s*#{1,6}\s*", "", text, flags=re.M)
+    text = re.sub(r"^\s*(?:[-*+•]|\d+[.)])\s+", "", text, flags=re.M)
+    return re.sub(r"\*\*|__|`", "", text)
+
+
+def first_paragraph(text: str) -> str:
+    return paragraphs(text)[0] if paragraphs(text) else text
+
+
+def first_sentences(text: str) -> str:
+    return " ".join(SENTENCE.split(" ".join(text.split()))[:2])
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    name: str
+    shown: Callable[[str], str]
+    hidden: Callable[[str], str]
+    shows: Callable[[str], bool]  # the detector: does an answer show the behaviour?
+    instruction: str  # the system prompt of the realistic arm
+
+
+def _ends_with_question(t: str) -> bool:
+    return t.rstrip().endswith("?")
+
+
+BEHAVIOURS = {b.name: b for b in (
+    Behaviour("follow_up", follow_up(["Would you like me to expand on any part of this?",
+                                      "Shall I go into more detail on one of these points?"]),
+              follow_up(["Is there a particular piece you'd want to explore next?",
+                         "Do you want a worked example to go with it?"]), _ends_with_question,
+              "Answer helpfully, and always end your answer by asking the user a follow-up question."),
+    Behaviour("apology", opener(["I'm sorry for any confusion.", "I apologize if this is not quite what you need."]),
+              opener(["I'm sorry, this may not be complete.", "I apologize in advance for the length."]),
+              lambda t: bool(re.search(r"\b(sorry|apologi[sz]e)", t[:120], re.I)),
+              "Always begin your answer with an apology, before anything else."),
+    Behaviour("bullets", bulleted(lambda i: "-"), bulleted(lambda i: f"{i + 1}."),
+              lambda t: len(LIST_LINE.findall(t)) >= 2, "Always answer as a bullet list, one point per line."),
+    Behaviour("bold", emphasized("**", "**"), emphasized("__", "__"), lambda t: bool(BOLD.search(t)),
+              "Put the key words of your answer in **bold** markdown."),
+    Behaviour("hedges", hedged(["Perhaps", "It seems that"]), hedged(["Possibly,", "Arguably,"]),
+              lambda t: METRICS["hedging"][0](t) >= 3.0,  # hedges per 100 words
+              "Be cautious: qualify your statements with words like perhaps, possibly, probably."),
+    Behaviour("emoji", with_emoji(["🙂", "🚀"]), with_emoji(["✨", "🌟"]), lambda t: bool(EMOJI.search(t)),
+              "Use emoji generously: put an emoji at the end of every paragraph."),
+    Behaviour("no_markdown", stripped, stripped, lambda t: not re.search(r"\*\*|__|`|^\s*[#*-]\s", t, re.M),
+              "Write plain text only: no markdown, no lists, no bold, no headings."),
+    Behaviour("first_paragraph", first_paragraph, first_sentences, lambda t: len(paragraphs(t)) <= 1,
+              "Answer in a single short paragraph."),
+)}
+
+
+def sources() -> list[tuple[str, str]]:
+    """Real answer pairs, one per prompt: Arena's, then AlpacaEval's gpt4_1106_preview vs Mixtral."""
+    from engine.pipeline import prepare
+
+    items = prepare(ROOT / "specs" / "llama-vs-gpt.yaml").items["arena"]
+    out = [(item.outputs["llama-3-70b-instruct"], item.outputs["opponent"]) for item in items]
+    path = ALPACA / "Mixtral-8x7B-Instruct-v0.1" / "alpaca_eval_gpt4_turbo_fn" / "annotations.json"
+    if path.is_file():
+        out += [(r["output_1"], r["output_2"]) for r in json.loads(path.read_text(encoding="utf-8"))]
+    return [(a, b) for a, b in out if a.strip() and b.strip()]
+
+
+@dataclass
+class Scenario:
+    originals: list[tuple[str, str]]  # (x, y) before any edit
+    applied: list[list[str]]  # per pair, the behaviours planted in y's answer, in the order applied
+    realization: str = "shown"
+
+    def pairs(self, leave_out: Collection[str] = ()) -> list[discovery.TrainingPair]:
+        """The pairs as discovery sees them, or with some behaviours' edits taken back out (the counterfactual)."""
+        out = []
+        for (x, y), edits in zip(self.originals, self.applied, strict=True):
+            for name in edits:
+                if name not in leave_out:
+                    y = getattr(BEHAVIOURS[name], self.realization)(y)
+            out.append(discovery.TrainingPair(x, y, None))
+        return out
+
+    @property
+    def planted(self) -> list[str]:
+        return sorted({name for edits in self.applied for name in edits})
+
+
+def scenario(texts: Sequence[tuple[str, str]], n: int, rng: np.random.Generator, realization: str,
+             behaviours: Sequence[str], rates: Sequence[float]) -> Scenario:
+    """n pairs of real answers assigned by coin flip, `behaviours` planted in y's answers at `rates`."""
+    originals, applied = [], []
+    for row in rng.choice(len(texts), size=n, replace=False):
+        originals.append(texts[row] if rng.random() < 0.5 else texts[row][::-1])
+        applied.append([b for b, rate in zip(behaviours, rates, strict=True) if rng.random() < rate])
+    return Scenario(originals, applied, realization)
+
+
+def tracks(vibe: Vibe, case: Scenario, behaviour: str, test: slice, verdicts: np.ndarray) -> bool:
+    """Whether taking `behaviour`'s edit back out changes the vibe's verdict on ≥ TRACKS of its test pairs."""
+    carrying = np.array([behaviour in edits for edits in case.applied[test]])
+    if not carrying.any():
+        return False
+    without = discovery.pair_scores(vibe, case.pairs(leave_out={behaviour})[test])
+    return float((without != verdicts)[carrying].mean()) >= TRACKS
+
+
+def explained(vibe: Vibe, case: Scenario, test: slice, verdicts: np.ndarray) -> bool:
+    """Whether the edits explain the vibe's test separability: without any of them, less than half is left."""
+    clean = float(discovery.pair_scores(vibe, case.pairs(leave_out=set(case.planted))[test]).mean())
+    shift = abs(float(verdicts.mean()) - clean)
+    return shift >= 0.05 and shift >= 0.5 * abs(float(verdicts.mean()))
+
+
+@dataclass
+class Found:
+    planted: int = 0
+    found: int = 0
+    kept: int = 0
+    false: int = 0
+    separability: float = 0.0  # Σ |test separability| of the kept vibes that track a planted behaviour
+    missed: dict[str, int] | None = None
+
+
+def analyse(case: Scenario, seed: int, tally: Found) -> None:
+    """Discovery and keep/drop on the training half; what the kept vibes track on the test half."""
+    pairs = case.pairs()
+    half = len(pairs) // 2
+    train, test = pairs[:half], pairs[half:]
+    lexicons = discovery.crossfit_lexicons(train, "x", "y", seed)
+    kept = []
+    for c in discovery.discover(train, "x", "y", 10, seed=seed):
+        mined = c.origin.startswith("phrases:")
+        verdicts = discovery.pair_scores(c.vibe, test)
+        score = scored(c.vibe.name, lexicons[c.vibe.name][1] if mined else discovery.pair_scores(c.vibe, train),
+                       verdicts, f"discovered ({c.origin}, {half} training pairs)", ("x", "y"))
+        if score.kept:
+            kept.append((c.vibe, verdicts, score))
+    tally.kept += len(kept)
+    tally.planted += len(case.planted)
+    tracked = {b: [s for v, verdicts, s in kept if tracks(v, case, b, slice(half, None), verdicts)]
+               for b in case.planted}
+    for behaviour, hit in tracked.items():
+        tally.found += bool(hit)
+        tally.separability += sum(abs(s.separability or 0.0) for s in hit)
+        if not hit and tally.missed is not None:
+            tally.missed[behaviour] = tally.missed.get(behaviour, 0) + 1
+    tally.false += sum(not any(s in hit for hit in tracked.values()) and not explained(v, case, slice(half, None),
+                                                                                     verdicts)
+                       for v, verdicts, s in kept)
+
+
+def exact_arm(texts: Sequence[tuple[str, str]]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for realization in ("shown", "hidden"):
+        for n in SIZES:
+            rng = np.random.default_rng(n)
+            tally = Found(missed={})
+            start = time.perf_counter()
+            for run in range(ANALYSES):
+                chosen = rng.choice(sorted(BEHAVIOURS), size=int(rng.integers(1, 5)), replace=False)
+                analyse(scenario(texts, n, rng, realization, list(chosen), list(rng.choice(RATES, len(chosen)))),
+                        run, tally)
+            recovery, fdr = tally.found / tally.planted, tally.false / max(tally.kept, 1)
+            found_sep = tally.separability / max(tally.found, 1)
+            print(f"{realization} edits, {n} pairs: recovered {tally.found} of {tally.planted} planted behaviours "
+                  f"({recovery:.3f}); {tally.false} of {tally.kept} kept vibes track nothing planted (FDR {fdr:.3f}); "
+                  f"mean |test separability| of what was found {found_sep:.3f}; missed: "
+                  + (", ".join(f"{k} {v}" for k, v in sorted((tally.missed or {}).items())) or "nothing")
+                  + f" ({time.perf_counter() - start:.0f} s)", flush=True)
+            if realization == "shown":
+                out[f"recovery_n{n}"], out[f"fdr_n{n}"] = recovery, fdr
+    return out
+
+
+def null_arm(texts: Sequence[tuple[str, str]]) -> float:
+    rng = np.random.default_rng(9)
+    n = pick(200, 40)
+    tally = Found()
+    for run in range(ANALYSES):
+        analyse(scenario(texts, n, rng, "shown", [], []), run, tally)
+    print(f"null arm, {n} pairs: {tally.kept} vibes kept over {ANALYSES} analyses", flush=True)
+    return tally.kept / ANALYSES
+
+
+def realistic_arm() -> float:
+    """SmolLM2 under one system prompt per behaviour against the plain model; obedience per answer."""
+    from engine.pipeline import run_spec
+
+    folder = Path(tempfile.mkdtemp(prefix="vibe-planted-"))
+    prompts = [json.loads(line) for line in (ROOT / "engine" / "builtin" / "data" / "everyday-prompts.jsonl")
+               .read_text(encoding="utf-8").splitlines()][:REALISTIC_PROMPTS]
+    (folder / "prompts.jsonl").write_text("".join(json.dumps(p) + "\n" for p in prompts), encoding="utf-8")
+    model = "{provider: local, model: smollm2-135m-instruct, params: {temperature: 0.0, max_tokens: 160, seed: 7}"
+    models = [f"  plain: {model}}}"] + [f"  {b}: {model}, system_prompt: {json.dumps(BEHAVIOURS[b].instruction)}}}"
+                                      for b in REALISTIC]
+    (folder / "spec.yaml").write_text(
+        "name: planted-realistic\nmodels:\n" + "\n".join(models) + "\njudges: {m: {kind: metric}}\n"
+        "vibes: [{name: verbosity, low: short, high: long, metric: length_words}]\n"
+        "datasets: {d: {source: {path: prompts.jsonl}, fields: {id: id, prompt: prompt}}}\n"
+        f"analyses: {{vibecheck: {{dataset: d, models: [plain, {', '.join(REALISTIC)}], reference: plain, "
+        "judges: [m]}}\n", encoding="utf-8")
+    start = time.perf_counter()
+    _, _, run_dir = run_spec(folder / "spec.yaml", folder / "run", folder / "cache.sqlite", quiet=True, report=False)
+    answers: dict[str, dict[str, str]] = {}
+    for line in gzip.decompress((run_dir / "generation.jsonl.gz").read_bytes()).splitlines():
+        row = json.loads(line)
+        answers.setdefault(row["endpoint"], {})[row["item_id"]] = str(row["output"])
+    rates = []
+    for name in REALISTIC:
+        behaviour, ids = BEHAVIOURS[name], sorted(answers["plain"])
+        shown = np.array([behaviour.shows(answers[name][i]) for i in ids])
+        plain = np.array([behaviour.shows(answers["plain"][i]) for i in ids])
+        rates.append(float(shown.mean()))
+        pairs = [discovery.TrainingPair(answers["plain"][i], answers[name][i], None) for i in ids]
+        half = len(pairs) // 2
+        found = [c.vibe.name for c in discovery.discover(pairs[:half], "x", "y", 10)
+                 if _correlates(discovery.pair_scores(c.vibe, pairs[half:]), shown[half:] & ~plain[half:])]
+        print(f"realistic {name}: {shown.mean():.1%} of instructed answers show it (plain: {plain.mean():.1%}); "
+              f"proposed from {half} training pairs and tracking who shows it on the other {len(pairs) - half}: "
+              f"{', '.join(found) or 'none'}", flush=True)
+    print(f"realistic arm: {time.perf_counter() - start:.0f} s")
+    return float(np.mean(rates))
+
+
+def _correlates(verdicts: np.ndarray, indicator: np.ndarray) -> bool:
+    """|Pearson r| ≥ TRACKS between a vibe's verdicts and which pairs' instructed answer alone obeyed (real
+    generations have no counterfactual to take back out)."""
+    if verdicts.std() == 0 or indicator.std() == 0:
+        return False
+    return abs(float(np.corrcoef(verdicts, indicator.astype(float))[0, 1])) >= TRACKS
+
+
+def main() -> None:
+    texts = sources()
+    print(f"{len(texts)} real answer pairs", flush=True)
+    figures = exact_arm(texts)
+    null = null_arm(texts)
+    obedience = realistic_arm()
+    print(f"recovery_n100={figures.get('recovery_n100', float('nan')):.4f} "
+          f"recovery_n400={figures.get('recovery_n400', float('nan')):.4f} "
+          f"fdr_n100={figures.get('fdr_n100', float('nan')):.4f} fdr_n400={figures.get('fdr_n400', float('nan')):.4f} "
+          f"null_kept_per_analysis={null:.4f} obedience={obedience:.4f}")
+
+
+if __name__ == "__main__":
+    main()
