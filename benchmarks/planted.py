@@ -5,7 +5,8 @@ Mixtral-8x7B answers), each prompt's two given to "x" and "y" by a coin flip, so
 nothing, then deterministic edits applied to y's answer on a stated share of pairs: one to four behaviours at
 once, each at a rate of 30 to 100%. Behaviours: a closing follow-up question, an apology opener, paragraphs
 turned into a bullet list, bold key words, hedges, emoji, markdown stripped, the answer cut to its first
-paragraph. Every behaviour has two realizations: the "shown" one, and a "hidden" one in other words and marks
+paragraph (never two that undo each other: stripped markdown with bold or bullets, a cut answer with bullets).
+Every behaviour has two realizations: the "shown" one, and a "hidden" one in other words and marks
 (other questions, other hedges, other emoji, numbered instead of dashed lists ...), which the figures are also
 measured on, so that a method tuned to the shown edits would show it. Null arm: no edits.
 
@@ -177,6 +178,17 @@ BEHAVIOURS = {b.name: b for b in (
 )}
 
 
+CONFLICTS = ({"no_markdown", "bold"}, {"no_markdown", "bullets"}, {"first_paragraph", "bullets"})
+
+
+def behaviours_for(rng: np.random.Generator) -> list[str]:
+    """One to four behaviours, none undoing another (stripping markdown would take the planted bold out)."""
+    while True:
+        chosen = [str(b) for b in rng.choice(sorted(BEHAVIOURS), size=int(rng.integers(1, 5)), replace=False)]
+        if not any(pair <= set(chosen) for pair in CONFLICTS):
+            return chosen
+
+
 def sources() -> list[tuple[str, str]]:
     """Real answer pairs, one per prompt: Arena's, then AlpacaEval's gpt4_1106_preview vs Mixtral."""
     from engine.pipeline import prepare
@@ -282,9 +294,9 @@ def exact_arm(texts: Sequence[tuple[str, str]]) -> dict[str, float]:
             tally = Found(missed={})
             start = time.perf_counter()
             for run in range(ANALYSES):
-                chosen = rng.choice(sorted(BEHAVIOURS), size=int(rng.integers(1, 5)), replace=False)
-                analyse(scenario(texts, n, rng, realization, list(chosen), list(rng.choice(RATES, len(chosen)))),
-                        run, tally)
+                chosen = behaviours_for(rng)
+                analyse(scenario(texts, n, rng, realization, chosen, list(rng.choice(RATES, len(chosen)))), run,
+                        tally)
             recovery, fdr = tally.found / tally.planted, tally.false / max(tally.kept, 1)
             found_sep = tally.separability / max(tally.found, 1)
             print(f"{realization} edits, {n} pairs: recovered {tally.found} of {tally.planted} planted behaviours "

@@ -16,7 +16,9 @@ never credited for fitting the pairs it was mined from; the vibe finally propose
 on all training pairs. No lexicon is mined from the human preference: "uses the phrases preferred answers
 use" restates the label it would predict, and its verdicts on the training pairs it was mined from would
 inflate the preference regression fitted on those same pairs (on Arena it took a coefficient of 3 with
-p = 3e-14 and held-out preference accuracy fell to 55%). Choice is greedy forward selection: at each step
+p = 3e-14 and held-out preference accuracy fell to 55%). A candidate is considered only when its training
+verdicts separate the two models once every candidate screened is counted (exact sign tests, Benjamini–Hochberg
+at 5%), so two sides that differ in nothing rarely get a vibe at all. Choice is greedy forward selection: at each step
 the candidate that most improves the log-likelihood of the model-matching and preference logistic
 regressions together, skipping near-duplicates of chosen ones. Each chosen candidate becomes a vibe whose
 low/high text states the measured property (or, for a cluster, its terms and examples), for its judge to
@@ -103,6 +105,20 @@ def pair_scores(vibe: Vibe, pairs: Sequence[TrainingPair]) -> np.ndarray:
 def pair_features(vibe: Vibe, pairs: Sequence[TrainingPair]) -> np.ndarray:
     """The regressions' column alone (see `judged_columns`)."""
     return judged_columns(vibe, pairs)[1]
+
+
+DISCOVERY_FDR = 0.05
+
+
+def separating(verdicts: dict[str, np.ndarray], fdr: float = DISCOVERY_FDR) -> set[str]:
+    """The candidates whose training verdicts lean one way beyond chance, with every candidate screened
+    counted: exact sign tests (two-sided: discovery has no direction to confirm), Benjamini–Hochberg over all
+    of them at `fdr`. Each of twenty-odd properties tested at 5% on its own proposed about one vibe per
+    analysis between two sides that differ in nothing; with nothing to find, this proposes one in about twenty
+    analyses, and among real differences at most `fdr` of those proposed are expected to be noise."""
+    names = list(verdicts)
+    adjusted = stats.benjamini_hochberg([stats.sign_test(verdicts[name]) for name in names])
+    return {name for name, q in zip(names, adjusted, strict=True) if q is not None and q < fdr}
 
 
 def separates(verdicts: np.ndarray) -> bool:
@@ -337,8 +353,8 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
              exclude_metrics: frozenset[str] = frozenset(), clusters: bool = False, seed: int = 0) -> list[Candidate]:
     """Propose and choose at most `max_vibes` vibes from training pairs (none measuring an excluded metric,
     e.g. one a declared vibe already measures; embedding clusters only with `clusters`, for a panel with an
-    embedding judge to score them). Only candidates that separate the two models on these pairs (a 95%
-    interval of their mean verdict that excludes 0) are considered, and a phrase lexicon only when its
+    embedding judge to score them). Only candidates that separate the two models on these pairs are
+    considered (`separating`: every candidate screened is counted), and a phrase lexicon only when its
     cross-fitted verdicts lean to the model it was mined for."""
     pairs = list(pairs)
     final = [c for c in candidates(pairs, model_a, model_b) if c.vibe.metric not in exclude_metrics]
@@ -352,10 +368,11 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
     own_side = {c.vibe.name: 1 if c.origin == f"phrases:{model_a}" else -1 for c in final
                 if c.origin.startswith("phrases:")}
     for name, (column, verdict) in crossfit_lexicons(pairs, model_a, model_b, seed).items():
-        # a lexicon of A's phrasing that marks B's answers on the pairs it was not mined from does not carry over
-        if name in own_side and float(np.mean(verdict)) * own_side[name] > 0:
+        if name in own_side:
             features[name], verdicts[name] = column, verdict
-    features = {name: column for name, column in features.items() if separates(verdicts[name])}
+    # a lexicon of A's phrasing that marks B's answers on the pairs it was not mined from does not carry over
+    carries = {name for name in features if name not in own_side or float(np.mean(verdicts[name])) * own_side[name] > 0}
+    features = {name: column for name, column in features.items() if name in separating(verdicts) & carries}
     a_preferred = np.array([np.nan if p.a_preferred is None else float(p.a_preferred) for p in pairs])
     length = stats.length_covariate(np.array([len(p.output_a) for p in pairs]),
                                       np.array([len(p.output_b) for p in pairs]))
