@@ -254,7 +254,8 @@ class Found:
     found: int = 0
     kept: int = 0
     false: int = 0
-    separability: float = 0.0  # Σ |test separability| of the kept vibes that track a planted behaviour
+    separability: float = 0.0  # Σ |test separability| over (behaviour, kept vibe tracking it)
+    tracking: int = 0  # how many such (behaviour, vibe) there are
     missed: dict[str, int] | None = None
 
 
@@ -279,6 +280,7 @@ def analyse(case: Scenario, seed: int, tally: Found) -> None:
     for behaviour, hit in tracked.items():
         tally.found += bool(hit)
         tally.separability += sum(abs(s.separability or 0.0) for s in hit)
+        tally.tracking += len(hit)
         if not hit and tally.missed is not None:
             tally.missed[behaviour] = tally.missed.get(behaviour, 0) + 1
     tally.false += sum(not any(s in hit for hit in tracked.values()) and not explained(v, case, slice(half, None),
@@ -298,10 +300,10 @@ def exact_arm(texts: Sequence[tuple[str, str]]) -> dict[str, float]:
                 analyse(scenario(texts, n, rng, realization, chosen, list(rng.choice(RATES, len(chosen)))), run,
                         tally)
             recovery, fdr = tally.found / tally.planted, tally.false / max(tally.kept, 1)
-            found_sep = tally.separability / max(tally.found, 1)
+            found_sep = tally.separability / max(tally.tracking, 1)
             print(f"{realization} edits, {n} pairs: recovered {tally.found} of {tally.planted} planted behaviours "
                   f"({recovery:.3f}); {tally.false} of {tally.kept} kept vibes track nothing planted (FDR {fdr:.3f}); "
-                  f"mean |test separability| of what was found {found_sep:.3f}; missed: "
+                  f"mean |test separability| of the vibes that track one {found_sep:.3f}; missed: "
                   + (", ".join(f"{k} {v}" for k, v in sorted((tally.missed or {}).items())) or "nothing")
                   + f" ({time.perf_counter() - start:.0f} s)", flush=True)
             if realization == "shown":

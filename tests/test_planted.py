@@ -34,7 +34,7 @@ def test_one_planted_behaviour_is_found_and_nothing_else_is_kept() -> None:
     tally = planted.Found(missed={})
     planted.analyse(case, 0, tally)
     assert (tally.planted, tally.found, tally.kept, tally.false) == (1, 1, 1, 0)
-    assert tally.separability == 1.0 and tally.missed == {}
+    assert tally.separability == 1.0 and tally.tracking == 1 and tally.missed == {}
     null = planted.Found()
     planted.analyse(planted.Scenario([(t, t) for t in TEXTS], [[] for _ in TEXTS]), 0, null)
     assert (null.planted, null.kept, null.false) == (0, 0, 0)
