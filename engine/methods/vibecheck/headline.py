@@ -22,8 +22,8 @@ ALPHA = 0.05
 
 
 def confirmed(vc: VibeCheckResult) -> list[VibeScore]:
-    """Kept vibes whose test separability confirms their training direction (one-sided, Holm over the kept
-    vibes), strongest first."""
+    """Kept vibes whose test separability confirms their training direction (one-sided, Holm over the
+    comparison's claims), strongest first."""
     out = [v for v in vc.vibes if v.kept and v.separability is not None and v.separability_p_adjusted is not None
            and v.separability_p_adjusted < ALPHA and v.separability * v.direction > 0]
     return sorted(out, key=lambda v: -abs(v.separability or 0.0))
