@@ -105,6 +105,19 @@ def test_derived_preferences_respect_tie_gap() -> None:
     assert [o.score for o in preference_outcomes(per_model, {}, tie_gap=0.5)] == [1.0, 1.0]
 
 
+def test_the_page_states_both_tie_gaps_as_set(tmp_path: Path) -> None:
+    """A tie gap of 0.25 prints as 0.25 (it had printed as 0.2), beside the rankings it shaped."""
+    with LLMServer() as server:
+        server.state.replies = {"ANS-GOOD": "Rating: 5", "ANS-BAD": "Rating: 2", "ANS-JUNK": "Rating: 1"}
+        spec = write_items(tmp_path, "grader", server.base_url)
+        spec.write_text(spec.read_text().replace("repeats: 3,", "repeats: 1, tie_gap: 0.25,"))
+        summary, _, run_dir = run_spec(spec, tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+    assert summary.done == summary.total
+    page = (run_dir / "index.html").read_text()
+    assert "a rating gap under 0.25 is a tie" in page and "under 2 in the recorded ratings" in page
+    assert "Every model is ranked on the same 4 prompts" in page
+
+
 def test_every_model_is_ranked_on_the_same_prompts_per_difficulty() -> None:
     """c has no rating for the hard prompt h1, where a beats b; ranking a and b on it but c without it would
     put c on easier prompts. Every subset ranks on the prompts all three have: x and y (normal), none hard."""

@@ -81,6 +81,7 @@ def test_accuracies_stand_beside_their_baselines_on_pairs(finished: Path) -> Non
         assert len(fit["p_adjusted"]) == len(fit["p_values"]) == len(fit["tested"]) == len(fit["features"])
         # every p-value says which pairs it was computed on and which correction applies
         assert fit["inference"] == "held-out refit" and "Holm" in fit["correction"]
+        assert "claims this comparison makes about its vibes" in fit["correction"]  # the family: one comparison
         assert "25 test pairs" in fit["correction"]
         assert len(fit["train_coefficients"]) == len(fit["features"])
     assert regressions["labels"] == {"source": "llm-judge", "description": "a planted-vibe sample labelled for testing"}
@@ -126,6 +127,7 @@ def test_the_page_says_who_wrote_the_labels(finished: Path) -> None:
     assert "did an LLM judge prefer friendly" in regressions
     assert "longer answer wins" in index and "majority class" in index
     assert "held-out refit" in index and "Inference: held-out refit" in regressions
+    assert "not adjusted for the" in index or "the interval is the vibe's own" in index  # beside corrected tests
 
 
 def test_labels_that_name_no_model_are_a_validation_error(tmp_path: Path, shared_data: Path) -> None:
