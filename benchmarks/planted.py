@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from sizes import pick  # noqa: E402
-from test_selection_calibration import scored  # noqa: E402
+from test_selection_calibration import discovered  # noqa: E402
 
 from engine.discover import statistical as discovery  # noqa: E402
 from engine.judges.metrics import BOLD, EMOJI, LIST_LINE, METRICS  # noqa: E402
@@ -206,16 +206,20 @@ class Scenario:
     originals: list[tuple[str, str]]  # (x, y) before any edit
     applied: list[list[str]]  # per pair, the behaviours planted in y's answer, in the order applied
     realization: str = "shown"
+    made: dict[frozenset[str], list[discovery.TrainingPair]] = field(default_factory=dict, repr=False)
 
     def pairs(self, leave_out: Collection[str] = ()) -> list[discovery.TrainingPair]:
-        """The pairs as discovery sees them, or with some behaviours' edits taken back out (the counterfactual)."""
-        out = []
-        for (x, y), edits in zip(self.originals, self.applied, strict=True):
-            for name in edits:
-                if name not in leave_out:
-                    y = getattr(BEHAVIOURS[name], self.realization)(y)
-            out.append(discovery.TrainingPair(x, y, None))
-        return out
+        """The pairs as discovery sees them, or with some behaviours' edits taken back out (the counterfactual);
+        each version edited once, however many vibes are checked against it."""
+        key = frozenset(leave_out)
+        if key not in self.made:
+            self.made[key] = []
+            for (x, y), edits in zip(self.originals, self.applied, strict=True):
+                for name in edits:
+                    if name not in key:
+                        y = getattr(BEHAVIOURS[name], self.realization)(y)
+                self.made[key].append(discovery.TrainingPair(x, y, None))
+        return self.made[key]
 
     @property
     def planted(self) -> list[str]:
@@ -263,16 +267,7 @@ def analyse(case: Scenario, seed: int, tally: Found) -> None:
     """Discovery and keep/drop on the training half; what the kept vibes track on the test half."""
     pairs = case.pairs()
     half = len(pairs) // 2
-    train, test = pairs[:half], pairs[half:]
-    lexicons = discovery.crossfit_lexicons(train, "x", "y", seed)
-    kept = []
-    for c in discovery.discover(train, "x", "y", 10, seed=seed):
-        mined = c.origin.startswith("phrases:")
-        verdicts = discovery.pair_scores(c.vibe, test)
-        score = scored(c.vibe.name, lexicons[c.vibe.name][1] if mined else discovery.pair_scores(c.vibe, train),
-                       verdicts, f"discovered ({c.origin}, {half} training pairs)", ("x", "y"))
-        if score.kept:
-            kept.append((c.vibe, verdicts, score))
+    kept = [found for found in discovered(pairs[:half], pairs[half:], seed) if found[2].kept]
     tally.kept += len(kept)
     tally.planted += len(case.planted)
     tracked = {b: [s for v, verdicts, s in kept if tracks(v, case, b, slice(half, None), verdicts)]

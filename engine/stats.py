@@ -103,9 +103,6 @@ def split(ids: Sequence[str], train_fraction: float, seed: int) -> tuple[list[st
     return [ordered[i] for i in perm[:cut]], [ordered[i] for i in perm[cut:]]
 
 
-SIGN_TEST = "exact sign test over the pairs with a non-zero verdict (binomial, p = ½ under no difference)"
-
-
 def sign_test(verdicts: Sequence[float] | np.ndarray, direction: int = 0) -> float:
     """Exact p-value that ternary verdicts (+1, 0, −1) lean one way, by the sign test over the non-zero ones:
     with no difference between the models, +1 and −1 are equally likely, whoever the pairs are. `direction`
@@ -143,8 +140,8 @@ def sign_test_mde(nonzero: int, total: int, alpha: float = 0.05, power: float = 
     def shortfall(q: float) -> float:
         return float(binom.sf(need - 1, nonzero, q)) - power
 
-    q = 1.0 if shortfall(1.0) < 0 else (0.5 if shortfall(0.5) >= 0 else brentq(shortfall, 0.5, 1.0))
-    return nonzero / total * (2 * q - 1)
+    # at q = ½ the chance of `need` or more is at most `tail`, below `power`; at q = 1 it is 1: one root between
+    return nonzero / total * (2 * brentq(shortfall, 0.5, 1.0) - 1)
 
 
 def _adjusted(p_values: list[float | None], method: str) -> list[float | None]:

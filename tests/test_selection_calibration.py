@@ -61,17 +61,13 @@ class Simulated:
 
 def scored(name: str, train: Sequence[float], test: Sequence[float], origin: str = "declared",
            sides: tuple[str, str] = ("a", "b")) -> VibeScore:
-    """A vibe's score as the analysis makes it (`keep.drop_reasons`, `keep.against_own_lexicon`, the sign
-    test in the training direction) from its training and test verdicts."""
-    sep_train, ci = stats.separability(train), stats.mean_interval(train)
-    reasons = keep.drop_reasons(sep_train, ci, None, 0.2, 0.05)
-    if against := keep.against_own_lexicon(origin, sides, sep_train):
-        reasons.append(against)
-    direction = int(np.sign(sep_train))
+    """A vibe's score as the analysis makes it (`keep.decide`, at the analysis' default κ and separability
+    floors, with no judge agreement to check) from its training and test verdicts."""
+    decision = keep.decide(train, test, kappa_train=None, kappa_min=0.2, sep_min=0.05, origin=origin, sides=sides)
     return VibeScore(name, "low", "high", origin, None, [], [], stats.separability(test) if len(test) else None,
-                     sep_train, ci, None, None, not reasons, "; ".join(reasons), len(train) + len(test), 0,
-                     separability_p=stats.sign_test(test, direction) if not reasons else None,
-                     direction=direction if not reasons else 0)
+                     decision.separability_train, decision.train_ci, None, None, decision.kept,
+                     "; ".join(decision.reasons), len(train) + len(test), 0, separability_p=decision.p_value,
+                     direction=decision.direction, separability_mde=decision.detectable)
 
 
 def named(scores: list[VibeScore], mm: heldout.HeldOutFit | None = None,
@@ -108,15 +104,23 @@ def coin_flipped(texts: Sequence[tuple[str, str]], seed: int, n: int = 200) -> l
     for i in rng.choice(len(texts), size=n, replace=False):
         a, b = texts[i] if rng.random() < 0.5 else texts[i][::-1]
         pairs.append(discovery.TrainingPair(a, b, None))
-    train, test = pairs[: n // 2], pairs[n // 2:]
+    return [score for _, _, score in discovered(pairs[: n // 2], pairs[n // 2:], seed)]
+
+
+def discovered(train: Sequence[discovery.TrainingPair], test: Sequence[discovery.TrainingPair],
+               seed: int) -> list[tuple[Vibe, np.ndarray, VibeScore]]:
+    """Statistical discovery on `train` (sides "x" and "y", at most 10 vibes); each vibe proposed with its
+    verdicts on `test` and its score (`scored`; a mined lexicon on its cross-fitted training verdicts, as the
+    analysis scores it)."""
     lexicons = discovery.crossfit_lexicons(train, "x", "y", seed)
-    scores = []
+    out = []
     for c in discovery.discover(train, "x", "y", 10, seed=seed):
         mined = c.origin.startswith("phrases:")
         train_verdicts = lexicons[c.vibe.name][1] if mined else discovery.pair_scores(c.vibe, train)
+        verdicts = discovery.pair_scores(c.vibe, test)
         origin = f"discovered ({c.origin}, {len(train)} training pairs)"
-        scores.append(scored(c.vibe.name, train_verdicts, discovery.pair_scores(c.vibe, test), origin, ("x", "y")))
-    return scores
+        out.append((c.vibe, verdicts, scored(c.vibe.name, train_verdicts, verdicts, origin, ("x", "y"))))
+    return out
 
 
 def _significant(fit: heldout.HeldOutFit | None, names: set[str]) -> bool:

@@ -100,6 +100,7 @@ def transfers(rule: np.ndarray, stages: Sequence[dict[str, np.ndarray]], y: np.n
     fits its own pairs better but predicts new ones no better than the rule would cost accuracy held out."""
     n = len(y)
     groups = [g for g in np.array_split(np.random.default_rng(seed).permutation(n), min(FOLDS, n)) if len(g)]
+    columns = {name: column for stage in stages for name, column in stage.items()}
     right = np.empty(n)
     for held in groups:
         fit_on = np.setdiff1d(np.arange(n), held)
@@ -108,7 +109,6 @@ def transfers(rule: np.ndarray, stages: Sequence[dict[str, np.ndarray]], y: np.n
             continue
         part = [{name: column[fit_on] for name, column in stage.items()} for stage in stages]
         chosen, _ = admit_staged(rule[fit_on, None], part, y[fit_on], seed)
-        columns = {name: column for stage in stages for name, column in stage.items()}
         design = np.column_stack([rule, *(columns[c] for c in chosen if c != intercept)])
         model = firth(design[fit_on], y[fit_on], intercept=intercept in chosen, tests=False)
         right[held] = correct(model.decision(design[held]), y[held])

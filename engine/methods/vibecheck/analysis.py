@@ -33,7 +33,7 @@ from engine.discover import statistical as discovery
 from engine.discover.splits import discovery_sides, split_bindings, split_seed
 from engine.judges.verdicts import PairVerdict
 from engine.methods.vibecheck.ceiling import ceiling
-from engine.methods.vibecheck.keep import against_own_lexicon, drop_reasons
+from engine.methods.vibecheck.keep import decide
 from engine.methods.vibecheck.method import Regression, VibeCheckOptions
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.records import Prepared, Result
@@ -227,25 +227,19 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
         return stats.agreement([[int(p.by_judge[vibe.name][j] or 0) for p in complete] for j in judges])
 
     kappa_train = kappa(train)
-    sep_train = stats.separability(nu_train)
-    ci = stats.mean_interval(nu_train)
-    reasons = drop_reasons(sep_train, ci, kappa_train, kappa_min, sep_min)
-    if (against := against_own_lexicon(origins.get(vibe.name, ""), discovery_sides(analysis), sep_train)):
-        reasons.append(against)
-    direction = int(np.sign(sep_train))
-    mde = stats.sign_test_mde(sum(v != 0 for v in nu_test), len(nu_test)) if not reasons else None
+    decision = decide(nu_train, nu_test, kappa_train=kappa_train, kappa_min=kappa_min, sep_min=sep_min,
+                      origin=origins.get(vibe.name, ""), sides=discovery_sides(analysis))
     return VibeScore(
         name=vibe.name, low=vibe.low, high=vibe.high, origin=origins.get(vibe.name, "declared"), metric=vibe.metric,
         judges=judges, judge_kinds=sorted({spec.judges[j].kind for j in judges}),
         separability=stats.separability(nu_test) if nu_test else None,
         separability_ci=stats.mean_interval(nu_test) if len(nu_test) > 1 else None,
-        separability_train=sep_train, separability_train_ci=ci, kappa=kappa(test), kappa_train=kappa_train,
-        kept=not reasons, drop_reason="; ".join(reasons), n_pairs=len(pairs), invalid_verdicts=invalid,
+        separability_train=decision.separability_train, separability_train_ci=decision.train_ci, kappa=kappa(test),
+        kappa_train=kappa_train, kept=decision.kept, drop_reason="; ".join(decision.reasons), n_pairs=len(pairs),
+        invalid_verdicts=invalid,
         examples=vibe.examples, n_train=len(train), n_test=len(test),
         missing_verdicts=sum(p.nu[vibe.name] is None for p in pairs),
-        # kept vibes only: over test pairs, one-sided in the direction the training pairs showed
-        separability_p=stats.sign_test(nu_test, direction) if not reasons else None,
-        direction=direction if not reasons else 0, separability_mde=mde)
+        separability_p=decision.p_value, direction=decision.direction, separability_mde=decision.detectable)
 
 
 def _crossfit_lexicons(pairs: list[PairVerdicts], vibes: list[Vibe], origins: dict[str, str],

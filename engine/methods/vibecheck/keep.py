@@ -7,7 +7,45 @@ also held to its own definition (see `against_own_lexicon`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
 from engine import stats
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a vibe's training verdicts decide, and the test its test verdicts then face: a kept vibe's training
+    direction is confirmed one-sided (`stats.sign_test`), beside the separability that test detects with 80%
+    power; a dropped vibe has neither."""
+
+    separability_train: float
+    train_ci: tuple[float, float]
+    reasons: list[str]  # why it is dropped; empty: kept
+    direction: int = 0  # the sign of the training separability, for a kept vibe
+    p_value: float | None = None
+    detectable: float | None = None
+
+    @property
+    def kept(self) -> bool:
+        return not self.reasons
+
+
+def decide(train: Sequence[int], test: Sequence[int], *, kappa_train: float | None, kappa_min: float,
+           sep_min: float, origin: str, sides: tuple[str, str]) -> Decision:
+    """Keep or drop on the training verdicts (`drop_reasons`, `against_own_lexicon`), then, for a kept vibe,
+    the one-sided test of its training direction on the test verdicts."""
+    sep_train, ci = stats.separability(train), stats.mean_interval(train)
+    reasons = drop_reasons(sep_train, ci, kappa_train, kappa_min, sep_min)
+    if against := against_own_lexicon(origin, sides, sep_train):
+        reasons.append(against)
+    if reasons:
+        return Decision(sep_train, ci, reasons)
+    direction = int(np.sign(sep_train))
+    return Decision(sep_train, ci, [], direction, stats.sign_test(test, direction),
+                    stats.sign_test_mde(sum(v != 0 for v in test), len(test)))
 
 
 def drop_reasons(sep_train: float, ci: tuple[float, float], kappa_train: float | None, kappa_min: float,

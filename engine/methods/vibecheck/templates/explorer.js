@@ -45,23 +45,29 @@
     return {state: out, odd: odd};
   }
 
+  // What each field of a link may hold: a test of the value (after trimming), and what to say when it fails.
+  function among(values) { return function (v) { return values().indexOf(v) >= 0; }; }
+  function ratio(v) { return isFinite(Number(v)) && Number(v) >= 0; }
+  function box(v) { return v === "1"; }
+  var ACCEPTS = {
+    vibe: [function (v) { return data.vibes.some(function (x) { return x.name === v; }); },
+           "this run has no vibe of that name"],
+    dir: [among(function () { return ["1", "-1", "0", "none"]; }), "a verdict is 1, -1, 0 or none"],
+    split: [among(function () { return ["train", "test"]; }), "a split is train or test"],
+    label: [function (v) { return LABELS.hasOwnProperty(v); }, "a label is a, b, tie or none"],
+    cat: [among(function () { return data.categories; }), "this run has no category of that name"],
+    pair: [among(function () { return data.ids; }), "this run has no pair with that id"],
+    sort: [among(function () { return SORTS; }), "not a sort order"],
+    lmin: [ratio, "not a length ratio"], lmax: [ratio, "not a length ratio"],
+    page: [function (v) { return /^[1-9][0-9]*$/.test(v); }, "not a page number"],
+    q: [function () { return true; }, ""],
+    disagree: [box, "a box is 1 or absent"], flip: [box, "a box is 1 or absent"], raw: [box, "a box is 1 or absent"]
+  };
+
+  // Why a link's key=value is left out, or "" when it names something this run has.
   function refused(key, value) {
-    var known = {
-      vibe: data.vibes.some(function (v) { return v.name === value; }) ? "" : "this run has no vibe of that name",
-      dir: ["1", "-1", "0", "none"].indexOf(value) >= 0 ? "" : "a verdict is 1, -1, 0 or none",
-      split: value === "train" || value === "test" ? "" : "a split is train or test",
-      label: LABELS.hasOwnProperty(value) ? "" : "a label is a, b, tie or none",
-      cat: data.categories.indexOf(value) >= 0 ? "" : "this run has no category of that name",
-      pair: data.ids.indexOf(value) >= 0 ? "" : "this run has no pair with that id",
-      sort: SORTS.indexOf(value) >= 0 ? "" : "not a sort order",
-      lmin: isFinite(Number(value)) && Number(value) >= 0 ? "" : "not a length ratio",
-      lmax: isFinite(Number(value)) && Number(value) >= 0 ? "" : "not a length ratio",
-      page: /^[1-9][0-9]*$/.test(value) ? "" : "not a page number",
-      q: "", disagree: value === "1" ? "" : "a box is 1 or absent", flip: value === "1" ? "" : "a box is 1 or absent",
-      raw: value === "1" ? "" : "a box is 1 or absent"
-    };
-    if (!known.hasOwnProperty(key)) return "“" + key + "” (not a filter of this page)";
-    return known[key] ? key + " “" + value + "” (" + known[key] + ")" : "";
+    if (!ACCEPTS.hasOwnProperty(key)) return "“" + key + "” (not a filter of this page)";
+    return ACCEPTS[key][0](value) ? "" : key + " “" + value + "” (" + ACCEPTS[key][1] + ")";
   }
 
   function fromLink() {
