@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import sys
 import tempfile
@@ -46,6 +47,7 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -57,6 +59,7 @@ from test_selection_calibration import discovered  # noqa: E402
 
 from engine.discover import statistical as discovery  # noqa: E402
 from engine.judges.metrics import BOLD, EMOJI, LIST_LINE, METRICS  # noqa: E402
+from engine.methods.vibecheck.records import VibeScore  # noqa: E402
 from engine.spec.model import Vibe  # noqa: E402
 
 SIZES = pick((50, 100, 200, 400), (40,))
@@ -64,6 +67,8 @@ ANALYSES = pick(24, 2)  # per size and set
 TRACKS = 0.3  # share of a behaviour's test pairs whose verdict its edit changes, for a vibe to track it
 RATES = (0.3, 0.5, 0.7, 1.0)
 REALISTIC_PROMPTS = pick(60, 4)
+LLM_SIZES = pick((100, 400), (16,))
+LLM_ANALYSES = pick(4, 1)
 REALISTIC = pick(("follow_up", "bullets", "emoji"), ("emoji",))
 ALPACA = ROOT.parent / "shared" / "data" / "alpaca_eval"
 
@@ -189,16 +194,18 @@ def behaviours_for(rng: np.random.Generator) -> list[str]:
             return chosen
 
 
-def sources() -> list[tuple[str, str]]:
-    """Real answer pairs, one per prompt: Arena's, then AlpacaEval's gpt4_1106_preview vs Mixtral."""
+def sources() -> list[tuple[str, str, str]]:
+    """Real (prompt, answer, answer) triples, one per prompt: Arena's, then AlpacaEval's gpt4_1106_preview vs
+    Mixtral."""
     from engine.pipeline import prepare
 
     items = prepare(ROOT / "specs" / "llama-vs-gpt.yaml").items["arena"]
-    out = [(item.outputs["llama-3-70b-instruct"], item.outputs["opponent"]) for item in items]
+    out = [(item.prompt, item.outputs["llama-3-70b-instruct"], item.outputs["opponent"]) for item in items]
     path = ALPACA / "Mixtral-8x7B-Instruct-v0.1" / "alpaca_eval_gpt4_turbo_fn" / "annotations.json"
     if path.is_file():
-        out += [(r["output_1"], r["output_2"]) for r in json.loads(path.read_text(encoding="utf-8"))]
-    return [(a, b) for a, b in out if a.strip() and b.strip()]
+        out += [(r["instruction"], r["output_1"], r["output_2"])
+                for r in json.loads(path.read_text(encoding="utf-8"))]
+    return [(q, a, b) for q, a, b in out if a.strip() and b.strip()]
 
 
 @dataclass
@@ -206,6 +213,7 @@ class Scenario:
     originals: list[tuple[str, str]]  # (x, y) before any edit
     applied: list[list[str]]  # per pair, the behaviours planted in y's answer, in the order applied
     realization: str = "shown"
+    prompts: list[str] = field(default_factory=list)  # the request of each pair (shown to an LLM judge)
     made: dict[frozenset[str], list[discovery.TrainingPair]] = field(default_factory=dict, repr=False)
 
     def pairs(self, leave_out: Collection[str] = ()) -> list[discovery.TrainingPair]:
@@ -226,28 +234,35 @@ class Scenario:
         return sorted({name for edits in self.applied for name in edits})
 
 
-def scenario(texts: Sequence[tuple[str, str]], n: int, rng: np.random.Generator, realization: str,
+def scenario(texts: Sequence[tuple[str, str, str]], n: int, rng: np.random.Generator, realization: str,
              behaviours: Sequence[str], rates: Sequence[float]) -> Scenario:
     """n pairs of real answers assigned by coin flip, `behaviours` planted in y's answers at `rates`."""
-    originals, applied = [], []
+    originals, applied, prompts = [], [], []
     for row in rng.choice(len(texts), size=n, replace=False):
-        originals.append(texts[row] if rng.random() < 0.5 else texts[row][::-1])
+        prompt, a, b = texts[row]
+        originals.append((a, b) if rng.random() < 0.5 else (b, a))
         applied.append([b for b, rate in zip(behaviours, rates, strict=True) if rng.random() < rate])
-    return Scenario(originals, applied, realization)
+        prompts.append(prompt)
+    return Scenario(originals, applied, realization, prompts)
 
 
-def tracks(vibe: Vibe, case: Scenario, behaviour: str, test: slice, verdicts: np.ndarray) -> bool:
-    """Whether taking `behaviour`'s edit back out changes the vibe's verdict on ≥ TRACKS of its test pairs."""
-    carrying = np.array([behaviour in edits for edits in case.applied[test]])
+# A vibe's verdicts on the test pairs of the case with some behaviours' edits taken back out.
+Counterfactual = Callable[[Vibe, frozenset[str]], np.ndarray]
+
+
+def tracks(vibe: Vibe, case: Scenario, behaviour: str, test: Sequence[int], verdicts: np.ndarray,
+           without: Counterfactual) -> bool:
+    """Whether taking `behaviour`'s edit back out changes the vibe's verdict on ≥ TRACKS of its test pairs
+    (`test`: their indices, in the order of `verdicts`)."""
+    carrying = np.array([behaviour in case.applied[i] for i in test])
     if not carrying.any():
         return False
-    without = discovery.pair_scores(vibe, case.pairs(leave_out={behaviour})[test])
-    return float((without != verdicts)[carrying].mean()) >= TRACKS
+    return float((without(vibe, frozenset({behaviour})) != verdicts)[carrying].mean()) >= TRACKS
 
 
-def explained(vibe: Vibe, case: Scenario, test: slice, verdicts: np.ndarray) -> bool:
+def explained(vibe: Vibe, case: Scenario, verdicts: np.ndarray, without: Counterfactual) -> bool:
     """Whether the edits explain the vibe's test separability: without any of them, less than half is left."""
-    clean = float(discovery.pair_scores(vibe, case.pairs(leave_out=set(case.planted))[test]).mean())
+    clean = float(without(vibe, frozenset(case.planted)).mean())
     shift = abs(float(verdicts.mean()) - clean)
     return shift >= 0.05 and shift >= 0.5 * abs(float(verdicts.mean()))
 
@@ -263,14 +278,25 @@ class Found:
     missed: dict[str, int] | None = None
 
 
+# What one analysis kept: each kept vibe with its verdicts on the test pairs and its score.
+Kept = list[tuple[Vibe, np.ndarray, VibeScore]]
+
+
 def analyse(case: Scenario, seed: int, tally: Found) -> None:
-    """Discovery and keep/drop on the training half; what the kept vibes track on the test half."""
+    """Statistical discovery and keep/drop on the training half; what the kept vibes track on the test half."""
     pairs = case.pairs()
     half = len(pairs) // 2
     kept = [found for found in discovered(pairs[:half], pairs[half:], seed) if found[2].kept]
+    count(case, kept, range(half, len(pairs)), lambda v, out: discovery.pair_scores(v, case.pairs(out)[half:]),
+          tally)
+
+
+def count(case: Scenario, kept: Kept, test: Sequence[int], without: Counterfactual, tally: Found) -> None:
+    """Adds one analysis' figures to `tally`: which planted behaviours a kept vibe tracks, and which kept vibes
+    track nothing planted."""
     tally.kept += len(kept)
     tally.planted += len(case.planted)
-    tracked = {b: [s for v, verdicts, s in kept if tracks(v, case, b, slice(half, None), verdicts)]
+    tracked = {b: [s for v, verdicts, s in kept if tracks(v, case, b, test, verdicts, without)]
                for b in case.planted}
     for behaviour, hit in tracked.items():
         tally.found += bool(hit)
@@ -278,12 +304,11 @@ def analyse(case: Scenario, seed: int, tally: Found) -> None:
         tally.tracking += len(hit)
         if not hit and tally.missed is not None:
             tally.missed[behaviour] = tally.missed.get(behaviour, 0) + 1
-    tally.false += sum(not any(s in hit for hit in tracked.values()) and not explained(v, case, slice(half, None),
-                                                                                     verdicts)
+    tally.false += sum(not any(s in hit for hit in tracked.values()) and not explained(v, case, verdicts, without)
                        for v, verdicts, s in kept)
 
 
-def exact_arm(texts: Sequence[tuple[str, str]]) -> dict[str, float]:
+def exact_arm(texts: Sequence[tuple[str, str, str]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for realization in ("shown", "hidden"):
         for n in SIZES:
@@ -306,7 +331,7 @@ def exact_arm(texts: Sequence[tuple[str, str]]) -> dict[str, float]:
     return out
 
 
-def null_arm(texts: Sequence[tuple[str, str]]) -> float:
+def null_arm(texts: Sequence[tuple[str, str, str]]) -> float:
     rng = np.random.default_rng(9)
     n = pick(200, 40)
     tally = Found()
@@ -356,6 +381,106 @@ def realistic_arm() -> float:
     return float(np.mean(rates))
 
 
+def llm_judge() -> dict[str, Any] | None:
+    """The LLM arm's judge (it proposes, reduces and scores) as a spec's judge mapping, from the environment
+    variable VIBE_PLANTED_LLM: `local` (SmolLM2 through llama.cpp), or `BASE_URL MODEL [API_KEY_ENV]` for an
+    OpenAI-compatible endpoint. None when it is unset: the arm is skipped and says so."""
+    words = os.environ.get("VIBE_PLANTED_LLM", "").split()
+    if not words:
+        return None
+    if words == ["local"]:
+        return {"kind": "llm", "provider": "local", "model": "smollm2-135m-instruct",
+                "params": {"temperature": 0.0, "max_tokens": 200, "seed": 7}}
+    base_url, model, *key = words
+    return {"kind": "llm", "provider": "openai-compatible", "base_url": base_url, "model": model,
+            "params": {"temperature": 0.0, "max_tokens": 400}, **({"api_key_env": key[0]} if key else {})}
+
+
+@dataclass
+class LLMRun:
+    """One analysis of the LLM arm through the real pipeline: `vibe run` on the case's pairs with LLM discovery
+    (split 50/50 by item), then, for each counterfactual, a run with the kept vibes declared on the pairs with
+    some edits taken back out (the same items, so the same split; one cache, so unchanged pairs are not asked
+    again). A verdict no judge could give counts as 0 (no evidence either way) when verdicts are compared."""
+    case: Scenario
+    judge: dict[str, Any]
+    folder: Path
+    seed: int
+    runs: dict[frozenset[str], dict[str, np.ndarray]] = field(default_factory=dict)
+    vibes: list[Vibe] = field(default_factory=list)  # the kept discovered vibes, once `kept` ran
+    test: list[int] = field(default_factory=list)  # the indices of the test pairs, in order
+
+    def spec(self, leave_out: frozenset[str], vibes: Sequence[Vibe]) -> Path:
+        tag = "-".join(sorted(leave_out)) or "all"
+        rows = [{"id": f"p{i}", "q": q, "x": pair.output_a, "y": pair.output_b}
+                for i, (q, pair) in enumerate(zip(self.case.prompts, self.case.pairs(leave_out), strict=True))]
+        (self.folder / f"{tag}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        declared = [{"name": v.name, "low": v.low, "high": v.high} for v in vibes] or [{"discover": {
+            "method": "llm", "proposer": "judge", "max_vibes": 10, "pairs_per_round": 20, "batch": 5, "iterations": 2}}]
+        spec = {"name": f"planted-llm-{tag}", "models": {"x": {"provider": "recorded"}, "y": {"provider": "recorded"}},
+                "judges": {"judge": self.judge},
+                "datasets": {"d": {"source": {"path": f"{tag}.jsonl"},
+                                   "fields": {"id": "id", "prompt": "q", "outputs": {"x": "x", "y": "y"}}}},
+                "vibes": declared,
+                "analyses": {"vibecheck": {"dataset": "d", "models": ["x", "y"], "judges": ["judge"],
+                                           "split": {"train": 0.5, "seed": self.seed}}}}
+        path = self.folder / f"{tag}.yaml"
+        path.write_text(json.dumps(spec, indent=1), encoding="utf-8")  # JSON is YAML
+        return path
+
+    def kept(self) -> tuple[Kept, list[int]]:
+        """The kept discovered vibes with their verdicts on the test pairs, and the test pairs' indices."""
+        from engine.pipeline import run_spec
+
+        _, results, _ = run_spec(self.spec(frozenset(), ()), self.folder / "run", self.folder / "cache.sqlite",
+                                 quiet=True, report=False)
+        (vc,) = results.of("vibecheck")
+        self.test = sorted(int(p.item_id[1:]) for p in vc.pairs if p.split == "test")
+        scores = [s for s in vc.vibes if s.kept and s.origin.startswith("discovered")]
+        self.vibes = [Vibe(s.name, s.low, s.high) for s in scores]
+        verdicts = self._test_verdicts(vc.pairs)
+        return [(v, verdicts[v.name], s) for v, s in zip(self.vibes, scores, strict=True)], self.test
+
+    def _test_verdicts(self, pairs: Sequence[Any]) -> dict[str, np.ndarray]:
+        by_id = {p.item_id: p for p in pairs}
+        return {v.name: np.array([by_id[f"p{i}"].nu.get(v.name) or 0 for i in self.test]) for v in self.vibes}
+
+    def without(self, vibe: Vibe, leave_out: frozenset[str]) -> np.ndarray:
+        from engine.pipeline import run_spec
+
+        if leave_out not in self.runs:
+            _, results, _ = run_spec(self.spec(leave_out, self.vibes),
+                                     self.folder / f"run-{'-'.join(sorted(leave_out))}",
+                                     self.folder / "cache.sqlite", quiet=True, report=False)
+            (vc,) = results.of("vibecheck")
+            self.runs[leave_out] = self._test_verdicts(vc.pairs)
+        return self.runs[leave_out][vibe.name]
+
+
+def llm_arm(texts: Sequence[tuple[str, str, str]], judge: dict[str, Any]) -> dict[str, float]:
+    """The exact arm's shown edits, LLM discovery through the pipeline (fewer sizes and analyses: every verdict
+    is a judge call, each pair asked in both orders)."""
+    out: dict[str, float] = {}
+    for n in LLM_SIZES:
+        rng = np.random.default_rng(n)
+        tally = Found(missed={})
+        start = time.perf_counter()
+        for run in range(LLM_ANALYSES):
+            chosen = behaviours_for(rng)
+            case = scenario(texts, n, rng, "shown", chosen, list(rng.choice(RATES, len(chosen))))
+            analysis = LLMRun(case, judge, Path(tempfile.mkdtemp(prefix="vibe-planted-llm-")), run)
+            kept, test = analysis.kept()
+            count(case, kept, test, analysis.without, tally)
+        recovery, fdr = tally.found / max(tally.planted, 1), tally.false / max(tally.kept, 1)
+        print(f"LLM discovery, shown edits, {n} pairs: recovered {tally.found} of {tally.planted} planted "
+              f"behaviours ({recovery:.3f}); {tally.false} of {tally.kept} kept vibes track nothing planted "
+              f"(FDR {fdr:.3f}); missed: "
+              + (", ".join(f"{k} {v}" for k, v in sorted((tally.missed or {}).items())) or "nothing")
+              + f" ({time.perf_counter() - start:.0f} s)", flush=True)
+        out[f"llm_recovery_n{n}"], out[f"llm_fdr_n{n}"] = recovery, fdr
+    return out
+
+
 def _correlates(verdicts: np.ndarray, indicator: np.ndarray) -> bool:
     """|Pearson r| ≥ TRACKS between a vibe's verdicts and which pairs' instructed answer alone obeyed (real
     generations have no counterfactual to take back out)."""
@@ -369,6 +494,12 @@ def main() -> None:
     print(f"{len(texts)} real answer pairs", flush=True)
     figures = exact_arm(texts)
     null = null_arm(texts)
+    judge = llm_judge()
+    if judge is None:
+        print("LLM discovery: no endpoint configured (set VIBE_PLANTED_LLM to `local` or `BASE_URL MODEL`); "
+              "skipped", flush=True)
+    else:
+        llm_arm(texts, judge)
     obedience = realistic_arm()
     print(f"recovery_n100={figures.get('recovery_n100', float('nan')):.4f} "
           f"recovery_n400={figures.get('recovery_n400', float('nan')):.4f} "

@@ -1,11 +1,16 @@
 """One lazy registry mechanism for every plug-in kind registered by name (analysis methods, judge kinds,
-provider and batch clients): a name maps to the module that registers it, which is imported the first time
-the name is looked up, so listing and validating names never imports a plug-in's heavier dependencies."""
+dataset formats, provider and batch clients): a name maps to the module that registers it, which is imported
+the first time the name is looked up, so listing and validating names never imports a plug-in's heavier
+dependencies. A name the built-in table lacks is looked up among the entry points installed packages publish
+under the kind's group (`vibe.analysis_methods`, `vibe.judge_kinds`, `vibe.dataset_formats`,
+`vibe.providers`): `pip install` adds a plug-in without touching `engine/`."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from functools import cache
+from importlib import metadata
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -16,10 +21,12 @@ class Plugins(Generic[T]):
     module does), read at each first lookup, so a line added to the registry's table later is seen;
     `unknown` is the error a name without one raises."""
 
-    def __init__(self, what: str, module_of: Callable[[str], str | None], unknown: type[KeyError]):
+    def __init__(self, what: str, module_of: Callable[[str], str | None], unknown: type[KeyError],
+                 group: str | None = None):
         self.what = what
         self.module_of = module_of
         self.unknown = unknown
+        self.group = group  # the entry-point group packages publish this kind under
         self.loaded: dict[str, T] = {}
 
     def add(self, name: str, instance: T) -> None:
@@ -33,12 +40,30 @@ class Plugins(Generic[T]):
         """The instance registered as `name`, importing the module that registers it on first use."""
         if name not in self.loaded:
             module = self.module_of(name)
-            if module is None:
+            if module is not None:
+                importlib.import_module(module)
+            elif self.group is not None and name in entry_point_names(self.group):
+                module = _entry_point(self.group, name).value
+                _entry_point(self.group, name).load()  # importing the module registers what it defines
+            else:
                 raise self.unknown(name)
-            importlib.import_module(module)
             if name not in self.loaded:
                 raise self.unknown(f"{module} registers no {self.what} {name!r}")
         return self.loaded[name]
+
+
+@cache
+def _entry_points(group: str) -> dict[str, metadata.EntryPoint]:
+    return {ep.name: ep for ep in metadata.entry_points(group=group)}
+
+
+def _entry_point(group: str, name: str) -> metadata.EntryPoint:
+    return _entry_points(group)[name]
+
+
+def entry_point_names(group: str) -> list[str]:
+    """The names installed packages publish under `group`, sorted (read once per process)."""
+    return sorted(_entry_points(group))
 
 
 def _origin(registered: object) -> str:

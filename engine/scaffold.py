@@ -7,10 +7,9 @@ recognised by name first and by content second:
 - an id, a category and a preference label, by name;
 - the answers: either one text column per model (wide: every other column holding text, or the columns
   `--models` names), or a model column and an answer column (long: one row per prompt and model);
-- the formats other tools write, by their shape: Inspect AI logs (a .eval file, a log folder, a .json log),
-  an LLM Comparator file, AlpacaEval annotations (output_1/generator_1 ...) and battle logs (model_a,
-  model_b and an answer column for each); their models are named in the file, and a battle log with votes
-  is ranked too.
+- the formats other tools write, each recognised by its dataset format (`DatasetFormat.sniff`, tried in the
+  registry's order: Inspect AI logs, LLM Comparator files, AlpacaEval annotations, battle logs ...); their
+  models are named in the file, and a file with votes between models is ranked too.
 
 Nothing is asked that the file answers. The spec extends the packaged offline panel, compares the first two
 models with VibeCheck (every other model against the first when there are more), discovers vibes
@@ -28,18 +27,21 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets import DatasetError, read_rows
-from engine.datasets.battles import comparator_rows
-from engine.datasets.inspect_logs import log_files, log_model
+from engine.datasets.column_names import (
+    ANSWER_NAMES,
+    CATEGORY_NAMES,
+    ID_NAMES,
+    LABEL_NAMES,
+    MODEL_NAMES,
+    PROMPT_NAMES,
+    REFERENCE_NAMES,
+    SAMPLE_ROWS,
+    columns_of,
+    named,
+)
+from engine.formats import Sniffed, dataset_format, format_names
 
-PROMPT_NAMES = ("prompt", "question", "instruction", "input", "query", "user_prompt", "turns.0", "problem")
-ID_NAMES = ("id", "question_id", "prompt_id", "uid", "idx", "item_id", "sample_id")
-CATEGORY_NAMES = ("category", "topic", "task", "subset", "domain")
-LABEL_NAMES = ("preference", "winner", "label", "preferred", "choice", "human_preference")
-MODEL_NAMES = ("model", "model_name", "generator", "system")
-ANSWER_NAMES = ("answer", "output", "response", "completion", "generation", "text")
-REFERENCE_NAMES = ("reference", "gold", "target", "ideal")
 TIES = ("tie", "draw", "tie (bothbad)", "both_bad", "equal")
-SAMPLE_ROWS = 200  # rows read to tell text columns from others
 DEFAULT_SPEC = "smollm2-terse-vs-chatty"
 
 
@@ -61,17 +63,13 @@ class Layout:
     model_column: str | None = None  # long tables only
     answer_column: str | None = None
     format: str | None = None  # a named format other tools write (tidy: the file names the models)
-    battle_columns: dict[str, str] = field(default_factory=dict)  # battles: model_a, model_b, answer_a, ...
+    format_fields: dict[str, str] = field(default_factory=dict)  # columns its presets do not name: id, model_a ...
     names: dict[str, str] = field(default_factory=dict)  # the file's model name -> the spec's, where they differ
+    votes: bool = False  # the file holds votes between models (ranked too)
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-") or "data"
-
-
-def _named(columns: list[str], names: tuple[str, ...]) -> str | None:
-    lowered = {c.lower(): c for c in columns}
-    return next((lowered[n] for n in names if n in lowered), None)
 
 
 KEY_SUFFIXES = ("id", "url", "uri", "path", "file", "filename", "hash", "name")
@@ -96,14 +94,14 @@ def detect(rows: list[dict[str, Any]], models: list[str] | None = None) -> Layou
     column's values (long) to compare, in that order."""
     if not rows:
         raise InitError("the file holds no rows")
-    columns = list(dict.fromkeys(c for r in rows[:SAMPLE_ROWS] for c in r))
+    columns = columns_of(rows)
     sample = rows[:SAMPLE_ROWS]
-    prompt = _named(columns, PROMPT_NAMES) or next((c for c in columns if _is_text(sample, c)), None)
+    prompt = named(columns, PROMPT_NAMES) or next((c for c in columns if _is_text(sample, c)), None)
     if prompt is None:
         raise InitError(f"no column looks like a prompt (columns: {', '.join(columns)}); name it 'prompt'")
-    layout = Layout(prompt, {}, _named(columns, ID_NAMES), _named(columns, CATEGORY_NAMES),
-                    _named(columns, REFERENCE_NAMES), _named(columns, LABEL_NAMES))
-    model_column, answer_column = _named(columns, MODEL_NAMES), _named(columns, ANSWER_NAMES)
+    layout = Layout(prompt, {}, named(columns, ID_NAMES), named(columns, CATEGORY_NAMES),
+                    named(columns, REFERENCE_NAMES), named(columns, LABEL_NAMES))
+    model_column, answer_column = named(columns, MODEL_NAMES), named(columns, ANSWER_NAMES)
     if model_column and answer_column and answer_column != prompt:
         layout.model_column, layout.answer_column = model_column, answer_column
         seen = list(dict.fromkeys(str(r[model_column]) for r in rows if r.get(model_column) not in (None, "")))
@@ -119,70 +117,27 @@ def detect(rows: list[dict[str, Any]], models: list[str] | None = None) -> Layou
     return layout
 
 
-SIDE_ANSWERS = ("response_{}", "answer_{}", "output_{}", "completion_{}", "text_{}")
-
-
-def detect_file(data: Path) -> tuple[Layout, str] | None:
-    """The layout of Inspect logs or an LLM Comparator file (formats told by the file itself), its models read
-    from it, and what was read (for the spec's first line); None for any other file."""
-    if data.is_dir() or data.suffix == ".eval" or _json_object_with(data, "eval", "samples"):
-        logs = log_files(data)
-        return _named_layout("inspect", "input", [log_model(log) for log in logs]), f"{len(logs)} logs"
-    if _json_object_with(data, "examples", "models"):
-        examples = comparator_rows(data)
-        models = [examples[0][1]["model_a"], examples[0][1]["model_b"]] if examples else []
-        return _named_layout("llm-comparator", "input_text", models), f"{len(examples)} examples"
+def sniff(data: Path, rows: list[dict[str, Any]] | None) -> tuple[Layout, str] | None:
+    """The layout of a file some dataset format recognises (`rows`: its records, None before they are read,
+    when only formats told by the file itself can answer), and what was read; None when none does."""
+    for form in format_names():
+        found = dataset_format(form).sniff(data, rows)
+        if found is not None:
+            return _named_layout(form, found), found.size
     return None
 
 
-def detect_battles(rows: list[dict[str, Any]]) -> Layout | None:
-    """The layout of AlpacaEval annotations or a battle log (model_a, model_b and an answer column for each),
-    its models read from the rows, most frequent first; None for any other table."""
-    columns = sorted({c for r in rows[:SAMPLE_ROWS] for c in r})
-    if {"instruction", "output_1", "generator_1", "output_2", "generator_2"} <= set(columns):
-        return _named_layout("alpaca-eval", "instruction", _battle_models(rows, "generator_1", "generator_2"))
-    if not {"model_a", "model_b"} <= set(columns):
-        return None
-    sides = {side: next((f.format(side) for f in SIDE_ANSWERS if f.format(side) in columns), None)
-             for side in ("a", "b")}
-    prompt = _named(columns, PROMPT_NAMES)
-    if None in sides.values() or prompt is None:
-        return None
-    layout = _named_layout("battles", prompt, _battle_models(rows, "model_a", "model_b"))
-    layout.id = _named(columns, ID_NAMES)
-    layout.category = _named(columns, CATEGORY_NAMES)
-    layout.battle_columns = {"model_a": "model_a", "model_b": "model_b", "answer_a": str(sides["a"]),
-                             "answer_b": str(sides["b"])}
-    label = _named(columns, LABEL_NAMES)
-    if label:
-        layout.battle_columns["winner"] = label
-    return layout
-
-
-def _json_object_with(path: Path, *keys: str) -> bool:
-    """A JSON file holding one object with these keys (peeking at its start, not parsing it whole)."""
-    if path.is_dir() or path.suffix.lower() != ".json":
-        return False
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        head = fh.read(1 << 16).lstrip()
-    return head.startswith("{") and all(f'"{key}"' in head for key in keys)
-
-
-def _battle_models(rows: list[dict[str, Any]], *columns: str) -> list[str]:
-    counts = Counter(str(r[c]) for r in rows for c in columns if r.get(c) not in (None, ""))
-    return [name for name, _ in counts.most_common()]
-
-
-def _named_layout(form: str, prompt: str, models: list[str]) -> Layout:
-    """A layout whose models the file names, most frequent first, each given a name the spec accepts."""
+def _named_layout(form: str, found: Sniffed) -> Layout:
+    """A layout whose models the file names, most frequent first, each given a name the spec accepts: the
+    name the format's reader gives it, made safe; `model_names` maps those that had to change."""
     names = {}
-    for raw in dict.fromkeys(models):
-        short = raw.rsplit("/", 1)[-1] if form == "inspect" else raw
-        names[raw] = re.sub(r"[^A-Za-z0-9_.-]+", "-", short).strip("-.") or "model"
-    spec_names = {v: v for v in names.values()}
-    layout = Layout(prompt, spec_names, format=form)
-    layout.names = {raw: name for raw, name in names.items() if name != raw and
-                    not (form == "inspect" and raw.rsplit("/", 1)[-1] == name)}
+    for raw in dict.fromkeys(found.models):
+        read_as = found.names.get(raw, raw)
+        names[raw] = (re.sub(r"[^A-Za-z0-9_.-]+", "-", read_as).strip("-.") or "model", read_as)
+    layout = Layout(found.prompt, {name: name for name, _ in names.values()}, format=form,
+                    id=found.fields.get("id"), category=found.fields.get("category"), votes=found.votes)
+    layout.format_fields = {k: v for k, v in found.fields.items() if k not in ("id", "category")}
+    layout.names = {raw: name for raw, (name, read_as) in names.items() if name != read_as}
     return layout
 
 
@@ -269,31 +224,25 @@ def render(layout: Layout, data: Path, spec_dir: Path, size: str) -> str:
     lines += ["", "vibes:", "  - discover: {method: statistical, max_vibes: 10}   # found on the training prompts only",
               "", "analyses:", "  vibecheck:", f"    dataset: {name}", *analysis,
               "    judges: [metrics, minilm]", "    split: {train: 0.5, seed: 0}"]
-    if "winner" in layout.battle_columns or layout.format in ("alpaca-eval", "llm-comparator"):
+    if layout.votes:
         listed = ", ".join(_yaml(m) for m in models)
         lines += ["  rankings:                      # the battles' votes, every model rated", "    method: rankings",
                   f"    dataset: {name}", f"    models: [{listed}]", "    outcomes: labels"]
     return "\n".join([*lines, ""])
 
 
-FORMAT_NOTES = {"inspect": "Inspect AI logs: each header names its model",
-                "llm-comparator": "LLM Comparator: its two models; score's sign is the winner",
-                "alpaca-eval": "AlpacaEval annotations: generator_1 against generator_2",
-                "battles": "one row per battle of two models"}
-
-
 def _named_dataset(layout: Layout, form: str) -> list[str]:
     """A named format's own lines: the format, its battle columns, and the models renamed for the spec."""
-    lines = [f"    format: {form:<22}# {FORMAT_NOTES[form]}"]
-    if layout.battle_columns:
+    lines = [f"    format: {form:<22}# {dataset_format(form).description}"]
+    if layout.format_fields:
         columns = [("prompt", layout.prompt), ("id", layout.id), ("category", layout.category),
-                   *layout.battle_columns.items()]
+                   *layout.format_fields.items()]
         lines.append("    fields:")
         lines += [f"      {key}: {_yaml(column)}" for key, column in columns if column]
     if layout.names:
         lines.append("    model_names:                 # the file's names -> the spec's")
         lines += [f"      {_yaml(raw)}: {_yaml(name)}" for raw, name in layout.names.items()]
-    if layout.format != "inspect":
+    if layout.votes:
         lines.append("    labels: {source: unknown}    # who voted: human | llm-judge | reward-model | metric")
     return lines
 
@@ -310,11 +259,12 @@ def init_spec(data: Path | None, out: Path, models: list[str] | None = None) -> 
     if not data.exists():
         raise InitError(f"{data}: no such file")
     try:
-        found = detect_file(data)
+        found = sniff(data, None)
         rows = [] if found else read_rows(data)
+        found = found or sniff(data, rows)
     except DatasetError as exc:
         raise InitError(str(exc)) from None
-    layout, size = found or (detect_battles(rows) or detect(rows, models), f"{len(rows)} rows")
+    layout, size = found or (detect(rows, models), f"{len(rows)} rows")
     if layout.format:
         layout.models = {name: name for name in _choose(models, list(layout.models), "models in the file")}
     out.parent.mkdir(parents=True, exist_ok=True)

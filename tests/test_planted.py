@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
+from llm_server import LLMServer, judged_answers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
@@ -52,6 +54,50 @@ def test_a_behaviour_on_every_pair_is_measured_by_taking_it_back_out() -> None:
     length = Vibe("length", "short", "long", metric="length_words")
     from engine.discover import statistical as discovery
 
-    assert planted.tracks(emoji, case, "emoji", test, discovery.pair_scores(emoji, pairs))
-    assert not planted.tracks(length, case, "emoji", test, discovery.pair_scores(length, pairs))
+    def without(vibe: Vibe, leave_out: frozenset[str]) -> np.ndarray:
+        return discovery.pair_scores(vibe, case.pairs(leave_out)[test])
+
+    tested = range(12, 24)
+    assert planted.tracks(emoji, case, "emoji", tested, discovery.pair_scores(emoji, pairs), without)
+    assert not planted.tracks(length, case, "emoji", tested, discovery.pair_scores(length, pairs), without)
     assert np.all(discovery.pair_scores(length, pairs) == 0)
+
+
+def _follow_up_judge(text: str) -> str | None:
+    """A judge that reads the two answers: the one that ends with a question is higher on the axis."""
+    shown = judged_answers(text)
+    if shown is None:
+        return None
+    one, two = (answer.strip().endswith("?") for answer in shown)
+    return "One of them asks back.\nVerdict: " + ("1" if one and not two else "2" if two and not one else "N/A")
+
+
+def test_the_llm_arm_runs_discovery_and_counterfactuals_through_the_pipeline(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """16 pairs, a follow-up question planted in every y answer, over real HTTP: the scripted proposer names one
+    axis, the judge reads the answers. The axis separates the training pairs (ν = −1 on each: y asks back), so
+    it is kept; on the test pairs the counterfactual run, with the question taken back out, gets N/A (0) on
+    every pair, so the kept vibe tracks the behaviour: recovered 1 of 1, 1 kept, 0 false. With nothing planted
+    the same axis is proposed and scored 0 everywhere, and nothing is kept."""
+    with LLMServer() as server:
+        server.state.reply = _follow_up_judge
+        server.state.replies = {"candidate evaluation axes": "Nothing to merge.",
+                                "differ systematically": "- Follow-up question: Low: ends on a statement; "
+                                                         "High: ends by asking the reader a question"}
+        monkeypatch.setenv("VIBE_PLANTED_LLM", f"{server.base_url} judge-model")
+        judge = planted.llm_judge()
+        assert judge is not None and judge["base_url"] == server.base_url
+        prompts = [f"Tell me about topic {i}." for i in range(16)]
+        tallies = []
+        for name, edits in (("planted", ["follow_up"]), ("null", [])):
+            case = planted.Scenario([(t, t) for t in TEXTS[:16]], [list(edits) for _ in range(16)], prompts=prompts)
+            (tmp_path / name).mkdir()
+            run = planted.LLMRun(case, judge, tmp_path / name, 0)
+            kept, test = run.kept()
+            tally = planted.Found(missed={})
+            planted.count(case, kept, test, run.without, tally)
+            tallies.append(tally)
+    found, null = tallies
+    assert (found.planted, found.found, found.kept, found.false) == (1, 1, 1, 0)
+    assert found.separability == 1.0  # |test separability| of the tracking vibe: y asks back on every pair
+    assert (null.planted, null.kept) == (0, 0)

@@ -2,9 +2,9 @@
 
 Local files are always read when present; when a declared local path is missing, the public copy (`urls`,
 or `hub` + `hub_files`) is downloaded to that path if the network allows, otherwise the error says exactly
-where the data comes from. Rows are read as the dataset's format says (a wide table, or a tidy source
-gathered per prompt: a long table, a battle log, an Inspect log), then joins, de-duplication, filters and
-the seeded `limit` sample are applied, so the same spec always yields the same items.
+where the data comes from. Rows are read as the dataset's format (`engine.formats`) says, one row per prompt,
+then joins, de-duplication, filters and the seeded `limit` sample are applied, so the same spec always yields
+the same items.
 """
 
 from __future__ import annotations
@@ -13,26 +13,21 @@ import random
 from pathlib import Path
 from typing import Any
 
-from engine.datasets.battles import battle_records, comparator_rows
-from engine.datasets.files import ensure_local, located_rows, read_rows
-from engine.datasets.inspect_logs import log_files, log_rows
+from engine.datasets.files import ensure_local, read_rows
 from engine.datasets.items import DatasetError, Item
 from engine.datasets.rows import field_value, mapped_label, text_value
-from engine.datasets.tidy import BATTLES, gather, long_answers
-from engine.spec.data_model import BATTLE_FORMATS, PRESET_FIELDS, TIDY_FORMATS, ComparisonLabels, Dataset
+from engine.datasets.tidy import BATTLES
+from engine.formats import dataset_format
+from engine.spec.data_model import ComparisonLabels, Dataset
 
 
 def load_items(ds: Dataset, models: frozenset[str] | None = None) -> list[Item]:
     """The dataset's items. With `models`, every preference label must name one of them or 'tie' after
     `preference_values` maps it: a label that names no model would otherwise turn into a missing one, and
     an analysis would rank or regress on whatever few labels happen to match."""
-    located = _dedupe(_located(ds), ds.source.dedupe_on)
-    if ds.format in BATTLE_FORMATS:
-        rows = gather(ds, *battle_records(ds, located), repeats=True)
-    elif ds.format in TIDY_FORMATS:
-        rows = gather(ds, long_answers(ds, located), [], repeats=False)
-    else:
-        rows = [row for _, row in located]
+    form = dataset_format(ds.format)
+    located = [record for path in ensure_local(ds) for record in form.records(path, ds)]
+    rows = form.rows(ds, _dedupe(located, ds.source.dedupe_on))
     id_field = ds.fields.get("id")
     joined = {column: _index(file, id_field, value) for column, (file, value) in ds.source.join.items()}
     for n, row in enumerate(rows):
@@ -49,21 +44,6 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None) -> list[Item]:
     if ds.limit is not None and ds.limit < len(items):
         items = sorted(random.Random(ds.seed).sample(items, ds.limit), key=lambda it: ids.index(it.id))
     return items
-
-
-def _located(ds: Dataset) -> list[tuple[str, dict[str, Any]]]:
-    """Every record of every source file with where it sits, read as the dataset's format reads them."""
-    out: list[tuple[str, dict[str, Any]]] = []
-    for path in ensure_local(ds):
-        if ds.format == "inspect":
-            pick = ds.fields.get("score") == PRESET_FIELDS["inspect"]["score"]
-            for log in log_files(path):
-                out += log_rows(log, pick, ds.model_names)
-        elif ds.format == "llm-comparator":
-            out += comparator_rows(path)
-        else:
-            out += located_rows(path, ds.source.format)
-    return out
 
 
 def check_labels(ds: Dataset, items: list[Item], models: frozenset[str]) -> None:

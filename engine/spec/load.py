@@ -17,6 +17,7 @@ from typing import Any
 
 import jsonschema
 
+from engine.formats import DEFAULT_FORMAT, dataset_format, format_names
 from engine.judges.kinds import ALIASES, ROLES, judge_kind, kind_names
 from engine.names import did_you_mean
 from engine.provider_table import PROVIDERS
@@ -62,6 +63,7 @@ def schema() -> dict[str, Any]:
     (`AnalysisMethod.options_schema`)."""
     document = json.loads(_schema_file())
     _registered_endpoints(document["properties"])
+    _registered_formats(document["properties"]["datasets"]["additionalProperties"]["properties"])
     analyses = document["properties"]["analyses"]["additionalProperties"]
     names = method_names()
     analyses["properties"]["method"]["enum"] = names
@@ -97,6 +99,21 @@ def _registered_endpoints(sections: dict[str, Any]) -> None:
     called = [name for name, kind in kinds.items() if not kind.offline]
     judges["allOf"] = [{"if": {"properties": {"kind": {"enum": called}}, "required": ["kind"]},
                         "then": {"required": ["provider", "model"], "allOf": _provider_rules()}}]
+
+
+def _registered_formats(dataset: dict[str, Any]) -> None:
+    """Format names and what each reads come from the format registry; a format's own columns join
+    `fields` (the common ones are described in the file)."""
+    formats = {name: dataset_format(name) for name in format_names()}
+    dataset["format"]["enum"] = list(formats)
+    dataset["format"]["description"] = (
+        "How rows hold answers. " + "; ".join(f"{name}: {form.description}" for name, form in formats.items())
+        + f". Default: {DEFAULT_FORMAT}. Tidy formats (those whose rows name the models) pair answers by "
+        "fields.id, else by the prompt text.")
+    columns = dataset["fields"]["properties"]
+    for name, form in formats.items():
+        for column, description in form.columns.items():
+            columns.setdefault(column, {"type": "string", "description": f"format: {name}: {description}"})
 
 
 def load_spec(path: str | Path) -> Spec:

@@ -8,12 +8,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from engine.formats import column_owners, dataset_format
 from engine.judges.kinds import ALIASES, COMMON_FIELDS, ROLES, JudgeKind, judge_kind, kind_names
 from engine.judges.metrics import METRICS, is_metric
 from engine.names import did_you_mean
 from engine.provider_table import BATCH_PROVIDERS, IN_CLUSTER_PROVIDERS, PROVIDERS
 from engine.registry import get_method, method_names
-from engine.spec.data_model import BATTLE_FORMATS, PRESET_FIELDS, TIDY_FORMATS
 from engine.spec.model import REPORT_FOLDERS, Judge, Vibe
 from engine.spec.paths import resolve_path, unset_variables
 from engine.spec.problems import Problem
@@ -173,7 +173,7 @@ def _check_datasets(c: SpecChecker) -> None:
             c.report((*path, "source", "hub"), "hub needs hub_files, one per local path")
         for i, raw_path in enumerate(raw_paths):
             key: PathKey = (*path, "source", "path") if "path" in src else (*path, "source", "paths", i)
-            c.file_problem(key, raw_path, missing_ok=remote, folder_ok=ds.get("format") == "inspect")
+            c.file_problem(key, raw_path, missing_ok=remote, folder_ok=dataset_format(ds.get("format")).reads_folders)
         for column, entry in src.get("join", {}).items():
             c.file_problem((*path, "source", "join", column, "path"), entry["path"])
         for mapping in ("outputs", "scores"):
@@ -192,33 +192,22 @@ def _check_datasets(c: SpecChecker) -> None:
             c.report((*path, "preference_values"), "preference_values needs fields.preference")
 
 
-BATTLE_COLUMNS = ("model_a", "model_b", "answer_a", "answer_b")
-# The columns each format reads beyond the prompt: those it needs, and those only it reads.
-FORMAT_COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "wide": ((), ("outputs", "scores", "preferences", "preference")),
-    "long": (("model", "answer"), ("model", "answer", "score", "preference")),
-    "inspect": (("model", "answer"), ("model", "answer", "score")),
-    "battles": (BATTLE_COLUMNS, (*BATTLE_COLUMNS, "winner")),
-    "llm-comparator": (BATTLE_COLUMNS, (*BATTLE_COLUMNS, "winner")),
-    "alpaca-eval": (BATTLE_COLUMNS, (*BATTLE_COLUMNS, "winner", "model", "answer")),
-}
-
-
 def _check_format(c: SpecChecker, path: PathKey, ds: dict[str, Any]) -> None:
     """The columns a dataset maps fit its format, and the format's own options name real models."""
-    form = ds.get("format", "wide")
+    fmt = dataset_format(ds.get("format"))
+    form = fmt.name
     given = ds.get("fields", {})
-    fields = {**PRESET_FIELDS.get(form, {}), **given}
-    needs = FORMAT_COLUMNS[form][0]
-    for key in ("prompt", *needs):
+    fields = {**fmt.fields, **given}
+    for key in ("prompt", *fmt.needs):
         if key not in fields:
             c.report((*path, "fields"), f"format: {form} needs fields.{key}")
+    owners = column_owners()
     for key in given:
-        owner = [f for f, (_, cols) in FORMAT_COLUMNS.items() if key in cols]
+        owner = owners.get(key, [])
         if owner and form not in owner:
             c.report((*path, "fields", key), f"fields.{key} is read by format: {' | '.join(owner)}, not {form}")
     if "winner_values" in ds:
-        if form not in BATTLE_FORMATS:
+        if not fmt.battles:
             c.report((*path, "winner_values"), f"winner_values reads a battle log's winner column; format: {form} "
                      "has none")
         elif isinstance(ds["winner_values"], dict):
@@ -226,7 +215,7 @@ def _check_format(c: SpecChecker, path: PathKey, ds: dict[str, Any]) -> None:
                 if side not in ("a", "b", "tie"):
                     c.must_exist((*path, "winner_values", raw), side, "models")
     if "model_names" in ds:
-        if form not in TIDY_FORMATS:
+        if not fmt.tidy:
             c.report((*path, "model_names"), "model_names renames the models a tidy source names in its rows; a "
                      "wide table names them in fields.outputs")
         for raw, model in ds["model_names"].items():
@@ -331,7 +320,7 @@ def check_vibes_have_judges(c: SpecChecker, path: PathKey, analysis: dict[str, A
 def _check_recorded_outputs(c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
     dataset = c.section("datasets")[analysis["dataset"]]
     outputs = dataset.get("fields", {}).get("outputs", {})
-    if dataset.get("format", "wide") in TIDY_FORMATS:  # the rows name the models: checked when they are read
+    if dataset_format(dataset.get("format")).tidy:  # the rows name the models: checked when they are read
         return
     for i, model in enumerate(analysis.get("models", [])):
         entry = c.section("models").get(model)

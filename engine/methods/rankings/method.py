@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.formats import dataset_format
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, analysis_method
-from engine.spec.data_model import BATTLE_FORMATS
 from engine.spec.model import Analysis
 from engine.spec.semantics import SpecChecker
 from engine.spec.yaml_source import PathKey
@@ -49,7 +49,7 @@ class Rankings(AnalysisMethod):
 
     def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
         models = analysis.get("models", [])
-        battles = c.dataset(analysis).get("format") in BATTLE_FORMATS
+        battles = dataset_format(c.dataset(analysis).get("format")).battles
         if analysis.get("outcomes", "labels") in ("labels", "human") and (len(models) < 2 if battles
                                                                           else len(models) != 2):
             c.report((*path, "models"), "a battle log's labels rank 2 or more models" if battles else

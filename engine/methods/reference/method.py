@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.formats import dataset_format
 from engine.plan import Builder, PlanError, reference_corpus
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, analysis_method
-from engine.spec.data_model import PRESET_FIELDS
 from engine.spec.model import Analysis
 from engine.spec.semantics import SpecChecker
 from engine.spec.yaml_source import PathKey
@@ -50,7 +50,7 @@ class Reference(AnalysisMethod):
     def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
         c.judge_for((*path, "judge"), analysis["judge"], "reference")
         dataset = c.dataset(analysis)
-        if dataset and "reference" not in {**PRESET_FIELDS.get(dataset.get("format", ""), {}),
+        if dataset and "reference" not in {**dataset_format(dataset.get("format")).fields,
                                            **dataset.get("fields", {})}:
             c.report((*path, "dataset"), f"reference judging needs fields.reference in dataset {analysis['dataset']!r}")
 

@@ -20,12 +20,12 @@ if TYPE_CHECKING:
     import numpy as np
 
 from engine.datasets import Item
+from engine.formats import dataset_format
 from engine.judges import prompts
 from engine.names import did_you_mean
 from engine.plan import Builder, deferred_calls, estimate_tokens, vibe_fields
 from engine.records import Deferred, Prepared, Result
 from engine.registry import AnalysisMethod, Page, PairOptions, analysis_method
-from engine.spec.data_model import TIDY_FORMATS
 from engine.spec.model import Analysis, Judge, Vibe
 from engine.spec.semantics import SpecChecker, check_vibes_have_judges
 from engine.spec.yaml_source import PathKey
@@ -139,7 +139,7 @@ class VibeCheck(AnalysisMethod):
         by_comparison: dict[tuple[str, str], list[Pair]] = {c: [] for c in comparisons}
         # Many models, or a tidy source (a battle log shows each prompt to a few models): a recorded model may
         # miss a prompt, which is then left out of its comparisons. A wide table must answer every prompt.
-        gaps = opts.reference is not None or spec.datasets[a.dataset].format in TIDY_FORMATS
+        gaps = opts.reference is not None or dataset_format(spec.datasets[a.dataset].format).tidy
         for item in builder.items[a.dataset]:
             models = [m for m in (a.models if opts.reference is not None else a.models[:2])
                       if not gaps or spec.models[m].provider != "recorded" or m in item.outputs]

@@ -1,0 +1,1 @@
+"""The built-in dataset formats, one module each (registered in `engine.formats.FORMAT_MODULES`)."""
