@@ -121,7 +121,7 @@ class Builder:
         offline judge weighs words against (its idf)."""
         kind = judge.kind_of
         if judge.endpoint is None:
-            planned = kind.rating_input(item, corpus, repeat)
+            planned = kind.rating_input(judge, item, corpus, repeat)
             if planned is not None:
                 fields, config = planned
                 self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id,

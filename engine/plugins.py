@@ -43,8 +43,8 @@ class Plugins(Generic[T]):
             if module is not None:
                 importlib.import_module(module)
             elif self.group is not None and name in entry_point_names(self.group):
-                module = _entry_point(self.group, name).value
-                _entry_point(self.group, name).load()  # importing the module registers what it defines
+                module = entry_point(self.group, name).value
+                entry_point(self.group, name).load()  # importing the module registers what it defines
             else:
                 raise self.unknown(name)
             if name not in self.loaded:
@@ -57,7 +57,7 @@ def _entry_points(group: str) -> dict[str, metadata.EntryPoint]:
     return {ep.name: ep for ep in metadata.entry_points(group=group)}
 
 
-def _entry_point(group: str, name: str) -> metadata.EntryPoint:
+def entry_point(group: str, name: str) -> metadata.EntryPoint:
     return _entry_points(group)[name]
 
 

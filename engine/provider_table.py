@@ -4,13 +4,16 @@ The spec's schema takes its provider lists from here, the spec checks and the pl
 provider can do, and the executor imports a provider's client module (which registers it) on first use.
 
 Adding a provider: write its client module (`engine/execute/providers/<name>.py`, registering with
-`@register("<name>")`), then add its line here.
+`@register("<name>")`), then add its line here; or, from a package of your own, publish its `ProviderInfo`
+under the `vibe.providers` entry-point group.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from engine.plugins import entry_point, entry_point_names
 
 
 @dataclass(frozen=True)
@@ -41,5 +44,8 @@ PROVIDERS: dict[str, ProviderInfo] = {
     "vllm": ProviderInfo(None, needs=(), judges=False, in_cluster=True, takes_key=False),  # run by the Ray backend
     "recorded": ProviderInfo(None, needs=(), takes_key=False),  # answers read from a dataset
 }
+ENTRY_POINTS = "vibe.providers"  # a package publishes a ProviderInfo under its provider's name
+PROVIDERS.update({name: entry_point(ENTRY_POINTS, name).load() for name in entry_point_names(ENTRY_POINTS)
+                  if name not in PROVIDERS})
 BATCH_PROVIDERS = tuple(name for name, p in PROVIDERS.items() if p.batches)
 IN_CLUSTER_PROVIDERS = tuple(name for name, p in PROVIDERS.items() if p.in_cluster)

@@ -7,7 +7,8 @@ the spec layer can list and validate method names without importing the heavier 
 method by name without importing the layer above it. That module is imported the first time its name is
 looked up; its class registers itself with `@analysis_method`.
 
-Adding a method: write its package (or, for a small one, a module), add its line to `METHOD_MODULES`.
+Adding a method: write its package (or, for a small one, a module), add its line to `METHOD_MODULES`, or
+publish it under the `vibe.analysis_methods` entry-point group from a package of your own.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from engine.plugins import Plugins
+from engine.plugins import Plugins, entry_point_names
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -182,7 +183,8 @@ class UnknownMethod(KeyError):
     pass
 
 
-_METHODS: Plugins[AnalysisMethod] = Plugins("analysis method", METHOD_MODULES.get, UnknownMethod)
+ENTRY_POINTS = "vibe.analysis_methods"
+_METHODS: Plugins[AnalysisMethod] = Plugins("analysis method", METHOD_MODULES.get, UnknownMethod, ENTRY_POINTS)
 
 
 def analysis_method(name: str) -> Callable[[type[AnalysisMethod]], type[AnalysisMethod]]:
@@ -197,7 +199,8 @@ def analysis_method(name: str) -> Callable[[type[AnalysisMethod]], type[Analysis
 
 
 def method_names() -> list[str]:
-    return list(METHOD_MODULES)
+    """The methods a spec may name: the table's, then those installed packages publish."""
+    return [*METHOD_MODULES, *(n for n in entry_point_names(ENTRY_POINTS) if n not in METHOD_MODULES)]
 
 
 def get_method(name: str) -> AnalysisMethod:

@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engine.judges.kinds import JudgeKind, judge_kind_class
-from engine.judges.verdicts import PairVerdict, compare
-from engine.requests import PairJudgment
+from engine.plugin_api import JudgeKind, PairJudgment, PairVerdict, compare, judge_kind_class
 
 
 @judge_kind_class("exclamations")

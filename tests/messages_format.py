@@ -8,10 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from engine.datasets import DatasetError
-from engine.datasets.shapes import AnswerRows
-from engine.formats import Located, Sniffed, dataset_format_class
-from engine.spec.data_model import Dataset
+from engine.plugin_api import AnswerRows, Dataset, DatasetError, Located, Sniffed, dataset_format_class
 
 
 @dataset_format_class("chat-messages")

@@ -126,3 +126,33 @@ def test_a_dataset_format_is_one_module_and_one_line(tmp_path: Path, monkeypatch
     written = init_spec(_conversations(tmp_path), tmp_path / "init" / "vibe.yaml")
     text = written.read_text(encoding="utf-8")
     assert "format: chat-messages" in text and "alpha: {provider: recorded}" in text
+
+
+def test_a_rating_judge_with_a_field_of_its_own_is_one_module_and_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its field is validated by the schema once the kind is registered (a wrong type is a located error), the
+    reference analysis reads its ratings through the common record and the page describes it as it says."""
+    rows = [{"id": "1", "q": "Capital of France?", "ref": "Paris", "a": "paris", "b": "Lyon"},
+            {"id": "2", "q": "Two plus two?", "ref": "4", "a": "4", "b": "4"}]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    spec = tmp_path / "spec.yaml"
+    text = ("name: exact\nmodels: {a: {provider: recorded}, b: {provider: recorded}}\n"
+            "judges: {same: {kind: exact_match, ignore_case: IGNORE}}\n"
+            "datasets: {d: {source: {path: items.jsonl}, fields: {id: id, prompt: q, reference: ref, "
+            "outputs: {a: a, b: b}}}}\n"
+            "analyses: {reference: {method: reference, dataset: d, models: [a, b], judge: same}}\n")
+    spec.write_text(text.replace("IGNORE", "true"), encoding="utf-8")
+    assert "judges.same.kind: 'exact_match' is not one of" in _problems(spec)
+    monkeypatch.setitem(kinds.KIND_MODULES, "exact_match", "exact_match_judge")  # the one registry line
+    spec.write_text(text.replace("IGNORE", "'yes please'"), encoding="utf-8")
+    assert "judges.same.ignore_case: 'yes please' is not of type 'boolean'" in _problems(spec)
+    spec.write_text(text.replace("IGNORE", "true"), encoding="utf-8")
+    _, results, run_dir = run_spec(spec, tmp_path / "run", tmp_path / "cache.sqlite", quiet=True)
+    (ref,) = results.of("reference")
+    ratings = {(r.item_id, r.model): (r.rating, r.explanation) for r in ref.ratings}
+    assert ratings == {("1", "a"): (5.0, "is the reference answer"), ("1", "b"): (1.0, "differs from the reference "
+                                                                                    "answer"),
+                       ("2", "a"): (5.0, "is the reference answer"), ("2", "b"): (5.0, "is the reference answer")}
+    assert ref.judge_label == "exact-match judge ‘same’: 5 when the answer is the reference ignoring case, else 1"
+    page = "".join(p.read_text(encoding="utf-8") for p in run_dir.rglob("*.html"))
+    assert "exact-match judge ‘same’" in page and "BERTScore" not in page

@@ -11,6 +11,7 @@ from pathlib import Path
 from llm_server import LLMServer
 
 from engine.judges.unit_tests import extract_code, rate, run_tests
+from engine.judges.verdicts import RatingScore
 from engine.pipeline import run_spec
 from engine.requests import Rating
 
@@ -34,7 +35,19 @@ def test_passing_failing_hanging_and_crashing_answers() -> None:
     ratings = rate([Rating("tests", "unit_tests", {"tests": TESTS}, "g", config={"timeout_s": 5})],
                    {"g": "```python\ndef add(a, b):\n    return a + b\n```"})
     assert [r.to_json() for r in ratings] == [
-        {"kind": "unit_tests", "rating": 5.0, "passed": True, "reason": "all tests passed"}]
+        {"kind": "unit_tests", "rating": 5.0, "explanation": "all tests passed", "signals": {"passed": 1.0}}]
+
+
+def test_ratings_cached_in_the_older_forms_still_read() -> None:
+    """Before every offline rater returned one record, the test judge stored its pass and reason and the
+    similarity judge its signals at the top level; both read as the common record, as they were shown."""
+    tests = RatingScore.from_json({"kind": "unit_tests", "rating": 1.0, "passed": False, "reason": "AssertionError"})
+    assert (tests.value, tests.explanation, dict(tests.signals)) == (1.0, "AssertionError", {"passed": 0.0})
+    similar = RatingScore.from_json({"kind": "embedding", "method": "m/v1", "rating": 3.0, "match": 0.5,
+                                     "bertscore_recall": 0.25, "key_term_recall": 0.5, "cosine": 0.75})
+    assert similar.value == 3.0 and similar.method == "m/v1"
+    assert similar.explanation == "match 0.50: BERTScore recall 0.25, key-term recall 0.50, cosine 0.75"
+    assert RatingScore.from_json(similar.to_json()) == similar
 
 
 SPEC = """\

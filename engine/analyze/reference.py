@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.stats import kendalltau, spearmanr
@@ -27,7 +27,10 @@ from scipy.stats import kendalltau, spearmanr
 from engine.analyze.outcomes import rating_outcomes
 from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.judges.llm import parse_rating, rating_explanation
-from engine.judges.verdicts import rating_value
+from engine.judges.verdicts import RatingScore
+
+if TYPE_CHECKING:
+    from engine.spec.model import Judge
 from engine.records import Result
 
 ALL = "all"
@@ -132,7 +135,7 @@ def subset_scores(per_item: dict[str, tuple[str, float]], rounds: int, seed: int
 def rating_of(output: Any) -> float | None:
     """A rating result's 1–5 value: offline judges record it, an LLM's is parsed from its text (None if absent)."""
     if isinstance(output, dict):
-        return rating_value(output)
+        return RatingScore.from_json(output).value
     rating = parse_rating(str(output))
     return None if rating is None else float(rating)
 
@@ -142,9 +145,7 @@ def item_rating(raw: list[Result], llm: bool) -> tuple[float | None, tuple[float
     repeats = tuple(rating_of(res.output) for res in raw)
     valid = [r for r in repeats if r is not None]
     if not llm:
-        out = raw[0].output
-        explanation = (f"match {out['match']:.2f}: BERTScore recall {out['bertscore_recall']:.2f}, key-term recall "
-                       f"{out['key_term_recall']:.2f}, cosine {out['cosine']:.2f}")
+        explanation = RatingScore.from_json(raw[0].output).explanation
     else:
         explanation = next((rating_explanation(str(res.output)) for res, r in zip(raw, repeats, strict=True)
                             if r is not None), str(raw[0].output)[:300] if raw else "")
@@ -205,11 +206,11 @@ def subset_of(difficulty: str | None) -> str:
     return difficulty.removeprefix("difficulty-")
 
 
-def judge_label(llm: bool, name: str, repeats: int) -> str:
-    if llm:
-        return f"LLM judge {name}: 1–5 rating against the reference, mean of {repeats} repeat(s)"
-    return (f"offline reference-similarity judge ‘{name}’, not an LLM: rating = 1 + 4 × match, where match weighs "
-            "BERTScore recall, key-term recall and MiniLM cosine against the reference")
+def judge_label(judge: Judge, repeats: int) -> str:
+    """The judge as its kind describes it in the reference role, with the repeats a called judge's mean
+    rating is taken over."""
+    kind = judge.kind_of
+    return kind.describe(judge, "reference") + ("" if kind.offline else f", mean of {repeats} repeat(s)")
 
 
 def preference_outcomes(per_model: dict[str, dict[str, tuple[str, float]]], texts: dict[tuple[str, str], str],

@@ -11,6 +11,7 @@ from typing import Any
 from engine.execute.cache import Cache
 from engine.judges import preservation
 from engine.judges.kinds import offline_runner
+from engine.judges.verdicts import PairVerdict, PreservationCheck, RatingScore
 from engine.records import Result, Task
 from engine.requests import PairJudgment, Preservation, Rating, parse
 
@@ -29,14 +30,15 @@ def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, .
     results: list[Result] = []
     for (kind, judge_kind), group in groups.items():
         requests = [request for _, request in group]  # one kind per group
-        verdicts: Sequence[Any]
+        verdicts: Sequence[PairVerdict | RatingScore | PreservationCheck]
         if kind == Preservation.kind:
             verdicts = preservation.check(requests, texts)
         elif kind == Rating.kind:
             verdicts = offline_runner(kind, judge_kind).rate(requests, texts, corpora)
         else:
             verdicts = offline_runner(kind, judge_kind).judge_pairs(requests, texts)
-        results.extend(Result(t.id, t.stage, t.endpoint, t.provider, v.to_json())
-                       for (t, _), v in zip(group, verdicts, strict=True))
+        stored = [v.to_json() for v in verdicts]
+        results.extend(Result(t.id, t.stage, t.endpoint, t.provider, record)
+                       for (t, _), record in zip(group, stored, strict=True))
     cache.put_many(results)
     return results

@@ -72,5 +72,5 @@ class EmbeddingAxisJudge(JudgeKind):
     def can_score(self, judge: Judge, vibe: Vibe) -> bool:
         return vibe.metric is None
 
-    def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[Any]:
+    def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[PairVerdict]:
         return judge_pairs(requests, texts)

@@ -5,7 +5,8 @@ A judge kind says what a judge of that kind takes (its config fields, beyond `ki
 it answers the tasks planned for it. The spec, the planner and the executor ask the kind; none of them
 names one. A kind lives in one module that registers its class with `@judge_kind_class`.
 
-Adding a kind: write its module, add its line to `KIND_MODULES`.
+Adding a kind: write its module, add its line to `KIND_MODULES`, or publish it under the `vibe.judge_kinds`
+entry-point group from a package of your own.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.plugins import Plugins
+from engine.plugins import Plugins, entry_point_names
 
 if TYPE_CHECKING:
     from engine.datasets.items import Item
+    from engine.judges.verdicts import PairVerdict, RatingScore
     from engine.requests import PairJudgment, Rating
     from engine.spec.model import Judge, Persona, Vibe
 
@@ -41,6 +43,7 @@ ROLES: dict[str, str] = {
             "say which answer is better)",
 }
 COMMON_FIELDS = ("kind", "description", "optional")  # what every judge entry may hold, whatever its kind
+RatingInput = tuple[dict[str, Any], dict[str, Any]]  # an offline rating's (fields, config)
 
 
 class JudgeKind:
@@ -50,6 +53,9 @@ class JudgeKind:
     label: ClassVar[str]  # how pages name a judge of this kind: "an LLM judge", "a metric judge"
     roles: ClassVar[frozenset[str]]
     fields: ClassVar[tuple[str, ...]] = ()  # the spec fields it takes, beyond COMMON_FIELDS
+    # The JSON schema of each field of its own that the spec schema does not describe (merged into it when
+    # the schema is read, so a new kind's field is validated like a built-in one); read through `settings`.
+    field_schemas: ClassVar[dict[str, dict[str, Any]]] = {}
     offline: ClassVar[bool] = True  # runs here on the answers; False: a model is called (an endpoint)
     # The judge kind its requests carry. It is part of every task's content hash, so a kind that is
     # renamed keeps the old value here: the cache stays valid and no plan changes.
@@ -83,17 +89,23 @@ class JudgeKind:
         its own returns them."""
         return {"metric": judge.metric, "tolerance": judge.tolerance, "margin": judge.margin}
 
-    def rating_input(self, item: Item, corpus: str, repeat: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        """An offline rating's (fields, config) for one answer to `item`, or None when it plans none there."""
+    def rating_input(self, judge: Judge, item: Item, corpus: str, repeat: int) -> RatingInput | None:
+        """An offline rating's (fields, config) for one answer to `item` by `judge`, or None when it plans none
+        there; the config (the judge's own settings that change the rating) is part of the task's hash."""
         raise NotImplementedError
 
-    def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[Any]:
+    def describe(self, judge: Judge, role: str) -> str:
+        """How a page names a judge of this kind doing `role` (ROLES): what produced the numbers it shows."""
+        return f"{self.label} ‘{judge.name}’"
+
+    def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[PairVerdict]:
         """Offline pair verdicts, one per request; `texts` maps answer task ids to their text."""
         raise NotImplementedError
 
     def rate(self, requests: Sequence[Rating], texts: dict[str, str],
-             corpora: dict[str, tuple[str, ...]]) -> Sequence[Any]:
-        """Offline ratings, one per request; `corpora`: reference corpus hash -> the references."""
+             corpora: dict[str, tuple[str, ...]]) -> Sequence[RatingScore]:
+        """Offline ratings (1–5, with an explanation), one per request; `corpora`: reference corpus hash -> the
+        references."""
         raise NotImplementedError
 
 
@@ -101,7 +113,8 @@ class UnknownJudgeKind(KeyError):
     pass
 
 
-_KINDS: Plugins[JudgeKind] = Plugins("judge kind", KIND_MODULES.get, UnknownJudgeKind)
+ENTRY_POINTS = "vibe.judge_kinds"
+_KINDS: Plugins[JudgeKind] = Plugins("judge kind", KIND_MODULES.get, UnknownJudgeKind, ENTRY_POINTS)
 
 
 def judge_kind_class(name: str) -> Callable[[type[JudgeKind]], type[JudgeKind]]:
@@ -115,8 +128,12 @@ def judge_kind_class(name: str) -> Callable[[type[JudgeKind]], type[JudgeKind]]:
 
 
 def kind_names() -> list[str]:
-    """The kinds a spec may name: the registered ones, then the older spellings still read."""
-    return [*KIND_MODULES, *ALIASES]
+    """The kinds a spec may name: the table's, those installed packages publish, then the older spellings."""
+    return [*_registered(), *ALIASES]
+
+
+def _registered() -> list[str]:
+    return [*KIND_MODULES, *(n for n in entry_point_names(ENTRY_POINTS) if n not in KIND_MODULES)]
 
 
 def judge_kind(name: str) -> JudgeKind:
@@ -127,7 +144,7 @@ def judge_kind(name: str) -> JudgeKind:
 def offline_runner(task_kind: str, wire: str) -> JudgeKind:
     """The kind that answers offline `task_kind` tasks ("judge" or "rate") whose requests carry `wire`."""
     role_of = {"judge": ("vibe", "dimension"), "rate": ("reference", "tests")}[task_kind]
-    for name in KIND_MODULES:
+    for name in _registered():
         kind = judge_kind(name)
         if kind.offline and kind.wire == wire and any(kind.does(r) for r in role_of):
             return kind
@@ -171,8 +188,21 @@ class _Either(JudgeKind):
     def pair_config(self, judge: Judge) -> dict[str, Any]:
         return self._for("vibe").pair_config(judge)
 
-    def rating_input(self, item: Item, corpus: str, repeat: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        return self._for("reference").rating_input(item, corpus, repeat)
+    def rating_input(self, judge: Judge, item: Item, corpus: str, repeat: int) -> RatingInput | None:
+        return self._for("reference").rating_input(judge, item, corpus, repeat)
 
     def can_rate(self, item: Item) -> bool:
         return self._for("reference").can_rate(item)
+
+    def can_judge_dimension(self, judge: Judge, dimension_measure: str | None, persona: Persona) -> bool:
+        return self.does("dimension") and self._for("dimension").can_judge_dimension(judge, dimension_measure, persona)
+
+    def describe(self, judge: Judge, role: str) -> str:
+        return self._for(role).describe(judge, role) if self.does(role) else super().describe(judge, role)
+
+    def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[PairVerdict]:
+        return self._for("vibe").judge_pairs(requests, texts)
+
+    def rate(self, requests: Sequence[Rating], texts: dict[str, str],
+             corpora: dict[str, tuple[str, ...]]) -> Sequence[RatingScore]:
+        return self._for("reference").rate(requests, texts, corpora)

@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.judges import answers
 from engine.judges.kinds import JudgeKind, judge_kind_class
+
+if TYPE_CHECKING:
+    from engine.spec.model import Judge
 
 VERDICT = re.compile(r"verdict\W{0,6}\s*(?:answer|output|response)?\s*(1|2|n\s*/\s*a|none|tie|equal)\b",
                      re.IGNORECASE)
@@ -130,6 +133,11 @@ class LLMJudge(JudgeKind):
     fields = ("provider", "model", "base_url", "api_key_env", "system_prompt", "params", "price", "limits",
               "structured", "batch")
     offline = False
+
+    def describe(self, judge: Judge, role: str) -> str:
+        if role == "reference":
+            return f"LLM judge {judge.name}: 1–5 rating against the reference"
+        return f"LLM judge {judge.name}"
 
     def check(self, entry: dict[str, Any]) -> list[tuple[str, str]]:
         if entry.get("provider") == "recorded":

@@ -55,5 +55,5 @@ class MetricJudge(JudgeKind):
         return [("metric", f"unknown metric {metric!r}{did_you_mean(metric, METRICS)} "
                            f"(known: auto, {', '.join(sorted(METRICS))})")]
 
-    def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[Any]:
+    def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[PairVerdict]:
         return judge_pairs(requests, texts)

@@ -32,8 +32,8 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from engine.chunk_map import map_chunks
-from engine.judges.kinds import JudgeKind, judge_kind_class
-from engine.judges.verdicts import SimilarityRating
+from engine.judges.kinds import JudgeKind, RatingInput, judge_kind_class
+from engine.judges.verdicts import RatingScore, similarity_explanation
 from engine.requests import Rating
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from engine.datasets.items import Item
     from engine.embeddings import Encoded, TokenEncoder
+    from engine.spec.model import Judge
 
 METHOD = "reference-similarity"
 WEIGHTS = {"bertscore_recall": 3.0, "key_term_recall": 2.0, "cosine": 3.0}
@@ -101,7 +102,7 @@ RATE_CHUNK = 64  # ratings per chunk of token-embedding work (see `chunk_map`)
 
 
 def rate(requests: Sequence[Rating], texts: dict[str, str],
-         corpora: dict[str, tuple[str, ...]]) -> list[SimilarityRating]:
+         corpora: dict[str, tuple[str, ...]]) -> list[RatingScore]:
     """One rating per request. `texts` maps generation task ids to answers; `corpora` maps a corpus hash to
     its references."""
     if not requests:
@@ -121,7 +122,7 @@ def rate(requests: Sequence[Rating], texts: dict[str, str],
     return [rating for chunk in chunks for rating in chunk]
 
 
-def _rate_chunk(work: Sequence[tuple[Rating, str, str, tuple[str, ...], float]]) -> list[SimilarityRating]:
+def _rate_chunk(work: Sequence[tuple[Rating, str, str, tuple[str, ...], float]]) -> list[RatingScore]:
     from engine.embeddings import default_encoder, one_thread
 
     encoder = default_encoder()
@@ -131,7 +132,7 @@ def _rate_chunk(work: Sequence[tuple[Rating, str, str, tuple[str, ...], float]])
 
 
 def _rating(encoder: TokenEncoder, tokens: dict[str, Encoded], request: Rating, answer: str, reference: str,
-            corpus: tuple[str, ...], cosine: float) -> SimilarityRating:
+            corpus: tuple[str, ...], cosine: float) -> RatingScore:
     """One rating from the chunk's token embeddings and the pair's sentence cosine."""
     import numpy as np
 
@@ -150,7 +151,8 @@ def _rating(encoder: TokenEncoder, tokens: dict[str, Encoded], request: Rating, 
     }
     signals = {k: min(1.0, v) for k, v in signals.items()}  # float error puts identical texts at 1.0000001
     match = sum(WEIGHTS[k] * v for k, v in signals.items()) / sum(WEIGHTS.values())
-    return SimilarityRating(METHOD, 1.0 + 4.0 * match, match, **signals)
+    signals = {"match": match, **signals}  # the rating is 1 + 4 × match, the weighted mean of the three
+    return RatingScore("embedding", 1.0 + 4.0 * match, similarity_explanation(signals), signals, METHOD)
 
 
 @judge_kind_class("reference_similarity")
@@ -161,12 +163,16 @@ class ReferenceSimilarityJudge(JudgeKind):
     roles = frozenset({"reference"})
     wire = "embedding"  # its name before the two embedding judges were told apart: task hashes keep it
 
-    def rating_input(self, item: Item, corpus: str, repeat: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    def rating_input(self, judge: Judge, item: Item, corpus: str, repeat: int) -> RatingInput | None:
         """Deterministic, so one repeat says all."""
         if repeat:
             return None
         return {"prompt": item.prompt, "reference": item.reference}, {"method": f"{METHOD}/v1", "corpus": corpus}
 
+    def describe(self, judge: Judge, role: str) -> str:
+        return (f"offline reference-similarity judge ‘{judge.name}’, not an LLM: rating = 1 + 4 × match, where "
+                "match weighs BERTScore recall, key-term recall and MiniLM cosine against the reference")
+
     def rate(self, requests: Sequence[Rating], texts: dict[str, str],
-             corpora: dict[str, tuple[str, ...]]) -> Sequence[Any]:
+             corpora: dict[str, tuple[str, ...]]) -> Sequence[RatingScore]:
         return rate(requests, texts, corpora)

@@ -17,14 +17,15 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from engine.judges.kinds import JudgeKind, judge_kind_class
-from engine.judges.verdicts import TestRating
+from engine.judges.kinds import JudgeKind, RatingInput, judge_kind_class
+from engine.judges.verdicts import RatingScore
 from engine.requests import Rating
 
 if TYPE_CHECKING:
     from engine.datasets.items import Item
+    from engine.spec.model import Judge
 
 FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.S)
 TIMEOUT_S = 10.0
@@ -64,14 +65,14 @@ def run_tests(code: str, tests: str, timeout_s: float = TIMEOUT_S) -> tuple[bool
     return False, last[:300]
 
 
-def rate(requests: Sequence[Rating], texts: dict[str, str]) -> list[TestRating]:
+def rate(requests: Sequence[Rating], texts: dict[str, str]) -> list[RatingScore]:
     """One rating per request: 5 when the answer's code passes the item's tests, 1 when it does not."""
     out = []
     for request in requests:
         assert request.config is not None
         code = extract_code(texts[request.output])
         passed, why = run_tests(code, request.fields["tests"], float(request.config["timeout_s"]))
-        out.append(TestRating(passed, why))
+        out.append(RatingScore("unit_tests", 5.0 if passed else 1.0, why, {"passed": float(passed)}))
     return out
 
 
@@ -86,12 +87,12 @@ class UnitTestJudge(JudgeKind):
     def can_rate(self, item: Item) -> bool:
         return bool(item.tests)
 
-    def rating_input(self, item: Item, corpus: str, repeat: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    def rating_input(self, judge: Judge, item: Item, corpus: str, repeat: int) -> RatingInput | None:
         """No tests, no verdict: the gate then leaves the prompt to the dimensions."""
         if not item.tests:
             return None
         return {"tests": item.tests}, {"method": METHOD, "timeout_s": TIMEOUT_S}
 
     def rate(self, requests: Sequence[Rating], texts: dict[str, str],
-             corpora: dict[str, tuple[str, ...]]) -> Sequence[Any]:
+             corpora: dict[str, tuple[str, ...]]) -> Sequence[RatingScore]:
         return rate(requests, texts)

@@ -1,13 +1,16 @@
 """What offline judges produce, as typed records, and the rules that turn measurements into verdicts.
 
-An offline judge's result is stored in the cache as JSON (`to_json`) and read back by the analyses with
-`from_json`; the field names are part of every cached result, so they only ever gain optional fields.
+Every offline judge kind returns one of two records: `PairVerdict` for a pair of answers, `RatingScore` for
+one answer. Each is stored in the cache as JSON (`to_json`) and read back by the analyses with `from_json`;
+the field names are part of every cached result, so they only ever gain optional fields (records cached in
+an older form are still read).
 An LLM judge's result is its raw text, parsed by `engine.judges.llm` where it is read.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -33,42 +36,46 @@ class PairVerdict:
 
 
 @dataclass(frozen=True)
-class SimilarityRating:
-    """The reference-similarity judge's 1–5 rating: 1 + 4 × `match`, the weighted mean of its three signals."""
+class RatingScore:
+    """Every offline judge's rating of one answer, whatever its kind: the record analyses and pages read.
+    `value` is on the 1–5 scale, `explanation` says in a sentence where it came from, `signals` holds the named
+    measurements it was computed from (a similarity judge's recalls, a test judge's pass as 1 or 0), `kind`
+    the judge kind's wire name and `method` the version of its computation."""
 
-    method: str
-    rating: float
-    match: float
-    bertscore_recall: float
-    key_term_recall: float
-    cosine: float
-    kind = "embedding"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "method": self.method, "rating": self.rating, "match": self.match,
-                "bertscore_recall": self.bertscore_recall, "key_term_recall": self.key_term_recall,
-                "cosine": self.cosine}
-
-
-@dataclass(frozen=True)
-class TestRating:
-    """The unit-test judge's rating: 5 when the answer's code passes the item's tests, else 1, and why."""
-
-    passed: bool
-    reason: str
-    kind = "unit_tests"
-
-    @property
-    def rating(self) -> float:
-        return 5.0 if self.passed else 1.0
+    kind: str
+    value: float
+    explanation: str
+    signals: Mapping[str, float] = field(default_factory=dict)
+    method: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "rating": self.rating, "passed": self.passed, "reason": self.reason}
+        return {"kind": self.kind, "rating": self.value, "explanation": self.explanation,
+                "signals": dict(self.signals), **({"method": self.method} if self.method else {})}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> RatingScore:
+        if "explanation" in d:
+            return cls(d.get("kind", ""), float(d["rating"]), str(d["explanation"]), dict(d.get("signals", {})),
+                       d.get("method", ""))
+        return _cached_before_the_common_record(d)
 
 
-def rating_value(d: dict[str, Any]) -> float:
-    """The 1–5 value of any offline rating as stored (similarity or unit tests)."""
-    return float(d["rating"])
+def _cached_before_the_common_record(d: dict[str, Any]) -> RatingScore:
+    """A rating cached before every kind wrote `RatingScore`: the similarity judge kept its signals at the top
+    level, the unit-test judge its pass and reason. Read as they were shown then."""
+    if "reason" in d:
+        return RatingScore(d.get("kind", "unit_tests"), float(d["rating"]), str(d["reason"]),
+                           {"passed": float(bool(d.get("passed")))})
+    signals: dict[str, float] = {k: float(d[k]) for k in ("match", "bertscore_recall", "key_term_recall", "cosine")
+                                 if k in d}
+    return RatingScore(d.get("kind", "embedding"), float(d["rating"]), similarity_explanation(signals), signals,
+                       d.get("method", ""))
+
+
+def similarity_explanation(signals: Mapping[str, float]) -> str:
+    """How the reference-similarity judge's rating came about, in one line."""
+    return (f"match {signals['match']:.2f}: BERTScore recall {signals['bertscore_recall']:.2f}, key-term recall "
+            f"{signals['key_term_recall']:.2f}, cosine {signals['cosine']:.2f}")
 
 
 @dataclass(frozen=True)

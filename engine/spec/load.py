@@ -96,6 +96,9 @@ def _registered_endpoints(sections: dict[str, Any]) -> None:
         f"{name}: {kind.label}, to {' or '.join(ROLES[r] for r in sorted(kind.roles))}"
         + (f" (older name of {' or '.join(ALIASES[name])})" if name in ALIASES else "")
         for name, kind in kinds.items()) + "."
+    for kind in kinds.values():
+        for name, field_schema in kind.field_schemas.items():
+            judges["properties"].setdefault(name, field_schema)
     called = [name for name, kind in kinds.items() if not kind.offline]
     judges["allOf"] = [{"if": {"properties": {"kind": {"enum": called}}, "required": ["kind"]},
                         "then": {"required": ["provider", "model"], "allOf": _provider_rules()}}]

@@ -3,7 +3,7 @@
 
 from dataclasses import dataclass
 
-from engine.registry import AnalysisMethod, Options, analysis_method
+from engine.plugin_api import AnalysisMethod, Options, analysis_method
 
 
 @dataclass(frozen=True)

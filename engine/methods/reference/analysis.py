@@ -71,7 +71,7 @@ def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str,
                                  subset_scores(recorded, rounds, seed) if recorded else []))
     scores.sort(key=lambda s: -s.subsets[0].score if s.subsets[0].n else float("inf"))
     ties = opts.ties
-    return ReferenceResult(analysis.name, analysis.dataset, judge.name, judge_label(llm, judge.name, repeats),
+    return ReferenceResult(analysis.name, analysis.dataset, judge.name, judge_label(judge, repeats),
                            repeats, tie_gap, scores, rows,
                            subset_rankings(per_model, texts, tie_gap, list(analysis.models), ties, seed),
                            agreement(rows, scores), ties, pair_agreement(per_model, recorded_per_model, tie_gap),

@@ -1,0 +1,214 @@
+"""The contract every plug-in keeps, checked on everything registered: built-in, added by a line, or
+installed by a package through its entry points (scikit-learn's `check_estimator` is the model).
+
+`checks()` lists one `Check` per (kind of plug-in, name[, role]); calling it returns the broken promises
+(empty: it keeps them all). `python -m engine.contract` runs them all and exits non-zero when any fails, so
+a plug-in package can run the same suite in its own CI. What each promises:
+
+- analysis method: registered under its name; its options are a dataclass of `Options` whose fields are the
+  properties of its schema; every section it fills has a template; a method that discovers takes `PairOptions`.
+- judge kind × role: a label; roles that exist; every field it takes is in the spec schema; its pair settings
+  are plain JSON and the same every time; an offline kind in the vibe role returns a `PairVerdict` of −1, 0
+  or +1 for each request, in the rating roles a `RatingScore` from 1 to 5 with an explanation; a page can
+  describe it in each role; an older spelling forwards every hook of `JudgeKind`.
+- dataset format: a description; the columns it needs are columns it reads or presets, each described by the
+  schema; its winner reading says a, b or tie (or "sign"); it reads records; its sniffing claims no plain
+  prompts file.
+- provider: the fields it needs are model fields of the schema; its client module registers it (and its batch
+  client module, where it has one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from engine.datasets.items import Item
+from engine.execute.providers.base import _BATCH_CLIENTS, _CLIENTS
+from engine.formats import DatasetFormat, dataset_format, format_names
+from engine.judges.kinds import ALIASES, ROLES, JudgeKind, judge_kind, kind_names
+from engine.judges.verdicts import PairVerdict, RatingScore
+from engine.provider_table import PROVIDERS
+from engine.registry import AnalysisMethod, Options, PairOptions, get_method, method_names
+from engine.requests import PairJudgment, Rating
+from engine.spec.load import schema
+from engine.spec.model import ANALYSIS_FIELDS, Judge, Vibe
+
+COMMON_COLUMNS = ("id", "prompt", "reference", "difficulty", "category", "image", "preference", "tests", "outputs",
+                  "scores", "preferences")
+SAMPLE_VIBES = (Vibe("length", "short answers", "long answers", metric="length_words"),
+                Vibe("warmth", "cold and curt", "warm and friendly"))
+SAMPLE_ITEM = Item("contract-0", "What is the capital of France?", reference="Paris is the capital of France.",
+                   tests="assert True")
+ANSWERS = {"a": "The capital of France is Paris, a city on the Seine.", "b": "Lyon."}
+
+
+@dataclass(frozen=True)
+class Check:
+    kind: str  # analysis method | judge kind | dataset format | provider
+    name: str
+    run: Callable[[], list[str]]
+    role: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.kind}:{self.name}" + (f":{self.role}" if self.role else "")
+
+
+def checks() -> list[Check]:
+    """One check per registered plug-in (a judge kind once per role it has)."""
+    out = [Check("analysis method", name, partial(_method_named, name)) for name in method_names()]
+    out += [Check("judge kind", name, partial(kind_problems, judge_kind(name), role), role)
+            for name in kind_names() for role in sorted(judge_kind(name).roles)]
+    out += [Check("dataset format", name, partial(_format_named, name)) for name in format_names()]
+    out += [Check("provider", name, partial(provider_problems, name)) for name in PROVIDERS]
+    return out
+
+
+def _method_named(name: str) -> list[str]:
+    return method_problems(get_method(name))
+
+
+def _format_named(name: str) -> list[str]:
+    return format_problems(dataset_format(name))
+
+
+def method_problems(method: AnalysisMethod) -> list[str]:
+    problems = []
+    if get_method(method.name) is not method:
+        problems.append(f"not registered under its name {method.name!r}")
+    if not (dataclasses.is_dataclass(method.options) and issubclass(method.options, Options)):
+        return [*problems, "its options are not a dataclass extending Options"]
+    fields = {f.name for f in dataclasses.fields(method.options)}
+    block = schema()["properties"]["analyses"]["additionalProperties"]
+    rule = next((r["then"] for r in block["allOf"] if r["if"]["properties"]["method"]["const"] == method.name), None)
+    described = set(rule["properties"]) - set(ANALYSIS_FIELDS) if rule else set()
+    if described != fields:
+        problems.append(f"its options {sorted(fields)} differ from its schema's properties {sorted(described)}")
+    folder = method.template_folder()
+    for section in method.sections:
+        if section not in method.templates and not (folder and (folder / "sections" / f"{section}.html.j2").is_file()):
+            problems.append(f"section {section!r} has no template")
+    if method.discovers and not issubclass(method.options, PairOptions):
+        problems.append("it discovers vibes, so its options must extend PairOptions")
+    return problems
+
+
+def kind_problems(kind: JudgeKind, role: str) -> list[str]:
+    problems = [] if kind.label else ["no label"]
+    if role not in ROLES:
+        return [*problems, f"role {role!r} is not one of {sorted(ROLES)}"]
+    judges = schema()["properties"]["judges"]["additionalProperties"]["properties"]
+    problems += [f"field {f!r} is not in the spec schema (declare it in field_schemas)"
+                 for f in kind.fields if f not in judges]
+    judge = Judge(f"contract-{kind.name}", kind.name)
+    if not kind.describe(judge, role).strip():
+        problems.append(f"describe() says nothing in role {role!r}")
+    if kind.name in ALIASES:
+        problems += [f"older spelling does not forward {hook}()" for hook in _hooks()
+                     if getattr(type(kind), hook) is getattr(JudgeKind, hook)]
+    if not kind.offline:
+        return problems
+    if role in ("vibe", "dimension"):
+        problems += _pair_problems(kind, judge)
+    elif role in ("reference", "tests"):
+        problems += _rating_problems(kind, judge)
+    return problems
+
+
+def _hooks() -> list[str]:
+    return [name for name, _ in inspect.getmembers(JudgeKind, inspect.isfunction) if name != "does"]
+
+
+def _pair_problems(kind: JudgeKind, judge: Judge) -> list[str]:
+    vibe = next((v for v in SAMPLE_VIBES if kind.can_score(judge, v)), None)
+    if vibe is None:
+        return []  # it scores only vibes its own settings name
+    config = kind.pair_config(judge)
+    if json.loads(json.dumps(config)) != config or kind.pair_config(judge) != config:
+        return ["pair_config() is not plain JSON, the same every time"]
+    request = PairJudgment(judge.name, kind.wire, {"vibe": vibe.name, "low": vibe.low, "high": vibe.high,
+                                                  **({"metric": vibe.metric} if vibe.metric else {})},
+                           ("a", "b"), config=config)
+    verdicts = list(kind.judge_pairs([request, request], ANSWERS))
+    if len(verdicts) != 2 or not all(isinstance(v, PairVerdict) and v.score in (-1, 0, 1) for v in verdicts):
+        return [f"judge_pairs() gave {verdicts!r}, not one PairVerdict of -1, 0 or +1 per request"]
+    return []
+
+
+def _rating_problems(kind: JudgeKind, judge: Judge) -> list[str]:
+    if not kind.can_rate(SAMPLE_ITEM):
+        return []
+    planned = kind.rating_input(judge, SAMPLE_ITEM, "corpus", 0)
+    if planned is None:
+        return []
+    fields, config = planned
+    if json.loads(json.dumps([fields, config])) != [fields, config]:
+        return ["rating_input() is not plain JSON"]
+    ratings = list(kind.rate([Rating(judge.name, kind.wire, fields, "a", config=config)], ANSWERS,
+                             {"corpus": (str(SAMPLE_ITEM.reference),)}))
+    if len(ratings) != 1 or not isinstance(ratings[0], RatingScore):
+        return [f"rate() gave {ratings!r}, not one RatingScore per request"]
+    rating = ratings[0]
+    problems = [] if 1.0 <= rating.value <= 5.0 else [f"rating {rating.value} is outside 1 to 5"]
+    if not rating.explanation.strip():
+        problems.append("a rating without an explanation")
+    if RatingScore.from_json(rating.to_json()) != rating:
+        problems.append("a rating does not read back as it was stored")
+    return problems
+
+
+def format_problems(form: DatasetFormat) -> list[str]:
+    problems = [] if form.description.strip() else ["no description"]
+    columns = schema()["properties"]["datasets"]["additionalProperties"]["properties"]["fields"]["properties"]
+    known = set(COMMON_COLUMNS) | set(form.reads) | set(form.fields)
+    problems += [f"needs {c!r}, which it neither reads nor presets" for c in form.needs if c not in known]
+    problems += [f"column {c!r} is not described by the schema (declare it in columns)"
+                 for c in (*form.reads, *form.fields, *form.needs) if c not in columns]
+    if form.winners != "sign" and not (isinstance(form.winners, dict)
+                                       and set(form.winners.values()) <= {"a", "b", "tie"}):
+        problems.append(f"winners {form.winners!r} is neither 'sign' nor a mapping to a, b or tie")
+    if type(form).records is DatasetFormat.records or type(form).rows is DatasetFormat.rows:
+        problems.append("it does not implement records() and rows()")
+    with tempfile.TemporaryDirectory() as folder:
+        plain = Path(folder) / "prompts.jsonl"
+        rows = [{"id": str(i), "prompt": f"Question {i}?"} for i in range(3)]
+        plain.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        if form.sniff(plain, None) is not None or form.sniff(plain, rows) is not None:
+            problems.append("its sniff() claims a plain file of prompts")
+    return problems
+
+
+def provider_problems(name: str) -> list[str]:
+    info = PROVIDERS[name]
+    model_fields = schema()["properties"]["models"]["additionalProperties"]["properties"]
+    problems = [f"needs {f!r}, which is not a model field" for f in info.needs if f not in model_fields]
+    for what, registry, module in (("client", _CLIENTS, info.client), ("batch client", _BATCH_CLIENTS, info.batches)):
+        if module is None:
+            continue
+        try:
+            registry.get(name)
+        except KeyError as exc:
+            problems.append(f"its {what} module {module} does not register it: {exc}")
+    return problems
+
+
+def main() -> int:
+    failed = 0
+    for check in checks():
+        problems = check.run()
+        failed += bool(problems)
+        print(f"{'ok  ' if not problems else 'FAIL'} {check.id}" + "".join(f"\n     {p}" for p in problems))
+    print(f"{failed} of {len(checks())} plug-in checks failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
