@@ -9,7 +9,7 @@ from rich.table import Table
 from engine.execute.backend import call_endpoints
 from engine.execute.providers.base import schema_form
 from engine.plan import summarize
-from engine.provider_table import IN_CLUSTER_PROVIDERS
+from engine.provider_table import in_cluster_providers
 from engine.records import Prepared
 
 
@@ -50,7 +50,7 @@ def print_plan(prepared: Prepared, cached: set[str]) -> None:
     execution = prepared.spec.execution
     if execution.backend == "ray":
         in_cluster = {e.model: e.provider for e in call_endpoints(prepared).values()
-                      if e.provider in IN_CLUSTER_PROVIDERS}
+                      if e.provider in in_cluster_providers()}
         shares = [(model, execution.replica_resources(model, p)) for model, p in in_cluster.items()]
         replicas = "; ".join(f"{model}: {r.replicas} × ({r.num_cpus:g} CPU, {r.num_gpus:g} GPU)"
                              for model, r in shares) or "no local models"

@@ -10,7 +10,7 @@ under the `vibe.providers` entry-point group.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 
 from engine.plugins import entry_point, entry_point_names
@@ -28,8 +28,40 @@ class ProviderInfo:
     limits: Mapping[str, float] = field(default_factory=dict)  # its endpoints' default limits, before the spec's
 
 
+class _Table(MutableMapping[str, ProviderInfo]):
+    """The built-in providers, then those installed packages publish under ENTRY_POINTS: read on first use,
+    since a package's module imports vibe's public API, which imports this module."""
+
+    def __init__(self, builtin: dict[str, ProviderInfo]):
+        self._table = builtin
+        self._published = False
+
+    def _all(self) -> dict[str, ProviderInfo]:
+        if not self._published:
+            self._published = True
+            for name in entry_point_names(ENTRY_POINTS):
+                self._table.setdefault(name, entry_point(ENTRY_POINTS, name).load())
+        return self._table
+
+    def __getitem__(self, name: str) -> ProviderInfo:
+        return self._all()[name]
+
+    def __setitem__(self, name: str, info: ProviderInfo) -> None:
+        self._all()[name] = info
+
+    def __delitem__(self, name: str) -> None:
+        del self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+ENTRY_POINTS = "vibe.providers"  # a package publishes a ProviderInfo under its provider's name
 OPENAI = "engine.execute.providers.openai_api"
-PROVIDERS: dict[str, ProviderInfo] = {
+PROVIDERS: MutableMapping[str, ProviderInfo] = _Table({
     "openai": ProviderInfo(OPENAI, "engine.execute.providers.openai_batches",
                            "OpenAI structured outputs (response_format json_schema, strict)"),
     "anthropic": ProviderInfo("engine.execute.providers.anthropic_api", "engine.execute.providers.anthropic_batches",
@@ -43,9 +75,14 @@ PROVIDERS: dict[str, ProviderInfo] = {
                           in_cluster=True, takes_key=False, limits={"concurrency": 1, "timeout_s": 600.0}),
     "vllm": ProviderInfo(None, needs=(), judges=False, in_cluster=True, takes_key=False),  # run by the Ray backend
     "recorded": ProviderInfo(None, needs=(), takes_key=False),  # answers read from a dataset
-}
-ENTRY_POINTS = "vibe.providers"  # a package publishes a ProviderInfo under its provider's name
-PROVIDERS.update({name: entry_point(ENTRY_POINTS, name).load() for name in entry_point_names(ENTRY_POINTS)
-                  if name not in PROVIDERS})
-BATCH_PROVIDERS = tuple(name for name, p in PROVIDERS.items() if p.batches)
-IN_CLUSTER_PROVIDERS = tuple(name for name, p in PROVIDERS.items() if p.in_cluster)
+})
+
+
+def batch_providers() -> tuple[str, ...]:
+    """The providers with a batch API."""
+    return tuple(name for name, p in PROVIDERS.items() if p.batches)
+
+
+def in_cluster_providers() -> tuple[str, ...]:
+    """The providers whose weights the Ray backend's own actors hold."""
+    return tuple(name for name, p in PROVIDERS.items() if p.in_cluster)

@@ -134,3 +134,79 @@ def test_the_embedded_default_runs_from_the_wheel(installed: dict[str, str], tmp
     assert (out / "index.html").is_file()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["tasks"]["done"] == manifest["tasks"]["total"] > 0
+
+
+PLUGIN_PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "vibe-example-plugins"
+version = "0.1.0"
+
+[project.entry-points."vibe.judge_kinds"]
+exclamations = "vibe_example.judge"
+
+[project.entry-points."vibe.dataset_formats"]
+chat-messages = "vibe_example.chat"
+
+[project.entry-points."vibe.analysis_methods"]
+word_count = "vibe_example.word_count.method"
+
+[project.entry-points."vibe.providers"]
+azure-openai = "vibe_example.azure_info:AZURE"
+
+[tool.setuptools.package-data]
+"*" = ["templates/sections/*.j2"]
+"""
+
+
+def test_a_plug_in_package_registers_one_of_each_kind_through_entry_points(installed: dict[str, str],
+                                                                           tmp_path: Path) -> None:
+    """The guide's four examples as a package of their own, built into a wheel and installed beside vibe's:
+    nothing in `engine/` names them. Each is registered through its entry point, the contract suite passes over
+    them with the built-in plug-ins, and a run reads the format and uses the judge kind and the method."""
+    package = tmp_path / "plugin" / "vibe_example"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    for source, target in (("exclamation_judge.py", "judge.py"), ("messages_format.py", "chat.py"),
+                           ("azure_provider.py", "azure.py")):
+        shutil.copy(ROOT / "tests" / source, package / target)
+    shutil.copytree(ROOT / "tests" / "word_count", package / "word_count", ignore=shutil.ignore_patterns("__pycache__"))
+    (package / "azure_info.py").write_text(
+        "from engine.plugin_api import ProviderInfo\n\n"
+        "AZURE = ProviderInfo('vibe_example.azure', needs=('base_url', 'model'))\n")
+    (tmp_path / "plugin" / "pyproject.toml").write_text(PLUGIN_PYPROJECT)
+    wheels = tmp_path / "wheels"
+    build = "from setuptools import build_meta as b; import sys; b.build_wheel(sys.argv[1])"
+    done = subprocess.run([sys.executable, "-c", build, str(wheels)], cwd=tmp_path / "plugin", capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (wheel,) = wheels.glob("*.whl")
+    subprocess.run([sys.executable, "-m", "pip", "--python", shutil.which("python", path=installed["PATH"]) or "",
+                    "install", "--no-deps", "--no-index", "--disable-pip-version-check", "-q", str(wheel)], check=True)
+    suite = subprocess.run(["python", "-m", "engine.contract"], env=installed, cwd=tmp_path, capture_output=True,
+                           text=True, timeout=600)
+    assert suite.returncode == 0, suite.stdout[-3000:] + suite.stderr[-3000:]
+    for check in ("judge kind:exclamations:vibe", "dataset format:chat-messages", "analysis method:word_count",
+                  "provider:azure-openai"):
+        assert f"ok   {check}" in suite.stdout
+    rows = [{"id": f"c{i}", "model": model, "messages": [{"role": "user", "content": f"Question {i}?"},
+                                                          {"role": "assistant", "content": answer}]}
+            for i in range(8) for model, answer in (("calm", "Fine."), ("loud", "Great!! Wonderful!"))]
+    (tmp_path / "chats.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "spec.yaml").write_text(
+        "name: plugged\nmodels: {calm: {provider: recorded}, loud: {provider: recorded}}\n"
+        "judges: {shouts: {kind: exclamations, tolerance: 0}}\n"
+        "datasets: {d: {format: chat-messages, source: {path: chats.jsonl}}}\n"
+        "vibes: [{name: enthusiasm, low: calm, high: excited}]\n"
+        "analyses:\n  vibecheck: {dataset: d, models: [calm, loud], judges: [shouts]}\n"
+        "  words: {method: word_count, dataset: d, models: [calm, loud]}\n")
+    run = vibe(installed, tmp_path, "run", "spec.yaml", "--quiet")
+    assert run.returncode == 0, run.stderr[-3000:]
+    pairs = [json.loads(line) for line in (tmp_path / "runs" / "plugged" / "vibecheck" / "pairs.jsonl").read_text()
+             .splitlines()]
+    assert len(pairs) == 8 and {p["by_judge"]["enthusiasm"]["shouts"] for p in pairs} == {-1}  # loud has more '!'
+    page = (tmp_path / "runs" / "plugged" / "index.html").read_text()
+    assert "words per answer</h2><p>calm: 1.0</p><p>loud: 2.0</p>" in page  # the method's own template

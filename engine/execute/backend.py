@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from engine import chunk_map
 from engine.execute.ray_cluster import VLLM_HINT, ClusterError, check_capacity, connect, disconnect, resolve_address
-from engine.provider_table import IN_CLUSTER_PROVIDERS
+from engine.provider_table import in_cluster_providers
 from engine.records import Prepared
 from engine.spec.model import Endpoint, Execution
 
@@ -73,7 +73,7 @@ def _check_capacity(prepared: Prepared, execution: Execution) -> None:
     after another: see `ray_generation.waves`); the encoder pool runs on its own."""
     endpoints = call_endpoints(prepared)
     used = {endpoints[t.endpoint].model: endpoints[t.endpoint].provider for t in prepared.plan.tasks
-            if t.endpoint in endpoints and endpoints[t.endpoint].provider in IN_CLUSTER_PROVIDERS}
+            if t.endpoint in endpoints and endpoints[t.endpoint].provider in in_cluster_providers()}
     for weights, provider in used.items():
         check_capacity(f"execution.resources.{weights}", execution.replica_resources(weights, provider))
     check_capacity("execution.embeddings", execution.embeddings)

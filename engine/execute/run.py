@@ -38,7 +38,7 @@ from engine.execute.progress import RunProgress
 from engine.execute.providers import Provider, ProviderError, create_provider
 from engine.execute.scheduler import Failure, Scheduler
 from engine.plan import reference_corpora
-from engine.provider_table import IN_CLUSTER_PROVIDERS
+from engine.provider_table import in_cluster_providers
 from engine.records import OFFLINE_PROVIDER, STAGES, Plan, Prepared, Result, Task
 from engine.requests import Recorded, parse
 from engine.spec.model import Endpoint, Execution
@@ -166,7 +166,7 @@ async def _close(providers: dict[str, Provider | ProviderError]) -> None:
 async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: dict[str, Endpoint], cache: Cache,
                           progress: RunProgress, summary: RunSummary, generator: RayGenerator | None) -> None:
     on_ray = {t.endpoint for t in pending
-              if generator is not None and endpoints[t.endpoint].provider in IN_CLUSTER_PROVIDERS}
+              if generator is not None and endpoints[t.endpoint].provider in in_cluster_providers()}
     used = {t.endpoint for t in pending if t.is_call} - on_ray
     providers = _providers(used, endpoints)
     scheduler = Scheduler(cache, {n: endpoints[n] for n in used}, providers, on_result=progress.advance)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.judges.kinds import JudgeKind, judge_kind
-from engine.provider_table import BATCH_PROVIDERS, PROVIDERS
+from engine.provider_table import PROVIDERS, batch_providers
 from engine.registry import Options, PairOptions, get_method
 from engine.spec.data_model import Dataset, dataset_from, recorded_models
 from engine.spec.paths import resolve_path
@@ -282,7 +282,7 @@ def _persona(name: str, raw: dict[str, Any], base: Path) -> Persona:
 
 def _batch_mode(raw: dict[str, Any], default: bool) -> BatchMode | None:
     """`batch: true`, its options, `false`, or (unset) the execution's default where the provider has batches."""
-    value = raw.get("batch", default and raw["provider"] in BATCH_PROVIDERS)
+    value = raw.get("batch", default and raw["provider"] in batch_providers())
     if value is False:
         return None
     return BatchMode(**value) if isinstance(value, dict) else BatchMode()

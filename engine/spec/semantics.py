@@ -12,7 +12,7 @@ from engine.formats import column_owners, dataset_format
 from engine.judges.kinds import ALIASES, COMMON_FIELDS, ROLES, JudgeKind, judge_kind, kind_names
 from engine.judges.metrics import METRICS, is_metric
 from engine.names import did_you_mean
-from engine.provider_table import BATCH_PROVIDERS, IN_CLUSTER_PROVIDERS, PROVIDERS
+from engine.provider_table import PROVIDERS, batch_providers, in_cluster_providers
 from engine.registry import get_method, method_names
 from engine.spec.model import REPORT_FOLDERS, Judge, Vibe
 from engine.spec.paths import resolve_path, unset_variables
@@ -116,12 +116,13 @@ def _check_endpoint(c: SpecChecker, path: PathKey, entry: dict[str, Any]) -> Non
     if provider == "vllm" and "base_url" in entry:
         c.report((*path, "base_url"), "a vllm model runs in the cluster's own vLLM engines; for a vLLM server "
                  "you started, use provider: openai-compatible with its base_url")
-    if provider in PROVIDERS and not PROVIDERS[provider].takes_key and "api_key_env" in entry:
+    info = PROVIDERS.get(provider) if isinstance(provider, str) else None
+    if info is not None and not info.takes_key and "api_key_env" in entry:
         c.report((*path, "api_key_env"), f"provider {provider!r} takes no API key")
     if provider == "recorded" and ("params" in entry or "price" in entry):
         c.report((*path,), "a recorded model makes no calls: params and price do not apply")
-    if entry.get("batch") not in (None, False) and provider not in BATCH_PROVIDERS:
-        c.report((*path, "batch"), f"provider {provider!r} has no batch API (batches: {', '.join(BATCH_PROVIDERS)}); "
+    if entry.get("batch") not in (None, False) and provider not in batch_providers():
+        c.report((*path, "batch"), f"provider {provider!r} has no batch API (batches: {', '.join(batch_providers())}); "
                  "recorded and local models never batch")
 
 
@@ -151,7 +152,7 @@ def _check_judges(c: SpecChecker) -> None:
 def _check_execution(c: SpecChecker) -> None:
     """`execution.resources` names the weights of local models (the `model:` of a local or vllm entry)."""
     weights = {entry.get("model", name) for section in ("models", "judges")
-               for name, entry in c.section(section).items() if entry.get("provider") in IN_CLUSTER_PROVIDERS}
+               for name, entry in c.section(section).items() if entry.get("provider") in in_cluster_providers()}
     for name in (c.section("execution").get("resources") or {}):
         if name not in weights:
             held = ", ".join(sorted(weights)) or "none: no model has provider local or vllm"
