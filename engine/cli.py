@@ -363,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        return args.func(args)
+        return int(args.func(args))
     except SpecError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)

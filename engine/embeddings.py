@@ -73,8 +73,9 @@ def _key(text: str) -> str:
 
 def encode_sentences(texts: list[str]) -> np.ndarray:
     """Unit-normalized float32 vectors of `texts` as one padded batch."""
-    return encoder().encode(texts, batch_size=len(texts), normalize_embeddings=True, convert_to_numpy=True,
-                            show_progress_bar=False).astype(np.float32)
+    vectors = encoder().encode(texts, batch_size=len(texts), normalize_embeddings=True, convert_to_numpy=True,
+                               show_progress_bar=False)
+    return np.asarray(vectors, dtype=np.float32)
 
 
 def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:

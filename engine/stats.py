@@ -141,7 +141,7 @@ def sign_test_mde(nonzero: int, total: int, alpha: float = 0.05, power: float = 
         return float(binom.sf(need - 1, nonzero, q)) - power
 
     # at q = ½ the chance of `need` or more is at most `tail`, below `power`; at q = 1 it is 1: one root between
-    return nonzero / total * (2 * brentq(shortfall, 0.5, 1.0) - 1)
+    return nonzero / total * (2 * float(brentq(shortfall, 0.5, 1.0)) - 1)
 
 
 def _adjusted(p_values: list[float | None], method: str) -> list[float | None]:
@@ -172,4 +172,4 @@ def benjamini_hochberg(p_values: list[float | None]) -> list[float | None]:
 
 def length_covariate(chars_a: np.ndarray, chars_b: np.ndarray) -> np.ndarray:
     """The length control of every preference model here: the log-ratio of the two answers' lengths."""
-    return np.log1p(np.asarray(chars_a, float)) - np.log1p(np.asarray(chars_b, float))
+    return np.asarray(np.log1p(np.asarray(chars_a, float)) - np.log1p(np.asarray(chars_b, float)))

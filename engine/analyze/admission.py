@@ -19,7 +19,7 @@ FOLDS = 10  # cross-fitting of the whole admission on the training pairs
 
 def _information(w: np.ndarray, z: np.ndarray) -> np.ndarray:
     """Z'WZ for every row of the weights `w` (draws × pairs), nudged to stay invertible under separation."""
-    return np.einsum("bn,nk,nl->bkl", w, z, z) + 1e-9 * np.eye(z.shape[1])
+    return np.asarray(np.einsum("bn,nk,nl->bkl", w, z, z) + 1e-9 * np.eye(z.shape[1]))
 
 
 def _probabilities(z: np.ndarray, y: np.ndarray, iterations: int = 30) -> np.ndarray:
@@ -34,7 +34,7 @@ def _probabilities(z: np.ndarray, y: np.ndarray, iterations: int = 30) -> np.nda
         beta += step
         if np.abs(step).max() < 1e-8:
             break
-    return expit(np.clip(beta @ z.T, -30, 30))
+    return np.asarray(expit(np.clip(beta @ z.T, -30, 30)))
 
 
 def _score_statistics(z: np.ndarray, x: np.ndarray, y: np.ndarray, p: np.ndarray) -> np.ndarray:

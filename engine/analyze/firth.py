@@ -21,7 +21,7 @@ class FirthFit:
     p_notes: list[str]
 
     def decision(self, x: np.ndarray) -> np.ndarray:
-        return x @ self.coefficients + (self.intercept or 0.0)
+        return np.asarray(x @ self.coefficients + (self.intercept or 0.0))
 
 
 def estimable(x: np.ndarray, intercept: bool) -> tuple[list[int], dict[int, str]]:

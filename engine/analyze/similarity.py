@@ -118,7 +118,7 @@ def similarity_matrix(metric: str, left: Sequence[str], right: Sequence[str]) ->
         from engine.embeddings import embed
 
         vectors = embed(list(left) + list(right))
-        return vectors[: len(left)] @ vectors[len(left):].T
+        return np.asarray(vectors[: len(left)] @ vectors[len(left):].T)
     if metric == "rouge1":
         return np.array([[rouge1_f(a, b) for b in right] for a in left])
     if metric == "bleu":

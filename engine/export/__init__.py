@@ -22,7 +22,8 @@ def export(run_dir: Path, to: str, out: Path | None = None, spec: Path | None = 
     run = RunFiles.open(run_dir, spec)
     target = out or run_dir / "export" / to
     target.mkdir(parents=True, exist_ok=True)
-    return importlib.import_module(EXPORTERS[to]).write(run, target)
+    written: list[Path] = importlib.import_module(EXPORTERS[to]).write(run, target)
+    return written
 
 
 __all__ = ["EXPORTERS", "ExportError", "RunFiles", "export"]

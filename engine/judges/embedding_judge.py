@@ -33,7 +33,7 @@ def _axis_end(texts: list[str], vector: Callable[[str], np.ndarray]) -> np.ndarr
     import numpy as np
 
     mean = np.mean([vector(t) for t in texts], axis=0)
-    return mean / max(float(np.linalg.norm(mean)), 1e-12)
+    return np.asarray(mean / max(float(np.linalg.norm(mean)), 1e-12))
 
 
 def judge_pairs(requests: Sequence[PairJudgment], texts: dict[str, str]) -> list[PairVerdict]:

@@ -38,7 +38,7 @@ def extract_code(answer: str) -> str:
     blocks = FENCE.findall(answer)
     python = [code for tag, code in blocks if tag.lower() in ("", "python", "py", "python3")]
     if python:
-        return python[-1]
+        return str(python[-1])
     return blocks[-1][1] if blocks else answer
 
 

@@ -62,12 +62,19 @@ def separability_chart(rows: list[dict[str, Any]], model_a: str, model_b: str) -
                  alt.Tooltip("ci_low:Q", format=".3f"), alt.Tooltip("ci_high:Q", format=".3f")], **links)
     errors = base.mark_rule(color="#333333").encode(x="ci_low:Q", x2="ci_high:Q")
     zero = _zero_rule()
-    return (bars + errors + zero).properties(width=460, height=max(80, 24 * len(frame))).to_dict()
+    return vega((bars + errors + zero).properties(width=460, height=max(80, 24 * len(frame))))
+
+
+def vega(chart: Any) -> dict[str, Any]:
+    """A chart's Vega-Lite specification, as pages embed it."""
+    spec: dict[str, Any] = chart.to_dict()
+    return spec
 
 
 def _zero_rule() -> alt.Chart:
     """The vertical line at 0: no difference between the two sides."""
-    return alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="#666666").encode(x="x:Q")
+    rule: alt.Chart = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="#666666").encode(x="x:Q")
+    return rule
 
 
 def model_scale(model_a: str, model_b: str) -> alt.Scale:
@@ -92,7 +99,7 @@ def verdict_distribution_chart(counts: dict[str, int], model_a: str, model_b: st
                         legend=None),
         tooltip=["verdict", "pairs"], **extra,
     ).properties(width=360, height=200)
-    return chart.to_dict()
+    return vega(chart)
 
 
 @_kept
@@ -113,7 +120,7 @@ def measure_chart(values: list[dict[str, Any]], measure: str, model_a: str, mode
         y2=alt.datum(0), color=alt.Color("model:N", scale=model_scale(model_a, model_b)),
         tooltip=["model", alt.Tooltip("start:Q", format=".2f"), alt.Tooltip("share:Q", format=".1%")],
     ).properties(width=420, height=200)
-    return chart.to_dict()
+    return vega(chart)
 
 
 @_kept
@@ -135,7 +142,7 @@ def accuracy_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
     chance = alt.Chart(pd.DataFrame({"x": [0.5], "label": ["chance (50%)"]}))
     rule = chance.mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
     label = chance.mark_text(align="left", dx=3, dy=-6, fontSize=10).encode(x="x:Q", text="label:N", y=alt.value(0))
-    return (bars + errors + rule + label).properties(width=420, height=max(80, 22 * len(frame))).to_dict()
+    return vega((bars + errors + rule + label).properties(width=420, height=max(80, 22 * len(frame))))
 
 
 def export(spec: dict[str, Any], path: Path) -> None:
@@ -180,17 +187,17 @@ def ratings_chart(rows: list[dict[str, Any]], title: str) -> dict[str, Any]:
     points = base.mark_point(filled=True, size=60, color=A_COLOR).encode(
         x="rating:Q", tooltip=["model", alt.Tooltip("rating:Q", format=".1f"), alt.Tooltip("ci_low:Q", format=".1f"),
                                alt.Tooltip("ci_high:Q", format=".1f")])
-    return (bars + points).properties(width=420, height=max(80, 22 * len(frame))).to_dict()
+    return vega((bars + points).properties(width=420, height=max(80, 22 * len(frame))))
 
 
 @_kept
 def delta_histogram(deltas: list[float], title: str, bins: int = 20) -> dict[str, Any]:
     counts, edges = np.histogram(deltas, bins=bins, range=(min(0.0, min(deltas, default=0.0)), 1.0))
     frame = pd.DataFrame({"start": edges[:-1], "end": edges[1:], "items": counts})
-    return alt.Chart(frame).mark_bar(color=A_COLOR).encode(
+    return vega(alt.Chart(frame).mark_bar(color=A_COLOR).encode(
         x=alt.X("start:Q", title=title), x2="end:Q", y=alt.Y("items:Q"), y2=alt.datum(0),
         tooltip=["start", "end", "items"],
-    ).properties(width=420, height=200).to_dict()
+    ).properties(width=420, height=200))
 
 
 @_kept
@@ -198,14 +205,14 @@ def persona_chart(rows: list[dict[str, Any]], model_a: str, model_b: str) -> dic
     """Stacked shares of votes per persona and prompt type: A wins, ties, B wins."""
     order = [f"{model_a} wins", "tie", f"{model_b} wins"]
     frame = pd.DataFrame(rows) if rows else pd.DataFrame({"condition": [], "outcome": [], "share": [], "votes": []})
-    return alt.Chart(frame).mark_bar().encode(
+    return vega(alt.Chart(frame).mark_bar().encode(
         x=alt.X("share:Q", stack="normalize", title="share of judge votes", axis=alt.Axis(format="%")),
         y=alt.Y("condition:N", title=None, sort=None),
         color=alt.Color("outcome:N", sort=order, scale=alt.Scale(domain=order, range=[A_COLOR, "#bbbbbb", B_COLOR]),
                         title=None),
         order=alt.Order("rank:Q"),
         tooltip=["condition", "outcome", "votes", alt.Tooltip("share:Q", format=".1%")],
-    ).properties(width=420, height=max(80, 24 * len({r["condition"] for r in rows}))).to_dict()
+    ).properties(width=420, height=max(80, 24 * len({r["condition"] for r in rows}))))
 
 
 WIN_RATE = "win rate"
@@ -239,8 +246,8 @@ def profile_heatmap(rows: list[dict[str, Any]], vibes: list[str], reference: str
                  alt.Tooltip("ci_high:Q", format="+.2f", title="95% high"),
                  alt.Tooltip("win_rate:Q", format=".1%", title=WIN_RATE)])
     text = base.mark_text(fontSize=10).encode(text=alt.Text("separability:Q", format="+.2f"))
-    return (cells + text).add_params(sort_by).properties(
-        width=max(240, 46 * len(vibes)), height=max(80, 24 * frame["model"].nunique())).to_dict()
+    return vega((cells + text).add_params(sort_by).properties(
+        width=max(240, 46 * len(vibes)), height=max(80, 24 * frame["model"].nunique())))
 
 
 @_kept
@@ -259,5 +266,5 @@ def vibe_ranking(rows: list[dict[str, Any]], vibes: list[str], reference: str) -
         **links, x="separability:Q", tooltip=["model", "vibe", alt.Tooltip("separability:Q", format="+.3f"),
                                      alt.Tooltip("ci_low:Q", format="+.3f"), alt.Tooltip("ci_high:Q", format="+.3f")])
     zero = _zero_rule()
-    return (rules + points + zero).add_params(vibe).properties(
-        width=420, height=max(80, 24 * frame["model"].nunique())).to_dict()
+    return vega((rules + points + zero).add_params(vibe).properties(
+        width=420, height=max(80, 24 * frame["model"].nunique())))

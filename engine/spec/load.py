@@ -61,7 +61,7 @@ def schema() -> dict[str, Any]:
     """The spec's JSON schema: `schema.json`, with the providers, judge kinds and analysis methods as
     registered. A method the file does not describe brings the schema of its own options
     (`AnalysisMethod.options_schema`)."""
-    document = json.loads(_schema_file())
+    document: dict[str, Any] = json.loads(_schema_file())
     _registered_endpoints(document["properties"])
     _registered_formats(document["properties"]["datasets"]["additionalProperties"]["properties"])
     analyses = document["properties"]["analyses"]["additionalProperties"]
@@ -256,7 +256,7 @@ class _Merger:
 def _entry_key(entry: Any) -> str | None:
     if isinstance(entry, dict):
         if isinstance(entry.get("name"), str):
-            return entry["name"]
+            return str(entry["name"])
         if "discover" in entry:
             return "\0discover"
     return None

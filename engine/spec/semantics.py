@@ -68,7 +68,8 @@ class SpecChecker:
 
     def dataset(self, analysis: dict[str, Any]) -> dict[str, Any]:
         """The dataset entry an analysis names ({} when it names none that is declared)."""
-        return self.section("datasets").get(analysis.get("dataset", ""), {})
+        entry: dict[str, Any] = self.section("datasets").get(analysis.get("dataset", ""), {})
+        return entry
 
     def file_path(self, path: PathKey, raw: str) -> Path:
         """Paths are relative to the spec file (a base spec's paths were rebased when merged). A `${NAME}`

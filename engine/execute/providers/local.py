@@ -44,7 +44,7 @@ def bundled_gguf(name: str) -> Path:
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        return int(sock.getsockname()[1])
 
 
 class LocalServer:
