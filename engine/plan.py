@@ -23,6 +23,7 @@ from typing import Any
 
 from engine.datasets import Item
 from engine.judges import answers, prompts
+from engine.provider_table import is_recorded
 from engine.records import OFFLINE_PROVIDER, STAGES, Binding, Deferred, Plan, Task, content_hash
 from engine.registry import get_method
 from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request, parse
@@ -68,7 +69,7 @@ class Builder:
         """Plan (or reuse) one output of `model_name` for `item`; returns (task id, estimated tokens).
         `prompt_from` names a rewrite task whose output becomes the user message at run time."""
         model = self.spec.models[model_name]
-        if model.provider == "recorded":
+        if is_recorded(model.provider):
             text = item.outputs.get(model_name)
             if text is None:
                 raise PlanError(f"dataset {dataset!r} item {item.id!r} has no recorded output for {model_name!r}")

@@ -26,6 +26,14 @@ class ProviderInfo:
     in_cluster: bool = False  # its weights are held by the Ray backend's own actors
     takes_key: bool = True  # it reads an API key from api_key_env
     limits: Mapping[str, float] = field(default_factory=dict)  # its endpoints' default limits, before the spec's
+    recorded: bool = False  # its answers are read from the dataset: it is never called, nothing is generated
+    # The engine that holds its weights in this process or the cluster (None: it is reached over HTTP):
+    # "llama.cpp" serves here (a server the run starts) or in Ray actors, "vllm" only in Ray actors.
+    engine: str | None = None
+    cluster_only: bool = False  # it runs only on the Ray backend
+    bundled: tuple[str, ...] = ()  # model names it ships weights for; any other model names a weights file
+    refuses: Mapping[str, str] = field(default_factory=dict)  # entry fields it cannot take -> why (a located error)
+    gpus: float = 0.0  # GPUs one replica holds by default on the Ray backend
 
 
 class _Table(MutableMapping[str, ProviderInfo]):
@@ -72,10 +80,28 @@ PROVIDERS: MutableMapping[str, ProviderInfo] = _Table({
     # llama.cpp's server answers one request at a time: more in flight only queue there and run into the client's
     # timeout (then the retry repeats the work). One at a time per model, with room for a long generation.
     "local": ProviderInfo("engine.execute.providers.local", None, "a llama.cpp grammar built from the schema",
-                          in_cluster=True, takes_key=False, limits={"concurrency": 1, "timeout_s": 600.0}),
-    "vllm": ProviderInfo(None, needs=(), judges=False, in_cluster=True, takes_key=False),  # run by the Ray backend
-    "recorded": ProviderInfo(None, needs=(), takes_key=False),  # answers read from a dataset
+                          in_cluster=True, takes_key=False, limits={"concurrency": 1, "timeout_s": 600.0},
+                          engine="llama.cpp", bundled=("smollm2-135m-instruct",)),
+    "vllm": ProviderInfo(None, needs=(), judges=False, in_cluster=True, takes_key=False, engine="vllm",
+                         cluster_only=True, gpus=1.0,
+                         refuses={"base_url": "a vllm model runs in the cluster's own vLLM engines; for a vLLM "
+                                              "server you started, use provider: openai-compatible with its base_url"}),
+    "recorded": ProviderInfo(None, needs=(), takes_key=False, recorded=True,
+                             refuses={field: "a recorded model makes no calls: params and price do not apply"
+                                      for field in ("params", "price")}),
 })
+
+
+def is_recorded(provider: str | None) -> bool:
+    """Whether a model of `provider` has its answers read from the dataset (unknown names: no)."""
+    info = PROVIDERS.get(provider) if isinstance(provider, str) else None
+    return info is not None and info.recorded
+
+
+def engine_of(provider: str) -> str | None:
+    """The engine that holds `provider`'s weights here or in the cluster (None: it is reached over HTTP)."""
+    info = PROVIDERS.get(provider)
+    return info.engine if info is not None else None
 
 
 def batch_providers() -> tuple[str, ...]:

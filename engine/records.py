@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from engine.provider_table import is_recorded
 from engine.requests import Request, parse
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ class Task:
     @property
     def is_call(self) -> bool:
         """True when running the task sends a request to a model (offline and recorded tasks do not)."""
-        return self.provider not in (OFFLINE_PROVIDER, "recorded")
+        return self.provider != OFFLINE_PROVIDER and not is_recorded(self.provider)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Generic code reaches analysis methods and judge kinds through their registries, never by name."""
+"""Generic code reaches analysis methods, judge kinds, providers and dataset formats through their registries,
+never by name."""
 
 from __future__ import annotations
 
@@ -6,26 +7,33 @@ import ast
 from pathlib import Path
 
 import engine
+from engine.formats import FORMAT_MODULES, format_names
 from engine.judges.kinds import KIND_MODULES, kind_names
+from engine.provider_table import PROVIDERS
 from engine.registry import METHOD_MODULES, method_names
 
 ENGINE = Path(engine.__file__).parent
 # The registries themselves and the plug-ins they list (a judge kind's module, a method's whole package) may
 # name what they register.
-PLUG_INS = (str(ENGINE / "registry.py"), str(ENGINE / "judges" / "kinds.py"),
+PLUG_INS = (str(ENGINE / "registry.py"), str(ENGINE / "judges" / "kinds.py"), str(ENGINE / "formats.py"),
+            str(ENGINE / "provider_table.py"), f"{ENGINE / 'execute' / 'providers'}/",
             *(str(ENGINE / (module.removeprefix("engine.").replace(".", "/") + ".py"))
-              for module in KIND_MODULES.values()),
+              for module in (*KIND_MODULES.values(), *FORMAT_MODULES.values())),
             *(f"{ENGINE / 'methods' / module.split('.')[2]}/" for module in METHOD_MODULES.values()))
 
 
 def _named(node: ast.AST) -> str:
-    """The last name of what is compared: `a.options.method` -> method, `judge.kind` -> kind."""
+    """The last name of what is compared: `a.options.method` -> method, `judge.kind` -> kind,
+    `entry.get("provider")` -> provider."""
     if isinstance(node, ast.Attribute):
         return node.attr
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
         return str(node.slice.value)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args
+            and isinstance(node.args[0], ast.Constant)):  # entry.get("provider")
+        return str(node.args[0].value)
     return ""
 
 
@@ -38,23 +46,26 @@ def _literals(node: ast.AST) -> list[str]:
 
 
 def findings(source: str, path: str) -> list[str]:
-    """Comparisons of a method or a judge kind with a literal name, and sections looked up by a method's name."""
-    methods, kinds = set(method_names()), set(kind_names())
+    """Comparisons of a method, a judge kind, a provider or a dataset format with a literal name, and sections
+    looked up by a method's name."""
+    registered = {"method": set(method_names()), "kind": set(kind_names()), "provider": set(PROVIDERS),
+                  "format": set(format_names())}
     out = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
             subject = " ".join(_named(s) for s in sides)
             names = {v for s in sides for v in _literals(s)}
-            if ("method" in subject and names & methods) or ("kind" in subject and names & kinds):
-                out.append(f"{path}:{node.lineno}: compares with {sorted(names & (methods | kinds))}")
+            named = sorted({n for what, known in registered.items() if what in subject for n in names & known})
+            if named:
+                out.append(f"{path}:{node.lineno}: compares with {named}")
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "of"
-                and any(v in methods for a in node.args for v in _literals(a))):
+                and any(v in registered["method"] for a in node.args for v in _literals(a))):
             out.append(f"{path}:{node.lineno}: looks up a method's results by name")
     return out
 
 
-def test_generic_code_names_no_method_or_judge_kind() -> None:
+def test_generic_code_names_no_plug_in() -> None:
     found = [f for path in sorted(ENGINE.rglob("*.py")) if not str(path).startswith(PLUG_INS)
              for f in findings(path.read_text(encoding="utf-8"), str(path.relative_to(ENGINE)))]
     assert not found, "\n".join(found)
@@ -64,10 +75,11 @@ def test_the_check_finds_what_it_looks_for() -> None:
     """The grep above is only worth its silence if it speaks on the shapes it forbids."""
     bad = ('if judge.kind == "llm": pass\nif a.method != "vibecheck": pass\n'
            'ok = kind in ("metric", "embedding")\nrows = results.of("vibecheck")\n'
+           'if model.provider == "recorded": pass\nif ds.get("format") in ("inspect", "long"): pass\n'
            'if d.method == "llm": pass\n')  # the last one is a discovery method, not an analysis method
     assert [f.split(": ", 1)[1] for f in findings(bad, "x.py")] == [
         "compares with ['llm']", "compares with ['vibecheck']", "compares with ['embedding', 'metric']",
-        "looks up a method's results by name"]
+        "looks up a method's results by name", "compares with ['recorded']", "compares with ['inspect', 'long']"]
 
 
 

@@ -105,15 +105,17 @@ def _reduce(call: _Caller, proposed: list[Vibe], keep: int) -> list[Vibe]:
 
 
 def _validated(vibes: list[Vibe], nu: np.ndarray, d: Discovery) -> tuple[list[Vibe], np.ndarray]:
-    """The vibes that separate the models on the training pairs (|sep| ≥ separability_min, and a 95% interval
-    that excludes 0), less any whose verdicts repeat an earlier one's (correlation above discovery's
+    """The vibes that separate the models on the training pairs (|sep| ≥ separability_min, and an exact sign
+    test that survives Benjamini–Hochberg over every candidate of the round, as statistical discovery screens
+    its candidates), less any whose verdicts repeat an earlier one's (correlation above discovery's
     MAX_CORRELATION), with their verdict columns: VibeCheck's filter and dedup, applied every round. Judge
     agreement (κ) needs every judge's score and is checked by the analysis. A pair with no readable verdict
     (NaN) is missing from the columns it lacks, never a 0."""
+    columns = [nu[np.isfinite(nu[:, j]), j] for j in range(len(vibes))]
+    separating = discovery.separating({str(j): column for j, column in enumerate(columns) if len(column)})
     kept: list[int] = []
-    for j in range(len(vibes)):
-        column = nu[np.isfinite(nu[:, j]), j]
-        if not len(column) or abs(float(column.mean())) < d.separability_min or not discovery.separates(column):
+    for j, column in enumerate(columns):
+        if not len(column) or abs(float(column.mean())) < d.separability_min or str(j) not in separating:
             continue
         both = [np.isfinite(nu[:, j]) & np.isfinite(nu[:, k]) for k in kept]
         if any(discovery.too_similar(nu[rows, j], nu[rows, k]) for rows, k in zip(both, kept, strict=True)):

@@ -121,12 +121,6 @@ def separating(verdicts: dict[str, np.ndarray], fdr: float = DISCOVERY_FDR) -> s
     return {name for name, q in zip(names, adjusted, strict=True) if q is not None and q < fdr}
 
 
-def separates(verdicts: np.ndarray) -> bool:
-    """Whether the mean verdict's 95% t-interval over pairs excludes 0: a vibe that does not tell the two
-    models apart on the training pairs is not worth proposing, however well it fits a label."""
-    return stats.excludes_zero(stats.mean_interval(verdicts.tolist()))
-
-
 def _doc_terms(texts: list[str], min_docs: int) -> tuple[Any, np.ndarray]:
     """Which token n-grams (1 to 3) each text contains: a binary document-term matrix and its vocabulary.
     Fewer texts than `min_docs`, or no n-gram in that many of them (a trial on a handful of prompts), give an

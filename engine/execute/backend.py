@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from engine import chunk_map
 from engine.execute.ray_cluster import VLLM_HINT, ClusterError, check_capacity, connect, disconnect, resolve_address
-from engine.provider_table import in_cluster_providers
+from engine.provider_table import PROVIDERS, engine_of, in_cluster_providers
 from engine.records import Prepared
 from engine.spec.model import Endpoint, Execution
 
@@ -37,10 +37,13 @@ def settle(prepared: Prepared, backend: str | None = None, address: str | None =
         execution = replace(execution, backend=backend)
     if address is not None:
         execution = replace(execution, address=address)
-    vllm = sorted(name for name, e in call_endpoints(prepared).items() if e.provider == "vllm")
-    if vllm and execution.backend != "ray":
-        raise ClusterError(f"{', '.join(vllm)}: provider vllm runs on the ray backend (execution.backend: ray, or "
-                           "--backend ray)")
+    endpoints = call_endpoints(prepared)
+    cluster_only = sorted(name for name, e in endpoints.items() if PROVIDERS[e.provider].cluster_only)
+    if cluster_only and execution.backend != "ray":
+        providers = sorted({endpoints[name].provider for name in cluster_only})
+        raise ClusterError(f"{', '.join(cluster_only)}: provider {' and '.join(providers)} runs on the ray backend "
+                           "(execution.backend: ray, or --backend ray)")
+    vllm = [name for name, e in endpoints.items() if engine_of(e.provider) == "vllm"]
     if vllm and importlib.util.find_spec("vllm") is None:
         raise ClusterError(f"{', '.join(vllm)}: {VLLM_HINT}")
     if execution.backend == "ray":

@@ -23,6 +23,7 @@ from engine.execute.providers.llama_server import from_fresh_context
 from engine.execute.providers.local import N_CTX, bundled_gguf
 from engine.execute.providers.openai_api import json_object_format, to_openai_messages
 from engine.execute.ray_cluster import VLLM_HINT
+from engine.provider_table import engine_of
 
 Call = tuple[Messages, dict[str, Any], ResponseSchema | None]
 Outcome = Completion | str
@@ -107,6 +108,6 @@ class VllmEngine:
 
 
 def make_engine(provider: str, model: str, num_cpus: float, num_gpus: float) -> Engine:
-    if provider == "vllm":
+    if engine_of(provider) == "vllm":
         return VllmEngine(model, num_gpus)
     return LlamaCppEngine(model, n_threads=max(1, int(num_cpus)))

@@ -38,7 +38,7 @@ from engine.execute.progress import RunProgress
 from engine.execute.providers import Provider, ProviderError, create_provider
 from engine.execute.scheduler import Failure, Scheduler
 from engine.plan import reference_corpora
-from engine.provider_table import in_cluster_providers
+from engine.provider_table import engine_of, in_cluster_providers, is_recorded
 from engine.records import OFFLINE_PROVIDER, STAGES, Plan, Prepared, Result, Task
 from engine.requests import Recorded, parse
 from engine.spec.model import Endpoint, Execution
@@ -106,7 +106,7 @@ def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = Fa
     summary = RunSummary(run_dir, len(plan.tasks), len(done), 0)
     endpoints = call_endpoints(prepared)
     on_ray = execution is not None and execution.backend == "ray"
-    local_models = {endpoints[t.endpoint].model for t in pending if t.provider == "local" and not on_ray}
+    local_models = {endpoints[t.endpoint].model for t in pending if engine_of(t.provider) == "llama.cpp" and not on_ray}
     progress = RunProgress(pending, quiet=quiet)
     generator = None
     if on_ray:
@@ -176,7 +176,7 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
             stage_tasks = [t for t in pending if t.stage == stage]
             if not stage_tasks:
                 continue
-            recorded_tasks = [t for t in stage_tasks if t.provider == "recorded"]
+            recorded_tasks = [t for t in stage_tasks if is_recorded(t.provider)]
             recorded = _recorded_results(recorded_tasks, prepared.items)
             cache.put_many(recorded)
             for task in recorded_tasks:  # read from the dataset: done at once
@@ -253,7 +253,7 @@ def run_calls(tasks: list[Task], endpoints: dict[str, Endpoint], cache: Cache) -
             await _close(providers)
 
     if pending:
-        local = {endpoints[t.endpoint].model for t in pending if t.provider == "local"}
+        local = {endpoints[t.endpoint].model for t in pending if engine_of(t.provider) == "llama.cpp"}
         with _local_models_served(local):
             asyncio.run(main())
     return cache.get_many(t.id for t in tasks)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.export.run_files import ExportError, RunFiles
+from engine.provider_table import is_recorded
 from engine.report.paging import slug
 
 
@@ -22,7 +23,7 @@ def write(run: RunFiles, out: Path) -> list[Path]:
                 continue
             item = items[binding["item"]]
             for model, tasks in binding["outputs"].items():
-                if run.spec.models[model].provider == "recorded" or tasks[0] not in run.answers:
+                if is_recorded(run.spec.models[model].provider) or tasks[0] not in run.answers:
                     continue
                 records.setdefault(model, {}).setdefault(item.id, {
                     "instruction": item.prompt, "output": run.answers[tasks[0]], "generator": model,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.judges import answers
 from engine.judges.kinds import JudgeKind, judge_kind_class
+from engine.provider_table import is_recorded
 
 if TYPE_CHECKING:
     from engine.spec.model import Judge
@@ -140,6 +141,6 @@ class LLMJudge(JudgeKind):
         return f"LLM judge {judge.name}"
 
     def check(self, entry: dict[str, Any]) -> list[tuple[str, str]]:
-        if entry.get("provider") == "recorded":
+        if is_recorded(entry.get("provider")):
             return [("provider", "an LLM judge needs a provider that can be called, not 'recorded'")]
         return []

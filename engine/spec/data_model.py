@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.formats import dataset_format
+from engine.provider_table import is_recorded
 from engine.spec.paths import resolve_path
 
 
@@ -73,7 +74,7 @@ def recorded_models(doc: dict[str, Any], dataset: str) -> list[str]:
     """The recorded models whose answers the analyses of `dataset` read: what a long table must hold."""
     models = doc.get("models") or {}
     used = [m for a in (doc.get("analyses") or {}).values() if a.get("dataset") == dataset for m in a.get("models", [])]
-    return [m for m in dict.fromkeys(used) if (models.get(m) or {}).get("provider") == "recorded"]
+    return [m for m in dict.fromkeys(used) if is_recorded((models.get(m) or {}).get("provider"))]
 
 
 def dataset_from(name: str, raw: dict[str, Any], base: Path, recorded: list[str]) -> Dataset:

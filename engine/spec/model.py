@@ -218,7 +218,6 @@ class Resources:
     replicas: int = 1
 
 
-VLLM_RESOURCES = Resources(num_cpus=1.0, num_gpus=1.0)  # a vLLM engine holds a GPU
 
 
 @dataclass(frozen=True)
@@ -234,7 +233,8 @@ class Execution:
     embeddings: Resources = Resources()
 
     def replica_resources(self, weights: str, provider: str) -> Resources:
-        default = VLLM_RESOURCES if provider == "vllm" else Resources()
+        gpus = PROVIDERS[provider].gpus if provider in PROVIDERS else 0.0
+        default = Resources(num_cpus=1.0, num_gpus=gpus) if gpus else Resources()
         given: dict[str, Any] = dict(self.resources.get(weights, {}))
         return replace(default, **given)
 

@@ -12,15 +12,13 @@ from engine.formats import column_owners, dataset_format
 from engine.judges.kinds import ALIASES, COMMON_FIELDS, ROLES, JudgeKind, judge_kind, kind_names
 from engine.judges.metrics import METRICS, is_metric
 from engine.names import did_you_mean
-from engine.provider_table import PROVIDERS, batch_providers, in_cluster_providers
+from engine.provider_table import PROVIDERS, batch_providers, in_cluster_providers, is_recorded
 from engine.registry import get_method, method_names
 from engine.spec.model import REPORT_FOLDERS, Judge, Vibe
 from engine.spec.paths import resolve_path, unset_variables
 from engine.spec.problems import Problem
 from engine.spec.profiles import JUDGED_DIMENSIONS, ProfileError, read_profile
 from engine.spec.yaml_source import PathKey, SourceMap, dotted
-
-BUNDLED_LOCAL_MODELS = ("smollm2-135m-instruct",)
 
 
 class SpecChecker:
@@ -107,21 +105,19 @@ def check_semantics(document: dict[str, Any], source: SourceMap, spec_path: Path
 
 def _check_endpoint(c: SpecChecker, path: PathKey, entry: dict[str, Any]) -> None:
     provider = entry.get("provider")
-    if provider == "local":
-        model = entry["model"]
-        if model not in BUNDLED_LOCAL_MODELS:
-            gguf = c.file_path((*path, "model"), model)
-            if not gguf.is_file():
-                c.report((*path, "model"), f"local model {model!r} is neither bundled "
-                         f"({', '.join(BUNDLED_LOCAL_MODELS)}) nor an existing GGUF file")
-    if provider == "vllm" and "base_url" in entry:
-        c.report((*path, "base_url"), "a vllm model runs in the cluster's own vLLM engines; for a vLLM server "
-                 "you started, use provider: openai-compatible with its base_url")
     info = PROVIDERS.get(provider) if isinstance(provider, str) else None
-    if info is not None and not info.takes_key and "api_key_env" in entry:
+    if info is None:
+        return
+    if info.bundled and entry["model"] not in info.bundled:
+        model = entry["model"]
+        if not c.file_path((*path, "model"), model).is_file():
+            c.report((*path, "model"), f"{provider} model {model!r} is neither bundled "
+                     f"({', '.join(info.bundled)}) nor an existing weights file")
+    for refused, why in info.refuses.items():
+        if refused in entry:
+            c.report((*path, refused), why)
+    if not info.takes_key and "api_key_env" in entry:
         c.report((*path, "api_key_env"), f"provider {provider!r} takes no API key")
-    if provider == "recorded" and ("params" in entry or "price" in entry):
-        c.report((*path,), "a recorded model makes no calls: params and price do not apply")
     if entry.get("batch") not in (None, False) and provider not in batch_providers():
         c.report((*path, "batch"), f"provider {provider!r} has no batch API (batches: {', '.join(batch_providers())}); "
                  "recorded and local models never batch")
@@ -326,7 +322,7 @@ def _check_recorded_outputs(c: SpecChecker, path: PathKey, analysis: dict[str, A
         return
     for i, model in enumerate(analysis.get("models", [])):
         entry = c.section("models").get(model)
-        if entry and entry["provider"] == "recorded" and model not in outputs:
+        if entry and is_recorded(entry["provider"]) and model not in outputs:
             c.report((*path, "models", i),
                      f"model {model!r} is recorded but dataset {analysis['dataset']!r} maps no output column to it "
                      "(fields.outputs)")

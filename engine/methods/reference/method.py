@@ -15,6 +15,7 @@ from typing import Any
 
 from engine.formats import dataset_format
 from engine.plan import Builder, PlanError, reference_corpus
+from engine.provider_table import is_recorded
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, analysis_method
 from engine.spec.model import Analysis
@@ -65,7 +66,7 @@ class Reference(AnalysisMethod):
         for item in items:
             outputs = {}
             for model in a.models:
-                if builder.spec.models[model].provider == "recorded" and model not in item.outputs:
+                if is_recorded(builder.spec.models[model].provider) and model not in item.outputs:
                     continue  # pointwise: a missing recorded answer is unrated, and counted in the model's n
                 output, tokens = builder.generation(a.name, model, a.dataset, item)
                 outputs[model] = [output]

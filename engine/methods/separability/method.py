@@ -15,6 +15,7 @@ from typing import Any
 
 from engine.judges import prompts
 from engine.plan import Builder
+from engine.provider_table import is_recorded
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, analysis_method
 from engine.spec.model import Analysis
@@ -62,7 +63,7 @@ class Separability(AnalysisMethod):
         if len(models) < 2:
             c.report((*path, "models"), "separability needs at least 2 models")
         for i, model in enumerate(models):
-            if c.section("models").get(model, {}).get("provider") == "recorded":
+            if is_recorded(c.section("models").get(model, {}).get("provider")):
                 c.report((*path, "models", i), "separability samples K generations; a recorded model cannot")
         if analysis.get("preference_judge") is not None:
             c.judge_for((*path, "preference_judge"), analysis["preference_judge"], "text")

@@ -24,6 +24,7 @@ from engine.formats import dataset_format
 from engine.judges import prompts
 from engine.names import did_you_mean
 from engine.plan import Builder, deferred_calls, estimate_tokens, vibe_fields
+from engine.provider_table import is_recorded
 from engine.records import Deferred, Prepared, Result
 from engine.registry import AnalysisMethod, Page, PairOptions, analysis_method
 from engine.spec.model import Analysis, Judge, Vibe
@@ -142,7 +143,7 @@ class VibeCheck(AnalysisMethod):
         gaps = opts.reference is not None or dataset_format(spec.datasets[a.dataset].format).tidy
         for item in builder.items[a.dataset]:
             models = [m for m in (a.models if opts.reference is not None else a.models[:2])
-                      if not gaps or spec.models[m].provider != "recorded" or m in item.outputs]
+                      if not gaps or not is_recorded(spec.models[m].provider) or m in item.outputs]
             if opts.reference is not None and opts.reference not in models:
                 continue  # a prompt the reference has no recorded answer to has nothing to compare
             made = {model: builder.generation(a.name, model, a.dataset, item) for model in models}
