@@ -85,8 +85,8 @@ def test_a_taken_name_is_refused() -> None:
 
 def test_nested_option_blocks_are_typed_with_their_defaults_filled_in() -> None:
     """A block the spec gives in part (a split, the regression's selection, sep-Elo) keeps the other defaults."""
-    from engine.methods.separability.method import Encoder, SeparabilityOptions, SepElo
-    from engine.methods.vibecheck.method import Regression, VibeCheckOptions
+    from engine.methods.separability.options import Encoder, SeparabilityOptions, SepElo
+    from engine.methods.vibecheck.options import Regression, VibeCheckOptions
     from engine.spec.model import Analysis
 
     vibecheck = VibeCheckOptions.from_spec({"judges": ["j"], "split": {"train": 0.6}, "regression": {"top": 3}})

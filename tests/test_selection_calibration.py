@@ -27,7 +27,7 @@ from engine.discover import statistical as discovery
 from engine.methods.vibecheck import analysis as vibecheck
 from engine.methods.vibecheck import headline, keep, profiles
 from engine.methods.vibecheck.analysis import Features
-from engine.methods.vibecheck.method import Regression
+from engine.methods.vibecheck.options import Regression
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.spec.data_model import Labels
 from engine.spec.model import Vibe

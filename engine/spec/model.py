@@ -15,7 +15,8 @@ from typing import Any
 from engine.judges.kinds import JudgeKind, judge_kind
 from engine.provider_table import PROVIDERS, batch_providers
 from engine.registry import Options, PairOptions, get_method
-from engine.spec.data_model import Dataset, dataset_from, recorded_models
+from engine.spec.data_model import Dataset
+from engine.spec.dataset_entries import dataset_from, recorded_models
 from engine.spec.paths import resolve_path
 from engine.spec.profiles import read_profile
 

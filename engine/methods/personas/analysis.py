@@ -50,7 +50,7 @@ from engine.judges.llm import (
     parse_same_task,
 )
 from engine.judges.verdicts import PairVerdict, PreservationCheck
-from engine.methods.personas.method import PersonasOptions
+from engine.methods.personas.options import PersonasOptions
 from engine.methods.personas.records import (
     Cell,
     DimensionRate,

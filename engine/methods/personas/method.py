@@ -9,15 +9,15 @@ The statistics live in `engine.methods.personas.analysis`, the pages in `engine.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.datasets import Item
 from engine.judges import prompts
+from engine.methods.personas.options import PersonasOptions
 from engine.plan import Builder, estimate_tokens, offset_seed, prompted, reference_corpus
 from engine.records import OFFLINE_PROVIDER, Prepared, Result
-from engine.registry import AnalysisMethod, Options, Page, analysis_method
+from engine.registry import AnalysisMethod, Page, analysis_method
 from engine.requests import Preservation, Profile, Prompted, Rewrite, SameTaskCheck
 from engine.spec.model import Analysis, Judge, Persona
 from engine.spec.profiles import DIMENSION_MEASURES, JUDGED_DIMENSIONS, persona_dimensions, persona_text
@@ -25,21 +25,6 @@ from engine.spec.semantics import SpecChecker
 from engine.spec.yaml_source import PathKey
 
 CONTROL_TEMPLATES = ("Perform the following task:\n\n{p}", "{p}\n\nPlease respond to the request above.")
-
-
-@dataclass(frozen=True)
-class PersonasOptions(Options):
-    personas: list[str] = field(default_factory=list)
-    judges: list[str] = field(default_factory=list)
-    rewriter: str | None = None  # an LLM judge that rewrites prompts in each persona's voice
-    verifier: str | None = None  # an LLM judge that checks a rewrite still asks the same thing
-    variants: int = 2
-    controls: int = 2
-    preservation_min: float = 0.6  # least cosine between a rewrite and its original
-    gate_judge: str | None = None
-    gate_threshold: float = 4
-    swap: str = "confidence"  # when an LLM judge's two orders disagree: confidence | tie
-    seed: int = 0
 
 
 @analysis_method("personas")

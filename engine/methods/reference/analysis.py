@@ -23,7 +23,7 @@ from engine.analyze.reference import (
     subset_rankings,
     subset_scores,
 )
-from engine.methods.reference.method import ReferenceOptions
+from engine.methods.reference.options import ReferenceOptions
 from engine.records import Prepared, Result
 from engine.requests import Rating
 from engine.spec.model import Analysis

@@ -9,28 +9,18 @@ The statistics live in `engine.analyze.reference`, the analysis that runs them i
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engine.formats import dataset_format
+from engine.methods.reference.options import ReferenceOptions
 from engine.plan import Builder, PlanError, reference_corpus
 from engine.provider_table import is_recorded
 from engine.records import Prepared, Result
-from engine.registry import AnalysisMethod, Options, Page, analysis_method
+from engine.registry import AnalysisMethod, Page, analysis_method
 from engine.spec.model import Analysis
 from engine.spec.semantics import SpecChecker
 from engine.spec.yaml_source import PathKey
-
-
-@dataclass(frozen=True)
-class ReferenceOptions(Options):
-    judge: str = ""
-    repeats: int = 3
-    tie_gap: float = 2.0
-    ties: str = "drop"
-    seed: int = 0
-    bootstrap: int = 1000
 
 
 @analysis_method("reference")

@@ -9,7 +9,7 @@ from typing import Any
 from jinja2 import Environment
 
 from engine.analyze.reference import ReferenceResult
-from engine.methods.reference.method import ReferenceOptions
+from engine.methods.reference.options import ReferenceOptions
 from engine.records import Prepared, Result
 from engine.report import charts
 from engine.report.paging import ITEMS_PER_PAGE, slug, text_of, write_pages

@@ -32,7 +32,7 @@ from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.analyze.reliability import JudgeReliability
 from engine.analyze.similarity import group_similarity
 from engine.embeddings import MODEL_NAME, TokenEncoder, token_encoder
-from engine.methods.separability.method import SeparabilityOptions
+from engine.methods.separability.options import SeparabilityOptions
 from engine.records import Prepared, Result
 from engine.requests import PairJudgment
 from engine.spec.model import Analysis

@@ -9,48 +9,19 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from engine.judges import prompts
+from engine.methods.separability.options import SeparabilityOptions
 from engine.plan import Builder
 from engine.provider_table import is_recorded
 from engine.records import Prepared, Result
-from engine.registry import AnalysisMethod, Options, Page, analysis_method
+from engine.registry import AnalysisMethod, Page, analysis_method
 from engine.spec.model import Analysis
 from engine.spec.semantics import SpecChecker
 from engine.spec.yaml_source import PathKey
-
-
-@dataclass(frozen=True)
-class Encoder:
-    """A local model for BERTScore, and the layer whose token embeddings it compares."""
-
-    path: str
-    num_layers: int = 6
-
-
-@dataclass(frozen=True)
-class SepElo:
-    """sep-Elo's K and its multiplier K·alpha / (1 + exp(-beta (delta - threshold))); the defaults are the
-    paper's K = 4, T = 0.4, alpha = 2, beta = 6."""
-
-    k: float = 4.0
-    threshold: float = 0.4
-    alpha: float = 2.0
-    beta: float = 6.0
-
-
-@dataclass(frozen=True)
-class SeparabilityOptions(Options):
-    samples: int = 5
-    temperature: float = 0.5
-    similarity: str = "bertscore_length_adjusted"
-    encoder: Encoder | None = None  # None: MiniLM, which ships with vibe
-    preference_judge: str | None = None
-    seed: int = 0
-    elo: SepElo = field(default_factory=SepElo)
 
 
 @analysis_method("separability")

@@ -34,7 +34,7 @@ from engine.discover.splits import discovery_sides, split_bindings, split_seed
 from engine.judges.verdicts import PairVerdict
 from engine.methods.vibecheck.ceiling import ceiling
 from engine.methods.vibecheck.keep import decide
-from engine.methods.vibecheck.method import Regression, VibeCheckOptions
+from engine.methods.vibecheck.options import Regression, VibeCheckOptions
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.records import Prepared, Result
 from engine.requests import PairJudgment

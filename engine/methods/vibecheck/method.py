@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,36 +22,17 @@ if TYPE_CHECKING:
 from engine.datasets import Item
 from engine.formats import dataset_format
 from engine.judges import prompts
+from engine.methods.vibecheck.options import VibeCheckOptions
 from engine.names import did_you_mean
 from engine.plan import Builder, deferred_calls, estimate_tokens, vibe_fields
 from engine.provider_table import is_recorded
 from engine.records import Deferred, Prepared, Result
-from engine.registry import AnalysisMethod, Page, PairOptions, analysis_method
+from engine.registry import AnalysisMethod, Page, analysis_method
 from engine.spec.model import Analysis, Judge, Vibe
 from engine.spec.semantics import SpecChecker, check_vibes_have_judges
 from engine.spec.yaml_source import PathKey
 
 Pair = tuple[Item, tuple[str, str], int]  # an item, its two generation tasks, their estimated tokens
-
-
-@dataclass(frozen=True)
-class Regression:
-    """Which kept vibes enter the regressions: `lars`, VibeCheck's first `top` to enter a least-angle
-    regression path predicting model identity on the training pairs, or `all`."""
-
-    select: str = "lars"
-    top: int = 10
-
-
-@dataclass(frozen=True)
-class VibeCheckOptions(PairOptions):
-    vibes: list[str] | None = None  # None: every declared (and discovered) vibe
-    regression: Regression = field(default_factory=Regression)
-    preference_judges: list[str] = field(default_factory=list)
-
-    def measured(self, declared: tuple[Vibe, ...]) -> list[Vibe]:
-        """The vibes of `declared` the analysis measures: those it lists, or all of them."""
-        return [v for v in declared if not self.vibes or v.name in self.vibes]
 
 
 def _beside_rule(label: str, accuracy: float, rule: str, rule_accuracy: float | None, where: str = "") -> str:

@@ -15,34 +15,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from engine.judges.llm import verdict_reason
-
-if TYPE_CHECKING:
-    from engine.methods.vibecheck.records import PairVerdicts
+from engine.methods.vibecheck.records import PairVerdicts, ReasonTheme
 
 MIN_REASONS = 8  # fewer reasons than this are listed, not grouped
 MAX_THEMES = 5
 EXAMPLES = 3
 REASON_CHARS = 300
 WORD = r"(?u)\b[a-zA-Z][a-zA-Z]+\b"  # words of two letters or more; numbers (answer 1, answer 2) name no theme
-
-
-@dataclass(frozen=True)
-class ReasonTheme:
-    """One group of reasons about a vibe: its size, which way its verdicts went (+1 for A, −1 for B, 0 a tie
-    or no verdict), distinctive words, and the reasons nearest its centre (the first is the theme's face)."""
-
-    size: int
-    for_a: int
-    for_b: int
-    neither: int
-    keywords: list[str]
-    examples: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,21 @@ from engine import stats
 from engine.analyze import heldout
 from engine.analyze.reliability import JudgeAgreement, JudgeReliability
 from engine.methods.vibecheck.ceiling import Ceiling
-from engine.methods.vibecheck.reason_themes import ReasonTheme
 from engine.spec.data_model import Labels
 from engine.spec.model import VibeExamples
+
+
+@dataclass(frozen=True)
+class ReasonTheme:
+    """One group of reasons about a vibe: its size, which way its verdicts went (+1 for A, −1 for B, 0 a tie
+    or no verdict), distinctive words, and the reasons nearest its centre (the first is the theme's face)."""
+
+    size: int
+    for_a: int
+    for_b: int
+    neither: int
+    keywords: list[str]
+    examples: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
