@@ -29,6 +29,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from engine.execute.cache import Cache
 from engine.execute.run import execute
+from engine.judges.verdicts import RatingScore
 from engine.methods.reference.analysis import analyze_reference
 from engine.pipeline import prepare
 from engine.plan import compile_plan
@@ -79,7 +80,8 @@ def main() -> None:
     out = {t.request["output"]: finished[t.id].output for t in prepared.plan.tasks if t.request["kind"] == "rate"}
     texts = {(b.item, m): str(finished[g].output) for b in prepared.plan.bindings["reference"]
              for m, (g,) in b.outputs.items()}
-    signals = {(b.item, m): out[g] for b in prepared.plan.bindings["reference"] for m, (g,) in b.outputs.items()}
+    signals = {(b.item, m): RatingScore.from_json(out[g]).signals for b in prepared.plan.bindings["reference"]
+               for m, (g,) in b.outputs.items()}
     keys = sorted(details)
     items = {i.id: i for i in prepared.items["vibe-eval"]}
     reka = np.array([details[k].recorded for k in keys], float)

@@ -150,6 +150,12 @@ class AnalysisMethod:
         decide which candidates it keeps."""
         raise NotImplementedError
 
+    def pair_verdicts(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result],
+                      vibes: list[Vibe]) -> tuple[list[str], np.ndarray]:
+        """For a method that `discovers`: the panel's verdicts ν of `vibes` on every pair of the analysis
+        (rows: the pairs' items; +1 when the first model sits higher), which `vibe compare` reads."""
+        raise NotImplementedError
+
     def headline(self, folder: Path) -> list[str]:
         """The run's headline figures from an analysis' output folder, as `vibe publish` lists them (none by
         default; a folder of another method gives none either)."""

@@ -37,6 +37,7 @@ from engine.execute.offline_judges import run_offline
 from engine.execute.progress import RunProgress
 from engine.execute.providers import Provider, ProviderError, create_provider
 from engine.execute.scheduler import Failure, Scheduler
+from engine.execute.snapshot import write_snapshot
 from engine.plan import reference_corpora
 from engine.provider_table import engine_of, in_cluster_providers, is_recorded
 from engine.records import OFFLINE_PROVIDER, STAGES, Plan, Prepared, Result, Task
@@ -290,6 +291,7 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
     previous = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     if previous.get("fingerprint") != fingerprint or not (run_dir / "plan.json.gz").exists():
         _write_task_files(plan, run_dir, results)  # else they already hold this plan and these results
+        write_snapshot(prepared, run_dir)
     failed_ids = {f.task_id for f in summary.failed}
     (run_dir / "failures.jsonl").write_text(
         "".join(json.dumps(asdict(f)) + "\n" for f in summary.failed if f.task_id not in results), encoding="utf-8")

@@ -1,6 +1,7 @@
 """What an export reads from a run directory: its manifest, plan bindings, generated answers and the pair
-verdicts each VibeCheck comparison wrote, with the prompts read again from the spec's datasets (a run keeps
-answers, not prompts)."""
+verdicts each VibeCheck comparison wrote, with its spec and prompts: from the spec file and its datasets while
+they are there, else from the copies the run keeps (`engine.execute.snapshot`), so a run folder exports on
+its own."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets import DatasetError, Item, load_items
-from engine.spec.model import Spec
+from engine.execute.snapshot import read_items, read_spec_document
+from engine.spec.model import Spec, spec_from_document
 
 
 class ExportError(Exception):
@@ -50,7 +52,10 @@ class RunFiles:
         try:
             spec = load_spec(source)
         except (SpecError, OSError) as exc:
-            raise ExportError(f"{run_dir}: the run's spec {source} cannot be read ({exc}); pass --spec") from None
+            kept = None if spec_file else read_spec_document(run_dir)
+            if kept is None:
+                raise ExportError(f"{run_dir}: the run's spec {source} cannot be read ({exc}); pass --spec") from None
+            spec = spec_from_document(*kept)
         if spec.name != manifest["spec_name"]:
             raise ExportError(f"{source} is spec {spec.name!r}, but {run_dir} ran {manifest['spec_name']!r}; pass "
                               "--spec with the spec that made the run")
@@ -65,6 +70,10 @@ class RunFiles:
 
     def dataset_items(self, dataset: str) -> dict[str, Item]:
         if dataset not in self.items:
+            kept = read_items(self.run_dir)
+            if kept is not None and dataset in kept:
+                self.items[dataset] = {it.id: it for it in kept[dataset]}
+                return self.items[dataset]
             try:
                 self.items[dataset] = {it.id: it for it in load_items(self.spec.datasets[dataset])}
             except DatasetError as exc:

@@ -264,6 +264,7 @@ class Spec:
     document: dict[str, Any]  # the merged, validated document (for hashing and diffs)
     skipped_judges: tuple[str, ...] = ()  # optional judges left out because their API key is unset
     execution: Execution = Execution()
+    gates: Mapping[str, float] = field(default_factory=dict)  # vibe -> the largest shift `vibe compare` allows
 
 
 JUDGE_MAX_TOKENS = 256  # a verdict with a sentence of reasoning; generations default to Params.max_tokens
@@ -366,4 +367,5 @@ def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
         document=doc,
         skipped_judges=tuple(sorted(skipped)),
         execution=_execution(doc.get("execution")),
+        gates={vibe: float(gate["max_shift"]) for vibe, gate in (doc.get("gates") or {}).items()},
     )

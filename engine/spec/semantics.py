@@ -100,6 +100,7 @@ def check_semantics(document: dict[str, Any], source: SourceMap, spec_path: Path
     _check_personas(checker)
     _check_analyses(checker)
     _check_execution(checker)
+    _check_gates(checker)
     return checker.problems
 
 
@@ -218,6 +219,17 @@ def _check_format(c: SpecChecker, path: PathKey, ds: dict[str, Any]) -> None:
                      "wide table names them in fields.outputs")
         for raw, model in ds["model_names"].items():
             c.must_exist((*path, "model_names", raw), model, "models")
+
+
+def _check_gates(c: SpecChecker) -> None:
+    """A gate names a declared vibe; with discovery on, the vibes it will find are checked by `vibe compare`."""
+    vibes = c.doc.get("vibes") or []
+    if any("discover" in v for v in vibes):
+        return
+    declared = [v["name"] for v in vibes if "name" in v]
+    for name in c.doc.get("gates") or {}:
+        if name not in declared:
+            c.report(("gates", name), f"gate names no declared vibe {name!r}{did_you_mean(name, declared)}")
 
 
 def _check_vibes(c: SpecChecker) -> None:

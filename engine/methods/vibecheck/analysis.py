@@ -46,10 +46,19 @@ def train_verdicts(prepared: Prepared, analysis: Analysis, results: dict[str, Re
                    vibes: list[Vibe]) -> np.ndarray:
     """ν of `vibes` on the training pairs of every comparison of the analysis (pairs × vibes): what LLM
     discovery validates its proposals on."""
-    train = [p for comparison in analysis.comparisons()
-             for p in analyze_vibecheck(prepared, analysis, results, comparison=comparison).pairs if p.split == "train"]
-    return np.array([[np.nan if p.nu[v.name] is None else p.nu[v.name] for v in vibes] for p in train],
-                    dtype=float).reshape(len(train), len(vibes))
+    return pair_verdicts(prepared, analysis, results, vibes, split="train")[1]
+
+
+def pair_verdicts(prepared: Prepared, analysis: Analysis, results: dict[str, Result], vibes: list[Vibe],
+                  split: str | None = None) -> tuple[list[str], np.ndarray]:
+    """ν of `vibes` on the pairs of every comparison of the analysis (of `split` only, when given): each row's
+    item, and the matrix (pairs × vibes), NaN where no judge gave a readable verdict."""
+    pairs = [p for comparison in analysis.comparisons()
+             for p in analyze_vibecheck(prepared, analysis, results, comparison=comparison).pairs
+             if split is None or p.split == split]
+    nu = np.array([[np.nan if p.nu[v.name] is None else p.nu[v.name] for v in vibes] for p in pairs],
+                  dtype=float).reshape(len(pairs), len(vibes))
+    return [p.item_id for p in pairs], nu
 
 
 def _judges_for(prepared: Prepared, analysis: Analysis, vibe: Vibe) -> list[str]:

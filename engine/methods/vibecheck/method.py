@@ -61,6 +61,12 @@ class VibeCheck(AnalysisMethod):
 
         return train_verdicts(prepared, analysis, results, vibes)
 
+    def pair_verdicts(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result],
+                      vibes: list[Vibe]) -> tuple[list[str], np.ndarray]:
+        from engine.methods.vibecheck.analysis import pair_verdicts
+
+        return pair_verdicts(prepared, analysis, results, vibes)
+
     def headline(self, folder: Path) -> list[str]:
         """The held-out accuracies beside the length rule's, from regressions.json."""
         from engine.analyze.heldout import RULE

@@ -1,0 +1,167 @@
+"""`vibe compare BASE_RUN HEAD_RUN`: did a model slot's behaviour move between two runs?
+
+Each run folder is read on its own (its spec and prompts are kept in it, `engine.execute.snapshot`). For every
+model slot both runs answered with, the answers to the prompts both runs asked (same id, same text) become a
+pair, base's answer first; prompts only one run has are counted and left out. The pairs are judged by one
+run's panel through the ordinary pipeline (a spec of two recorded models is written into the output folder, so
+cached verdicts are reused and new judgments are planned and priced like any run's), and each vibe's shift is
+tested (`engine.drift.shift`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.drift.shift import Shift, gate, shift_of
+from engine.execute.snapshot import read_items, read_spec_document
+from engine.registry import PairOptions, get_method
+from engine.spec.model import Spec, spec_from_document
+
+BASE, HEAD = "base", "head"
+
+
+class CompareError(Exception):
+    """Two runs that cannot be compared, and why."""
+
+
+@dataclass
+class Run:
+    """What a comparison reads from one run folder."""
+
+    folder: Path
+    spec: Spec
+    answers: dict[str, dict[str, str]]  # model slot -> item id -> its (first) answer
+    prompts: dict[str, str]  # item id -> prompt
+    discovered: list[dict[str, Any]] = field(default_factory=list)  # discovered_vibes.json records
+
+    @classmethod
+    def open(cls, folder: Path) -> Run:
+        kept = read_spec_document(folder)
+        items = read_items(folder)
+        if not (folder / "manifest.json").is_file():
+            raise CompareError(f"{folder}: not a run folder (no manifest.json); `vibe run SPEC` writes one")
+        if kept is None or items is None:
+            raise CompareError(f"{folder}: the run keeps no copy of its spec and prompts (spec.json, items.jsonl.gz): "
+                               "it was written by an older vibe; run its spec again to compare it")
+        answers: dict[str, dict[str, str]] = {}
+        path = folder / "generation.jsonl.gz"
+        if path.is_file():
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                for line in fh:
+                    row = json.loads(line)
+                    output = row["output"] if isinstance(row["output"], str) else json.dumps(row["output"])
+                    answers.setdefault(row["endpoint"], {}).setdefault(row["item_id"], output)
+        discovered = folder / "discovered_vibes.json"
+        return cls(folder, spec_from_document(*kept), answers,
+                   {item.id: item.prompt for dataset in items.values() for item in dataset},
+                   json.loads(discovered.read_text(encoding="utf-8")) if discovered.is_file() else [])
+
+    def panel(self) -> tuple[str, list[str]]:
+        """The analysis whose panel judges the pairs (the first whose method judges vibes on pairs) and its
+        judges."""
+        for name, analysis in self.spec.analyses.items():
+            if get_method(analysis.method).discovers:
+                return name, list(PairOptions.of(analysis).judges)
+        raise CompareError(f"{self.folder}: spec {self.spec.name!r} has no analysis that judges vibes on pairs")
+
+    def vibe_entries(self) -> list[dict[str, Any]]:
+        """The vibes its panel measured: those the spec declares, then those discovery found."""
+        declared = [v for v in self.spec.document.get("vibes") or [] if "name" in v]
+        found = [{k: v for k, v in record.items() if k in ("name", "low", "high", "metric", "examples") and v}
+                 for record in self.discovered]
+        return declared + [v for v in found if v["name"] not in {d["name"] for d in declared}]
+
+
+@dataclass
+class SlotComparison:
+    model: str
+    shared: int
+    only_base: int
+    only_head: int
+    shifts: list[Shift]
+
+
+def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, models: list[str] | None = None,
+                 panel: str | None = None, quiet: bool = True) -> tuple[list[SlotComparison], Run]:
+    """Each shared model slot's shifts, judged by the `panel` run's panel ("base" or "head"; required when the
+    two runs' panels differ). Returns them with the run whose panel judged."""
+    base, head = Run.open(base_dir), Run.open(head_dir)
+    judging = _choose_panel(base, head, panel)
+    shared_models = [m for m in base.answers if m in head.answers]
+    chosen = models or shared_models
+    unknown = [m for m in chosen if m not in shared_models]
+    if unknown or not chosen:
+        raise CompareError(f"no model slot {', '.join(unknown) or ''} answered in both runs; shared: "
+                           f"{', '.join(shared_models) or 'none'} (base: {', '.join(base.answers) or 'none'}; "
+                           f"head: {', '.join(head.answers) or 'none'})")
+    gates = dict(head.spec.gates or base.spec.gates)
+    vibes = judging.vibe_entries()
+    missing = [name for name in gates if name not in {v["name"] for v in vibes}]
+    if missing:
+        raise CompareError(f"gates: {', '.join(missing)} name no vibe the panel measures "
+                           f"({', '.join(v['name'] for v in vibes)})")
+    out = []
+    for model in chosen:
+        ids = [i for i in base.answers[model] if i in head.answers[model] and i in base.prompts
+               and base.prompts[i] == head.prompts.get(i)]
+        if not ids:
+            raise CompareError(f"model {model!r}: the runs share no prompt (same id and text)")
+        item_ids, nu = _judge(base, head, judging, model, ids, vibes, out_dir / model, cache, quiet)
+        shifts = gate([shift_of(v["name"], nu[:, j], gates.get(v["name"])) for j, v in enumerate(vibes)])
+        out.append(SlotComparison(model, len(item_ids), len(set(base.answers[model]) - set(ids)),
+                                  len(set(head.answers[model]) - set(ids)), shifts))
+    return out, judging
+
+
+def _choose_panel(base: Run, head: Run, panel: str | None) -> Run:
+    if panel is not None:
+        return base if panel == BASE else head
+    judges = {side: {j: run.spec.document["judges"][j] for j in run.panel()[1]}
+              for side, run in ((BASE, base), (HEAD, head))}
+    vibes = {BASE: base.vibe_entries(), HEAD: head.vibe_entries()}
+    differ = [what for what, both in (("judges", judges), ("vibes", vibes)) if both[BASE] != both[HEAD]]
+    if differ:
+        raise CompareError(f"the two runs' panels differ ({' and '.join(differ)}): pass --panel base or "
+                           "--panel head to say whose judges and vibes measure both")
+    return base
+
+
+def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes: list[dict[str, Any]],
+           folder: Path, cache: Path, quiet: bool) -> tuple[list[str], np.ndarray]:
+    """The panel's ν on every shared prompt (+1: base's answer sits higher), through the pipeline."""
+    from engine.execute.cache import Cache
+    from engine.pipeline import prepare, run_spec
+
+    analysis_name, judges = judging.panel()
+    block = judging.spec.document["analyses"][analysis_name]
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [{"id": i, "prompt": base.prompts[i], BASE: base.answers[model][i], HEAD: head.answers[model][i]}
+            for i in ids]
+    (folder / "pairs.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                                        encoding="utf-8")
+    spec = {"name": f"compare-{model}",
+            "description": f"{model}: {base.folder} (base) against {head.folder} (head)",
+            "models": {BASE: {"provider": "recorded"}, HEAD: {"provider": "recorded"}},
+            "judges": {j: judging.spec.document["judges"][j] for j in judges},
+            "datasets": {"shared": {"source": {"path": "pairs.jsonl"},
+                                    "fields": {"id": "id", "prompt": "prompt", "outputs": {BASE: BASE, HEAD: HEAD}}}},
+            "vibes": vibes,
+            "analyses": {"drift": {"method": block["method"], "dataset": "shared", "models": [BASE, HEAD],
+                                   "judges": judges}}}
+    path = folder / "compare.yaml"
+    path.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")  # JSON is YAML
+    run_spec(path, folder / "run", cache, quiet=quiet, report=False)
+    prepared = prepare(path)
+    with Cache(cache) as opened:
+        results = opened.get_many(t.id for t in prepared.plan.tasks)
+    analysis = prepared.spec.analyses["drift"]
+    declared = [v for v in prepared.spec.vibes if v.name in {e["name"] for e in vibes}]
+    order = {v["name"]: j for j, v in enumerate(vibes)}
+    declared.sort(key=lambda v: order[v.name])
+    return get_method(analysis.method).pair_verdicts(prepared, analysis, results, declared)

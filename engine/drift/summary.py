@@ -1,0 +1,90 @@
+"""What `vibe compare` writes: compare.json (every figure), compare.md (the pull-request comment) and
+index.html (the same table as a page), and the exit status a gate sets."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import asdict
+from pathlib import Path
+
+from engine.drift.compare import SlotComparison
+from engine.drift.shift import ALPHA, Shift
+
+ESTIMATOR = ("shift = head minus base, in verdict units (the panel's mean verdict per prompt, −1 to +1), mean over "
+             "shared prompts with a 95% t-interval; moved: two-sided t-test, Holm over each comparison's vibes; "
+             "gates: beyond the margin by a one-sided t-test (Holm over the gated vibes), within it by TOST at "
+             f"α = {ALPHA}")
+
+
+def gate_status(comparisons: list[SlotComparison], inconclusive_fails: bool) -> tuple[bool, list[str]]:
+    """Whether every gate holds, and a line per gate that does not."""
+    lines = []
+    for c in comparisons:
+        for s in c.shifts:
+            if s.verdict == "fail" or (s.verdict == "inconclusive" and inconclusive_fails):
+                lines.append(f"{c.model} · {s.vibe}: {_verdict(s)}")
+    return not lines, lines
+
+
+def _signed(x: float | None) -> str:
+    return "—" if x is None or not math.isfinite(x) else f"{x:+.3f}"
+
+
+def _p(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2g}"
+
+
+def _verdict(s: Shift) -> str:
+    if s.verdict == "fail":
+        return f"FAIL: shift {_signed(s.shift)} is beyond ±{s.margin:g} (p = {_p(s.p_beyond_adjusted)}, Holm)"
+    if s.verdict == "pass":
+        return f"pass: within ±{s.margin:g} (TOST p = {_p(s.p_equivalent)})"
+    if s.verdict == "inconclusive":
+        need = (f"about {s.prompts_needed} prompts would decide it" if s.prompts_needed
+                else "no sample size decides a shift this close to the margin")
+        return f"inconclusive: neither beyond nor within ±{s.margin:g} at {s.n} prompts; {need}"
+    return ""
+
+
+def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel: Path) -> str:
+    lines = [f"## vibe compare: `{base}` → `{head}`", "",
+             f"Judged by the panel of `{panel}`. {ESTIMATOR}.", ""]
+    for c in comparisons:
+        lines += [f"### {c.model}: {c.shared} shared prompts"
+                  + (f" ({c.only_base} only in base, {c.only_head} only in head, left out)"
+                     if c.only_base or c.only_head else ""), "",
+                  "| vibe | shift | 95% interval | p (Holm) | detects (80% power) | gate |",
+                  "|---|---|---|---|---|---|"]
+        for s in sorted(c.shifts, key=lambda s: -abs(s.shift)):
+            moved = s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA
+            lines.append(f"| {'**' + s.vibe + '**' if moved else s.vibe} | {_signed(s.shift)} | "
+                         f"[{_signed(s.low)}, {_signed(s.high)}] | {_p(s.p_moved_adjusted)} | "
+                         f"{'—' if s.detectable is None else f'±{s.detectable:.3f}'} | {_verdict(s) or '—'} |")
+        lines.append("")
+    lines.append("Bold: moved (Holm-adjusted p < 0.05). Positive: the head sits higher on the vibe than the base.")
+    return "\n".join(lines) + "\n"
+
+
+def write(comparisons: list[SlotComparison], base: Path, head: Path, panel: Path, out: Path) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    body = {"base": str(base), "head": str(head), "panel": str(panel), "estimator": ESTIMATOR,
+            "comparisons": [asdict(c) for c in comparisons]}
+    (out / "compare.json").write_text(json.dumps(_finite(body), indent=1) + "\n", encoding="utf-8")
+    markdown = to_markdown(comparisons, base, head, panel)
+    (out / "compare.md").write_text(markdown, encoding="utf-8")
+    (out / "index.html").write_text(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>vibe compare</title>"
+        "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto}pre{white-space:pre-wrap}"
+        f"</style></head><body><pre>{html.escape(markdown)}</pre></body></html>\n", encoding="utf-8")
+    return out
+
+
+def _finite(value: object) -> object:
+    """`value` with every NaN or infinity as null (JSON has neither)."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return None if isinstance(value, float) and not math.isfinite(value) else value

@@ -1,0 +1,52 @@
+"""What makes a run folder self-contained: the validated spec it ran (`spec.json`) and every prompt it asked
+(`items.jsonl.gz`, each dataset's items as the run read them). `vibe export` and `vibe compare` read these when
+the spec or its data are gone (a run downloaded from a published site, a data folder cleaned up)."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.datasets.items import Battle, Item
+from engine.records import Prepared
+
+SPEC_FILE = "spec.json"
+ITEMS_FILE = "items.jsonl.gz"
+
+
+def write_snapshot(prepared: Prepared, run_dir: Path) -> None:
+    """The spec's merged document and its datasets' items, beside the answers."""
+    spec = prepared.spec
+    (run_dir / SPEC_FILE).write_text(json.dumps({"path": str(spec.path), "document": spec.document}, indent=1,
+                                                ensure_ascii=False) + "\n", encoding="utf-8")
+    rows = [json.dumps({"dataset": name, **dataclasses.asdict(item)}, ensure_ascii=False)
+            for name, items in prepared.items.items() for item in items]
+    with gzip.GzipFile(run_dir / ITEMS_FILE, "wb", mtime=0) as fh:
+        fh.write("".join(row + "\n" for row in rows).encode("utf-8"))
+
+
+def read_spec_document(run_dir: Path) -> tuple[dict[str, Any], Path] | None:
+    """The run's merged spec document and the path it was read from, or None for a run written before."""
+    path = run_dir / SPEC_FILE
+    if not path.is_file():
+        return None
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    return saved["document"], Path(saved["path"])
+
+
+def read_items(run_dir: Path) -> dict[str, list[Item]] | None:
+    """Each dataset's items as the run read them, or None for a run written before."""
+    path = run_dir / ITEMS_FILE
+    if not path.is_file():
+        return None
+    out: dict[str, list[Item]] = {}
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            dataset = row.pop("dataset")
+            row["battles"] = tuple(Battle(**b) for b in row.get("battles", ()))
+            out.setdefault(dataset, []).append(Item(**row))
+    return out
