@@ -5,7 +5,6 @@ hand and in seeded simulations through the same functions."""
 from __future__ import annotations
 
 import json
-import math
 import shutil
 import subprocess
 import sys
@@ -147,4 +146,4 @@ def test_calibration_no_drift_rarely_fails_and_a_shift_of_the_margin_is_caught()
         caught += first.p_moved_adjusted is not None and first.p_moved_adjusted < 0.05 and first.verdict != "pass"
     assert failed / runs <= 0.05
     assert caught / runs >= 0.8, caught / runs
-    assert math.isfinite(passed_null / runs)
+    assert passed_null / runs >= 0.8  # and no drift is shown as such: every gate passes TOST (85% here)
