@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from engine.datasets import DatasetError
+from engine.drift.command import add_compare
 from engine.execute.backend import call_endpoints
 from engine.execute.ray_cluster import ClusterError
 from engine.plan import PlanError
@@ -18,7 +19,6 @@ from engine.readiness import label_problems, missing_data, missing_keys, older_k
 from engine.spec.problems import SpecError
 
 EXIT_OK, EXIT_FAILED_TASKS, EXIT_USAGE = 0, 1, 2
-EXIT_GATE = 1  # vibe compare --gate: a gated vibe moved beyond its margin (or, by choice, could not be shown within)
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -230,32 +230,6 @@ def _publish(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _compare(args: argparse.Namespace) -> int:
-    from engine.drift.compare import CompareError, compare_runs
-    from engine.drift.summary import gate_status, write
-    from engine.pipeline import default_cache_path
-
-    base, head = Path(args.base), Path(args.head)
-    out = Path(args.out) if args.out else head.parent / f"compare-{base.name}-{head.name}"
-    try:
-        comparisons, panel = compare_runs(base, head, out, Path(args.cache) if args.cache else default_cache_path(),
-                                          models=args.model, panel=args.panel, quiet=args.quiet)
-    except CompareError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    write(comparisons, base, head, panel.folder, out)
-    print((out / "compare.md").read_text(encoding="utf-8"))
-    print(f"written: {out / 'compare.json'}, {out / 'compare.md'}, {out / 'index.html'}")
-    if not args.gate:
-        return EXIT_OK
-    held, broken = gate_status(comparisons, inconclusive_fails=args.inconclusive == "fail")
-    for line in broken:
-        print(f"gate: {line}", file=sys.stderr)
-    if not any(s.margin is not None for c in comparisons for s in c.shifts):
-        print("gate: the spec declares no gates (gates: {vibe: {max_shift: ...}}); nothing to hold", file=sys.stderr)
-    return EXIT_OK if held else EXIT_GATE
-
-
 def _export(args: argparse.Namespace) -> int:
     from engine.export import ExportError, export
 
@@ -358,22 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "they finished and asks the rest again)")
     p.set_defaults(func=_batches)
 
-    p = sub.add_parser("compare", help="which vibes of a model moved between two runs (a baseline and a candidate), "
-                       "with intervals, and whether the spec's gates hold")
-    p.add_argument("base", help="the baseline run folder")
-    p.add_argument("head", help="the candidate run folder")
-    p.add_argument("--out", metavar="DIR", help="where to write compare.json, compare.md and index.html (default: "
-                   "compare-BASE-HEAD beside HEAD)")
-    p.add_argument("--cache", metavar="PATH", help="cache database (default: runs/cache.sqlite)")
-    p.add_argument("--model", action="append", metavar="SLOT", help="the model slot(s) to compare (default: every "
-                   "slot both runs answered with)")
-    p.add_argument("--panel", choices=("base", "head"), help="whose judges and vibes measure both runs (needed when "
-                   "they differ)")
-    p.add_argument("--gate", action="store_true", help="exit 1 when a gated vibe moved beyond its max_shift")
-    p.add_argument("--inconclusive", choices=("fail", "pass"), default="fail", help="with --gate: whether a gate "
-                   "that is neither beyond nor shown within its margin fails (default: fail)")
-    p.add_argument("--quiet", action="store_true", help="no progress display while the pairs are judged")
-    p.set_defaults(func=_compare)
+    add_compare(sub)
 
     p = sub.add_parser("run", help="execute a spec's plan (cached, resumable) and write the run directory")
     p.add_argument("spec")

@@ -91,3 +91,105 @@ def test_action_metadata_runs_the_same_command() -> None:
     scripts = "\n".join(step.get("run", "") for step in action["runs"]["steps"])
     assert "vibe diff --changed" in scripts and "<!-- vibe-diff -->" in scripts
     assert {"specs", "comment", "run", "publish"} <= set(action["inputs"])
+
+
+GH_STUB = """\
+#!/usr/bin/env python3
+# A stand-in for `gh api` on a pull request's comments, kept in comments.json beside this file.
+import json, subprocess, sys
+from pathlib import Path
+
+state = Path(__file__).with_name("comments.json")
+comments = json.loads(state.read_text()) if state.exists() else []
+args = sys.argv[1:]
+if "-X" in args:
+    method, path = args[args.index("-X") + 1], args[args.index("-X") + 2]
+    body = json.load(sys.stdin)["body"]
+    if method == "POST":
+        comments.append({"id": 100 + len(comments), "body": body})
+    else:
+        next(c for c in comments if c["id"] == int(path.rsplit("/", 1)[1]))["body"] = body
+    state.write_text(json.dumps(comments))
+    with state.with_name("calls.log").open("a") as log:
+        log.write(f"{method} {path}\\n")
+else:
+    query = args[args.index("--jq") + 1]
+    sys.stdout.write(subprocess.run(["jq", "-r", query], input=json.dumps(comments), capture_output=True,
+                                    text=True, check=True).stdout)
+"""
+
+DRIFT_SPEC = """\
+name: drift
+models: {terse: {provider: recorded}, chatty: {provider: recorded}}
+judges: {metrics: {kind: metric}}
+datasets:
+  d: {source: {path: ../data/answers.jsonl}, fields: {id: id, prompt: q, outputs: {terse: terse, chatty: chatty}}}
+vibes: [{name: verbosity, low: short, high: long, metric: length_words}]
+gates: {verbosity: {max_shift: 0.1}}
+analyses: {vibecheck: {dataset: d, models: [terse, chatty], judges: [metrics]}}
+"""
+
+
+def _answers(repo: Path, chatty_words: int) -> None:
+    rows = [{"id": f"p{i}", "q": f"Question {i}?", "terse": "Short answer here.",
+             "chatty": " ".join(["word"] * chatty_words)} for i in range(30)]
+    (repo / "data" / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _drift_repo(root: Path, head_words: int) -> tuple[Path, str]:
+    """A repository whose base commit's chatty answers have 40 words and whose head commit's have
+    `head_words`; the spec and its gate are the same in both."""
+    repo = root / "repo"
+    (repo / "specs").mkdir(parents=True)
+    (repo / "data").mkdir()
+    (repo / "specs" / "drift.yaml").write_text(DRIFT_SPEC)
+    _answers(repo, 40)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    _answers(repo, head_words)
+    git(repo, "commit", "-q", "-am", "head", "--allow-empty")
+    return repo, base
+
+
+def _upsert(tmp_path: Path, body: Path) -> None:
+    stub = tmp_path / "bin" / "gh"
+    stub.parent.mkdir(exist_ok=True)
+    stub.write_text(GH_STUB)
+    stub.chmod(0o755)
+    script = Path(__file__).resolve().parent.parent / "scripts" / "upsert_comment.sh"
+    done = subprocess.run(["bash", str(script), "o/r", "7", "<!-- vibe-compare -->", str(body)], capture_output=True,
+                          text=True, env={"PATH": f"{stub.parent}:/usr/bin:/bin", "GH_TOKEN": "t"})
+    assert done.returncode == 0, done.stderr
+
+
+def test_compare_mode_comments_once_updates_in_place_and_gates_the_check(tmp_path: Path) -> None:
+    """The pull request shortens the chatty answers from 40 to 10 words: the spec run at the base commit and at
+    the head, compared, fails its verbosity gate (exit 1, which the action's last step turns into the check's
+    status). The comment is posted once and, on the next push, edited in place. A pull request that changes
+    nothing the panel measures passes the gate."""
+    repo, base = _drift_repo(tmp_path, 10)
+    done = subprocess.run([sys.executable, "-m", "engine", "compare", "--git", base, "specs/drift.yaml", "--gate",
+                           "--out", "cmp", "--cache", "c.sqlite", "--quiet"], cwd=repo, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 1, done.stderr
+    assert "gate: chatty · verbosity: FAIL: shift -1.000 is beyond ±0.1" in done.stderr
+    body = repo / "cmp" / "compare.md"
+    assert body.read_text().startswith("<!-- vibe-compare -->\n## vibe compare:")
+    _upsert(tmp_path, body)
+    body.write_text(body.read_text() + "\nsecond push\n")
+    _upsert(tmp_path, body)
+    comments = json.loads((tmp_path / "bin" / "comments.json").read_text())
+    assert len(comments) == 1 and comments[0]["body"].endswith("second push\n")
+    assert (tmp_path / "bin" / "calls.log").read_text().splitlines() == [
+        "POST repos/o/r/issues/7/comments", "PATCH repos/o/r/issues/comments/100"]
+    steps = {s.get("name"): s for s in yaml.safe_load((Path(__file__).resolve().parent.parent / "action.yml")
+                                                   .read_text())["runs"]["steps"]}
+    assert "--gate" in steps["Compare the spec at the base and at the head"]["run"]
+    assert steps["Set the check from the gates"]["run"] == 'exit "${{ steps.compare.outputs.status }}"'
+    still, base_still = _drift_repo(tmp_path / "same", 40)
+    same = subprocess.run([sys.executable, "-m", "engine", "compare", "--git", base_still, "specs/drift.yaml",
+                           "--gate", "--out", "cmp", "--cache", "c.sqlite", "--quiet"], cwd=still,
+                          capture_output=True, text=True, timeout=600)
+    assert same.returncode == 0, same.stderr

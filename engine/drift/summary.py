@@ -12,6 +12,7 @@ from pathlib import Path
 from engine.drift.compare import SlotComparison
 from engine.drift.shift import ALPHA, Shift
 
+MARKER = "<!-- vibe-compare -->"  # the GitHub Action finds and updates its own comment by this first line
 ESTIMATOR = ("shift = head minus base, in verdict units (the panel's mean verdict per prompt, −1 to +1), mean over "
              "shared prompts with a 95% t-interval; moved: two-sided t-test, Holm over each comparison's vibes; "
              "gates: beyond the margin by a one-sided t-test (Holm over the gated vibes), within it by TOST at "
@@ -49,7 +50,7 @@ def _verdict(s: Shift) -> str:
 
 
 def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel: Path) -> str:
-    lines = [f"## vibe compare: `{base}` → `{head}`", "",
+    lines = [MARKER, f"## vibe compare: `{base}` → `{head}`", "",
              f"Judged by the panel of `{panel}`. {ESTIMATOR}.", ""]
     for c in comparisons:
         lines += [f"### {c.model}: {c.shared} shared prompts"

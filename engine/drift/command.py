@@ -1,0 +1,101 @@
+"""The `vibe compare` command: its options, and turning a comparison into files and an exit status."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2  # EXIT_GATE: a gated vibe moved beyond its margin, or was not shown within it
+
+
+def add_compare(sub: Any) -> None:
+    """The `compare` subcommand on the CLI's subparsers."""
+    p = sub.add_parser("compare", help="which vibes of a model moved between two runs (a baseline and a candidate), "
+                       "with intervals, and whether the spec's gates hold")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="the baseline and the candidate run folders (BASE HEAD), "
+                   "or with --git one spec")
+    p.add_argument("--git", metavar="REF", help="run SPEC as committed at REF and as it is now, then compare the two "
+                   "runs (what the GitHub Action does on a pull request)")
+    p.add_argument("--out", metavar="DIR", help="where to write compare.json, compare.md and index.html (default: "
+                   "compare-BASE-HEAD beside HEAD; with --git, runs/compare-SPEC, which also holds both runs)")
+    p.add_argument("--cache", metavar="PATH", help="cache database (default: runs/cache.sqlite)")
+    p.add_argument("--model", action="append", metavar="SLOT", help="the model slot(s) to compare (default: every "
+                   "slot both runs answered with)")
+    p.add_argument("--panel", choices=("base", "head"), help="whose judges and vibes measure both runs (needed when "
+                   "they differ)")
+    p.add_argument("--gate", action="store_true", help="exit 1 when a gated vibe moved beyond its max_shift")
+    p.add_argument("--inconclusive", choices=("fail", "pass"), default="fail", help="with --gate: whether a gate "
+                   "that is neither beyond nor shown within its margin fails (default: fail)")
+    p.add_argument("--quiet", action="store_true", help="no progress display while the pairs are judged")
+    p.set_defaults(func=compare)
+
+
+def compare(args: argparse.Namespace) -> int:
+    from engine.drift.compare import CompareError, compare_runs
+    from engine.drift.summary import gate_status, write
+    from engine.pipeline import default_cache_path
+
+    cache = Path(args.cache) if args.cache else default_cache_path()
+    if args.git:
+        if len(args.runs) != 1:
+            return _usage("with --git REF give one spec: it is run as committed at REF and as it is now")
+        out = Path(args.out) if args.out else Path("runs") / f"compare-{Path(args.runs[0]).stem}"
+        base, head = _runs_at(args.git, Path(args.runs[0]), out, cache, args.quiet)
+    elif len(args.runs) != 2:
+        return _usage("give two run folders (BASE HEAD), or --git REF and one spec")
+    else:
+        base, head = Path(args.runs[0]), Path(args.runs[1])
+        out = Path(args.out) if args.out else head.parent / f"compare-{base.name}-{head.name}"
+    try:
+        comparisons, panel = compare_runs(base, head, out, cache, models=args.model, panel=args.panel,
+                                          quiet=args.quiet)
+    except CompareError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    write(comparisons, base, head, panel.folder, out)
+    print((out / "compare.md").read_text(encoding="utf-8"))
+    print(f"written: {out / 'compare.json'}, {out / 'compare.md'}, {out / 'index.html'}")
+    if not args.gate:
+        return EXIT_OK
+    held, broken = gate_status(comparisons, inconclusive_fails=args.inconclusive == "fail")
+    for line in broken:
+        print(f"gate: {line}", file=sys.stderr)
+    if not any(s.margin is not None for c in comparisons for s in c.shifts):
+        print("gate: the spec declares no gates (gates: {vibe: {max_shift: ...}}); nothing to hold", file=sys.stderr)
+    return EXIT_OK if held else EXIT_GATE
+
+
+def _runs_at(ref: str, spec: Path, out: Path, cache: Path, quiet: bool) -> tuple[Path, Path]:
+    """`spec` run as the repository held it at `ref` (a copy of that revision's tree, so the spec, the specs it
+    extends and its data are all as they were) and as it is now, into out/base-run and out/head-run, sharing
+    the cache: what both versions have in common runs once."""
+    import subprocess
+    import tarfile
+    import tempfile
+
+    from engine.pipeline import run_spec
+
+    spec = spec.resolve()
+    top = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=spec.parent, check=True,
+                              capture_output=True, text=True).stdout.strip())
+    with tempfile.TemporaryDirectory(prefix="vibe-base-") as folder:
+        archive = Path(folder) / "tree.tar"
+        made = subprocess.run(["git", "archive", "--format=tar", "-o", str(archive), ref], cwd=top,
+                              capture_output=True, text=True)
+        if made.returncode != 0:
+            raise FileNotFoundError(f"git revision {ref!r} cannot be read: {made.stderr.strip()}")
+        with tarfile.open(archive) as tar:
+            tar.extractall(Path(folder) / "tree", filter="data")
+        old = Path(folder) / "tree" / spec.relative_to(top)
+        if not old.is_file():
+            raise FileNotFoundError(f"{spec.relative_to(top)} does not exist at git revision {ref!r}")
+        run_spec(old, out / "base-run", cache, quiet=quiet, report=False)
+    run_spec(spec, out / "head-run", cache, quiet=quiet, report=False)
+    return out / "base-run", out / "head-run"
+
+
+def _usage(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_USAGE
