@@ -116,21 +116,35 @@ def finish_manifest(run_dir: Path, phases: Any, summary: Any) -> None:
 
 
 def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:
-    """Re-render a finished run's leaderboard from its manifest, discovered vibes and the cache."""
+    """Re-render a finished run's leaderboard from its manifest, discovered vibes and the cache; from the run
+    folder's own copies of its spec, prompts and results where the spec, its data or the cache are gone."""
     import json
 
     from engine.analyze.run_results import analyze_run
+    from engine.datasets import DatasetError
     from engine.discover.stage import read_discovered, with_vibes
     from engine.execute.cache import Cache
+    from engine.execute.snapshot import prepared_from, read_results
     from engine.report.render import render_report
+    from engine.spec.problems import SpecError
 
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    prepared = prepare(manifest["spec_path"])
+    try:
+        prepared = prepare(manifest["spec_path"])
+    except (SpecError, DatasetError, OSError):
+        kept = prepared_from(run_dir)
+        if kept is None:
+            raise
+        prepared = kept
     found, origins = read_discovered(run_dir)
     if found:
         prepared = with_vibes(prepared, found)
-    with Cache(cache_path or Path(manifest.get("cache_path") or default_cache_path())) as cache:
-        finished = cache.get_many(t.id for t in prepared.plan.tasks)
+    cache = cache_path or Path(manifest.get("cache_path") or default_cache_path())
+    if not cache.is_file():
+        finished = read_results(run_dir)
+        return render_report(analyze_run(prepared, finished, run_dir, origins), prepared, run_dir, finished)
+    with Cache(cache) as opened:
+        finished = opened.get_many(t.id for t in prepared.plan.tasks)
         return render_report(analyze_run(prepared, finished, run_dir, origins), prepared, run_dir, finished)
 
 

@@ -65,6 +65,9 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
     assert shifts["verbosity"]["verdict"] == "fail"
     assert shifts["enthusiasm"]["shift"] == 0.5 and shifts["enthusiasm"]["margin"] is None
     assert "| **verbosity** | -1.000 |" in (out / "compare.md").read_text()
+    page = (out / "index.html").read_text()
+    assert "<td><strong>verbosity</strong></td><td>-1.000</td><td>[-1.000, -1.000]</td>" in page
+    assert (out / "assets" / "style.css").is_file()
     same = _vibe(tmp_path, "compare", str(base), str(again), "--out", str(tmp_path / "same"), "--gate",
                  "--cache", str(tmp_path / "c.sqlite"), "--quiet")
     assert same.returncode == 0, same.stderr
@@ -73,8 +76,9 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
         assert verbosity["shift"] == 0.0 and verbosity["verdict"] == "pass" and verbosity["p_equivalent"] == 0.0
 
 
-def test_compare_and_export_work_from_run_folders_alone(tmp_path: Path) -> None:
-    """The spec and data files deleted and the runs moved to an empty folder: both commands still run."""
+def test_compare_export_and_report_work_from_run_folders_alone(tmp_path: Path) -> None:
+    """The spec, its data and the cache deleted and the runs moved to an empty folder: the three commands still
+    run, on the copies the run folders keep."""
     work = tmp_path / "work"
     work.mkdir()
     base, head = _run(work, "base", 40), _run(work, "head", 12)
@@ -91,6 +95,9 @@ def test_compare_and_export_work_from_run_folders_alone(tmp_path: Path) -> None:
     assert exported.returncode == 0, exported.stderr
     examples = json.loads((alone / "exported" / "vibecheck-terse-vs-chatty.json").read_text())["examples"]
     assert {e["input_text"] for e in examples} == {f"Question {i}?" for i in range(40)}
+    reported = _vibe(alone, "report", "head")
+    assert reported.returncode == 0, reported.stderr
+    assert "verbosity" in (alone / "head" / "index.html").read_text()
 
 
 def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ def compare(args: argparse.Namespace) -> int:
     except CompareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    write(comparisons, base, head, panel.folder, out)
+    write(comparisons, base, head, panel, out)
     print((out / "compare.md").read_text(encoding="utf-8"))
     print(f"written: {out / 'compare.json'}, {out / 'compare.md'}, {out / 'index.html'}")
     if not args.gate:

@@ -3,13 +3,13 @@ index.html (the same table as a page), and the exit status a gate sets."""
 
 from __future__ import annotations
 
-import html
 import json
 import math
+import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from engine.drift.compare import SlotComparison
+from engine.drift.compare import Run, SlotComparison
 from engine.drift.shift import ALPHA, Shift
 
 MARKER = "<!-- vibe-compare -->"  # the GitHub Action finds and updates its own comment by this first line
@@ -49,9 +49,15 @@ def _verdict(s: Shift) -> str:
     return ""
 
 
-def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel: Path) -> str:
-    lines = [MARKER, f"## vibe compare: `{base}` → `{head}`", "",
-             f"Judged by the panel of `{panel}`. {ESTIMATOR}.", ""]
+def judged_by(panel: Run) -> str:
+    """Who produced the verdicts: the panel's run and each judge with its kind."""
+    judges = ", ".join(panel.spec.judges[name].kind_of.describe(panel.spec.judges[name], "vibe")
+                       for name in panel.panel()[1])
+    return f"Judged by the panel of `{panel.folder}`: {judges}"
+
+
+def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run) -> str:
+    lines = [MARKER, f"## vibe compare: `{base}` → `{head}`", "", f"{judged_by(panel)}. {ESTIMATOR}.", ""]
     for c in comparisons:
         lines += [f"### {c.model}: {c.shared} shared prompts"
                   + (f" ({c.only_base} only in base, {c.only_head} only in head, left out)"
@@ -68,18 +74,38 @@ def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel
     return "\n".join(lines) + "\n"
 
 
-def write(comparisons: list[SlotComparison], base: Path, head: Path, panel: Path, out: Path) -> Path:
+def write(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
-    body = {"base": str(base), "head": str(head), "panel": str(panel), "estimator": ESTIMATOR,
+    body = {"base": str(base), "head": str(head), "panel": str(panel.folder), "judged_by": judged_by(panel),
+            "estimator": ESTIMATOR,
             "comparisons": [asdict(c) for c in comparisons]}
     (out / "compare.json").write_text(json.dumps(_finite(body), indent=1) + "\n", encoding="utf-8")
     markdown = to_markdown(comparisons, base, head, panel)
     (out / "compare.md").write_text(markdown, encoding="utf-8")
-    (out / "index.html").write_text(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>vibe compare</title>"
-        "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto}pre{white-space:pre-wrap}"
-        f"</style></head><body><pre>{html.escape(markdown)}</pre></body></html>\n", encoding="utf-8")
+    _page(comparisons, base, head, panel, out)
     return out
+
+
+def _page(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, out: Path) -> None:
+    """index.html in the run folders' style (their stylesheet, copied into assets/)."""
+    from jinja2 import ChoiceLoader, Environment, FileSystemLoader, select_autoescape
+
+    from engine.report.render import TEMPLATES
+
+    env = Environment(loader=ChoiceLoader([FileSystemLoader([Path(__file__).parent / "templates", TEMPLATES])]),
+                      autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
+    tables = [{"model": c.model, "shared": c.shared, "only_base": c.only_base, "only_head": c.only_head,
+               "rows": [{"vibe": s.vibe, "moved": s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA,
+                         "shift": _signed(s.shift), "interval": f"[{_signed(s.low)}, {_signed(s.high)}]",
+                         "p": _p(s.p_moved_adjusted), "gate": _verdict(s) or "—",
+                         "detects": "—" if s.detectable is None else f"±{s.detectable:.3f}"}
+                        for s in sorted(c.shifts, key=lambda s: -abs(s.shift))]} for c in comparisons]
+    (out / "assets").mkdir(exist_ok=True)
+    shutil.copyfile(TEMPLATES / "style.css", out / "assets" / "style.css")
+    page = env.get_template("compare.html.j2").render(
+        comparisons=tables, base=base, head=head, judged_by=judged_by(panel), estimator=ESTIMATOR, root=".",
+        results=None)
+    (out / "index.html").write_text(page, encoding="utf-8")
 
 
 def _finite(value: object) -> object:

@@ -1,6 +1,7 @@
 """What makes a run folder self-contained: the validated spec it ran (`spec.json`) and every prompt it asked
-(`items.jsonl.gz`, each dataset's items as the run read them). `vibe export` and `vibe compare` read these when
-the spec or its data are gone (a run downloaded from a published site, a data folder cleaned up)."""
+(`items.jsonl.gz`, each dataset's items as the run read them), beside the task records of every stage.
+`vibe export`, `vibe report` and `vibe compare` read these when the spec, its data or the cache are gone (a run
+downloaded from a published site, a data folder cleaned up, another machine)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets.items import Battle, Item
-from engine.records import Prepared
+from engine.records import STAGES, Prepared, Result
 
 SPEC_FILE = "spec.json"
 ITEMS_FILE = "items.jsonl.gz"
@@ -49,4 +50,33 @@ def read_items(run_dir: Path) -> dict[str, list[Item]] | None:
             dataset = row.pop("dataset")
             row["battles"] = tuple(Battle(**b) for b in row.get("battles", ()))
             out.setdefault(dataset, []).append(Item(**row))
+    return out
+
+
+def prepared_from(run_dir: Path) -> Prepared | None:
+    """The run's spec, items and plan rebuilt from its own copies (None for a run that keeps none): the plan
+    is compiled again from them, so its tasks are the run's tasks."""
+    from engine.plan import compile_plan
+    from engine.spec.model import spec_from_document
+
+    kept, items = read_spec_document(run_dir), read_items(run_dir)
+    if kept is None or items is None:
+        return None
+    spec = spec_from_document(*kept)
+    return Prepared(spec, items, compile_plan(spec, items))
+
+
+def read_results(run_dir: Path) -> dict[str, Result]:
+    """Every finished task's result as the run folder's stage files hold it (what the cache held when the run
+    was written)."""
+    out: dict[str, Result] = {}
+    for stage in STAGES:
+        path = run_dir / f"{stage}.jsonl.gz"
+        if not path.is_file():
+            continue
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            for line in fh:
+                r = json.loads(line)
+                out[r["task_id"]] = Result(r["task_id"], r["stage"], r["endpoint"], r["provider"], r["output"],
+                                           r["input_tokens"], r["output_tokens"], r["cost"], r["latency_s"], r["meta"])
     return out
