@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 from sizes import pick
 
-from engine.analyze.heldout import Accuracy, HeldOutFit
 from engine.analyze.run_results import RunResults
 from engine.datasets import Item
+from engine.methods.vibecheck.heldout import Accuracy, HeldOutFit
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.records import Plan, Prepared, Result
 from engine.report.render import render_report

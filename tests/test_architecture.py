@@ -4,6 +4,7 @@ never by name."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import engine
@@ -88,3 +89,32 @@ def test_no_engine_module_over_400_lines() -> None:
     long = {str(p.relative_to(ENGINE)): n for p in ENGINE.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
     assert not long, long
+
+
+def _importers(module: str) -> set[str]:
+    """Who imports `module`: a method's package (by name) or, for any other engine module, its dotted path."""
+    out = set()
+    short = module.rsplit(".", 1)
+    pattern = re.compile(rf"^\s*(from {re.escape(module)} import|import {re.escape(module)}\b|"
+                         rf"from {re.escape(short[0])} import [^\n]*\b{short[1]}\b)", re.M)
+    for path in ENGINE.rglob("*.py"):
+        dotted = "engine." + ".".join(path.relative_to(ENGINE).with_suffix("").parts)
+        if dotted == module or not pattern.search(path.read_text(encoding="utf-8")):
+            continue
+        parts = path.relative_to(ENGINE).parts
+        out.add(f"method:{parts[1]}" if parts[0] == "methods" and len(parts) > 2 else dotted)
+    return out
+
+
+def test_shared_folders_hold_no_code_of_a_single_method() -> None:
+    """A module of the shared stages (analyze, report, discover) that serves one method alone belongs in that
+    method's package, where a reader looks for it."""
+    lonely = []
+    for folder in ("analyze", "report", "discover"):
+        for path in sorted((ENGINE / folder).glob("*.py")):
+            if path.name == "__init__.py":
+                continue
+            users = _importers(f"engine.{folder}.{path.stem}")
+            if len(users) == 1 and next(iter(users)).startswith("method:"):
+                lonely.append(f"engine/{folder}/{path.name}: used only by {next(iter(users))}")
+    assert not lonely, "\n".join(lonely)

@@ -111,7 +111,7 @@ import json, sys
 from pathlib import Path
 import numpy as np
 from engine import derived
-from engine.analyze import heldout
+from engine.methods.vibecheck import heldout
 from engine.execute.cache import Cache
 derived.use(Cache(Path(sys.argv[1])))
 rng = np.random.default_rng(0)
@@ -129,7 +129,7 @@ def test_a_fit_is_computed_again_when_the_code_behind_it_changes(tmp_path: Path)
     it be computed again, with no version string bumped by hand: the key holds the code's digest."""
     source = tmp_path / "src"
     shutil.copytree(ROOT / "engine", source / "engine", ignore=shutil.ignore_patterns("__pycache__"))
-    admission = source / "engine" / "analyze" / "admission.py"
+    admission = source / "engine" / "methods" / "vibecheck" / "admission.py"
 
     def fit() -> dict[str, int]:
         out = subprocess.run([sys.executable, "-c", FIT, str(tmp_path / "c.sqlite")], cwd=source, capture_output=True,

@@ -22,10 +22,9 @@ import pytest
 from scipy.stats import binomtest
 
 from engine import stats
-from engine.analyze import heldout
 from engine.discover import statistical as discovery
 from engine.methods.vibecheck import analysis as vibecheck
-from engine.methods.vibecheck import headline, keep, profiles
+from engine.methods.vibecheck import headline, heldout, keep, profiles
 from engine.methods.vibecheck.analysis import Features
 from engine.methods.vibecheck.options import Regression
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import stats
-from engine.analyze import heldout
 from engine.judges.llm import parse_rating, parse_verdict, verdict_to_score
 from engine.judges.verdicts import combine_orders, compare
+from engine.methods.vibecheck import heldout
 
 
 def test_cohen_kappa_hand_computed() -> None:
@@ -188,7 +188,7 @@ def test_the_rule_stays_unless_what_was_admitted_predicts_better_cross_fitted() 
     """A vibe with a real but tiny effect can pass the admission test on the training pairs and still predict
     new pairs worse than the rule. Cross-fitted on the training pairs, the procedure is scored against the rule,
     and the rule stays unless beaten, with both accuracies stated."""
-    from engine.analyze.admission import transfers
+    from engine.methods.vibecheck.admission import transfers
 
     rng = np.random.default_rng(5)
     n = 300

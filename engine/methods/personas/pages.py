@@ -8,6 +8,7 @@ from typing import Any
 
 from jinja2 import Environment
 
+from engine.methods.personas.charts import persona_chart
 from engine.methods.personas.records import PersonaResult
 from engine.records import Prepared, Result
 from engine.report import charts
@@ -27,7 +28,7 @@ def persona_section(env: Environment, result: PersonaResult, prepared: Prepared,
                                                       (f"{result.model_b} wins", c.b_wins))):
                 rows.append({"condition": f"{p.persona} · {c.prompt_type}", "outcome": outcome, "votes": votes,
                              "share": votes / c.votes, "rank": rank_})
-    spec = charts.persona_chart(rows, result.model_a, result.model_b)
+    spec = persona_chart(rows, result.model_a, result.model_b)
     name = f"{slug(result.analysis)}-personas"
     charts.export(spec, run_dir / "charts" / name)
     bindings = {(b.item, b.variant): b for b in prepared.plan.bindings.get(result.analysis, [])}

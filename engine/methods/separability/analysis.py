@@ -30,9 +30,9 @@ import numpy as np
 from engine.analyze import reliability
 from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.analyze.reliability import JudgeReliability
-from engine.analyze.similarity import group_similarity
 from engine.embeddings import MODEL_NAME, TokenEncoder, token_encoder
 from engine.methods.separability.options import SeparabilityOptions
+from engine.methods.separability.similarity import group_similarity
 from engine.records import Prepared, Result
 from engine.requests import PairJudgment
 from engine.spec.model import Analysis

@@ -73,10 +73,11 @@ class Separability(AnalysisMethod):
         return {"separability": found}
 
     def section(self, name: str, result: Any, page: Page) -> list[dict[str, Any]]:
+        from engine.methods.separability.charts import delta_histogram
         from engine.report import charts
         from engine.report.paging import slug
 
-        spec = charts.delta_histogram([i.delta for i in result.items], f"δ ({result.similarity})")
+        spec = delta_histogram([i.delta for i in result.items], f"δ ({result.similarity})")
         chart = f"{slug(result.analysis)}-{slug(result.model_a)}-vs-{slug(result.model_b)}-delta"
         charts.export(spec, page.run_dir / "charts" / chart)
         items = {it.id: it for it in page.prepared.items[page.prepared.spec.analyses[result.analysis].dataset]}

@@ -26,12 +26,13 @@ from typing import Any
 import numpy as np
 
 from engine import stats
-from engine.analyze import heldout, reliability
+from engine.analyze import reliability
 from engine.analyze.reliability import JudgeAgreement, JudgeReliability, TwoOrders
 from engine.datasets import Item
 from engine.discover import statistical as discovery
 from engine.discover.splits import discovery_sides, split_bindings, split_seed
 from engine.judges.verdicts import PairVerdict
+from engine.methods.vibecheck import heldout
 from engine.methods.vibecheck.ceiling import ceiling
 from engine.methods.vibecheck.keep import decide
 from engine.methods.vibecheck.options import Regression, VibeCheckOptions

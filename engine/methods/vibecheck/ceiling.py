@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from engine import derived
-from engine.analyze.firth import correct
-from engine.analyze.heldout import wilson
+from engine.methods.vibecheck.firth import correct
+from engine.methods.vibecheck.heldout import wilson
 
 ESTIMATOR = ("TF-IDF word 1–2-grams (vocabulary from the training answers) of answer A minus answer B; logistic "
              "regression without intercept on the training pairs in both orders (scikit-learn)")

@@ -28,9 +28,9 @@ from jinja2 import Environment
 
 from engine.datasets import Item
 from engine.judges.llm import verdict_reason
+from engine.methods.vibecheck.markdown import render_markdown
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 from engine.records import Prepared, Result
-from engine.report.markdown import render_markdown
 from engine.report.paging import text_of
 
 CHUNK = 100

@@ -69,7 +69,7 @@ class VibeCheck(AnalysisMethod):
 
     def headline(self, folder: Path) -> list[str]:
         """The held-out accuracies beside the length rule's, from regressions.json."""
-        from engine.analyze.heldout import RULE
+        from engine.methods.vibecheck.heldout import RULE
 
         path = folder / "regressions.json"
         if not path.is_file():

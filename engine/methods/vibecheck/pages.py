@@ -10,9 +10,10 @@ from typing import Any
 
 from jinja2 import Environment
 
-from engine.analyze.heldout import Accuracy, HeldOutFit
+from engine.methods.vibecheck import charts as own_charts
 from engine.methods.vibecheck import headline
 from engine.methods.vibecheck.explorer import link, write_explorer
+from engine.methods.vibecheck.heldout import Accuracy, HeldOutFit
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.records import Prepared, Result
 from engine.report import charts
@@ -41,13 +42,13 @@ def vibecheck_section(env: Environment, vc: VibeCheckResult, prepared: Prepared,
                       link(explorer, pair=p.item_id)) for p in vc.pairs]
     rows = [{**row, "explore": link(explorer, vibe=row["vibe"], dir=_sign(row["separability"]))}
             for row in headline.chart_rows(vc)]
-    sep_chart = charts.separability_chart(rows, vc.model_a, vc.model_b)
+    sep_chart = own_charts.separability_chart(rows, vc.model_a, vc.model_b)
     charts.export(sep_chart, run_dir / "charts" / f"{slug(vc.analysis)}-separability")
     acc_rows = [{"task": name, "rule": rule.rule, "accuracy": rule.accuracy, "ci_low": rule.ci_low,
                  "ci_high": rule.ci_high, "n_test": rule.n}
                 for name, reg in (("model matching", vc.model_matching), ("preference", vc.preference)) if reg
                 for rule in _accuracies(reg)]
-    acc_chart = charts.accuracy_chart(acc_rows) if acc_rows else None
+    acc_chart = own_charts.accuracy_chart(acc_rows) if acc_rows else None
     for vibe in vc.vibes:
         _render_vibe_page(env, vc, vibe, samples, run_dir / vibe_pages[vibe.name], run_dir, explorer)
     regressions_page = f"{slug(vc.analysis)}-regressions.html"
@@ -90,11 +91,11 @@ def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, sa
     links = {"all": link(page, vibe=vibe.name, sort="vibe-a"), "disagree": link(page, vibe=vibe.name, disagree=1),
              "flip": link(page, vibe=vibe.name, flip=1),
              **{key: link(page, vibe=vibe.name, dir=key) for key in counts}}
-    dist = charts.verdict_distribution_chart(counts, vc.model_a, vc.model_b,
+    dist = own_charts.verdict_distribution_chart(counts, vc.model_a, vc.model_b,
                                              {key: links[key] for key in counts})
     charts.export(dist, run_dir / "charts" / f"{slug(vc.analysis)}-{slug(vibe.name)}-verdicts")
     measures = _measures(vc, vibe)
-    measure_spec = (charts.measure_chart(measures["values"], measures["name"], vc.model_a, vc.model_b)
+    measure_spec = (own_charts.measure_chart(measures["values"], measures["name"], vc.model_a, vc.model_b)
                     if measures["values"] else None)
     examples, against = _telling(samples, vibe)
     html = env.get_template("vibe.html.j2").render(vc=vc, vibe=vibe, dist=dist, measure=measure_spec,

@@ -8,6 +8,7 @@ from typing import Any
 
 from jinja2 import Environment
 
+from engine.methods.vibecheck import charts as own_charts
 from engine.methods.vibecheck.explorer import link, write_explorer
 from engine.methods.vibecheck.profiles import ProfileCell, ProfileResult
 from engine.records import Prepared, Result
@@ -76,9 +77,9 @@ def render_profiles(env: Environment, result: ProfileResult, prepared: Prepared,
                                             f"profiles/{prefix}-{slug(vc.model_a)}.html")
                  for vc in result.comparisons}
     rows = heatmap_rows(result, explorers)
-    sort_options = ([charts.WIN_RATE] if result.winrates else []) + vibes
-    heatmap = charts.profile_heatmap(rows, vibes, result.reference, sort_options)
-    ranking = charts.vibe_ranking(rows, vibes, result.reference)
+    sort_options = ([own_charts.WIN_RATE] if result.winrates else []) + vibes
+    heatmap = own_charts.profile_heatmap(rows, vibes, result.reference, sort_options)
+    ranking = own_charts.vibe_ranking(rows, vibes, result.reference)
     charts.export(heatmap, run_dir / "charts" / f"{prefix}-heatmap")
     charts.export(ranking, run_dir / "charts" / f"{prefix}-ranking")
     sentences = {model: strongest(result, model) for model in result.models}

@@ -38,8 +38,8 @@ from scipy.special import expit
 from statsmodels.tools.sm_exceptions import PerfectSeparationWarning, SingularMatrixWarning
 
 from engine import stats
-from engine.analyze import heldout
-from engine.analyze.firth import estimable
+from engine.methods.vibecheck import heldout
+from engine.methods.vibecheck.firth import estimable
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 from engine.spec.data_model import Labels
 from engine.spec.model import Vibe

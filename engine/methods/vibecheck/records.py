@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine import stats
-from engine.analyze import heldout
 from engine.analyze.reliability import JudgeAgreement, JudgeReliability
+from engine.methods.vibecheck import heldout
 from engine.methods.vibecheck.ceiling import Ceiling
 from engine.spec.data_model import Labels
 from engine.spec.model import VibeExamples

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import expit
 
-from engine.analyze.firth import correct, firth
+from engine.methods.vibecheck.firth import correct, firth
 
 ADMISSION_ALPHA = 0.05
 ADMISSION_DRAWS = 199  # labels drawn from the current model per admission step: p-values in steps of 1/200

@@ -47,8 +47,8 @@ from typing import Any
 import numpy as np
 
 from engine import derived, stats
-from engine.analyze.admission import ADMISSION_ALPHA, ADMISSION_DRAWS, FOLDS, admit_staged, transfers
-from engine.analyze.firth import correct, firth
+from engine.methods.vibecheck.admission import ADMISSION_ALPHA, ADMISSION_DRAWS, FOLDS, admit_staged, transfers
+from engine.methods.vibecheck.firth import correct, firth
 
 ESTIMATOR = "Firth-penalized logistic regression; p-values from penalized likelihood-ratio tests"
 INFERENCE = "held-out refit"
