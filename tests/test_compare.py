@@ -29,13 +29,13 @@ analyses: {vibecheck: {dataset: d, models: [terse, chatty], judges: [metrics]}}
 
 
 def _run(folder: Path, name: str, chatty_words: int, gates: str = "{verbosity: {max_shift: 0.1}}",
-         prompts: range = range(40)) -> Path:
+         prompts: range = range(40), spec_text: str = SPEC) -> Path:
     """A run of the spec whose chatty answers have `chatty_words` words (terse ones: 3), in its own folder."""
     rows = [{"id": f"p{i}", "q": f"Question {i}?", "terse": "Short answer here.",
              "chatty": " ".join(["word"] * chatty_words) + ("!" if i % 2 else ".")} for i in prompts]
     (folder / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     spec = folder / f"{name}.yaml"
-    spec.write_text(SPEC.replace("DATA", f"{name}.jsonl").replace("GATES", gates), encoding="utf-8")
+    spec.write_text(spec_text.replace("DATA", f"{name}.jsonl").replace("GATES", gates), encoding="utf-8")
     done = _vibe(folder, "run", str(spec), "--out", str(folder / "runs" / name), "--no-report", "--quiet")
     assert done.returncode == 0, done.stderr
     return folder / "runs" / name
@@ -109,6 +109,17 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 2 and "no model slot nobody answered in both runs; shared: terse, chatty" in done.stderr
     done = _vibe(tmp_path, "compare", str(tmp_path), str(base), "--quiet")
     assert done.returncode == 2 and "not a run folder (no manifest.json)" in done.stderr
+    asks = "  - {name: questions, low: states, high: asks, metric: questions_to_user}\n"
+    more = SPEC.replace("vibes:\n", "vibes:\n" + asks)
+    other = _run(tmp_path, "other", 40, spec_text=more)
+    done = _vibe(tmp_path, "compare", str(base), str(other), "--cache", str(tmp_path / "c.sqlite"), "--quiet")
+    assert done.returncode == 2
+    assert "the two runs' panels differ (vibes): pass --panel base or --panel head" in done.stderr
+    chosen = _vibe(tmp_path, "compare", str(base), str(other), "--panel", "base", "--out", str(tmp_path / "cmp"),
+                   "--cache", str(tmp_path / "c.sqlite"), "--quiet")
+    assert chosen.returncode == 0, chosen.stderr
+    measured = json.loads((tmp_path / "cmp" / "compare.json").read_text())["comparisons"][0]["shifts"]
+    assert [s["vibe"] for s in measured] == ["verbosity", "enthusiasm"]  # the base panel's vibes only
     (tmp_path / "typo.yaml").write_text(SPEC.replace("DATA", "base.jsonl").replace(
         "GATES", "{verbosty: {max_shift: 0.1}}"), encoding="utf-8")
     done = _vibe(tmp_path, "validate", "typo.yaml")

@@ -269,6 +269,12 @@ def test_publish_and_strict_mkdocs_build(tmp_path: Path, shared_data: Path) -> N
                                                                           "index.html").read_text()
     index = (site / "docs" / "runs" / "index.md").read_text()
     assert "[Published run](pub/index.html)" in index and "model matching" in index
+    published = site / "docs" / "runs" / "pub"
+    assert (published / "spec.json").is_file() and (published / "items.jsonl.gz").is_file()  # a whole run folder
+    spec.unlink()
+    exported = subprocess.run([sys.executable, "-m", "engine", "export", str(published), "--to", "parquet", "--out",
+                               str(tmp_path / "exported")], capture_output=True, text=True)
+    assert exported.returncode == 0, exported.stderr
     build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(site / "mkdocs.yml")],
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stderr

@@ -20,7 +20,6 @@ from typing import Any
 
 from engine.registry import get_method, method_names
 from engine.report.paging import slug
-from engine.spec.model import REPORT_FOLDERS
 
 RUNS_LINK_MARK = "<!--runs-index-->"
 RUNS_LINK = '<a href="../index.html" class="runs-link">← all runs</a> · '
@@ -71,10 +70,9 @@ def publish(run_dir: Path, site: Path, runs: bool = True) -> Path:
         return boards[0]
     target = site / "docs" / "runs" / name
     shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True)
-    for part in REPORT_FOLDERS:
-        if (run_dir / part).is_dir():
-            shutil.copytree(run_dir / part, target / part)
+    # the whole run folder, its data too (spec.json, items, answers, verdicts): a run downloaded from the site
+    # is a run folder that `vibe report`, `vibe export` and `vibe compare` read on its own
+    shutil.copytree(run_dir, target, ignore=shutil.ignore_patterns("*.html"))
     for page in run_dir.glob("*.html"):  # the index and the per-analysis pages, linked back to the runs index
         html = page.read_text(encoding="utf-8").replace(RUNS_LINK_MARK, RUNS_LINK, 1)
         (target / page.name).write_text(html, encoding="utf-8")
