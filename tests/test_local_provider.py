@@ -131,3 +131,37 @@ def test_local_judge_answers_in_its_schema_through_a_llama_cpp_grammar(tmp_path:
     (row,) = vc.reliability
     assert (row.answers, row.structured, row.invalid) == (6, 6, 0)  # all in the schema, every verdict read
     assert all(a.startswith("{") for p in vc.pairs for a in p.rationales["enthusiasm"]["smol"])  # JSON, both orders
+
+
+def test_the_local_server_stops_when_the_run_that_started_it_is_killed(tmp_path: Path) -> None:
+    """A run killed outright (SIGKILL) cannot stop its llama.cpp server; the server notices its parent is gone
+    and exits on its own, within about a second, instead of holding its port and a core."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    child = ("import os, time\n"
+             "from engine.execute.providers.llama_server import exit_with_parent\n"
+             "exit_with_parent(os.getppid(), every_s=0.1)\n"
+             "time.sleep(60)\n")
+    parent = ("import subprocess, sys, time\n"
+              f"p = subprocess.Popen([sys.executable, '-c', {child!r}])\n"
+              "print(p.pid, flush=True)\n"
+              "time.sleep(60)\n")
+    run = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True)
+    assert run.stdout is not None
+    server = int(run.stdout.readline())
+    time.sleep(0.5)
+    os.kill(server, 0)  # alive while its parent is
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        try:
+            os.kill(server, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the server {server} outlived the run that started it")

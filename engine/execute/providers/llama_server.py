@@ -13,6 +13,9 @@ evaluating shared prompt prefixes again.
 from __future__ import annotations
 
 import functools
+import os
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +29,22 @@ def from_fresh_context(complete: Callable[..., Any]) -> Callable[..., Any]:
     return fresh
 
 
+def exit_with_parent(parent: int, every_s: float = 1.0) -> threading.Thread:
+    """Stop this process once `parent` (the run that started the server) is gone. A run stops its server on
+    the way out, but one killed outright (SIGKILL, a crashed job, a killed benchmark script) cannot; its server
+    would then hold its port, memory and a core until someone noticed."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        os._exit(0)
+
+    thread = threading.Thread(target=watch, name="exit-with-parent", daemon=True)
+    thread.start()
+    return thread
+
+
 if __name__ == "__main__":
+    exit_with_parent(os.getppid())
     import llama_cpp
     from llama_cpp.server.__main__ import main
 
