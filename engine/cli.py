@@ -312,11 +312,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "the run's pages")
     p.set_defaults(func=_publish)
 
-    from engine.export import EXPORTERS
+    from engine.export import exporter_names
 
     p = sub.add_parser("export", help="write a run's verdicts and answers in another tool's format")
     p.add_argument("run_dir")
-    p.add_argument("--to", required=True, choices=list(EXPORTERS),
+    p.add_argument("--to", required=True, choices=exporter_names(),
                    help="llm-comparator: one JSON per comparison for PAIR's LLM Comparator; alpaca-eval: each "
                         "generated model's model_outputs.json; parquet: every verdict, a row per pair, question "
                         "and judge")

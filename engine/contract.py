@@ -16,6 +16,7 @@ a plug-in package can run the same suite in its own CI. What each promises:
   prompts file.
 - provider: the fields it needs are model fields of the schema; its client module registers it (and its batch
   client module, where it has one).
+- exporter: its module defines `write(run, out)`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from engine.datasets.items import Item
 from engine.execute.providers.base import _BATCH_CLIENTS, _CLIENTS
+from engine.export import exporter, exporter_names
 from engine.formats import DatasetFormat, dataset_format, format_names
 from engine.judges.kinds import ALIASES, ROLES, JudgeKind, judge_kind, kind_names
 from engine.judges.verdicts import PairVerdict, RatingScore
@@ -69,6 +71,7 @@ def checks() -> list[Check]:
             for name in kind_names() for role in sorted(judge_kind(name).roles)]
     out += [Check("dataset format", name, partial(_format_named, name)) for name in format_names()]
     out += [Check("provider", name, partial(provider_problems, name)) for name in PROVIDERS]
+    out += [Check("exporter", name, partial(exporter_problems, name)) for name in exporter_names()]
     return out
 
 
@@ -198,6 +201,15 @@ def provider_problems(name: str) -> list[str]:
         except KeyError as exc:
             problems.append(f"its {what} module {module} does not register it: {exc}")
     return problems
+
+
+def exporter_problems(name: str) -> list[str]:
+    write = getattr(exporter(name), "write", None)
+    if not callable(write):
+        return ["its module defines no write(run, out)"]
+    if len(inspect.signature(write).parameters) != 2:
+        return [f"write{inspect.signature(write)} does not take (run, out)"]
+    return []
 
 
 def main() -> int:

@@ -23,7 +23,7 @@ def test_every_registered_plug_in_keeps_its_contract(check: contract.Check) -> N
 
 
 def test_the_suite_covers_every_kind_of_plug_in() -> None:
-    assert {c.kind for c in CHECKS} == {"analysis method", "judge kind", "dataset format", "provider"}
+    assert {c.kind for c in CHECKS} == {"analysis method", "judge kind", "dataset format", "provider", "exporter"}
     assert {c.id for c in CHECKS} >= {"judge kind:metric:vibe", "judge kind:llm:reference", "dataset format:inspect",
                                       "analysis method:vibecheck", "provider:anthropic"}
 
