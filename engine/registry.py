@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
     from jinja2 import Environment
 
+    from engine.execute.cache import Cache
     from engine.plan import Builder
     from engine.records import Prepared, Result
     from engine.spec.model import Analysis, Vibe
@@ -129,7 +130,7 @@ class AnalysisMethod:
     templates: ClassVar[dict[str, str]] = {}
     assets: ClassVar[tuple[str, ...]] = ()
     # Its analyses read vibes, and a spec's `discover` block finds more from their training pairs before they
-    # are judged (`engine.discover.stage`); `with_discovered` then adds the found vibes to an analysis. Such a
+    # are judged (`propose_vibes`); `with_discovered` then adds the found vibes to an analysis. Such a
     # method's options are `PairOptions`, which discovery reads.
     discovers: ClassVar[bool] = False
 
@@ -148,6 +149,11 @@ class AnalysisMethod:
                        vibes: list[Vibe]) -> np.ndarray:
         """For a method that `discovers`: the panel's verdicts on the training pairs of candidate `vibes`, which
         decide which candidates it keeps."""
+        raise NotImplementedError
+
+    def propose_vibes(self, prepared: Prepared, analysis: Analysis, cache: Cache) -> list[tuple[Vibe, str]]:
+        """For a method that `discovers`: the vibes the spec's `discover` block proposes from the analysis'
+        training pairs, each with where it came from (`engine.discover.stage` adds them to the spec)."""
         raise NotImplementedError
 
     def pair_verdicts(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result],

@@ -121,7 +121,7 @@ def test_cluster_vibes_pasted_into_a_spec_score_as_discovery_scored_them(tmp_pat
     """Embedding-cluster vibes: written as YAML, pasted into a spec and judged by the run's embedding judge,
     every pair gets the verdict the proposer computed when it ranked them."""
     from engine.discover.stage import vibes_yaml
-    from engine.discover.statistical import TrainingPair, cluster_candidates, pair_scores
+    from engine.methods.vibecheck.discovery.statistical import TrainingPair, cluster_candidates, pair_scores
     from engine.pipeline import prepare
 
     base = SPEC_CLUSTERS.format(data=shared_data)
@@ -166,7 +166,7 @@ def test_topic_clusters_balanced_across_the_models_are_never_kept() -> None:
     exclamation on every answer) still is."""
     import random
 
-    from engine.discover.statistical import TrainingPair, cluster_candidates, discover
+    from engine.methods.vibecheck.discovery.statistical import TrainingPair, cluster_candidates, discover
 
     rng = random.Random(0)
     pools = [[f"{verb} the {food} {how} before serving." for verb in ("Simmer", "Roast", "Season", "Slice", "Stir")
@@ -192,7 +192,12 @@ def test_crossfit_gives_a_lexicon_no_credit_for_the_pairs_it_was_mined_from() ->
     on the other half, which never saw the phrase, so it calls them ties."""
     import numpy as np
 
-    from engine.discover.statistical import TrainingPair, candidates, crossfit_lexicon_scores, pair_scores
+    from engine.methods.vibecheck.discovery.statistical import (
+        TrainingPair,
+        candidates,
+        crossfit_lexicon_scores,
+        pair_scores,
+    )
 
     order = np.random.default_rng(0).permutation(8)
     first_half = sorted(order[:4])
@@ -209,7 +214,7 @@ def test_crossfit_gives_a_lexicon_no_credit_for_the_pairs_it_was_mined_from() ->
 
 
 def test_degenerate_answers_give_no_clusters_rather_than_nan() -> None:
-    from engine.discover.statistical import TrainingPair, cluster_candidates
+    from engine.methods.vibecheck.discovery.statistical import TrainingPair, cluster_candidates
 
     assert cluster_candidates([TrainingPair("ok", "ok", None)] * 50, "a", "b") == []  # one distinct answer
     assert cluster_candidates([TrainingPair("ok", "fine", None)] * 5, "a", "b") == []  # 10 answers: too few
@@ -221,8 +226,8 @@ def test_degenerate_answers_give_no_clusters_rather_than_nan() -> None:
 def test_lexicon_terms_are_words_a_reader_recognises() -> None:
     """One model writes markdown-heavy answers with contractions and numbered bold items; its mined lexicon
     keeps the words that mark it and none of the debris ('* key', '* * 4', 'here s', '? s')."""
-    from engine.discover.statistical import TrainingPair as Pair
-    from engine.discover.statistical import candidates, is_readable
+    from engine.methods.vibecheck.discovery.statistical import TrainingPair as Pair
+    from engine.methods.vibecheck.discovery.statistical import candidates, is_readable
 
     a = "Here's the **key** point: * **4** steps? Sure! Let me know if you'd like more. It's **great**!"
     b = "The answer follows from the definition and needs three steps."

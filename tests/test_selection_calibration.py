@@ -22,10 +22,10 @@ import pytest
 from scipy.stats import binomtest
 
 from engine import stats
-from engine.discover import statistical as discovery
 from engine.methods.vibecheck import analysis as vibecheck
 from engine.methods.vibecheck import headline, heldout, keep, profiles
 from engine.methods.vibecheck.analysis import Features
+from engine.methods.vibecheck.discovery import statistical as discovery
 from engine.methods.vibecheck.options import Regression
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.spec.data_model import Labels

@@ -1,6 +1,7 @@
-"""Discovery as a pipeline step: read the training pairs a run produced, propose vibes, and add them to
-the spec so that the next plan judges them like declared ones. Only the training split is ever shown to
-discovery; the test split stays unseen until the regressions are scored."""
+"""Discovery as a pipeline step: every analysis whose method discovers proposes vibes from the training pairs
+a run produced (`AnalysisMethod.propose_vibes`; how is the method's business), and they are added to the spec
+so that the next plan judges them like declared ones; they are written to the run folder for `vibe report` and
+for pasting into a spec."""
 
 from __future__ import annotations
 
@@ -8,110 +9,32 @@ import json
 from dataclasses import asdict, replace
 from pathlib import Path
 
-import numpy as np
 import yaml
 
-from engine import derived
-from engine.discover import statistical as discovery
-from engine.discover.splits import discovery_sides, split_bindings, split_seed
 from engine.execute.cache import Cache
 from engine.judges.metrics import PHRASES_PREFIX
 from engine.plan import compile_plan
 from engine.records import Prepared
-from engine.registry import PairOptions, get_method
-from engine.spec.model import Analysis, Vibe, vibe_examples
-
-
-def training_pairs(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[discovery.TrainingPair]:
-    """The training pairs of every comparison of the analysis, pooled (model A's answer first): discovery
-    runs once on them, so every model of a many-model analysis is measured on one set of vibes."""
-    items = {it.id: it for it in prepared.items[analysis.dataset]}
-    wanted = {}
-    for comparison in analysis.comparisons():
-        bindings, train = split_bindings(prepared, analysis, comparison)
-        wanted[comparison] = [b for b in bindings if b.item in train]
-    texts = cache.get_many({b.outputs[model][0] for (model_a, model_b), bs in wanted.items() for b in bs
-                            for model in (model_a, model_b)})
-    pairs = []
-    for (model_a, model_b), bindings in wanted.items():
-        for b in bindings:
-            ra, rb = texts.get(b.outputs[model_a][0]), texts.get(b.outputs[model_b][0])
-            if ra is None or rb is None:
-                continue
-            preference = items[b.item].label(model_a, model_b)
-            label = None if preference in (None, "tie") else preference == model_a
-            pairs.append(discovery.TrainingPair(str(ra.output), str(rb.output), label))
-    return pairs
-
-
-def _llm_vibes(prepared: Prepared, analysis: Analysis, cache: Cache, pairs: list[discovery.TrainingPair]) -> list[Vibe]:
-    from engine.discover.llm import discover_with_llm
-    from engine.execute.run import execute
-
-    spec = prepared.spec
-    d = spec.discovery
-    assert d is not None and d.proposer is not None
-    proposer = spec.judges[d.proposer]
-    assert proposer.endpoint is not None
-
-    def score(vibes: list[Vibe]) -> np.ndarray:
-        scored = with_vibes(prepared, vibes)
-        execute(scored, Path(".vibe-discovery"), cache, quiet=True, stages=("judge",), write=False)
-        # the panel's verdicts ν (training pairs × vibes), from the analysis' own method: discovery holds none
-        results = cache.get_many(t.id for t in scored.plan.tasks)
-        return np.asarray(get_method(analysis.method).train_verdicts(scored, analysis, results, vibes), dtype=float)
-
-    return discover_with_llm(pairs, d, proposer, cache, score, seed=split_seed(analysis))
+from engine.registry import get_method
+from engine.spec.model import Vibe, vibe_examples
 
 
 def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[str, str]]:
-    """New vibes for every analysis whose method discovers, with where each came from."""
+    """New vibes for every analysis whose method discovers (its `propose_vibes`), with where each came from;
+    a name already declared, or found for an earlier analysis, is kept once."""
     spec = prepared.spec
-    d = spec.discovery
-    assert d is not None
-    declared_metrics = {v.metric for v in spec.vibes if v.metric is not None}
     found: list[Vibe] = []
     origins: dict[str, str] = {}
     for analysis in spec.analyses.values():
-        if not get_method(analysis.method).discovers:
+        method = get_method(analysis.method)
+        if not method.discovers:
             continue
-        pairs = training_pairs(prepared, analysis, cache)
-        if d.method == "llm":
-            proposed = [(v, f"LLM proposer {d.proposer}") for v in _llm_vibes(prepared, analysis, cache, pairs)]
-        else:
-            clusters = any(spec.judges[j].kind_of.reads_examples for j in PairOptions.of(analysis).judges)
-            settings = {"models": list(discovery_sides(analysis)), "max_vibes": d.max_vibes,
-                        "seed": split_seed(analysis),
-                        "exclude_metrics": sorted(declared_metrics), "clusters": clusters}
-            proposed = [(c.vibe, c.origin) for c in _statistical(pairs, settings, cache)]
-        for vibe, origin in proposed:
+        for vibe, origin in method.propose_vibes(prepared, analysis, cache):
             if vibe.name in origins or any(v.name == vibe.name for v in spec.vibes):
                 continue
             found.append(vibe)
-            origins[vibe.name] = f"discovered ({origin}, {len(pairs)} training pairs)"
+            origins[vibe.name] = origin
     return found, origins
-
-
-def _statistical(pairs: list[discovery.TrainingPair], settings: dict, cache: Cache) -> list[discovery.Candidate]:
-    """Statistical discovery, read back when the same training pairs (texts and labels) and settings were
-    seen before: it is deterministic, and on a large spec most of a re-run's time."""
-    def compute() -> list[discovery.Candidate]:
-        model_a, model_b = settings["models"]
-        return discovery.discover(pairs, model_a, model_b, max_vibes=settings["max_vibes"],
-                                  exclude_metrics=frozenset(settings["exclude_metrics"]),
-                                  clusters=settings["clusters"], seed=settings["seed"])
-
-    inputs = {"settings": settings, "pairs": [[p.output_a, p.output_b, p.a_preferred] for p in pairs]}
-    return derived.cached("discovery", inputs, compute,
-                          lambda found: json.dumps([{**asdict(c.vibe), "origin": c.origin, "members": c.members}
-                                                    for c in found]).encode("utf-8"),
-                          lambda data: [_candidate(record) for record in json.loads(data)],
-                          module=discovery.__name__)
-
-
-def _candidate(record: dict) -> discovery.Candidate:
-    members = record.get("members")
-    return discovery.Candidate(_vibe(record), record["origin"], tuple(members) if members else None)
 
 
 def with_vibes(prepared: Prepared, vibes: list[Vibe]) -> Prepared:
@@ -164,10 +87,10 @@ def read_discovered(run_dir: Path) -> tuple[list[Vibe], dict[str, str]]:
     if not path.exists():
         return [], {}
     records = json.loads(path.read_text(encoding="utf-8"))
-    return [_vibe(r) for r in records], {r["name"]: r["origin"] for r in records}
+    return [vibe_from_record(r) for r in records], {r["name"]: r["origin"] for r in records}
 
 
-def _vibe(record: dict) -> Vibe:
+def vibe_from_record(record: dict) -> Vibe:
     """A vibe from its JSON record (`asdict` of it), as discovery's cache and discovered_vibes.json hold it."""
     return Vibe(record["name"], record["low"], record["high"], record.get("metric"),
                 tuple(record.get("judges", ())), vibe_examples(record.get("examples")))

@@ -29,11 +29,11 @@ from engine import stats
 from engine.analyze import reliability
 from engine.analyze.reliability import JudgeAgreement, JudgeReliability, TwoOrders
 from engine.datasets import Item
-from engine.discover import statistical as discovery
-from engine.discover.splits import discovery_sides, split_bindings, split_seed
 from engine.judges.verdicts import PairVerdict
 from engine.methods.vibecheck import heldout
 from engine.methods.vibecheck.ceiling import ceiling
+from engine.methods.vibecheck.discovery import statistical as discovery
+from engine.methods.vibecheck.discovery.splits import discovery_sides, split_bindings, split_seed
 from engine.methods.vibecheck.keep import decide
 from engine.methods.vibecheck.options import Regression, VibeCheckOptions
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore

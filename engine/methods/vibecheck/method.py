@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
+    from engine.execute.cache import Cache
+
 from engine.datasets import Item
 from engine.formats import dataset_format
 from engine.judges import prompts
@@ -60,6 +62,11 @@ class VibeCheck(AnalysisMethod):
         from engine.methods.vibecheck.analysis import train_verdicts
 
         return train_verdicts(prepared, analysis, results, vibes)
+
+    def propose_vibes(self, prepared: Prepared, analysis: Analysis, cache: Cache) -> list[tuple[Vibe, str]]:
+        from engine.methods.vibecheck.discovery.propose import propose
+
+        return propose(prepared, analysis, cache)
 
     def pair_verdicts(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result],
                       vibes: list[Vibe]) -> tuple[list[str], np.ndarray]:
@@ -161,8 +168,8 @@ class VibeCheck(AnalysisMethod):
 
     def analyze(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result], run_dir: Path,
                 origins: dict[str, str]) -> dict[str, list[Any]]:
-        from engine.discover.splits import split_seed
         from engine.methods.vibecheck.analysis import write_vibecheck
+        from engine.methods.vibecheck.discovery.splits import split_seed
         from engine.methods.vibecheck.profiles import profile, write_profiles
 
         opts = VibeCheckOptions.of(analysis)

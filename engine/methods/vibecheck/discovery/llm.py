@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.discover import statistical as discovery
 from engine.execute.cache import Cache
 from engine.execute.run import run_calls
 from engine.judges import answers, prompts
+from engine.methods.vibecheck.discovery import statistical as discovery
 from engine.records import Task, content_hash
 from engine.requests import Chat
 from engine.spec.model import Discovery, Judge, Vibe
