@@ -308,24 +308,35 @@ def count(case: Scenario, kept: Kept, test: Sequence[int], without: Counterfactu
                        for v, verdicts, s in kept)
 
 
+# One analysis of a case: discovery and keep/drop, then its figures added to the tally.
+Analysis = Callable[[Scenario, int, "Found"], None]
+
+
+def measured(texts: Sequence[tuple[str, str, str]], n: int, analyses: int, realization: str, label: str,
+             one: Analysis) -> tuple[float, float]:
+    """`analyses` cases of n pairs, each with one to four behaviours at random rates (seeded by n), analysed by
+    `one`; prints the figures and returns (recovery, FDR)."""
+    rng = np.random.default_rng(n)
+    tally = Found(missed={})
+    start = time.perf_counter()
+    for run in range(analyses):
+        chosen = behaviours_for(rng)
+        one(scenario(texts, n, rng, realization, chosen, list(rng.choice(RATES, len(chosen)))), run, tally)
+    recovery, fdr = tally.found / max(tally.planted, 1), tally.false / max(tally.kept, 1)
+    found_sep = tally.separability / max(tally.tracking, 1)
+    print(f"{label}, {realization} edits, {n} pairs: recovered {tally.found} of {tally.planted} planted behaviours "
+          f"({recovery:.3f}); {tally.false} of {tally.kept} kept vibes track nothing planted (FDR {fdr:.3f}); "
+          f"mean |test separability| of the vibes that track one {found_sep:.3f}; missed: "
+          + (", ".join(f"{k} {v}" for k, v in sorted((tally.missed or {}).items())) or "nothing")
+          + f" ({time.perf_counter() - start:.0f} s)", flush=True)
+    return recovery, fdr
+
+
 def exact_arm(texts: Sequence[tuple[str, str, str]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for realization in ("shown", "hidden"):
         for n in SIZES:
-            rng = np.random.default_rng(n)
-            tally = Found(missed={})
-            start = time.perf_counter()
-            for run in range(ANALYSES):
-                chosen = behaviours_for(rng)
-                analyse(scenario(texts, n, rng, realization, chosen, list(rng.choice(RATES, len(chosen)))), run,
-                        tally)
-            recovery, fdr = tally.found / tally.planted, tally.false / max(tally.kept, 1)
-            found_sep = tally.separability / max(tally.tracking, 1)
-            print(f"{realization} edits, {n} pairs: recovered {tally.found} of {tally.planted} planted behaviours "
-                  f"({recovery:.3f}); {tally.false} of {tally.kept} kept vibes track nothing planted (FDR {fdr:.3f}); "
-                  f"mean |test separability| of the vibes that track one {found_sep:.3f}; missed: "
-                  + (", ".join(f"{k} {v}" for k, v in sorted((tally.missed or {}).items())) or "nothing")
-                  + f" ({time.perf_counter() - start:.0f} s)", flush=True)
+            recovery, fdr = measured(texts, n, ANALYSES, realization, "statistical discovery", analyse)
             if realization == "shown":
                 out[f"recovery_n{n}"], out[f"fdr_n{n}"] = recovery, fdr
     return out
@@ -460,24 +471,15 @@ class LLMRun:
 def llm_arm(texts: Sequence[tuple[str, str, str]], judge: dict[str, Any]) -> dict[str, float]:
     """The exact arm's shown edits, LLM discovery through the pipeline (fewer sizes and analyses: every verdict
     is a judge call, each pair asked in both orders)."""
+    def one(case: Scenario, run: int, tally: Found) -> None:
+        analysis = LLMRun(case, judge, Path(tempfile.mkdtemp(prefix="vibe-planted-llm-")), run)
+        kept, test = analysis.kept()
+        count(case, kept, test, analysis.without, tally)
+
     out: dict[str, float] = {}
     for n in LLM_SIZES:
-        rng = np.random.default_rng(n)
-        tally = Found(missed={})
-        start = time.perf_counter()
-        for run in range(LLM_ANALYSES):
-            chosen = behaviours_for(rng)
-            case = scenario(texts, n, rng, "shown", chosen, list(rng.choice(RATES, len(chosen))))
-            analysis = LLMRun(case, judge, Path(tempfile.mkdtemp(prefix="vibe-planted-llm-")), run)
-            kept, test = analysis.kept()
-            count(case, kept, test, analysis.without, tally)
-        recovery, fdr = tally.found / max(tally.planted, 1), tally.false / max(tally.kept, 1)
-        print(f"LLM discovery, shown edits, {n} pairs: recovered {tally.found} of {tally.planted} planted "
-              f"behaviours ({recovery:.3f}); {tally.false} of {tally.kept} kept vibes track nothing planted "
-              f"(FDR {fdr:.3f}); missed: "
-              + (", ".join(f"{k} {v}" for k, v in sorted((tally.missed or {}).items())) or "nothing")
-              + f" ({time.perf_counter() - start:.0f} s)", flush=True)
-        out[f"llm_recovery_n{n}"], out[f"llm_fdr_n{n}"] = recovery, fdr
+        out[f"llm_recovery_n{n}"], out[f"llm_fdr_n{n}"] = measured(texts, n, LLM_ANALYSES, "shown", "LLM discovery",
+                                                                     one)
     return out
 
 
