@@ -54,6 +54,10 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
     another folder) moved nothing: every verdict is a tie, TOST shows ±0.1 and the gate passes."""
     base, head, again = _run(tmp_path, "base", 40), _run(tmp_path, "head", 10), _run(tmp_path, "again", 40)
     out = tmp_path / "cmp"
+    priced = _vibe(tmp_path, "compare", str(base), str(head), "--model", "chatty", "--out", str(out), "--plan",
+                   "--cache", str(tmp_path / "c.sqlite"))
+    assert priced.returncode == 0, priced.stderr
+    assert "plan for compare-chatty" in priced.stdout and not (out / "compare.json").exists()  # priced, not run
     moved = _vibe(tmp_path, "compare", str(base), str(head), "--model", "chatty", "--out", str(out), "--gate",
                   "--cache", str(tmp_path / "c.sqlite"), "--quiet")
     assert moved.returncode == 1, moved.stderr

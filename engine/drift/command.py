@@ -28,7 +28,9 @@ def add_compare(sub: Any) -> None:
     p.add_argument("--gate", action="store_true", help="exit 1 when a gated vibe moved beyond its max_shift")
     p.add_argument("--inconclusive", choices=("fail", "pass"), default="fail", help="with --gate: whether a gate "
                    "that is neither beyond nor shown within its margin fails (default: fail)")
-    p.add_argument("--quiet", action="store_true", help="no progress display while the pairs are judged")
+    p.add_argument("--plan", action="store_true", help="print what judging the pairs would take (tasks, cached, "
+                   "tokens, worst-case $) and stop; without it the plan is printed, then the pairs are judged")
+    p.add_argument("--quiet", action="store_true", help="no plan or progress display while the pairs are judged")
     p.set_defaults(func=compare)
 
 
@@ -50,7 +52,9 @@ def compare(args: argparse.Namespace) -> int:
         out = Path(args.out) if args.out else head.parent / f"compare-{base.name}-{head.name}"
     try:
         comparisons, panel = compare_runs(base, head, out, cache, models=args.model, panel=args.panel,
-                                          quiet=args.quiet)
+                                          quiet=args.quiet, plan_only=args.plan)
+        if args.plan:
+            return EXIT_OK
     except CompareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

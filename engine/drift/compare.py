@@ -88,9 +88,11 @@ class SlotComparison:
 
 
 def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, models: list[str] | None = None,
-                 panel: str | None = None, quiet: bool = True) -> tuple[list[SlotComparison], Run]:
+                 panel: str | None = None, quiet: bool = True,
+                 plan_only: bool = False) -> tuple[list[SlotComparison], Run]:
     """Each shared model slot's shifts, judged by the `panel` run's panel ("base" or "head"; required when the
-    two runs' panels differ). Returns them with the run whose panel judged."""
+    two runs' panels differ). Returns them with the run whose panel judged; with `plan_only`, each slot's plan
+    is printed and nothing is judged (no shifts)."""
     base, head = Run.open(base_dir), Run.open(head_dir)
     judging = _choose_panel(base, head, panel)
     shared_models = [m for m in base.answers if m in head.answers]
@@ -112,7 +114,10 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
                and base.prompts[i] == head.prompts.get(i)]
         if not ids:
             raise CompareError(f"model {model!r}: the runs share no prompt (same id and text)")
-        item_ids, nu = _judge(base, head, judging, model, ids, vibes, out_dir / model, cache, quiet)
+        judged = _judge(base, head, judging, model, ids, vibes, out_dir / model, cache, quiet, plan_only)
+        if judged is None:
+            continue
+        item_ids, nu = judged
         shifts = gate([shift_of(v["name"], nu[:, j], gates.get(v["name"])) for j, v in enumerate(vibes)])
         out.append(SlotComparison(model, len(item_ids), len(set(base.answers[model]) - set(ids)),
                                   len(set(head.answers[model]) - set(ids)), shifts))
@@ -133,10 +138,12 @@ def _choose_panel(base: Run, head: Run, panel: str | None) -> Run:
 
 
 def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes: list[dict[str, Any]],
-           folder: Path, cache: Path, quiet: bool) -> tuple[list[str], np.ndarray]:
-    """The panel's ν on every shared prompt (+1: base's answer sits higher), through the pipeline."""
+           folder: Path, cache: Path, quiet: bool, plan_only: bool) -> tuple[list[str], np.ndarray] | None:
+    """The panel's ν on every shared prompt (+1: base's answer sits higher), through the pipeline, its plan
+    printed first (and only, with `plan_only`: then None)."""
     from engine.execute.cache import Cache
     from engine.pipeline import prepare, run_spec
+    from engine.plan_view import print_plan
 
     analysis_name, judges = judging.panel()
     block = judging.spec.document["analyses"][analysis_name]
@@ -156,8 +163,14 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
                                    "judges": judges}}}
     path = folder / "compare.yaml"
     path.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")  # JSON is YAML
-    run_spec(path, folder / "run", cache, quiet=quiet, report=False)
     prepared = prepare(path)
+    with Cache(cache) as opened:
+        cached = set(opened.get_many(t.id for t in prepared.plan.tasks))
+    if not quiet or plan_only:  # what judging the pairs costs, before it is paid for
+        print_plan(prepared, cached)
+    if plan_only:
+        return None
+    run_spec(path, folder / "run", cache, quiet=quiet, report=False)
     with Cache(cache) as opened:
         results = opened.get_many(t.id for t in prepared.plan.tasks)
     analysis = prepared.spec.analyses["drift"]
