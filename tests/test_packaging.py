@@ -71,13 +71,26 @@ def test_the_wheel_and_sdist_hold_what_runs_read(dist: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     templates = [str(p.relative_to(ROOT)) for p in (ROOT / "engine").glob("**/templates/**/*") if p.is_file()]
     assert "engine/methods/vibecheck/templates/sections/vibecheck.html.j2" in templates  # each method's own folder
-    for needed in ("engine/spec/schema.json", *templates, "engine/builtin/offline-panel.yaml",
+    shared = [f"engine/report/templates/{p.name}" for p in (ROOT / "templates").iterdir()]  # the top-level folder
+    assert "engine/report/templates/base.html.j2" in shared
+    for needed in ("engine/spec/schema.json", *templates, *shared, "engine/builtin/offline-panel.yaml",
                    "engine/builtin/smollm2-terse-vs-chatty.yaml", "engine/builtin/data/everyday-prompts.jsonl"):
         assert needed in names, needed
     (sdist,) = dist.glob("*.tar.gz")
     with tarfile.open(sdist) as archive:
         members = {m.split("/", 1)[1] for m in archive.getnames() if "/" in m}
-    assert {"pyproject.toml", "engine/report/templates/index.html.j2", "engine/builtin/offline-panel.yaml"} <= members
+    assert {"pyproject.toml", "templates/index.html.j2", "engine/builtin/offline-panel.yaml"} <= members
+
+
+def test_the_listed_packages_are_every_package_of_the_engine() -> None:
+    """pyproject.toml lists the packages (the shared templates are mapped from templates/, which discovery cannot
+    combine with): a package added under engine/ and not listed would be missing from the wheel."""
+    import tomllib
+
+    from setuptools import find_packages
+
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    assert sorted(listed) == sorted([*find_packages(str(ROOT), include=["engine*"]), "engine.report.templates"])
 
 
 def test_init_validate_run_from_an_empty_folder(installed: dict[str, str], tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ escaped JSON. Nothing from the environment is rendered.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import shutil
 from pathlib import Path
@@ -33,7 +34,18 @@ from engine.report import charts
 from engine.report.incomplete import incomplete_work, read_failures
 from engine.spec.model import REPORT_FOLDERS
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"  # inside the package: an installed wheel renders too
+
+def _shared_templates() -> Path:
+    """The report's shared templates (page shell, index, macros, stylesheet): the top-level templates/ folder of
+    the source tree, shipped in the wheel as the package `engine.report.templates`. An editable install does
+    not map a subpackage to another folder (pypa/setuptools#4248), so a checkout reads its templates/ itself."""
+    found = importlib.util.find_spec("engine.report.templates")
+    if found is not None and found.submodule_search_locations:
+        return Path(next(iter(found.submodule_search_locations)))
+    return Path(__file__).resolve().parents[2] / "templates"
+
+
+TEMPLATES = _shared_templates()
 PREVIEW_CHARS = 1200
 
 
@@ -44,7 +56,7 @@ def section_order() -> list[tuple[str, AnalysisMethod]]:
 
 
 def environment() -> Environment:
-    """Templates from engine/report/templates/, and the section templates a method carries itself."""
+    """The shared templates (`TEMPLATES`), and the section templates a method carries itself."""
     methods = list(dict.fromkeys(method for _, method in section_order()))
     own = {f"sections/{name}.html.j2": source for method in methods for name, source in method.templates.items()}
     folders = [folder for method in methods if (folder := method.template_folder()) is not None]
