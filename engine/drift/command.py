@@ -35,6 +35,8 @@ def add_compare(sub: Any) -> None:
 
 
 def compare(args: argparse.Namespace) -> int:
+    """Compare two run folders (or a spec at a git revision and now), write the files, and with --gate turn
+    the gates' verdicts into the exit status."""
     from engine.drift.compare import CompareError, compare_runs
     from engine.drift.summary import gate_status, write
     from engine.pipeline import default_cache_path
