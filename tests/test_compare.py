@@ -124,6 +124,12 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     assert chosen.returncode == 0, chosen.stderr
     measured = json.loads((tmp_path / "cmp" / "compare.json").read_text())["comparisons"][0]["shifts"]
     assert [s["vibe"] for s in measured] == ["verbosity", "enthusiasm"]  # the base panel's vibes only
+    # with discovery on, a gate can only be checked against the vibes the runs found: at compare time
+    found = SPEC.replace("vibes:\n", "vibes:\n  - {discover: {method: statistical, max_vibes: 2}}\n")
+    gated = _run(tmp_path, "found", 40, gates="{curtness: {max_shift: 0.1}}", spec_text=found)
+    done = _vibe(tmp_path, "compare", str(gated), str(gated), "--cache", str(tmp_path / "c.sqlite"), "--quiet")
+    assert done.returncode == 2 and "gates: curtness name no vibe the panel measures (verbosity, enthusiasm" \
+        in done.stderr
     (tmp_path / "typo.yaml").write_text(SPEC.replace("DATA", "base.jsonl").replace(
         "GATES", "{verbosty: {max_shift: 0.1}}"), encoding="utf-8")
     done = _vibe(tmp_path, "validate", "typo.yaml")
