@@ -32,7 +32,7 @@ from engine.execute.run import execute
 from engine.judges.verdicts import RatingScore
 from engine.methods.reference.analysis import analyze_reference
 from engine.pipeline import prepare
-from engine.plan import compile_plan
+from engine.planner import compile_plan
 from engine.records import Prepared
 
 ROOT = Path(__file__).resolve().parent.parent

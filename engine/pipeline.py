@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets import load_items
-from engine.plan import compile_plan
+from engine.planner import compile_plan
 from engine.records import Prepared
 from engine.registry import get_method
 from engine.spec.load import load_spec

@@ -23,9 +23,9 @@ from typing import Any
 
 from engine.datasets import Item
 from engine.judges import answers, prompts
+from engine.judges.kinds import kind_of
 from engine.provider_table import is_recorded
 from engine.records import OFFLINE_PROVIDER, STAGES, Binding, Deferred, Plan, Task, content_hash
-from engine.registry import get_method
 from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request, parse
 from engine.spec.model import Endpoint, Judge, Spec, Vibe
 
@@ -101,7 +101,7 @@ class Builder:
                    extra_text: str = "", prompt_from: str | None = None) -> None:
         """One judgment of a pair: both orders for an LLM judge, one order-free task for offline judges.
         `prompt_from`: a rewrite task whose output is the request the judge is shown."""
-        kind = judge.kind_of
+        kind = kind_of(judge)
         if judge.endpoint is None:
             self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id,
                      PairJudgment(judge.name, kind.wire, fields, outputs, config=kind.pair_config(judge)), outputs)
@@ -120,7 +120,7 @@ class Builder:
                      repeat: int, corpus: str) -> None:
         """One rating of one output against the item's reference. `corpus` names the reference set the
         offline judge weighs words against (its idf)."""
-        kind = judge.kind_of
+        kind = kind_of(judge)
         if judge.endpoint is None:
             planned = kind.rating_input(judge, item, corpus, repeat)
             if planned is not None:
@@ -220,16 +220,6 @@ def deferred_calls(stage: str, analysis: str, endpoint: Endpoint, calls: int, in
 def spec_hash(spec: Spec) -> str:
     """What the spec asks for; where it runs (`execution:`) is left out, as it changes no result."""
     return content_hash({k: v for k, v in spec.document.items() if k != "execution"})
-
-
-def compile_plan(spec: Spec, items: dict[str, list[Item]]) -> Plan:
-    """Every task of every analysis, in spec order, de-duplicated by content hash."""
-    builder = Builder(spec, items)
-    for analysis in spec.analyses.values():
-        get_method(analysis.method).plan(builder, analysis)
-    order = {stage: n for n, stage in enumerate(STAGES)}
-    tasks = sorted(builder.tasks.values(), key=lambda t: order[t.stage])  # stable: keeps spec order within
-    return Plan(spec.name, spec_hash(spec), tasks, builder.deferred, dict(builder.bindings))
 
 
 def summarize(plan: Plan, cached: set[str] | frozenset[str] = frozenset()) -> list[dict[str, Any]]:

@@ -26,9 +26,9 @@ from engine.provider_table import ProviderInfo
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, PairOptions, analysis_method
 from engine.requests import PairJudgment, Rating
+from engine.spec.checker import SpecChecker
 from engine.spec.data_model import Dataset
 from engine.spec.model import Analysis, Endpoint, Judge, Vibe
-from engine.spec.semantics import SpecChecker
 from engine.spec.yaml_source import PathKey
 
 __all__ = [

@@ -118,3 +118,60 @@ def test_shared_folders_hold_no_code_of_a_single_method() -> None:
             if len(users) == 1 and next(iter(users)).startswith("method:"):
                 lonely.append(f"engine/{folder}/{path.name}: used only by {next(iter(users))}")
     assert not lonely, "\n".join(lonely)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Every engine module -> the engine modules it imports anywhere in its text: at the top, inside a function
+    (deferred) or under TYPE_CHECKING."""
+    modules = {".".join(("engine", *p.relative_to(ENGINE).with_suffix("").parts)).removesuffix(".__init__"): p
+               for p in ENGINE.rglob("*.py")}
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("engine"):
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names if a.name.startswith("engine")]
+            graph[module] |= {t for n in names if (t := resolve(n)) is not None and t != module}
+    return graph
+
+
+def test_no_import_cycles_deferred_and_type_only_included() -> None:
+    """A module that needs another only for a type, or only inside a function, still depends on it: no two
+    engine modules may reach each other through any kind of import."""
+    graph = _import_graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    assert not cycles, cycles

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine import registry
+from engine.options import Split
 from engine.pipeline import run_spec
 from engine.spec.load import load_spec
 from engine.spec.problems import SpecError
@@ -87,16 +88,14 @@ def test_nested_option_blocks_are_typed_with_their_defaults_filled_in() -> None:
     """A block the spec gives in part (a split, the regression's selection, sep-Elo) keeps the other defaults."""
     from engine.methods.separability.options import Encoder, SeparabilityOptions, SepElo
     from engine.methods.vibecheck.options import Regression, VibeCheckOptions
-    from engine.spec.model import Analysis
 
     vibecheck = VibeCheckOptions.from_spec({"judges": ["j"], "split": {"train": 0.6}, "regression": {"top": 3}})
-    assert vibecheck.split == registry.Split(train=0.6, seed=0)
+    assert vibecheck.split == Split(train=0.6, seed=0)
     assert vibecheck.regression == Regression(select="lars", top=3)
     separability = SeparabilityOptions.from_spec({"encoder": {"path": "/m"}, "elo": {"threshold": 0.3}})
     assert separability.encoder == Encoder("/m", num_layers=6)
     assert separability.elo == SepElo(k=4.0, threshold=0.3, alpha=2.0, beta=6.0)
     assert SeparabilityOptions.from_spec({}).encoder is None
-    assert Analysis("s", "separability", "d", ("a", "b")).options == SeparabilityOptions()  # built without any
 
 
 def test_a_task_of_a_stage_vibe_does_not_run_is_refused_when_planned(tmp_path: Path, word_count: None) -> None:

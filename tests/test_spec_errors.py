@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.judges.kinds import kind_of
 from engine.spec.load import load_spec
 from engine.spec.problems import SpecError
 
@@ -425,7 +426,7 @@ def test_the_older_embedding_kind_is_read_as_before_with_a_note(workdir: Path) -
     path = workdir / "spec.yaml"
     path.write_text(GOOD.replace("    kind: metric\n    metric: length_words\n", "    kind: embedding\n"))
     spec = load_spec(path)
-    assert spec.judges["m"].kind_of.does("vibe") and spec.judges["m"].kind_of.does("reference")
+    assert kind_of(spec.judges["m"]).does("vibe") and kind_of(spec.judges["m"]).does("reference")
     out = subprocess.run([sys.executable, "-m", "engine", "validate", str(path)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert (f"warning: {path}:11:11: judges.m.kind: kind 'embedding' is an older name: write `embedding_axis` (to "

@@ -26,6 +26,7 @@ from scipy.stats import kendalltau, spearmanr
 
 from engine.analyze.outcomes import rating_outcomes
 from engine.analyze.rankings import Outcome, Ranking, rank
+from engine.judges.kinds import kind_of
 from engine.judges.llm import parse_rating, rating_explanation
 from engine.judges.verdicts import RatingScore
 
@@ -209,7 +210,7 @@ def subset_of(difficulty: str | None) -> str:
 def judge_label(judge: Judge, repeats: int) -> str:
     """The judge as its kind describes it in the reference role, with the repeats a called judge's mean
     rating is taken over."""
-    kind = judge.kind_of
+    kind = kind_of(judge)
     return kind.describe(judge, "reference") + ("" if kind.offline else f", mean of {repeats} repeat(s)")
 
 

@@ -13,7 +13,7 @@ import yaml
 
 from engine.execute.cache import Cache
 from engine.judges.metrics import PHRASES_PREFIX
-from engine.plan import compile_plan
+from engine.planner import compile_plan
 from engine.records import Prepared
 from engine.registry import get_method
 from engine.spec.model import Vibe, vibe_examples

@@ -21,7 +21,8 @@ import numpy as np
 from engine.drift.shift import Shift, gate, shift_of
 from engine.execute.snapshot import read_items, read_spec_document
 from engine.registry import PairOptions, get_method
-from engine.spec.model import Spec, spec_from_document
+from engine.spec.build import spec_from_document
+from engine.spec.model import Spec
 
 BASE, HEAD = "base", "head"
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from engine.drift.compare import Run, SlotComparison
 from engine.drift.shift import ALPHA, Shift
+from engine.judges.kinds import kind_of
 
 MARKER = "<!-- vibe-compare -->"  # the GitHub Action finds and updates its own comment by this first line
 ESTIMATOR = ("shift = head minus base, in verdict units (the panel's mean verdict per prompt, −1 to +1), mean over "
@@ -51,7 +52,7 @@ def _verdict(s: Shift) -> str:
 
 def judged_by(panel: Run) -> str:
     """Who produced the verdicts: the panel's run and each judge with its kind."""
-    judges = ", ".join(panel.spec.judges[name].kind_of.describe(panel.spec.judges[name], "vibe")
+    judges = ", ".join(kind_of(panel.spec.judges[name]).describe(panel.spec.judges[name], "vibe")
                        for name in panel.panel()[1])
     return f"Judged by the panel of `{panel.folder}`: {judges}"
 

@@ -56,8 +56,8 @@ def read_items(run_dir: Path) -> dict[str, list[Item]] | None:
 def prepared_from(run_dir: Path) -> Prepared | None:
     """The run's spec, items and plan rebuilt from its own copies (None for a run that keeps none): the plan
     is compiled again from them, so its tasks are the run's tasks."""
-    from engine.plan import compile_plan
-    from engine.spec.model import spec_from_document
+    from engine.planner import compile_plan
+    from engine.spec.build import spec_from_document
 
     kept, items = read_spec_document(run_dir), read_items(run_dir)
     if kept is None or items is None:

@@ -13,7 +13,8 @@ from typing import Any
 
 from engine.datasets import DatasetError, Item, load_items
 from engine.execute.snapshot import read_items, read_spec_document
-from engine.spec.model import Spec, spec_from_document
+from engine.spec.build import spec_from_document
+from engine.spec.model import Spec
 
 
 class ExportError(Exception):

@@ -141,6 +141,16 @@ def judge_kind(name: str) -> JudgeKind:
     return _alias(name) if name in ALIASES else _KINDS.get(name)
 
 
+def kind_of(judge: Judge) -> JudgeKind:
+    """The kind of a spec's judge (the spec records name their kind; the kinds live here, above them)."""
+    return judge_kind(judge.kind)
+
+
+def scores(judge: Judge, vibe: Vibe) -> bool:
+    """Whether a panel sends `vibe` to `judge`: its kind decides (`JudgeKind.can_score`)."""
+    return kind_of(judge).can_score(judge, vibe)
+
+
 def offline_runner(task_kind: str, wire: str) -> JudgeKind:
     """The kind that answers offline `task_kind` tasks ("judge" or "rate") whose requests carry `wire`."""
     role_of = {"judge": ("vibe", "dimension"), "rate": ("reference", "tests")}[task_kind]

@@ -22,7 +22,8 @@ from engine.judges.kinds import ALIASES, ROLES, judge_kind, kind_names
 from engine.names import did_you_mean
 from engine.provider_table import PROVIDERS
 from engine.registry import get_method, method_names
-from engine.spec.model import ANALYSIS_FIELDS, Spec, spec_from_document
+from engine.spec.build import spec_from_document
+from engine.spec.model import ANALYSIS_FIELDS, Spec
 from engine.spec.paths import expand_path
 from engine.spec.problems import Problem, SpecError
 from engine.spec.semantics import check_semantics

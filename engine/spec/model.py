@@ -1,24 +1,20 @@
 """Typed view of a validated spec: the data contract between the spec stage and the planner.
 
-Only validated documents reach `spec_from_document`, so these constructors fill defaults but do not check.
-Relative file paths are resolved against the spec's folder here, once.
+The records hold what a spec says; `engine.spec.build` reads a validated document into them (the kinds and
+methods it needs sit above these records, which name none of them).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from engine.judges.kinds import JudgeKind, judge_kind
-from engine.provider_table import PROVIDERS, batch_providers
-from engine.registry import Options, PairOptions, get_method
+from engine.options import Options, PairOptions
+from engine.provider_table import PROVIDERS
 from engine.spec.data_model import Dataset
-from engine.spec.dataset_entries import dataset_from, recorded_models
-from engine.spec.paths import resolve_path
-from engine.spec.profiles import read_profile
+from engine.spec.profiles import Persona
 
 # Folders the report writes beside an analysis' own output folder (run_dir/<analysis>/): an analysis may not
 # take one of these names, or re-rendering the report would replace its results.
@@ -64,8 +60,6 @@ class Limits:
     tpm: float | None = None
     timeout_s: float = 120.0
     max_retries: int = 5
-
-
 
 
 @dataclass(frozen=True)
@@ -123,22 +117,8 @@ class Judge:
     settings: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @property
-    def kind_of(self) -> JudgeKind:
-        return judge_kind(self.kind)
-
-    @property
-    def offline(self) -> bool:
-        """Computed here from the answers; otherwise a model is called (the judge has an endpoint)."""
-        return self.kind_of.offline
-
-    @property
     def answers_in_schema(self) -> bool:
         return self.endpoint is not None and self.structured == "auto"
-
-    def can_score(self, vibe: Vibe) -> bool:
-        """Whether a panel sends `vibe` to this judge: its kind decides (`JudgeKind.can_score`)."""
-        return self.kind_of.can_score(self, vibe)
-
 
 @dataclass(frozen=True)
 class VibeExamples:
@@ -177,29 +157,12 @@ class Discovery:
 
 
 @dataclass(frozen=True)
-class Persona:
-    name: str
-    description: str
-    dimensions: dict[str, int] = field(default_factory=dict)  # judged dimension -> weight 1..5
-    asks_for: str | None = None  # what they ask for and how (the profile's input dimensions)
-    profile: Path | None = None
-    derive_with: str | None = None
-    style: str | None = None  # how the persona wants answers written (the profile's expressive_style)
-    prefers: dict[str, str] = field(default_factory=dict)  # metric -> "high" | "low", for offline judges
-
-
-@dataclass(frozen=True)
 class Analysis:
     name: str
     method: str
     dataset: str
     models: tuple[str, ...] = ()
     options: Options = field(default_factory=Options)  # the method's own class; read with `ThatClass.of(analysis)`
-
-    def __post_init__(self) -> None:
-        """An analysis built without options has its method's defaults, as one whose spec block sets none."""
-        if type(self.options) is Options:
-            object.__setattr__(self, "options", get_method(self.method).options())
 
     def comparisons(self) -> list[tuple[str, str]]:
         """The (model, model it is compared with) pairs of a method that compares answers in pairs: every
@@ -219,8 +182,6 @@ class Resources:
     replicas: int = 1
 
 
-
-
 @dataclass(frozen=True)
 class Execution:
     """Where a run's work happens. Never part of a task's hash: the same task has the same result on any backend,
@@ -238,14 +199,6 @@ class Execution:
         default = Resources(num_cpus=1.0, num_gpus=gpus) if gpus else Resources()
         given: dict[str, Any] = dict(self.resources.get(weights, {}))
         return replace(default, **given)
-
-
-def _execution(raw: dict[str, Any] | None) -> Execution:
-    raw = raw or {}
-    return Execution(backend=raw.get("backend", "local"), address=raw.get("address"),
-                     batch_size=raw.get("batch_size"),
-                     resources={name: dict(r) for name, r in (raw.get("resources") or {}).items()},
-                     embeddings=Resources(**(raw.get("embeddings") or {})))
 
 
 @dataclass(frozen=True)
@@ -268,104 +221,3 @@ class Spec:
 
 
 JUDGE_MAX_TOKENS = 256  # a verdict with a sentence of reasoning; generations default to Params.max_tokens
-
-
-def _persona(name: str, raw: dict[str, Any], base: Path) -> Persona:
-    """Inline fields win over the profile's; semantics has already read the profile once, so it parses."""
-    path = resolve_path(base, raw["profile"]) if "profile" in raw else None
-    profile = read_profile(path) if path else None
-    description = raw.get("description") or (profile.description if profile else None) or ""
-    return Persona(name=name, description=description,
-                   dimensions=dict(raw.get("dimensions") or (profile.weights if profile else {})),
-                   asks_for=raw.get("asks_for") or (profile.asks_for if profile else None), profile=path,
-                   derive_with=raw.get("derive_with"),
-                   style=profile.style if profile else None, prefers=dict(raw.get("prefers", {})))
-
-
-def _batch_mode(raw: dict[str, Any], default: bool) -> BatchMode | None:
-    """`batch: true`, its options, `false`, or (unset) the execution's default where the provider has batches."""
-    value = raw.get("batch", default and raw["provider"] in batch_providers())
-    if value is False:
-        return None
-    return BatchMode(**value) if isinstance(value, dict) else BatchMode()
-
-
-def _endpoint(name: str, raw: dict[str, Any], default_max_tokens: int | None = None,
-              batch_default: bool = False) -> Endpoint:
-    params = dict(raw.get("params", {}))
-    if default_max_tokens is not None:
-        params.setdefault("max_tokens", default_max_tokens)
-    return Endpoint(
-        name=name,
-        provider=raw["provider"],
-        model=raw.get("model", name),
-        base_url=raw.get("base_url"),
-        api_key_env=raw.get("api_key_env"),
-        system_prompt=raw.get("system_prompt"),
-        params=Params(**{**params, "stop": tuple(params.get("stop", ()))}),
-        price=Price(**raw.get("price", {})),
-        limits=Limits(**{**PROVIDERS[raw["provider"]].limits, **raw.get("limits", {})}),
-        batch=_batch_mode(raw, batch_default),
-    )
-
-
-def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
-    base = path.parent
-    judges: dict[str, Judge] = {}
-    skipped = {name for name, raw in (doc.get("judges") or {}).items()
-               if raw.get("optional") and not os.environ.get(raw["api_key_env"])}
-    for name, raw in (doc.get("judges") or {}).items():
-        if name in skipped:
-            continue
-        kind = judge_kind(raw["kind"])
-        judges[name] = Judge(
-            name=name,
-            kind=raw["kind"],
-            endpoint=(None if kind.offline
-                      else _endpoint(name, raw, JUDGE_MAX_TOKENS, bool((doc.get("execution") or {}).get("batch")))),
-            metric=raw.get("metric", "auto"),
-            tolerance=raw.get("tolerance", 0.05),
-            margin=raw.get("margin", 0.02),
-            structured="off" if raw.get("structured") in ("off", False) else "auto",  # YAML 1.1 reads off as false
-            settings={key: raw[key] for key in kind.fields if key in raw},
-        )
-    vibes: list[Vibe] = []
-    discovery: Discovery | None = None
-    for raw in doc.get("vibes") or []:
-        if "discover" in raw:
-            discovery = Discovery(**raw["discover"])
-        else:
-            vibe_judges = tuple(j for j in raw.get("judges", ()) if j not in skipped)
-            vibes.append(Vibe(raw["name"], raw["low"], raw["high"], raw.get("metric"), vibe_judges,
-                              vibe_examples(raw.get("examples"))))
-    personas = {name: _persona(name, raw, base) for name, raw in (doc.get("personas") or {}).items()}
-    analyses = {
-        name: Analysis(
-            name=name,
-            method=raw["method"],
-            dataset=raw["dataset"],
-            models=tuple(raw.get("models", ())),
-            options=get_method(raw["method"]).options.from_spec({
-                k: ([j for j in v if j not in skipped] if k in ("judges", "preference_judges") else v)
-                for k, v in raw.items() if k not in ANALYSIS_FIELDS}),
-        )
-        for name, raw in (doc.get("analyses") or {}).items()
-    }
-    return Spec(
-        name=doc["name"],
-        path=path,
-        description=doc.get("description", ""),
-        models={name: _endpoint(name, raw) for name, raw in (doc.get("models") or {}).items()},
-        judges=judges,
-        datasets={name: dataset_from(name, raw, base, recorded_models(doc, name))
-                  for name, raw in (doc.get("datasets") or {}).items()},
-        vibes=tuple(vibes),
-        discovery=discovery,
-        personas=personas,
-        analyses=analyses,
-        report=dict(doc.get("report") or {}),
-        document=doc,
-        skipped_judges=tuple(sorted(skipped)),
-        execution=_execution(doc.get("execution")),
-        gates={vibe: float(gate["max_shift"]) for vibe, gate in (doc.get("gates") or {}).items()},
-    )

@@ -13,12 +13,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import yaml
-
-if TYPE_CHECKING:
-    from engine.spec.model import Persona
 
 JUDGED_DIMENSIONS = {  # vibe-testing's seven judged dimensions, in our words; a closed set
     "clarity": "how easy the answer is to follow for this user",
@@ -41,6 +37,18 @@ UNPROFILED_WEIGHT = 1
 # of it that persona favours. Dimensions missing here need an LLM judge.
 DIMENSION_MEASURES = {"clarity": "readability", "cognitive_load": "length_words",
                       "anthropomorphism": "warmth", "workflow_fit": "code_blocks"}
+
+
+@dataclass(frozen=True)
+class Persona:
+    name: str
+    description: str
+    dimensions: dict[str, int] = field(default_factory=dict)  # judged dimension -> weight 1..5
+    asks_for: str | None = None  # what they ask for and how (the profile's input dimensions)
+    profile: Path | None = None
+    derive_with: str | None = None
+    style: str | None = None  # how the persona wants answers written (the profile's expressive_style)
+    prefers: dict[str, str] = field(default_factory=dict)  # metric -> "high" | "low", for offline judges
 
 
 class ProfileError(ValueError):

@@ -3,92 +3,20 @@ and combinations of settings that only make sense together."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from engine.formats import column_owners, dataset_format
-from engine.judges.kinds import ALIASES, COMMON_FIELDS, ROLES, JudgeKind, judge_kind, kind_names
+from engine.judges.kinds import COMMON_FIELDS, judge_kind, scores
 from engine.judges.metrics import METRICS, is_metric
 from engine.names import did_you_mean
 from engine.provider_table import PROVIDERS, batch_providers, in_cluster_providers, is_recorded
 from engine.registry import get_method, method_names
+from engine.spec.checker import SpecChecker
 from engine.spec.model import REPORT_FOLDERS, Judge, Vibe
-from engine.spec.paths import resolve_path, unset_variables
 from engine.spec.problems import Problem
 from engine.spec.profiles import JUDGED_DIMENSIONS, ProfileError, read_profile
-from engine.spec.yaml_source import PathKey, SourceMap, dotted
-
-
-class SpecChecker:
-    """The document being checked and the problems found, with the lookups checks share. A method's own
-    checks (`AnalysisMethod.check`) receive it too."""
-
-    def __init__(self, document: dict[str, Any], source: SourceMap, spec_path: Path):
-        self.doc = document
-        self.source = source
-        self.spec_dir = spec_path.parent
-        self.problems: list[Problem] = []
-
-    def report(self, path: PathKey, message: str) -> None:
-        mark = self.source.locate(path)
-        self.problems.append(Problem(mark.file, mark.line, mark.col, dotted(path), message))
-
-    def section(self, key: str) -> dict[str, Any]:
-        return self.doc.get(key) or {}
-
-    def must_exist(self, path: PathKey, name: str, section: str) -> bool:
-        if name in self.section(section):
-            return True
-        declared = ", ".join(sorted(self.section(section))) or "none declared"
-        self.report(path, f"unknown {section[:-1]} {name!r}{did_you_mean(name, self.section(section))} "
-                    f"(declared: {declared})")
-        return False
-
-    def each_ref(self, path: PathKey, names: Iterable[str], section: str) -> None:
-        for i, name in enumerate(names):
-            self.must_exist((*path, i), name, section)
-
-    def judge_for(self, path: PathKey, name: str, *roles: str) -> JudgeKind | None:
-        """Report a judge that is not declared, or whose kind can do none of `roles` (`engine.judges.kinds.ROLES`);
-        the judge's kind when it can."""
-        if not self.must_exist(path, name, "judges"):
-            return None
-        spelled = self.section("judges")[name]["kind"]
-        kind = judge_kind(spelled)
-        if not any(kind.does(role) for role in roles):
-            able = [k for k in kind_names() if any(judge_kind(k).does(role) for role in roles) and k not in ALIASES]
-            self.report(path, f"judge {name!r} is {kind.label} (kind: {spelled}), which cannot "
-                        f"{' or '.join(ROLES[r] for r in roles)}; kinds that can: {', '.join(able)}")
-            return None
-        return kind
-
-    def dataset(self, analysis: dict[str, Any]) -> dict[str, Any]:
-        """The dataset entry an analysis names ({} when it names none that is declared)."""
-        entry: dict[str, Any] = self.section("datasets").get(analysis.get("dataset", ""), {})
-        return entry
-
-    def file_path(self, path: PathKey, raw: str) -> Path:
-        """Paths are relative to the spec file (a base spec's paths were rebased when merged). A `${NAME}`
-        whose variable is unset and that gives no default is reported here, where the field is known."""
-        for name in unset_variables(raw):
-            self.report(path, f"${{{name}}} is not set and gives no default: export {name}=… or write "
-                        f"${{{name}:-<default path>}}")
-        return resolve_path(self.spec_dir, raw)
-
-    def file_problem(self, path: PathKey, raw: str, missing_ok: bool = False, folder_ok: bool = False) -> None:
-        """Report a data file that plan and run could not read: missing (unless it is downloaded when
-        missing), a folder (unless the format reads folders), or unreadable."""
-        file = self.file_path(path, raw)
-        if file.is_dir():
-            if not folder_ok:
-                self.report(path, f"{file} is a folder; give the data file inside it")
-        elif file.exists():
-            if not os.access(file, os.R_OK):
-                self.report(path, f"{file} cannot be read (permissions)")
-        elif not missing_ok:
-            self.report(path, f"file not found: {file}")
+from engine.spec.yaml_source import PathKey, SourceMap
 
 
 def check_semantics(document: dict[str, Any], source: SourceMap, spec_path: Path) -> list[Problem]:
@@ -320,7 +248,7 @@ def check_vibes_have_judges(c: SpecChecker, path: PathKey, analysis: dict[str, A
         vibe = Vibe(raw["name"], raw["low"], raw["high"], raw.get("metric"))
         panel = [c.section("judges")[j] for j in raw.get("judges") or analysis.get("judges", [])
                  if j in c.section("judges")]
-        if not any(Judge(name="", kind=j["kind"], metric=j.get("metric", "auto")).can_score(vibe) for j in panel):
+        if not any(scores(Judge(name="", kind=j["kind"], metric=j.get("metric", "auto")), vibe) for j in panel):
             kinds = sorted({j["kind"] for j in panel})
             c.report(("vibes", i), f"no judge of analysis {path[-1]!r} can score vibe {vibe.name!r} (its panel's "
                      f"kinds: {', '.join(kinds) or 'none'}): metric judges need a 'metric', embedding judges "

@@ -43,6 +43,7 @@ from engine.analyze import reliability
 from engine.analyze.rankings import Outcome, rank
 from engine.analyze.reference import rating_of
 from engine.analyze.reliability import TwoOrders
+from engine.judges.kinds import kind_of
 from engine.judges.llm import (
     order_verdicts,
     parse_confidence,
@@ -221,7 +222,7 @@ def analyze_personas(prepared: Prepared, analysis: Analysis, results: dict[str, 
         samples.append(sample)
     summaries = _adjusted([_summarize(spec.personas[name], [s for s in samples if s.persona == name], judges, model_a,
                                       model_b, *weights[name]) for name in opts.personas])
-    if gate is not None and gate.kind_of.does("tests"):
+    if gate is not None and kind_of(gate).does("tests"):
         for summary in summaries:
             summary.preservation = preservation([s for s in samples if s.persona == summary.persona],
                                                 (model_a, model_b))
@@ -271,7 +272,7 @@ def _passes(out: Any, threshold: float) -> bool | None:
 def _dimension(of: Judge, dimension: str, persona: Persona, ga: str, gb: str, index: _Index,
                swap: str) -> DimensionVerdict | None:
     judge, kind = of.name, of.kind
-    if not of.offline:
+    if not kind_of(of).offline:
         orders = index.pairs.get((judge, dimension, persona_text(persona), ga, gb), {})
         if len(orders) < 2:
             return None
@@ -313,7 +314,7 @@ def _summarize(persona: Persona, samples: list[PersonaSample], judges: list[Any]
     by_name = {j.name: j for j in judges}
     dimensions = []
     for (dim, judge), scores in sorted(tallies.items()):
-        measure = DIMENSION_MEASURES.get(dim) if by_name[judge].kind_of.measures else None
+        measure = DIMENSION_MEASURES.get(dim) if kind_of(by_name[judge]).measures else None
         dimensions.append(DimensionRate(dim, judge, by_name[judge].kind, weights.get(dim, 1), measure,
                                         persona.prefers.get(measure) if measure else None, scores.count(1),
                                         scores.count(-1), scores.count(0)))
@@ -336,7 +337,7 @@ def _notes(personas: dict[str, Persona], wanted: list[str], judges: list[Any], g
     notes = []
     if gate is None:
         notes.append("No correctness gate: the analysis names no gate_judge.")
-    elif gate.kind_of.does("tests"):
+    elif kind_of(gate).does("tests"):
         notes.append(f"Correctness gate: pass@1 on the dataset's unit tests ({gate.name} runs each answer's code with "
                      "them in a subprocess with a time limit), as vibe-testing gates; prompts without tests are "
                      "left to the dimensions.")
@@ -348,7 +349,7 @@ def _notes(personas: dict[str, Persona], wanted: list[str], judges: list[Any], g
     for name in wanted:
         persona = personas[name]
         unjudged = [d for d in persona_dimensions(persona)
-                    if not any(j.kind_of.can_judge_dimension(j, DIMENSION_MEASURES.get(d), persona) for j in judges)]
+                    if not any(kind_of(j).can_judge_dimension(j, DIMENSION_MEASURES.get(d), persona) for j in judges)]
         if unjudged:
             notes.append(f"{name}: no judge here can score {', '.join(unjudged)} (they need an LLM judge, or a "
                          "measured property the persona states a preference on).")

@@ -14,14 +14,15 @@ from typing import Any
 
 from engine.datasets import Item
 from engine.judges import prompts
+from engine.judges.kinds import kind_of
 from engine.methods.personas.options import PersonasOptions
 from engine.plan import Builder, estimate_tokens, offset_seed, prompted, reference_corpus
 from engine.records import OFFLINE_PROVIDER, Prepared, Result
 from engine.registry import AnalysisMethod, Page, analysis_method
 from engine.requests import Preservation, Profile, Prompted, Rewrite, SameTaskCheck
+from engine.spec.checker import SpecChecker
 from engine.spec.model import Analysis, Judge, Persona
 from engine.spec.profiles import DIMENSION_MEASURES, JUDGED_DIMENSIONS, persona_dimensions, persona_text
-from engine.spec.semantics import SpecChecker
 from engine.spec.yaml_source import PathKey
 
 CONTROL_TEMPLATES = ("Perform the following task:\n\n{p}", "{p}\n\nPlease respond to the request above.")
@@ -88,7 +89,7 @@ class Personas(AnalysisMethod):
                                                              prompt_from=rewrite_task) for m in a.models[:2])
                     builder.bind(a.name, item, {a.models[0]: [ga], a.models[1]: [gb]},
                                  variant=f"{persona.name}/{label}")
-                    if gate is not None and gate.kind_of.can_rate(item):
+                    if gate is not None and kind_of(gate).can_rate(item):
                         for output, tokens in ((ga, ta), (gb, tb)):
                             builder.judge_single("persona_judge", a.name, gate, item, output, tokens, 0, corpus)
                     _judgments(builder, a, persona, item, text, rewrite_task, judges, (ga, gb), ta + tb)
@@ -157,7 +158,7 @@ def _judgments(builder: Builder, a: Analysis, persona: Persona, item: Item, text
     for dimension in persona_dimensions(persona):
         measure = DIMENSION_MEASURES.get(dimension)
         for judge in judges:
-            if not judge.kind_of.can_judge_dimension(judge, measure, persona):
+            if not kind_of(judge).can_judge_dimension(judge, measure, persona):
                 continue
             if judge.endpoint is not None:
                 fields = {"persona": persona_text(persona), "dimension": dimension,

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from engine.formats import dataset_format
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, analysis_method
+from engine.spec.checker import SpecChecker
 from engine.spec.model import Analysis
-from engine.spec.semantics import SpecChecker
 from engine.spec.yaml_source import PathKey
 
 if TYPE_CHECKING:

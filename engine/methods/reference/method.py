@@ -18,8 +18,8 @@ from engine.plan import Builder, PlanError, reference_corpus
 from engine.provider_table import is_recorded
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Page, analysis_method
+from engine.spec.checker import SpecChecker
 from engine.spec.model import Analysis
-from engine.spec.semantics import SpecChecker
 from engine.spec.yaml_source import PathKey
 
 

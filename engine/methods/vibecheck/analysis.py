@@ -29,6 +29,7 @@ from engine import stats
 from engine.analyze import reliability
 from engine.analyze.reliability import JudgeAgreement, JudgeReliability, TwoOrders
 from engine.datasets import Item
+from engine.judges.kinds import kind_of, scores
 from engine.judges.verdicts import PairVerdict
 from engine.methods.vibecheck import heldout
 from engine.methods.vibecheck.ceiling import ceiling
@@ -64,7 +65,7 @@ def pair_verdicts(prepared: Prepared, analysis: Analysis, results: dict[str, Res
 
 def _judges_for(prepared: Prepared, analysis: Analysis, vibe: Vibe) -> list[str]:
     names = vibe.judges or VibeCheckOptions.of(analysis).judges
-    return [name for name in names if prepared.spec.judges[name].can_score(vibe)]
+    return [name for name in names if scores(prepared.spec.judges[name], vibe)]
 
 
 def _index_judgments(prepared: Prepared, stage: str = "judge") -> dict[tuple[str, str, str, str], dict[str, str]]:
@@ -129,10 +130,10 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
         for vibe in vibes:
             scores: dict[str, int | None] = {}
             for judge_name in _judges_for(prepared, analysis, vibe):
-                judge = spec.judges[judge_name]
+                kind = kind_of(spec.judges[judge_name])
                 tasks = index.get((judge_name, vibe.name, ga, gb), {})
-                score, orders, raw = _judge_score(judge.offline, tasks, results, (judge_name, binding.item, vibe.name))
-                if judge.kind_of.measures and tasks.get("any") in results and vibe.name not in measures:
+                score, orders, raw = _judge_score(kind.offline, tasks, results, (judge_name, binding.item, vibe.name))
+                if kind.measures and tasks.get("any") in results and vibe.name not in measures:
                     out = PairVerdict.from_json(results[tasks["any"]].output)
                     measures[vibe.name] = [out.value_a, out.value_b]
                 scores[judge_name] = score

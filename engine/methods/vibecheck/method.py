@@ -24,14 +24,16 @@ if TYPE_CHECKING:
 from engine.datasets import Item
 from engine.formats import dataset_format
 from engine.judges import prompts
+from engine.judges.kinds import scores
 from engine.methods.vibecheck.options import VibeCheckOptions
 from engine.names import did_you_mean
 from engine.plan import Builder, deferred_calls, estimate_tokens, vibe_fields
 from engine.provider_table import is_recorded
 from engine.records import Deferred, Prepared, Result
 from engine.registry import AnalysisMethod, Page, analysis_method
+from engine.spec.checker import SpecChecker
 from engine.spec.model import Analysis, Judge, Vibe
-from engine.spec.semantics import SpecChecker, check_vibes_have_judges
+from engine.spec.semantics import check_vibes_have_judges
 from engine.spec.yaml_source import PathKey
 
 Pair = tuple[Item, tuple[str, str], int]  # an item, its two generation tasks, their estimated tokens
@@ -155,7 +157,7 @@ class VibeCheck(AnalysisMethod):
             # an LLM judge sees a vibe's example answers too, when it has them
             template = prompts.VIBE_SCORE_EXAMPLES if vibe.examples else prompts.VIBE_SCORE
             examples_text = "".join(vibe.examples.low + vibe.examples.high) if vibe.examples else ""
-            for judge in (j for j in vibe_judges if j.can_score(vibe)):
+            for judge in (j for j in vibe_judges if scores(j, vibe)):
                 for item, outputs, tokens in pairs:
                     builder.judge_pair("judge", a.name, judge, item, template, {**fields, "prompt": item.prompt},
                                        outputs, tokens, extra_text=examples_text)
@@ -225,7 +227,7 @@ def _discovery_estimates(builder: Builder, a: Analysis, pairs: list[Pair], judge
     # a discovered vibe with a metric goes to the offline judges that can measure it, one without to those
     # that place answers between its ends: count the larger group
     measured, placed = Vibe("", "", "", metric="length_words"), Vibe("", "", "")
-    per_vibe = max(sum(j.can_score(measured) for j in offline), sum(j.can_score(placed) for j in offline))
+    per_vibe = max(sum(scores(j, measured) for j in offline), sum(scores(j, placed) for j in offline))
     if per_vibe:
         builder.defer(Deferred("judge", a.name, "offline judges", 0, 0, 0, 0.0, note,
                                tasks=d.max_vibes * len(pairs) * per_vibe))

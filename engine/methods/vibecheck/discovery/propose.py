@@ -13,6 +13,7 @@ import numpy as np
 from engine import derived
 from engine.discover.stage import vibe_from_record, with_vibes
 from engine.execute.cache import Cache
+from engine.judges.kinds import kind_of
 from engine.methods.vibecheck.discovery import statistical as discovery
 from engine.methods.vibecheck.discovery.splits import discovery_sides, split_bindings, split_seed
 from engine.records import Prepared
@@ -30,7 +31,7 @@ def propose(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[tuple[
     if d.method == "llm":
         proposed = [(v, f"LLM proposer {d.proposer}") for v in _llm_vibes(prepared, analysis, cache, pairs)]
     else:
-        clusters = any(spec.judges[j].kind_of.reads_examples for j in PairOptions.of(analysis).judges)
+        clusters = any(kind_of(spec.judges[j]).reads_examples for j in PairOptions.of(analysis).judges)
         settings = {"models": list(discovery_sides(analysis)), "max_vibes": d.max_vibes, "seed": split_seed(analysis),
                     "exclude_metrics": sorted({v.metric for v in spec.vibes if v.metric is not None}),
                     "clusters": clusters}
