@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine.cli import build_parser  # noqa: E402
-from engine.registry import dataclass_in, get_method, method_names  # noqa: E402
+from engine.options import dataclass_in  # noqa: E402
+from engine.registry import get_method, method_names  # noqa: E402
 from engine.spec.load import builtin_specs, load_document, schema, spec_path  # noqa: E402
 from engine.spec.model import Limits, Params, Price  # noqa: E402
 
