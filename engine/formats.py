@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.plugins import Plugins, entry_point_names
+from engine.plugins import Plugins, names_with_published
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -101,7 +101,7 @@ def dataset_format_class(name: str) -> Callable[[type[DatasetFormat]], type[Data
 
 def format_names() -> list[str]:
     """The formats a spec may name: the table's, then those installed packages publish."""
-    return [*FORMAT_MODULES, *(n for n in entry_point_names(ENTRY_POINTS) if n not in FORMAT_MODULES)]
+    return names_with_published(FORMAT_MODULES, ENTRY_POINTS)
 
 
 def dataset_format(name: str | None) -> DatasetFormat:

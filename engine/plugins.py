@@ -8,7 +8,7 @@ under the kind's group (`vibe.analysis_methods`, `vibe.judge_kinds`, `vibe.datas
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 from importlib import metadata
 from typing import Generic, TypeVar
@@ -43,8 +43,9 @@ class Plugins(Generic[T]):
             if module is not None:
                 importlib.import_module(module)
             elif self.group is not None and name in entry_point_names(self.group):
-                module = entry_point(self.group, name).value
-                entry_point(self.group, name).load()  # importing the module registers what it defines
+                published = entry_point(self.group, name)
+                module = published.value
+                published.load()  # importing the module registers what it defines
             else:
                 raise self.unknown(name)
             if name not in self.loaded:
@@ -59,6 +60,13 @@ def _entry_points(group: str) -> dict[str, metadata.EntryPoint]:
 
 def entry_point(group: str, name: str) -> metadata.EntryPoint:
     return _entry_points(group)[name]
+
+
+def names_with_published(table: Iterable[str], group: str) -> list[str]:
+    """A plug-in kind's names: its built-in table's, in order, then those installed packages publish under
+    `group` that the table lacks."""
+    listed = list(table)
+    return [*listed, *(n for n in entry_point_names(group) if n not in listed)]
 
 
 def entry_point_names(group: str) -> list[str]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.options import Options, PairOptions
-from engine.plugins import Plugins, entry_point_names
+from engine.plugins import Plugins, names_with_published
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -151,7 +151,7 @@ def analysis_method(name: str) -> Callable[[type[AnalysisMethod]], type[Analysis
 
 def method_names() -> list[str]:
     """The methods a spec may name: the table's, then those installed packages publish."""
-    return [*METHOD_MODULES, *(n for n in entry_point_names(ENTRY_POINTS) if n not in METHOD_MODULES)]
+    return names_with_published(METHOD_MODULES, ENTRY_POINTS)
 
 
 def get_method(name: str) -> AnalysisMethod:

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import ModuleType
 
 from engine.export.run_files import ExportError, RunFiles
-from engine.plugins import entry_point, entry_point_names
+from engine.plugins import entry_point, names_with_published
 
 EXPORTERS: dict[str, str] = {
     "llm-comparator": "engine.export.llm_comparator",
@@ -21,7 +21,7 @@ ENTRY_POINTS = "vibe.exporters"
 
 def exporter_names() -> list[str]:
     """The formats `vibe export --to` writes: the table's, then those installed packages publish."""
-    return [*EXPORTERS, *(n for n in entry_point_names(ENTRY_POINTS) if n not in EXPORTERS)]
+    return names_with_published(EXPORTERS, ENTRY_POINTS)
 
 
 def exporter(name: str) -> ModuleType:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.plugins import Plugins, entry_point_names
+from engine.plugins import Plugins, names_with_published
 
 if TYPE_CHECKING:
     from engine.datasets.items import Item
@@ -133,7 +133,7 @@ def kind_names() -> list[str]:
 
 
 def _registered() -> list[str]:
-    return [*KIND_MODULES, *(n for n in entry_point_names(ENTRY_POINTS) if n not in KIND_MODULES)]
+    return names_with_published(KIND_MODULES, ENTRY_POINTS)
 
 
 def judge_kind(name: str) -> JudgeKind:
