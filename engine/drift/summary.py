@@ -8,6 +8,7 @@ import math
 import shutil
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from engine.drift.compare import Run, SlotComparison
 from engine.drift.shift import ALPHA, Shift
@@ -50,6 +51,15 @@ def _verdict(s: Shift) -> str:
     return ""
 
 
+def _rows(c: SlotComparison) -> list[dict[str, Any]]:
+    """One comparison's table as both the Markdown and the page show it: largest shift first, each figure
+    formatted, moved (Holm-adjusted p < α) marked."""
+    return [{"vibe": s.vibe, "moved": s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA,
+             "shift": _signed(s.shift), "interval": f"[{_signed(s.low)}, {_signed(s.high)}]",
+             "p": _p(s.p_moved_adjusted), "detects": "—" if s.detectable is None else f"±{s.detectable:.3f}",
+             "gate": _verdict(s) or "—"} for s in sorted(c.shifts, key=lambda s: -abs(s.shift))]
+
+
 def judged_by(panel: Run) -> str:
     """Who produced the verdicts: the panel's run and each judge with its kind."""
     judges = ", ".join(kind_of(panel.spec.judges[name]).describe(panel.spec.judges[name], "vibe")
@@ -65,11 +75,9 @@ def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel
                      if c.only_base or c.only_head else ""), "",
                   "| vibe | shift | 95% interval | p (Holm) | detects (80% power) | gate |",
                   "|---|---|---|---|---|---|"]
-        for s in sorted(c.shifts, key=lambda s: -abs(s.shift)):
-            moved = s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA
-            lines.append(f"| {'**' + s.vibe + '**' if moved else s.vibe} | {_signed(s.shift)} | "
-                         f"[{_signed(s.low)}, {_signed(s.high)}] | {_p(s.p_moved_adjusted)} | "
-                         f"{'—' if s.detectable is None else f'±{s.detectable:.3f}'} | {_verdict(s) or '—'} |")
+        for r in _rows(c):
+            lines.append(f"| {'**' + r['vibe'] + '**' if r['moved'] else r['vibe']} | {r['shift']} | {r['interval']} | "
+                         f"{r['p']} | {r['detects']} | {r['gate']} |")
         lines.append("")
     lines.append("Bold: moved (Holm-adjusted p < 0.05). Positive: the head sits higher on the vibe than the base.")
     return "\n".join(lines) + "\n"
@@ -96,11 +104,7 @@ def _page(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run,
     env = Environment(loader=ChoiceLoader([FileSystemLoader([Path(__file__).parent / "templates", TEMPLATES])]),
                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
     tables = [{"model": c.model, "shared": c.shared, "only_base": c.only_base, "only_head": c.only_head,
-               "rows": [{"vibe": s.vibe, "moved": s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA,
-                         "shift": _signed(s.shift), "interval": f"[{_signed(s.low)}, {_signed(s.high)}]",
-                         "p": _p(s.p_moved_adjusted), "gate": _verdict(s) or "—",
-                         "detects": "—" if s.detectable is None else f"±{s.detectable:.3f}"}
-                        for s in sorted(c.shifts, key=lambda s: -abs(s.shift))]} for c in comparisons]
+               "rows": _rows(c)} for c in comparisons]
     (out / "assets").mkdir(exist_ok=True)
     shutil.copyfile(TEMPLATES / "style.css", out / "assets" / "style.css")
     page = env.get_template("compare.html.j2").render(
