@@ -10,7 +10,6 @@ tested (`engine.drift.shift`).
 
 from __future__ import annotations
 
-import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from engine.drift.shift import Shift, gate, shift_of
-from engine.execute.snapshot import read_items, read_spec_document
+from engine.execute.snapshot import output_text, read_items, read_spec_document, stage_file, task_records
 from engine.registry import PairOptions, get_method
 from engine.spec.build import spec_from_document
 from engine.spec.model import Spec
@@ -51,13 +50,9 @@ class Run:
             raise CompareError(f"{folder}: the run keeps no copy of its spec and prompts (spec.json, items.jsonl.gz): "
                                "it was written by an older vibe; run its spec again to compare it")
         answers: dict[str, dict[str, str]] = {}
-        path = folder / "generation.jsonl.gz"
-        if path.is_file():
-            with gzip.open(path, "rt", encoding="utf-8") as fh:
-                for line in fh:
-                    row = json.loads(line)
-                    output = row["output"] if isinstance(row["output"], str) else json.dumps(row["output"])
-                    answers.setdefault(row["endpoint"], {}).setdefault(row["item_id"], output)
+        if stage_file(folder, "generation").is_file():
+            for row in task_records(folder, "generation"):
+                answers.setdefault(row["endpoint"], {}).setdefault(row["item_id"], output_text(row))
         discovered = folder / "discovered_vibes.json"
         return cls(folder, spec_from_document(*kept), answers,
                    {item.id: item.prompt for dataset in items.values() for item in dataset},

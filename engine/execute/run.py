@@ -37,7 +37,7 @@ from engine.execute.offline_judges import run_offline
 from engine.execute.progress import RunProgress
 from engine.execute.providers import Provider, ProviderError, create_provider
 from engine.execute.scheduler import Failure, Scheduler
-from engine.execute.snapshot import write_snapshot
+from engine.execute.snapshot import stage_file, write_snapshot
 from engine.plan import reference_corpora
 from engine.provider_table import engine_of, in_cluster_providers, is_recorded
 from engine.records import OFFLINE_PROVIDER, STAGES, Plan, Prepared, Result, Task
@@ -341,7 +341,7 @@ def _write_task_files(plan: Plan, run_dir: Path, results: dict[str, Result]) -> 
         by_stage.setdefault(task.stage, []).append(json.dumps(asdict(record), ensure_ascii=False))
     for stage in STAGES:
         (run_dir / f"{stage}.jsonl").unlink(missing_ok=True)  # written uncompressed by earlier versions
-        path = run_dir / f"{stage}.jsonl.gz"
+        path = stage_file(run_dir, stage)
         if stage in by_stage:
             with gzip.GzipFile(path, "wb", mtime=0) as fh:
                 fh.write(("\n".join(by_stage[stage]) + "\n").encode("utf-8"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,17 +67,27 @@ def prepared_from(run_dir: Path) -> Prepared | None:
     return Prepared(spec, items, compile_plan(spec, items))
 
 
+def stage_file(run_dir: Path, stage: str) -> Path:
+    """Where a run folder holds one stage's task records (`engine.execute.run` writes them)."""
+    return run_dir / f"{stage}.jsonl.gz"
+
+
+def task_records(run_dir: Path, stage: str) -> Iterator[dict[str, Any]]:
+    """One stage's task records as the run folder holds them (the file must exist: see `stage_file`)."""
+    with gzip.open(stage_file(run_dir, stage), "rt", encoding="utf-8") as fh:
+        for line in fh:
+            yield json.loads(line)
+
+
+def output_text(record: dict[str, Any]) -> str:
+    """A task record's output as text (a structured output as its JSON)."""
+    output = record["output"]
+    return output if isinstance(output, str) else json.dumps(output)
+
+
 def read_results(run_dir: Path) -> dict[str, Result]:
     """Every finished task's result as the run folder's stage files hold it (what the cache held when the run
     was written)."""
-    out: dict[str, Result] = {}
-    for stage in STAGES:
-        path = run_dir / f"{stage}.jsonl.gz"
-        if not path.is_file():
-            continue
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            for line in fh:
-                r = json.loads(line)
-                out[r["task_id"]] = Result(r["task_id"], r["stage"], r["endpoint"], r["provider"], r["output"],
-                                           r["input_tokens"], r["output_tokens"], r["cost"], r["latency_s"], r["meta"])
-    return out
+    return {r["task_id"]: Result(r["task_id"], r["stage"], r["endpoint"], r["provider"], r["output"],
+                                 r["input_tokens"], r["output_tokens"], r["cost"], r["latency_s"], r["meta"])
+            for stage in STAGES if stage_file(run_dir, stage).is_file() for r in task_records(run_dir, stage)}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets import DatasetError, Item, load_items
-from engine.execute.snapshot import read_items, read_spec_document
+from engine.execute.snapshot import output_text, read_items, read_spec_document, task_records
 from engine.spec.build import spec_from_document
 from engine.spec.model import Spec
 
@@ -40,6 +40,7 @@ class RunFiles:
     bindings: dict[str, list[dict[str, Any]]]  # analysis -> plan bindings (item, variant, outputs)
     answers: dict[str, str]  # generation task id -> answer text
     items: dict[str, dict[str, Item]] = field(default_factory=dict)  # dataset -> item id -> item
+    kept_items: dict[str, list[Item]] | None = None  # the run folder's own copy of its prompts, once read
 
     @classmethod
     def open(cls, run_dir: Path, spec_file: Path | None = None) -> RunFiles:
@@ -62,18 +63,15 @@ class RunFiles:
                               "--spec with the spec that made the run")
         with gzip.open(run_dir / "plan.json.gz", "rt", encoding="utf-8") as fh:
             bindings = json.load(fh)["bindings"]
-        answers = {}
-        with gzip.open(run_dir / "generation.jsonl.gz", "rt", encoding="utf-8") as fh:
-            for line in fh:
-                row = json.loads(line)
-                answers[row["task_id"]] = row["output"] if isinstance(row["output"], str) else json.dumps(row["output"])
+        answers = {row["task_id"]: output_text(row) for row in task_records(run_dir, "generation")}
         return cls(run_dir, spec, manifest, bindings, answers)
 
     def dataset_items(self, dataset: str) -> dict[str, Item]:
         if dataset not in self.items:
-            kept = read_items(self.run_dir)
-            if kept is not None and dataset in kept:
-                self.items[dataset] = {it.id: it for it in kept[dataset]}
+            if self.kept_items is None:
+                self.kept_items = read_items(self.run_dir) or {}
+            if dataset in self.kept_items:
+                self.items[dataset] = {it.id: it for it in self.kept_items[dataset]}
                 return self.items[dataset]
             try:
                 self.items[dataset] = {it.id: it for it in load_items(self.spec.datasets[dataset])}
