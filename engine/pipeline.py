@@ -118,6 +118,7 @@ def finish_manifest(run_dir: Path, phases: Any, summary: Any) -> None:
 def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:
     """Re-render a finished run's leaderboard from its manifest, discovered vibes and the cache; from the run
     folder's own copies of its spec, prompts and results where the spec, its data or the cache are gone."""
+    import contextlib
     import json
 
     from engine.analyze.run_results import analyze_run
@@ -140,11 +141,9 @@ def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:
     if found:
         prepared = with_vibes(prepared, found)
     cache = cache_path or Path(manifest.get("cache_path") or default_cache_path())
-    if not cache.is_file():
-        finished = read_results(run_dir)
-        return render_report(analyze_run(prepared, finished, run_dir, origins), prepared, run_dir, finished)
-    with Cache(cache) as opened:
-        finished = opened.get_many(t.id for t in prepared.plan.tasks)
+    with Cache(cache) if cache.is_file() else contextlib.nullcontext() as opened:
+        finished = (opened.get_many(t.id for t in prepared.plan.tasks) if opened is not None
+                    else read_results(run_dir))
         return render_report(analyze_run(prepared, finished, run_dir, origins), prepared, run_dir, finished)
 
 

@@ -8,8 +8,9 @@ recognised by name first and by content second:
 - the answers: either one text column per model (wide: every other column holding text, or the columns
   `--models` names), or a model column and an answer column (long: one row per prompt and model);
 - the formats other tools write, each recognised by its dataset format (`DatasetFormat.sniff`, tried in the
-  registry's order: Inspect AI logs, LLM Comparator files, AlpacaEval annotations, battle logs ...); their
-  models are named in the file, and a file with votes between models is ranked too.
+  registry's order): Inspect AI logs and LLM Comparator files by the file itself, AlpacaEval annotations and
+  battle logs by their columns; their models are named in the file, and a file with votes between models is
+  ranked too.
 
 Nothing is asked that the file answers. The spec extends the packaged offline panel, compares the first two
 models with VibeCheck (every other model against the first when there are more), discovers vibes
