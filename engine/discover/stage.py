@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -45,11 +46,15 @@ def with_vibes(prepared: Prepared, vibes: list[Vibe]) -> Prepared:
     return Prepared(spec, prepared.items, compile_plan(spec, prepared.items))
 
 
+def vibe_entry(v: Vibe) -> dict[str, Any]:
+    """A vibe as a spec's `vibes:` list writes it."""
+    return {"name": v.name, "low": v.low, "high": v.high, **({"metric": v.metric} if v.metric else {}),
+            **({"examples": {"low": list(v.examples.low), "high": list(v.examples.high)}} if v.examples else {})}
+
+
 def vibes_yaml(vibes: list[Vibe], origins: dict[str, str]) -> str:
     """Discovered vibes as a `vibes:` block to paste into a spec."""
-    entries = [{"name": v.name, "low": v.low, "high": v.high, **({"metric": v.metric} if v.metric else {}),
-                **({"examples": {"low": list(v.examples.low), "high": list(v.examples.high)}} if v.examples else {})}
-               for v in vibes]
+    entries = [vibe_entry(v) for v in vibes]
     header = "".join(f"# {v.name}: {origins.get(v.name, '')}{LEXICON_CAVEAT if _is_lexicon(v) else ''}\n"
                      for v in vibes)
     return header + yaml.dump({"vibes": entries}, Dumper=_ReadableDumper, sort_keys=False, allow_unicode=True,

@@ -17,11 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from engine.discover.stage import read_discovered, vibe_entry
 from engine.drift.shift import Shift, gate, shift_of
 from engine.execute.snapshot import output_text, read_items, read_spec_document, stage_file, task_records
 from engine.registry import PairOptions, get_method
 from engine.spec.build import spec_from_document
-from engine.spec.model import Spec
+from engine.spec.model import Spec, Vibe
 
 BASE, HEAD = "base", "head"
 
@@ -38,7 +39,7 @@ class Run:
     spec: Spec
     answers: dict[str, dict[str, str]]  # model slot -> item id -> its (first) answer
     prompts: dict[str, str]  # item id -> prompt
-    discovered: list[dict[str, Any]] = field(default_factory=list)  # discovered_vibes.json records
+    discovered: list[Vibe] = field(default_factory=list)  # the vibes the run's discovery found
 
     @classmethod
     def open(cls, folder: Path) -> Run:
@@ -53,10 +54,9 @@ class Run:
         if stage_file(folder, "generation").is_file():
             for row in task_records(folder, "generation"):
                 answers.setdefault(row["endpoint"], {}).setdefault(row["item_id"], output_text(row))
-        discovered = folder / "discovered_vibes.json"
         return cls(folder, spec_from_document(*kept), answers,
                    {item.id: item.prompt for dataset in items.values() for item in dataset},
-                   json.loads(discovered.read_text(encoding="utf-8")) if discovered.is_file() else [])
+                   read_discovered(folder)[0])
 
     def panel(self) -> tuple[str, list[str]]:
         """The analysis whose panel judges the pairs (the first whose method judges vibes on pairs) and its
@@ -69,8 +69,7 @@ class Run:
     def vibe_entries(self) -> list[dict[str, Any]]:
         """The vibes its panel measured: those the spec declares, then those discovery found."""
         declared = [v for v in self.spec.document.get("vibes") or [] if "name" in v]
-        found = [{k: v for k, v in record.items() if k in ("name", "low", "high", "metric", "examples") and v}
-                 for record in self.discovered]
+        found = [vibe_entry(v) for v in self.discovered]
         return declared + [v for v in found if v["name"] not in {d["name"] for d in declared}]
 
 
