@@ -30,7 +30,11 @@ FORMAT_MODULES: dict[str, str] = {
     "battles": "engine.datasets.formats.battles",
     "alpaca-eval": "engine.datasets.formats.alpaca_eval",
     "llm-comparator": "engine.datasets.formats.llm_comparator",
+    "inspect-messages": "engine.datasets.formats.inspect_messages",
     "inspect": "engine.datasets.formats.inspect",
+    "openai-messages": "engine.datasets.formats.openai_messages",
+    "mt-bench": "engine.datasets.formats.mt_bench",
+    "arena-conversations": "engine.datasets.formats.arena_conversations",
 }
 DEFAULT_FORMAT = "wide"
 ENTRY_POINTS = "vibe.dataset_formats"
@@ -67,6 +71,7 @@ class DatasetFormat:
     reads: ClassVar[tuple[str, ...]] = ()  # the columns it reads beyond the common ones
     columns: ClassVar[dict[str, str]] = {}  # columns only it reads, described for the schema (`fields.<x>`)
     reads_folders: ClassVar[bool] = False  # a source path may be a folder of its files
+    conversations: ClassVar[bool] = False  # rows hold whole conversations; the dataset's `unit` says what is judged
 
     def records(self, path: Path, ds: Dataset) -> Located:
         """Every record of one source file (or folder), with where it sits."""

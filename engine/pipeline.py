@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -24,8 +25,10 @@ def prepare(spec_path: str | Path, limit: int | None = None) -> Prepared:
         spec = replace(spec, datasets={name: replace(ds, limit=limit if ds.limit is None else min(ds.limit, limit))
                                        for name, ds in spec.datasets.items()})
     used = {a.dataset for a in spec.analyses.values()}
-    items = {name: load_items(ds, frozenset(spec.models)) for name, ds in spec.datasets.items() if name in used}
-    return Prepared(spec, items, compile_plan(spec, items))
+    excluded: dict[str, list[str]] = {name: [] for name in used}
+    items = {name: load_items(ds, frozenset(spec.models), excluded[name]) for name, ds in spec.datasets.items()
+             if name in used}
+    return Prepared(spec, items, compile_plan(spec, items), {name: why for name, why in excluded.items() if why})
 
 
 def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, quiet: bool = False,
@@ -47,6 +50,10 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     with phases.phase("plan"):
         prepared = prepare(spec_path, limit)
         execution = settle(prepared, backend, address)
+    if not quiet:
+        for name, why in prepared.excluded.items():
+            print(f"dataset {name!r}: {len(why)} left out: " + "; ".join(why[:5]) + (" …" if len(why) > 5 else ""),
+                  file=sys.stderr)
     run_dir = run_dir or default_run_dir(prepared.spec, limit)
     origins: dict[str, str] = {}
     with joined(prepared, execution), Cache(cache_path) as cache:
@@ -76,6 +83,8 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
             with phases.phase("analyze"):
                 finished = cache.get_many(t.id for t in prepared.plan.tasks)
                 finish_manifest(run_dir, phases, summary)
+                if prepared.excluded:  # what the readers left out, beside the counts
+                    _update_manifest(run_dir, lambda manifest: manifest.update(excluded=prepared.excluded))
                 results = analyze_run(prepared, finished, run_dir, origins)
             if report and not summary.interrupted:
                 from engine.report.render import render_report

@@ -45,6 +45,8 @@ class Builder:
         self.tasks: dict[str, Task] = {}
         self.deferred: list[Deferred] = []
         self.bindings: dict[str, list[Binding]] = defaultdict(list)
+        # a conversation turn's output (task id) -> what came before it, as its judges' context
+        self.contexts: dict[str, dict[str, Any]] = {}
 
     def bind(self, analysis: str, item: Item, outputs: dict[str, list[str]], variant: str = "original") -> None:
         self.bindings[analysis].append(Binding(item.id, variant, outputs))
@@ -75,24 +77,39 @@ class Builder:
                 raise PlanError(f"dataset {dataset!r} item {item.id!r} has no recorded output for {model_name!r}")
             recorded = Recorded(dataset, item.id, model_name, hashlib.sha256(text.encode()).hexdigest())
             task_id = self.add("generation", analysis, model_name, "recorded", item.id, recorded)
+            self._context(task_id, dataset, list(item.history.get(model_name, ())))
             return task_id, estimate_tokens(text)
-        messages = []
+        messages: list[dict[str, Any]] = []
         if model.system_prompt:
             messages.append({"role": "system", "content": model.system_prompt})
-        content: Any = prompt if prompt is not None else item.prompt
-        if item.image:
-            content = [_image_part(dataset, item), {"type": "text", "text": content}]
-        messages.append({"role": "user", "content": content})
         params = model.params.request_fields()
         if temperature is not None:
             params["temperature"] = temperature
         offset_seed(params, sample)  # K samples must differ, yet stay reproducible: one seed per sample
+        earlier: list[str] = []
+        for turn, user in enumerate(item.earlier, 1):  # the model answers the earlier turns itself, in order
+            messages.append({"role": "user", "content": user})
+            earlier.append(self.add("generation", analysis, model_name, model.provider, f"{item.conversation}#{turn}",
+                                    Chat(model.identity(), list(messages), params, sample), depends_on=earlier,
+                                    input_tokens=_message_tokens(messages, model),
+                                    output_tokens=model.params.max_tokens, endpoint=model))
+            messages.append({"role": "assistant", "from": earlier[-1]})
+        content: Any = prompt if prompt is not None else item.prompt
+        if item.image:
+            content = [_image_part(dataset, item), {"type": "text", "text": content}]
+        messages.append({"role": "user", "content": content})
         request = Chat(model.identity(), messages, params, sample, prompt_from)
-        in_tokens = sum(estimate_tokens(json.dumps(m["content"])) for m in messages)
+        depends = (prompt_from, *earlier) if prompt_from else tuple(earlier)
         task_id = self.add("generation", analysis, model_name, model.provider, item.id, request,
-                           depends_on=(prompt_from,) if prompt_from else (), input_tokens=in_tokens,
+                           depends_on=depends, input_tokens=_message_tokens(messages, model),
                            output_tokens=model.params.max_tokens, endpoint=model)
+        self._context(task_id, dataset, [m for m in messages[:-1] if m["role"] != "system"])
         return task_id, model.params.max_tokens
+
+    def _context(self, task_id: str, dataset: str, history: list[dict[str, Any]]) -> None:
+        """Keep what came before a conversation turn's output, for the LLM judges that read it."""
+        if history:
+            self.contexts[task_id] = {"messages": history, "tokens": self.spec.datasets[dataset].context_tokens}
 
     # -- judgments ---------------------------------------------------------------------------------
 
@@ -106,13 +123,19 @@ class Builder:
             self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id,
                      PairJudgment(judge.name, kind.wire, fields, outputs, config=kind.pair_config(judge)), outputs)
             return
-        in_tokens = estimate_tokens(template.system + template.user + item.prompt + extra_text) + out_tokens
+        context = [self.contexts.get(output) for output in outputs]
+        budget = max((c["tokens"] for c in context if c), default=0)
+        if any(context):  # a conversation's turn: the judge reads the earlier turns behind each answer
+            fields = {**fields, "context": {"tokens": budget, "answers": [c["messages"] if c else [] for c in context]}}
+        in_tokens = (estimate_tokens(template.system + template.user + item.prompt + extra_text) + out_tokens
+                     + 2 * budget)  # both answers' context, at most
         call = prompted(judge, template, judge.endpoint.params.request_fields())
+        earlier = [m["from"] for c in context if c for m in c["messages"] if "from" in m]  # answers it shows
         for order in ("ab", "ba"):
             shown = outputs if order == "ab" else (outputs[1], outputs[0])
             request = PairJudgment(judge.name, kind.wire, fields, shown, call=call, order=order,
                                    prompt_from=prompt_from)
-            depends = (*outputs, prompt_from) if prompt_from else outputs
+            depends = (*outputs, prompt_from, *earlier) if prompt_from else (*outputs, *earlier)
             self.add(stage, analysis, judge.name, judge.endpoint.provider, item.id, request, depends,
                      input_tokens=in_tokens, output_tokens=call.params["max_tokens"], endpoint=judge.endpoint)
 
@@ -143,6 +166,12 @@ class Builder:
 
 class PlanError(Exception):
     pass
+
+
+def _message_tokens(messages: list[dict[str, Any]], model: Endpoint) -> int:
+    """Estimated input tokens of a chat: an earlier answer not yet written counts as its max_tokens."""
+    return sum(estimate_tokens(json.dumps(m["content"])) if "content" in m else model.params.max_tokens
+               for m in messages)
 
 
 def _image_part(dataset: str, item: Item) -> dict[str, str]:

@@ -135,8 +135,10 @@ class Result:
 
 @dataclass
 class Prepared:
-    """A spec, the items of the datasets its analyses use, and the plan compiled from both."""
+    """A spec, the items of the datasets its analyses use, and the plan compiled from both; per dataset, what
+    its reader left out and why (a conversation the models answered in different numbers of turns)."""
 
     spec: Spec
     items: dict[str, list[Item]]
     plan: Plan
+    excluded: dict[str, list[str]] = field(default_factory=dict)

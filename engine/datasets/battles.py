@@ -39,11 +39,11 @@ def battle_records(ds: Dataset, located: list[tuple[str, dict[str, Any]]]) -> tu
                     Answer(key, b, field_value(row, f["answer_b"]), None, row, where)]
         raw = text_value(row, f.get("winner"))
         if raw not in (None, ""):
-            votes.append(Vote(key, a, b, _side(ds, raw, a, b, where), where))
+            votes.append(Vote(key, a, b, winner_side(ds, raw, a, b, where), where))
     return long_answers(ds, single) + answers, votes
 
 
-def _side(ds: Dataset, raw: str, a: str, b: str, where: str) -> str:
+def winner_side(ds: Dataset, raw: str, a: str, b: str, where: str) -> str:
     """The side a winner value favours: "a", "b" or "tie"."""
     column = ds.fields["winner"]
     if ds.winner_values == "sign":

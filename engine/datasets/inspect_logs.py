@@ -105,7 +105,7 @@ def _row(where: str, sample: dict[str, Any], model: str) -> dict[str, Any]:
             "output": _answer(sample.get("output") or {}), "model": model, "epoch": epoch,
             "target": _target(sample.get("target")),
             "scores": {name: _score_value(value) for name, value in (sample.get("scores") or {}).items()},
-            "metadata": sample.get("metadata") or {}}
+            "metadata": sample.get("metadata") or {}, "messages": sample.get("messages")}
 
 
 def _text(content: Any) -> str:

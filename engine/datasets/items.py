@@ -3,9 +3,8 @@ and field)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
+from typing import Any
 
 
 class DatasetError(Exception):
@@ -38,6 +37,20 @@ class Item:
     scores: dict[str, float] = field(default_factory=dict)  # recorded score of each model's output
     preferences: dict[str, str] = field(default_factory=dict)  # model -> label of its answer vs the reference's
     battles: tuple[Battle, ...] = ()  # labelled comparisons a battle log holds on this prompt
+    # a turn of a conversation (`engine.datasets.conversations`): the conversation's id (the unit analyses
+    # resample and split by), which assistant turn is judged (1-based; None for a whole transcript), the user's
+    # earlier turns (a generated model answers them first), and per recorded model the messages before this
+    # turn (a judge's context) and this turn's assistant and tool messages (the page shows tool calls apart)
+    conversation: str | None = None
+    turn: int | None = None
+    earlier: tuple[str, ...] = ()
+    history: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    transcript: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+
+    @property
+    def cluster(self) -> str:
+        """The independent unit this item belongs to: its conversation, else itself."""
+        return self.conversation or self.id
 
     def label(self, model: str, other: str) -> str | None:
         """The label of the comparison of `model` with `other` on this prompt: the battle between the two
@@ -49,9 +62,3 @@ class Item:
         if self.battles:
             return None
         return self.preferences.get(model, self.preference)
-
-    def content_hash(self) -> str:
-        payload = json.dumps([self.prompt, self.reference, self.image], ensure_ascii=False)
-        return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-

@@ -13,6 +13,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from engine.datasets.conversations import conversation_items
 from engine.datasets.files import ensure_local, read_rows
 from engine.datasets.items import DatasetError, Item
 from engine.datasets.rows import field_value, mapped_label, text_value
@@ -21,10 +22,11 @@ from engine.formats import dataset_format
 from engine.spec.data_model import ComparisonLabels, Dataset
 
 
-def load_items(ds: Dataset, models: frozenset[str] | None = None) -> list[Item]:
+def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list[str] | None = None) -> list[Item]:
     """The dataset's items. With `models`, every preference label must name one of them or 'tie' after
     `preference_values` maps it: a label that names no model would otherwise turn into a missing one, and
-    an analysis would rank or regress on whatever few labels happen to match."""
+    an analysis would rank or regress on whatever few labels happen to match. A conversation format's
+    conversations that cannot be compared are left out and said in `excluded` (when given)."""
     form = dataset_format(ds.format)
     located = [record for path in ensure_local(ds) for record in form.records(path, ds)]
     rows = form.rows(ds, _dedupe(located, ds.source.dedupe_on))
@@ -35,14 +37,19 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None) -> list[Item]:
         for column, index in joined.items():
             row[column] = index.get(key)
     rows = [r for r in rows if all(_keep(r, f) for f in ds.filters)]
-    items = [_item(ds, n, row) for n, row in enumerate(rows)]
+    if form.conversations:
+        items = [item for row in rows for item in conversation_items(ds, row, excluded if excluded is not None else [])]
+    else:
+        items = [_item(ds, n, row) for n, row in enumerate(rows)]
     if models is not None:
         check_labels(ds, items, models)
     ids = [it.id for it in items]
     if len(set(ids)) != len(ids):
         raise DatasetError(f"dataset {ds.name!r}: ids are not unique; map fields.id to a unique column")
-    if ds.limit is not None and ds.limit < len(items):
-        items = sorted(random.Random(ds.seed).sample(items, ds.limit), key=lambda it: ids.index(it.id))
+    clusters = list(dict.fromkeys(it.cluster for it in items))
+    if ds.limit is not None and ds.limit < len(clusters):  # a conversation is kept or left out whole
+        kept = set(random.Random(ds.seed).sample(clusters, ds.limit))
+        items = [it for it in items if it.cluster in kept]
     return items
 
 

@@ -1,6 +1,6 @@
-"""The three shapes a dataset format's rows take, as bases its class extends: one row per prompt with a
-column per model (wide), one answer per row (long tables, logs), one comparison of two answers per row
-(battle logs). Each format then says only how it reads a file and which columns it presets."""
+"""The shapes a dataset format's rows take, as bases its class extends: one row per prompt with a column per
+model (wide), one answer per row (long tables, logs), one comparison of two answers per row (battle logs),
+whole conversations. Each format then says only how it reads a file and which columns it presets."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from engine.datasets.battles import battle_records
+from engine.datasets.conversations import gathered
 from engine.datasets.files import located_rows
 from engine.datasets.tidy import gather, long_answers
 from engine.formats import DatasetFormat, Located
@@ -52,3 +53,15 @@ class BattleRows(TableRecords):
 
     def rows(self, ds: Dataset, located: Located) -> list[dict[str, Any]]:
         return gather(ds, *battle_records(ds, located), repeats=True)
+
+
+class ConversationRows(DatasetFormat):
+    """Whole conversations, one per model and conversation id: each format's `records` normalises its file
+    into records `conversations.gathered` reads (id, model and messages; or the user turns alone; or a
+    labelled pair), and the dataset's `unit` turns them into items."""
+
+    conversations = True
+    fields: ClassVar[dict[str, str]] = {"id": "id", "prompt": "messages"}
+
+    def rows(self, ds: Dataset, located: Located) -> list[dict[str, Any]]:
+        return gathered(ds, located)

@@ -184,29 +184,37 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
                 progress.advance(task, None)
             offline = [t for t in stage_tasks if t.provider == OFFLINE_PROVIDER]
             calls = [t for t in stage_tasks if t.is_call]
-            known = cache.known({d for t in calls for d in t.depends_on})
-            runnable = []
-            for task in calls:
-                if all(d in known for d in task.depends_on):
-                    runnable.append(task)
-                else:
-                    summary.failed.append(Failure(task.id, task.stage, task.endpoint, "skipped: an input failed", 0))
-            inputs = cache.get_many({d for t in runnable for d in t.depends_on})
-            call = functools.partial(render, results=inputs)
-            batched = {t.endpoint for t in runnable if endpoints[t.endpoint].batch is not None} - on_ray
-            api, cluster, (in_batches, live_again) = await asyncio.gather(
-                scheduler.run([t for t in runnable if t.endpoint not in on_ray | batched], call),
-                _on_cluster(generator, [t for t in runnable if t.endpoint in on_ray], call),
-                _in_batches([t for t in runnable if t.endpoint in batched], call, endpoints, cache, progress, summary))
-            failures = api + cluster + in_batches + await scheduler.run(live_again, call)
-            summary.failed.extend(failures)
+            while calls:  # in waves: a conversation's next turn waits for the answer to its previous one
+                known = cache.known({d for t in calls for d in t.depends_on})
+                queued = {t.id for t in calls}
+                ready = [all(d in known for d in t.depends_on) for t in calls]
+                runnable = [t for t, ok in zip(calls, ready, strict=True) if ok]
+                later = [t for t, ok in zip(calls, ready, strict=True)
+                         if not ok and any(d in queued for d in t.depends_on)]
+                waiting = {t.id for t in later} if runnable else set()
+                summary.failed.extend(Failure(t.id, t.stage, t.endpoint, "skipped: an input failed", 0)
+                                      for t, ok in zip(calls, ready, strict=True) if not ok and t.id not in waiting)
+                if not runnable:
+                    break
+                calls = later
+                inputs = cache.get_many({d for t in runnable for d in t.depends_on})
+                call = functools.partial(render, results=inputs)
+                batched = {t.endpoint for t in runnable if endpoints[t.endpoint].batch is not None} - on_ray
+                api, cluster, (in_batches, live_again) = await asyncio.gather(
+                    scheduler.run([t for t in runnable if t.endpoint not in on_ray | batched], call),
+                    _on_cluster(generator, [t for t in runnable if t.endpoint in on_ray], call),
+                    _in_batches([t for t in runnable if t.endpoint in batched], call, endpoints, cache, progress,
+                                summary))
+                failures = api + cluster + in_batches + await scheduler.run(live_again, call)
+                summary.failed.extend(failures)
+                summary.ran_now += len(runnable) - len(failures)
             new_offline = []
             for start in range(0, len(offline), OFFLINE_CHUNK):  # in chunks, so the bar moves as they finish
                 chunk = offline[start:start + OFFLINE_CHUNK]
                 new_offline += run_offline(chunk, cache, corpora)
                 for task in chunk:
                     progress.advance(task, None)
-            summary.ran_now += len(recorded) + len(new_offline) + len(runnable) - len(failures)
+            summary.ran_now += len(recorded) + len(new_offline)
             missing = {t.id for t in offline} - {r.task_id for r in new_offline}
             summary.failed.extend(Failure(t.id, t.stage, t.endpoint, "skipped: an input failed", 0)
                                   for t in offline if t.id in missing)

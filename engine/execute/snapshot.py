@@ -24,10 +24,18 @@ def write_snapshot(prepared: Prepared, run_dir: Path) -> None:
     spec = prepared.spec
     (run_dir / SPEC_FILE).write_text(json.dumps({"path": str(spec.path), "document": spec.document}, indent=1,
                                                 ensure_ascii=False) + "\n", encoding="utf-8")
-    rows = [json.dumps({"dataset": name, **dataclasses.asdict(item)}, ensure_ascii=False)
+    rows = [json.dumps({"dataset": name, **_fields(item)}, ensure_ascii=False)
             for name, items in prepared.items.items() for item in items]
     with gzip.GzipFile(run_dir / ITEMS_FILE, "wb", mtime=0) as fh:
         fh.write("".join(row + "\n" for row in rows).encode("utf-8"))
+
+
+CONVERSATION_FIELDS = ("conversation", "turn", "earlier", "history", "transcript")
+
+
+def _fields(item: Item) -> dict[str, Any]:
+    """An item's fields, those of a conversation's turn only where it is one."""
+    return {k: v for k, v in dataclasses.asdict(item).items() if k not in CONVERSATION_FIELDS or v}
 
 
 def read_spec_document(run_dir: Path) -> tuple[dict[str, Any], Path] | None:
@@ -50,6 +58,9 @@ def read_items(run_dir: Path) -> dict[str, list[Item]] | None:
             row = json.loads(line)
             dataset = row.pop("dataset")
             row["battles"] = tuple(Battle(**b) for b in row.get("battles", ()))
+            row["earlier"] = tuple(row.get("earlier", ()))
+            for key in ("history", "transcript"):
+                row[key] = {model: tuple(messages) for model, messages in row.get(key, {}).items()}
             out.setdefault(dataset, []).append(Item(**row))
     return out
 

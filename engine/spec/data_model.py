@@ -35,6 +35,8 @@ class Dataset:
     format: str = "wide"  # a registered format (`engine.formats`): how the reader gathers rows per prompt
     winner_values: dict[str, str] | str = field(default_factory=dict)  # battles: label -> a | b | tie | model; "sign"
     model_names: dict[str, str] = field(default_factory=dict)  # a model's name in the file -> its name in the spec
+    unit: str = "turn"  # conversation formats: what is judged (turn | final | conversation)
+    context_tokens: int = 1000  # conversation formats: the earlier turns an LLM judge is shown, at most
 
 
 @dataclass(frozen=True)

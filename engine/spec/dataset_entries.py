@@ -60,4 +60,6 @@ def dataset_from(name: str, raw: dict[str, Any], base: Path, recorded: list[str]
         format=form.name,
         winner_values=raw.get("winner_values", form.winners),
         model_names=dict(raw.get("model_names", {})),
+        unit=raw.get("unit", "turn"),
+        context_tokens=raw.get("context_tokens", 1000),
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.formats import column_owners, dataset_format
+from engine.formats import column_owners, dataset_format, format_names
 from engine.judges.kinds import COMMON_FIELDS, judge_kind, scores
 from engine.judges.metrics import METRICS, is_metric
 from engine.names import did_you_mean
@@ -141,6 +141,11 @@ def _check_format(c: SpecChecker, path: PathKey, ds: dict[str, Any]) -> None:
             for raw, side in ds["winner_values"].items():
                 if side not in ("a", "b", "tie"):
                     c.must_exist((*path, "winner_values", raw), side, "models")
+    conversational = [n for n in format_names() if dataset_format(n).conversations]
+    for key in ("unit", "context_tokens"):
+        if key in ds and not fmt.conversations:
+            c.report((*path, key), f"{key} chooses what is judged of a conversation; format: {form} reads single "
+                     f"answers (conversation formats: {', '.join(conversational)})")
     if "model_names" in ds:
         if not fmt.tidy:
             c.report((*path, "model_names"), "model_names renames the models a tidy source names in its rows; a "
