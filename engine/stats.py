@@ -44,6 +44,18 @@ def bootstrap_interval(values: np.ndarray, seed: int, rounds: int) -> tuple[floa
     return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
 
 
+def cluster_means(values: Sequence[float], clusters: Sequence[str]) -> list[float]:
+    """Each cluster's mean, in order of first appearance: the independent units of a test or interval when
+    several values share a unit (the turns of one conversation). Values that are each their own cluster come
+    back as they are, so unclustered data gives the numbers it always gave."""
+    if len(set(clusters)) == len(clusters):
+        return list(values)
+    grouped: dict[str, list[float]] = {}
+    for value, cluster in zip(values, clusters, strict=True):
+        grouped.setdefault(cluster, []).append(value)
+    return [float(np.mean(group)) for group in grouped.values()]
+
+
 def excludes_zero(interval: tuple[float, float]) -> bool:
     """Whether an interval lies wholly on one side of 0: the test every "does it separate?" check uses."""
     low, high = interval

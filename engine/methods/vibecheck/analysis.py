@@ -158,9 +158,11 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                 preferred[preference_judge] = [answer.first, answer.second]
                 preferred_raw[preference_judge] = [str(first.output), str(second.output)]
         chars = [len(str(results[g].output)) if g in results else 0 for g in (ga, gb)]
+        item = items[binding.item]
         pairs.append(PairVerdicts(binding.item, "train" if binding.item in train_set else "test",
-                                  items[binding.item].label(model_a, model_b), ga, gb, nu, by_judge, rationales,
-                                  measures, chars, orders_by_vibe, preferred, preferred_raw))
+                                  item.label(model_a, model_b), ga, gb, nu, by_judge, rationales,
+                                  measures, chars, orders_by_vibe, preferred, preferred_raw, item.conversation,
+                                  item.turn))
     crossfit = _crossfit_lexicons(pairs, vibes, origins, results, analysis)
     vibe_scores = [_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min, sep_min,
                                crossfit.get(v.name)) for v in vibes]
@@ -226,10 +228,12 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
     train = [p for p in pairs if p.split == "train"]
     test = [p for p in pairs if p.split == "test"]
     if crossfit:  # a lexicon mined from the training pairs: judged on each by the lexicon mined without it
-        nu_train = [int(np.sign(crossfit[p.item_id])) for p in train if p.item_id in crossfit]
+        scored = [(int(np.sign(crossfit[p.item_id])), p.cluster) for p in train if p.item_id in crossfit]
     else:
-        nu_train = [v for p in train if (v := p.nu[vibe.name]) is not None]
-    nu_test = [v for p in test if (v := p.nu[vibe.name]) is not None]
+        scored = [(v, p.cluster) for p in train if (v := p.nu[vibe.name]) is not None]
+    tested = [(v, p.cluster) for p in test if (v := p.nu[vibe.name]) is not None]
+    # the turns of one conversation are one unit: tests and intervals read each conversation's mean verdict
+    nu_train, nu_test = (stats.cluster_means([v for v, _ in vs], [c for _, c in vs]) for vs in (scored, tested))
 
     def kappa(subset: list[PairVerdicts]) -> float | None:
         complete = [p for p in subset if all(p.by_judge[vibe.name][j] is not None for j in judges)]

@@ -41,6 +41,7 @@ from engine import stats
 from engine.methods.vibecheck import heldout
 from engine.methods.vibecheck.firth import estimable
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
+from engine.methods.vibecheck.turns import TURN_TEST, TurnCell, turn_cells
 from engine.spec.data_model import Labels
 from engine.spec.model import Vibe
 
@@ -57,6 +58,8 @@ POOLED_ESTIMATOR = ("logistic GLM (statsmodels) on standardized vibe strengths a
 CELL_TEST = ("an exact sign test of each cell's verdicts over prompts (one-sided in the training direction for a "
              "discovered vibe, two-sided for a declared one), Benjamini–Hochberg over every cell of the profile (false "
              "discovery rate 5%)")
+CLUSTERED = ("; the pairs are turns of conversations, so each conversation's mean verdict is one unit of the test "
+             "and of the interval")
 ALPHA = 0.05
 
 
@@ -131,6 +134,8 @@ class ProfileResult:
     lc_estimator: str = LC_ESTIMATOR
     pooled_estimator: str = POOLED_ESTIMATOR
     cell_test: str = CELL_TEST
+    turns: list[TurnCell] = field(default_factory=list)  # conversations: every cell again, turn by turn
+    turn_test: str = TURN_TEST
 
     def cell(self, model: str, vibe: str) -> ProfileCell | None:
         return next((c for c in self.cells if c.model == model and c.vibe == vibe), None)
@@ -147,7 +152,11 @@ def profile(comparisons: list[VibeCheckResult], reference: str, vibes: list[Vibe
     cells = [replace(c, p_adjusted=q) for c, q in zip(cells, adjusted, strict=True)]
     winrates = [w for vc in comparisons if (w := _winrate(vc, seed, rounds)) is not None]
     result = ProfileResult(comparisons[0].analysis if comparisons else "", reference,
-                           [vc.model_a for vc in comparisons], vibes, origins, cells, comparisons, labels, winrates)
+                           [vc.model_a for vc in comparisons], vibes, origins, cells, comparisons, labels, winrates,
+                           turns=turn_cells(comparisons, vibes, {v.name: _held_out_only(v, origins) for v in vibes},
+                                            seed, rounds))
+    if any(p.conversation for vc in comparisons for p in vc.pairs):
+        result.cell_test += CLUSTERED
     if winrates:
         _pooled(result, any(_held_out_only(v, origins) for v in vibes))
     return result
@@ -159,7 +168,8 @@ def _held_out_only(vibe: Vibe, origins: dict[str, str]) -> bool:
 
 def _cell(vc: VibeCheckResult, vibe: Vibe, held_out: bool, seed: int, rounds: int) -> ProfileCell:
     pairs = [p for p in vc.pairs if (not held_out or p.split == "test") and p.nu[vibe.name] is not None]
-    nu = np.array([p.nu[vibe.name] for p in pairs], dtype=float)
+    # the turns of one conversation are one unit: a conversation's mean verdict enters the interval and test
+    nu = np.array(stats.cluster_means([float(p.nu[vibe.name] or 0) for p in pairs], [p.cluster for p in pairs]))
     where = "test" if held_out else "all"
     if not len(nu):
         return ProfileCell(vc.model_a, vibe.name, None, None, None, 0, where)
@@ -322,7 +332,8 @@ def write_profiles(result: ProfileResult, run_dir: Path) -> Path:
                "winrates": [asdict(w) for w in result.winrates], "pooled": [asdict(t) for t in result.pooled],
                "pooled_n": result.pooled_n, "pooled_note": result.pooled_note,
                "lc_estimator": result.lc_estimator, "pooled_estimator": result.pooled_estimator,
-               "cell_test": result.cell_test}
+               "cell_test": result.cell_test,
+               **({"turns": [asdict(t) for t in result.turns], "turn_test": result.turn_test} if result.turns else {})}
     (out / "profiles.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return out
 

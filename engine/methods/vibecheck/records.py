@@ -86,6 +86,12 @@ class PairVerdicts:
     # preference judges: judge -> [verdict A first, verdict B first], and their raw answers the same way
     preferred: dict[str, list[int | None]] = field(default_factory=dict)
     preferred_rationales: dict[str, list[str]] = field(default_factory=dict)
+    conversation: str | None = None  # a conversation's turn: its conversation (the independent unit)
+    turn: int | None = None
+
+    @property
+    def cluster(self) -> str:
+        return self.conversation or self.item_id
 
     def feature(self, vibe: str) -> float:
         """What the regressions read for a vibe: its measured, signed strength where a metric judge measured

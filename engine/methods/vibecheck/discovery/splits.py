@@ -14,13 +14,16 @@ def split_bindings(prepared: Prepared, analysis: Analysis,
     """The analysis' pairs (original prompts) and the ids of the training split, as every step that must
     agree on the split (discovery, validation, regressions) reads them. The split is drawn over prompts, so
     every comparison of a many-model analysis holds out the same prompts; `comparison` keeps the prompts
-    both of its models answered."""
+    both of its models answered. The turns of one conversation fall on the same side."""
     bindings = [b for b in prepared.plan.bindings.get(analysis.name, []) if b.variant == "original"]
-    train_ids, _ = stats.split([b.item for b in bindings], PairOptions.of(analysis).split.train,
-                               split_seed(analysis))
+    clusters = {it.id: it.conversation for it in prepared.items.get(analysis.dataset, []) if it.conversation}
+    of = {b.item: clusters.get(b.item, b.item) for b in bindings}
+    units = list(dict.fromkeys(of.values())) if clusters else [b.item for b in bindings]
+    train_clusters, _ = stats.split(units, PairOptions.of(analysis).split.train, split_seed(analysis))
     if comparison is not None:
         bindings = [b for b in bindings if all(model in b.outputs for model in comparison)]
-    return bindings, set(train_ids)
+    chosen = set(train_clusters)
+    return bindings, {item for item, cluster in of.items() if cluster in chosen}
 
 
 POOLED = "other models"  # how pooled discovery names the side of the models compared with the reference
