@@ -32,6 +32,7 @@ from engine.methods.vibecheck.markdown import render_markdown
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 from engine.records import Prepared, Result
 from engine.report.paging import text_of
+from engine.requests import Chat
 
 CHUNK = 100
 LABEL_CODES = {None: 0, "a": 1, "b": 2, "tie": 3}
@@ -55,7 +56,8 @@ def write_explorer(env: Environment, vc: VibeCheckResult, prepared: Prepared, ou
     folder = run_dir / "explore" / prefix
     folder.mkdir(parents=True, exist_ok=True)
     for n in range(0, max(1, len(vc.pairs)), CHUNK):
-        chunk = [_text(pair, items, outputs) for pair in vc.pairs[n:n + CHUNK]]
+        chunk = [{**_text(pair, items, outputs), **_conversation(pair, vc, items[pair.item_id], prepared, outputs)}
+                 for pair in vc.pairs[n:n + CHUNK]]
         _write_script(folder / f"chunk-{n // CHUNK}.js", f"vibeExplorer.chunk({n // CHUNK}, ", chunk)
     _write_script(folder / "index.js", "vibeExplorer.index(", _index(vc, items, kinds, vibe_pages))
     html = env.get_template("explore.html.j2").render(vc=vc, data=prefix, back=f"../{back}", root="..")
@@ -131,3 +133,33 @@ def _text(pair: PairVerdicts, items: dict[str, Item], outputs: dict[str, Result]
     return {"prompt": items[pair.item_id].prompt, "a": a, "b": b, "a_html": render_markdown(a),
             "b_html": render_markdown(b), "judged": judged, "preferred": preferred,
             "measures": {vibe: [round(x, 4) for x in values] for vibe, values in pair.measures.items()}}
+
+
+def _conversation(pair: PairVerdicts, vc: VibeCheckResult, item: Item, prepared: Prepared,
+                  outputs: dict[str, Result]) -> dict[str, Any]:
+    """A conversation's turn: per side, the messages before it (a recorded transcript's, or those a generated
+    answer was asked with) and this turn's tool calls and results, each as [label, text]. The page shows them
+    as text, never as markup: a tool's result is whatever the tool returned."""
+    if item.conversation is None:
+        return {}
+    out: dict[str, Any] = {"turn": item.turn}
+    for side, model, task in (("a", vc.model_a, pair.output_a), ("b", vc.model_b, pair.output_b)):
+        request = prepared.plan.requests.get(task)
+        asked = list(request.messages[:-1]) if isinstance(request, Chat) else []
+        out[f"{side}_before"] = _shown(list(item.history.get(model, ())) or asked, outputs)
+        steps = [m for m in item.transcript.get(model, ()) if m["role"] == "tool" or m.get("tool_calls")]
+        out[f"{side}_tools"] = [row for row in _shown(steps, outputs) if row[0] != "assistant"]
+    return out
+
+
+def _shown(messages: list[Any], outputs: dict[str, Result]) -> list[list[str]]:
+    rows = []
+    for m in messages:
+        text = text_of(outputs, m["from"]) if "from" in m else str(m.get("content") or "")
+        if m["role"] == "tool":
+            rows.append([f"tool result · {m.get('name', 'tool')}", text])
+            continue
+        if text.strip() or not m.get("tool_calls"):
+            rows.append([m["role"], text])
+        rows += [["tool call", f"{call['name']}({call['arguments']})"] for call in m.get("tool_calls", ())]
+    return rows

@@ -225,8 +225,23 @@
     var toggle = button("", function () { raw = !raw; body.className = "answer"; show(); });
     toggle.className = "toggle";
     box.appendChild(el("h4", {cls: side === "a" ? "model-a" : "model-b", text: name}, [toggle]));
+    // a conversation's turn: what came before it, collapsed, and this turn's tool traffic, as text only
+    var before = t[side + "_before"] || [], tools = t[side + "_tools"] || [];
+    if (before.length) box.appendChild(messages("earlier turns (" + before.length + " messages)", before, false));
+    if (tools.length) box.appendChild(messages("tool calls in turn " + t.turn + " (" + tools.length + ")", tools, true));
     box.appendChild(body);
     show();
+    return box;
+  }
+
+  function messages(title, rows, open) {
+    var box = el("details", {cls: "messages"}, [el("summary", {cls: "small", text: title})]);
+    box.open = open;
+    rows.forEach(function (row) {
+      var kind = row[0].indexOf("tool") === 0 ? "tool" : row[0];
+      box.appendChild(el("div", {cls: "message message-" + kind}, [
+        el("div", {cls: "small message-label", text: row[0]}), el("pre", {cls: "raw", text: row[1]})]));
+    });
     return box;
   }
 
@@ -279,7 +294,7 @@
         (label ? " · " + data.labelled_by + " preferred " + label : " · unlabelled"))]);
     return el("article", {cls: "pair", "data-id": data.ids[i],
                           "data-nu": state.vibe ? String(data.nu[state.vibe][i]) : ""}, [
-      head, el("div", {cls: "prompt", text: t.prompt}),
+      head, el("div", {cls: "prompt", text: (t.turn ? "turn " + t.turn + ": " : "") + t.prompt}),
       el("div", {cls: "outputs"}, [answer("a", t, data.model_a), answer("b", t, data.model_b)]),
       verdictTable(i, t)]);
   }
