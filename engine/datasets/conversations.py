@@ -114,7 +114,7 @@ def turns(where: str, messages: list[Message]) -> tuple[list[Message], list[Turn
                 out.append(_turn(user, replies))
             user, replies = message["content"], []
         elif user is None:
-            raise DatasetError(f"{where}: messages.{k} is a {role} message before any user message")
+            raise DatasetError(f"{where}: messages.{k} ({role}) comes before any user message")
         elif role == "assistant" and previous == "assistant" and not messages[k - 1].get("tool_calls"):
             raise DatasetError(f"{where}: messages.{k} is an assistant message right after another; the roles do "
                                "not alternate")

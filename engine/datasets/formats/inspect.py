@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from engine.datasets.column_names import json_object_with
-from engine.datasets.inspect_logs import log_files, log_model, log_rows
+from engine.datasets.inspect_logs import LOG_SUFFIXES, log_files, log_model, log_rows
 from engine.datasets.shapes import AnswerRows
 from engine.formats import Located, Sniffed, dataset_format_class
 from engine.spec.data_model import Dataset
@@ -27,7 +27,8 @@ class Inspect(AnswerRows):
         return [row for log in log_files(path) for row in log_rows(log, pick, ds.model_names)]
 
     def sniff(self, path: Path, rows: list[dict[str, Any]] | None) -> Sniffed | None:
-        if not (path.is_dir() or path.suffix == ".eval" or json_object_with(path, "eval", "samples")):
+        if not (path.suffix == ".eval" or json_object_with(path, "eval", "samples")
+                or (path.is_dir() and any(p.suffix in LOG_SUFFIXES for p in path.iterdir()))):
             return None
         logs = log_files(path)
         # a header names its model with the provider in front (openai/gpt-4o); the reader matches the rest

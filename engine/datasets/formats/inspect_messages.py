@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from engine.datasets.column_names import json_object_with
-from engine.datasets.inspect_logs import log_files, log_model, log_rows
+from engine.datasets.inspect_logs import LOG_SUFFIXES, log_files, log_model, log_rows
 from engine.datasets.items import DatasetError
 from engine.datasets.shapes import ConversationRows
 from engine.formats import Located, Sniffed, dataset_format_class
@@ -33,7 +33,8 @@ class InspectMessages(ConversationRows):
         return out
 
     def sniff(self, path: Path, rows: list[dict[str, Any]] | None) -> Sniffed | None:
-        if not (path.is_dir() or path.suffix == ".eval" or json_object_with(path, "eval", "samples")):
+        if not (path.suffix == ".eval" or json_object_with(path, "eval", "samples")
+                or (path.is_dir() and any(p.suffix in LOG_SUFFIXES for p in path.iterdir()))):
             return None
         logs = log_files(path)
         histories = [row["messages"] or [] for log in logs for _, row in log_rows(log, False, {})]
