@@ -332,3 +332,56 @@ def test_reason_themes_group_what_the_judges_said() -> None:
     assert themes(lists[:5]) == []  # too few reasons to group
     numbered = [Reason(f"Answer {n} is longer.", 1) for n in range(30)] + warm  # 31 texts, two distinct in words
     assert [t.size for t in themes(numbered)] == [30, 8]
+
+
+@pytest.fixture(scope="module")
+def hostile_trace_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Agent transcripts whose earlier turns, tool calls and tool results carry every hostile payload."""
+    tmp = tmp_path_factory.mktemp("hostile-traces")
+    payloads = PAYLOADS + MARKDOWN_PAYLOADS
+    for model in ("a", "b"):
+        rows = [{"id": f"c{i}", "model": model, "messages": [
+            {"role": "user", "content": f"Look up {p}"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "t", "type": "function", "function": {
+                "name": f"search{p}", "arguments": json.dumps({"q": p})}}]},
+            {"role": "tool", "tool_call_id": "t", "name": "search", "content": f"Result: {p}"},
+            {"role": "assistant", "content": f"Found {p}"},
+            {"role": "user", "content": f"Again {p}"},
+            {"role": "assistant", "content": f"Answer {model}: {p}"}]} for i, p in enumerate(payloads)]
+        (tmp / f"{model}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp / "spec.yaml").write_text("""\
+name: hostile-traces
+models: {a: {provider: recorded}, b: {provider: recorded}}
+judges: {m: {kind: metric}}
+datasets:
+  t: {format: openai-messages, unit: turn, source: {paths: [a.jsonl, b.jsonl]}}
+vibes: [{name: verbosity, low: short, high: long, metric: length_words}]
+analyses:
+  vibecheck: {dataset: t, models: [a, b], judges: [m]}
+""")
+    summary, _, run_dir = run_spec(tmp / "spec.yaml", tmp / "run", tmp / "c.sqlite", quiet=True)
+    assert summary.done == summary.total
+    return run_dir
+
+
+def test_hostile_tool_results_and_earlier_turns_stay_inert(hostile_trace_run: Path, browser: Any) -> None:
+    explorer = hostile_trace_run / "explore" / "vibecheck.html"
+    tab = Tab(browser)
+    shown: list[str] = []
+    for raw in ("", "&raw=1"):
+        page = tab.open(explorer, "#split=" + raw)
+        for _ in range(3):
+            page.evaluate("document.querySelectorAll('details.messages').forEach(d => { d.open = true; })")
+            page.wait_for_timeout(100)
+            assert page.evaluate(INERT) == []
+            shown += page.locator(".message pre").all_inner_texts()
+            if not page.locator("#pager-top button", has_text="next").count():
+                break
+            page.locator("#pager-top button", has_text="next").click()
+            tab.settle()
+    page.wait_for_timeout(300)
+    assert tab.problems == []
+    # the payloads are there to read, as text: in a tool call, a tool's result and an earlier turn
+    assert "Result: <script>alert('prompt')</script>" in shown
+    assert "search<img src=x onerror=alert('img')>({\"q\": \"<img src=x onerror=alert('img')>\"})" in shown
+    assert "Found <iframe srcdoc=\"<script>alert('frame')</script>\"></iframe>" in shown
