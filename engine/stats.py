@@ -21,7 +21,7 @@ def ensemble(scores: Sequence[int]) -> int:
     return round_half_away(sum(scores) / len(scores)) if scores else 0
 
 
-def separability(nu: Sequence[int]) -> float:
+def separability(nu: Sequence[float]) -> float:
     """Mean panel verdict over pairs, in [−1, 1]; positive means model A leans to the vibe's high end."""
     return float(np.mean(nu)) if len(nu) else 0.0
 
@@ -54,6 +54,21 @@ def cluster_means(values: Sequence[float], clusters: Sequence[str]) -> list[floa
     for value, cluster in zip(values, clusters, strict=True):
         grouped.setdefault(cluster, []).append(value)
     return [float(np.mean(group)) for group in grouped.values()]
+
+
+def cluster_bootstrap_interval(values: np.ndarray, clusters: Sequence[str], seed: int,
+                               rounds: int) -> tuple[float, float]:
+    """95% percentile interval of a mean over values that come in clusters (the turns of a conversation),
+    resampling whole clusters; values that are each their own cluster give `bootstrap_interval`'s numbers."""
+    if len(set(clusters)) == len(clusters):
+        return bootstrap_interval(values, seed, rounds)
+    index = {c: n for n, c in enumerate(dict.fromkeys(clusters))}
+    group = np.array([index[c] for c in clusters])
+    sums = np.bincount(group, weights=values, minlength=len(index))
+    counts = np.bincount(group, minlength=len(index)).astype(float)
+    draws = np.random.default_rng(seed).integers(0, len(index), size=(rounds, len(index)))
+    means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
 
 
 def excludes_zero(interval: tuple[float, float]) -> bool:

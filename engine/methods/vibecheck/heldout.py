@@ -133,11 +133,15 @@ def _accuracy(rule: str, correct: np.ndarray) -> Accuracy:
     return Accuracy(rule, float(correct.mean()) if len(correct) else float("nan"), low, high, len(correct))
 
 
-def _gain(model: np.ndarray, rule: np.ndarray, seed: int) -> tuple[float, float, float]:
-    """Accuracy of the model minus the rule's, with a 95% bootstrap interval that resamples test pairs."""
+def _gain(model: np.ndarray, rule: np.ndarray, seed: int,
+          clusters: list[str] | None = None) -> tuple[float, float, float]:
+    """Accuracy of the model minus the rule's, with a 95% bootstrap interval that resamples test pairs (whole
+    conversations, when `clusters` names each pair's)."""
     diff = model - rule
     if not len(diff):
         return float("nan"), float("nan"), float("nan")
+    if clusters is not None:
+        return float(diff.mean()), *stats.cluster_bootstrap_interval(diff, clusters, seed, BOOTSTRAP_ROUNDS)
     return float(diff.mean()), *stats.bootstrap_interval(diff, seed, BOOTSTRAP_ROUNDS)
 
 
@@ -178,7 +182,7 @@ def _random_orders(n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def model_matching(names: list[str], x_train: np.ndarray, x_test: np.ndarray, length_train: np.ndarray,
-                   length_test: np.ndarray, seed: int = 0) -> HeldOutFit:
+                   length_test: np.ndarray, seed: int = 0, clusters: list[str] | None = None) -> HeldOutFit:
     """Which model wrote the first-shown answer, each pair once with model A first (see module docstring):
     fitted on the training pairs to predict the test pairs, refitted on the test pairs for inference."""
     rng = np.random.default_rng(seed)
@@ -192,7 +196,7 @@ def model_matching(names: list[str], x_train: np.ndarray, x_test: np.ndarray, le
     direction = float(np.sign(np.sign(length_train).sum()))
     rule_right = correct(direction * np.sign(length_test), ones_test)
     length = firth(length_train[:, None] * flip[:, None], (flip > 0).astype(float), intercept=False, tests=False)
-    gain, gain_low, gain_high = _gain(right, rule_right, seed)
+    gain, gain_low, gain_high = _gain(right, rule_right, seed, clusters)
     accuracy = _accuracy("vibes", right)
     return HeldOutFit(
         "model_matching", names, refit.coefficients.tolist(), refit.std_errors, refit.p_values, refit.p_notes, None,
@@ -206,7 +210,7 @@ def model_matching(names: list[str], x_train: np.ndarray, x_test: np.ndarray, le
 
 def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
                y_test: np.ndarray, length_train: np.ndarray, length_test: np.ndarray,
-               seed: int = 0) -> HeldOutFit:
+               seed: int = 0, clusters: list[str] | None = None) -> HeldOutFit:
     """Did the label go to model A? The length rule oriented on the training pairs (longer or shorter wins),
     then the intercept and length, then vibes, admitted by the calibrated test on the training pairs, the rule
     left only where that whole procedure predicts better cross-fitted; scored on the test pairs beside the rule
@@ -241,7 +245,7 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
     rule_right = correct(rule_test, y_test)
     length_fit = firth(length_train[:, None], y_train, intercept=True, tests=False)
     vibes_only = firth(x_train, y_train, intercept=True, tests=False)
-    gain, gain_low, gain_high = _gain(right, rule_right, seed)
+    gain, gain_low, gain_high = _gain(right, rule_right, seed, clusters)
     accuracy = _accuracy("vibes", right)
     admitted = [n for n in chosen if n in names]
     selection = (f"starts as the rule “{rule_name}” (the direction the training pairs favour; equal lengths to "

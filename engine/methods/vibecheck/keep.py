@@ -33,7 +33,7 @@ class Decision:
         return not self.reasons
 
 
-def decide(train: Sequence[int], test: Sequence[int], *, kappa_train: float | None, kappa_min: float,
+def decide(train: Sequence[float], test: Sequence[float], *, kappa_train: float | None, kappa_min: float,
            sep_min: float, origin: str, sides: tuple[str, str]) -> Decision:
     """Keep or drop on the training verdicts (`drop_reasons`, `against_own_lexicon`), then, for a kept vibe,
     the one-sided test of its training direction on the test verdicts."""

@@ -244,7 +244,7 @@ def _winrate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:
     if not pairs:
         return None
     y = np.array([_outcome(p, vc.model_a) for p in pairs], dtype=float)
-    low, high = stats.bootstrap_interval(y, seed, rounds)
+    low, high = stats.cluster_bootstrap_interval(y, [p.cluster for p in pairs], seed, rounds)
     length = _length_term(pairs)
     ties = int((y == 0.5).sum())
     shorter = float(np.mean([p.chars[0] < p.chars[1] for p in pairs]))
@@ -297,7 +297,7 @@ def _pooled(result: ProfileResult, held_out: bool) -> None:
     reasons = {j - fixed.shape[1]: why for j, why in reasons.items() if j >= fixed.shape[1]}
     z = design[:, usable]
     z[:, len(controls):] = (z[:, len(controls):] - z[:, len(controls):].mean(axis=0)) / z[:, len(controls):].std(axis=0)
-    groups = np.unique([p.item_id for _, p in rows], return_inverse=True)[1]
+    groups = np.unique([p.cluster for _, p in rows], return_inverse=True)[1]  # a prompt, or a conversation
     try:
         fit = _logistic_glm(y, z, cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
     except FIT_FAILURES as exc:  # separation or a singular design: say so instead of printing a fit
