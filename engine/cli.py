@@ -75,12 +75,13 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from engine.execute.cache import Cache
-    from engine.pipeline import default_cache_path, prepare
+    from engine.pipeline import default_cache_path, prepare, say_excluded
     from engine.spec.load import load_spec
 
     for warning in missing_keys(load_spec(args.spec)):
         print(f"warning: {warning}", file=sys.stderr)
     prepared = prepare(args.spec)
+    say_excluded(prepared)
     plan = prepared.plan
     cached: set[str] = set()
     cache_path = Path(args.cache) if args.cache else default_cache_path()

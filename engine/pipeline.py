@@ -31,6 +31,13 @@ def prepare(spec_path: str | Path, limit: int | None = None) -> Prepared:
     return Prepared(spec, items, compile_plan(spec, items), {name: why for name, why in excluded.items() if why})
 
 
+def say_excluded(prepared: Prepared) -> None:
+    """What the datasets' readers left out, on stderr: the first few reasons and how many in all."""
+    for name, why in prepared.excluded.items():
+        print(f"dataset {name!r}: {len(why)} left out: " + "; ".join(why[:5]) + (" …" if len(why) > 5 else ""),
+              file=sys.stderr)
+
+
 def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, quiet: bool = False,
              report: bool = True, backend: str | None = None, address: str | None = None,
              limit: int | None = None) -> tuple[Any, Any, Path]:
@@ -51,9 +58,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
         prepared = prepare(spec_path, limit)
         execution = settle(prepared, backend, address)
     if not quiet:
-        for name, why in prepared.excluded.items():
-            print(f"dataset {name!r}: {len(why)} left out: " + "; ".join(why[:5]) + (" …" if len(why) > 5 else ""),
-                  file=sys.stderr)
+        say_excluded(prepared)
     run_dir = run_dir or default_run_dir(prepared.spec, limit)
     origins: dict[str, str] = {}
     with joined(prepared, execution), Cache(cache_path) as cache:

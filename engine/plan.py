@@ -79,6 +79,10 @@ class Builder:
             task_id = self.add("generation", analysis, model_name, "recorded", item.id, recorded)
             self._context(task_id, dataset, list(item.history.get(model_name, ())))
             return task_id, estimate_tokens(text)
+        if item.conversation is not None and item.turn is None:
+            raise PlanError(f"dataset {dataset!r}: unit: conversation judges recorded transcripts, and "
+                            f"{model_name!r} is a model vibe calls; use unit: turn or final to have it answer turn "
+                            "after turn")
         messages: list[dict[str, Any]] = []
         if model.system_prompt:
             messages.append({"role": "system", "content": model.system_prompt})

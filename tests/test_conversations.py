@@ -287,3 +287,16 @@ def test_vibe_init_recognises_the_conversation_formats(tmp_path: Path, shared_da
     rows = [{"id": "c", "model": "a", "messages": [{"role": "user", "content": "Q"}]}]
     found = sniff(tmp_path / "x.jsonl", rows)
     assert found is not None and found[0].format == "openai-messages"
+
+
+def test_a_whole_transcript_is_judged_only_as_recorded(tmp_path: Path) -> None:
+    from engine.plan import PlanError
+
+    (tmp_path / "question.jsonl").write_text(json.dumps({"question_id": 1, "turns": ["Hi", "Bye"]}) + "\n")
+    spec = TRACE_SPEC.format(format="mt-bench", unit="conversation", paths="question.jsonl").replace(
+        "a: {provider: recorded}", "a: {provider: openai-compatible, base_url: 'http://127.0.0.1:9/v1', model: m}")
+    (tmp_path / "spec.yaml").write_text(spec.replace("b: {provider: recorded}", "b: {provider: openai-compatible, "
+                                                     "base_url: 'http://127.0.0.1:9/v1', model: n}"))
+    with pytest.raises(PlanError, match="unit: conversation judges recorded transcripts, and 'a' is a model vibe "
+                                        "calls; use unit: turn or final"):
+        prepare(tmp_path / "spec.yaml")
