@@ -144,6 +144,10 @@ def test_openai_messages_with_tool_calls_are_shown_not_measured(tmp_path: Path) 
     second = json.loads(chunk[chunk.index(", ") + 2:chunk.rindex(");")])[1]
     assert [label for label, _ in second["a_before"]] == ["system", "user", "tool call", "tool result · search",
                                                           "assistant"]
+    # a two-model comparison breaks its vibes down by turn too, on the test pairs
+    turns = json.loads((run_dir / "vibecheck" / "turns.json").read_text())
+    assert {(t["vibe"], t["turn"]) for t in turns} == {("verbosity", 1), ("verbosity", 2)}
+    assert "<h3>Turn by turn</h3>" in (run_dir / "index.html").read_text()
 
 
 def inspect_log(model: str, prose: str) -> dict[str, Any]:
@@ -174,6 +178,14 @@ def test_inspect_logs_with_tool_events(tmp_path: Path) -> None:
                                             {"a": "a says: about two million.", "b": "b says: about two million."}]
     calls = [m for m in items[0].transcript["a"] if m.get("tool_calls")]
     assert calls[0]["tool_calls"] == [{"name": "search", "arguments": '{"q": "Lyon population"}'}]
+    summary, _, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+    assert summary.done == summary.total
+    pairs = [json.loads(line) for line in (run_dir / "vibecheck" / "pairs.jsonl").open()]
+    assert pairs[0]["measures"]["verbosity"] == [words("Lyon has about half a million people."), words("About 520k.")]
+    chunk = (run_dir / "explore" / "vibecheck" / "chunk-0.js").read_text()
+    shown = json.loads(chunk[chunk.index(", ") + 2:chunk.rindex(");")])[0]
+    assert shown["b_tools"] == [["tool call", 'search({"q": "Lyon population"})'],
+                                ["tool result · search", TOOL_RESULT]]
 
 
 def test_the_shared_inspect_logs_read_with_their_history(tmp_path: Path, shared_data: Path) -> None:

@@ -302,7 +302,7 @@ def write_vibecheck(result: VibeCheckResult, run_dir: Path, folder: str | None =
         writer.writerows(flat)  # example answers (multi-line) stay in vibes.jsonl
     (out / "vibes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     # a pair's fields are plain values and dicts of them: vars() gives what asdict() would, without its deep copy
-    (out / "pairs.jsonl").write_text("".join(json.dumps(vars(p)) + "\n" for p in result.pairs), encoding="utf-8")
+    (out / "pairs.jsonl").write_text("".join(json.dumps(_pair_row(p)) + "\n" for p in result.pairs), encoding="utf-8")
     (out / "comparison.json").write_text(json.dumps({"analysis": result.analysis, "dataset": result.dataset,
                                                      "model_a": result.model_a, "model_b": result.model_b}),
                                          encoding="utf-8")
@@ -315,8 +315,17 @@ def write_vibecheck(result: VibeCheckResult, run_dir: Path, folder: str | None =
                                                       else None}, indent=2),
                                           encoding="utf-8")
     reliability.write(result.reliability, result.agreements, out)
+    if result.turns:
+        (out / "turns.json").write_text(json.dumps([asdict(t) for t in result.turns], indent=1), encoding="utf-8")
     if result.themes:
         (out / "reason_themes.json").write_text(json.dumps({v: [asdict(t) for t in ts]
                                                             for v, ts in result.themes.items()}, indent=1),
                                                 encoding="utf-8")
     return out
+
+
+def _pair_row(pair: PairVerdicts) -> dict[str, Any]:
+    """A pair's fields as plain values (vars() gives what asdict() would, without its deep copy); a pair that is
+    no conversation's turn leaves those fields out."""
+    row = vars(pair)
+    return row if pair.conversation is not None else {k: v for k, v in row.items() if k not in ("conversation", "turn")}

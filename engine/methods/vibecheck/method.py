@@ -176,7 +176,13 @@ class VibeCheck(AnalysisMethod):
 
         opts = VibeCheckOptions.of(analysis)
         if opts.reference is None:
+            from engine.methods.vibecheck.turns import TURN_TEST, turn_cells
+
             result = _compared(prepared, analysis, results, origins)
+            vibes = opts.measured(prepared.spec.vibes)
+            # turn by turn on the test pairs: the training pairs chose which vibes are kept and their direction
+            result.turns = turn_cells([result], vibes, {v.name: True for v in vibes}, split_seed(analysis), 1000)
+            result.turn_test = TURN_TEST
             write_vibecheck(result, run_dir)
             return {"vibecheck": [result]}
         comparisons = []  # each model against the reference, written under <analysis>/<model>/

@@ -40,8 +40,8 @@ from statsmodels.tools.sm_exceptions import PerfectSeparationWarning, SingularMa
 from engine import stats
 from engine.methods.vibecheck import heldout
 from engine.methods.vibecheck.firth import estimable
-from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
-from engine.methods.vibecheck.turns import TURN_TEST, TurnCell, turn_cells
+from engine.methods.vibecheck.records import PairVerdicts, TurnCell, VibeCheckResult
+from engine.methods.vibecheck.turns import TURN_TEST, turn_cells
 from engine.spec.data_model import Labels
 from engine.spec.model import Vibe
 

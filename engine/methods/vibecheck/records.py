@@ -70,6 +70,26 @@ class VibeScore:
 
 
 @dataclass(frozen=True)
+class TurnCell:
+    model: str
+    vibe: str
+    turn: int
+    separability: float | None  # mean ν over the `n` conversations' pairs on this turn
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    change: float | None = None  # mean (ν on this turn − ν on turn 1) over `change_n` conversations
+    change_low: float | None = None
+    change_high: float | None = None
+    change_n: int = 0
+
+    def clear(self) -> bool:
+        return self.p_adjusted is not None and self.p_adjusted < 0.05
+
+
+@dataclass(frozen=True)
 class PairVerdicts:
     item_id: str
     split: str  # "train" | "test"
@@ -120,3 +140,5 @@ class VibeCheckResult:
     dataset: str = ""  # the dataset the pairs' prompts come from
     themes: dict[str, list[ReasonTheme]] = field(default_factory=dict)  # vibe -> what LLM judges' reasons say
     ceiling: Ceiling | None = None  # a text classifier's model matching on the same test pairs: descriptive
+    turns: list[TurnCell] = field(default_factory=list)  # conversations: each vibe on the test pairs, turn by turn
+    turn_test: str = ""  # how the turn cells are tested

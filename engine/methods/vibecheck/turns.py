@@ -12,39 +12,17 @@ Benjamini–Hochberg (5% false discovery rate), apart from the overall grid's fa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from engine import stats
-from engine.methods.vibecheck.records import VibeCheckResult
+from engine.methods.vibecheck.records import TurnCell, VibeCheckResult
 from engine.spec.model import Vibe
-
-ALPHA = 0.05
 
 TURN_TEST = ("per turn: an exact sign test over conversations (one-sided in the training direction on held-out "
              "conversations for a discovered vibe, two-sided for a declared one), Benjamini–Hochberg over every turn "
              "cell; the change from turn 1: a bootstrap over the conversations that have both turns")
-
-
-@dataclass(frozen=True)
-class TurnCell:
-    model: str
-    vibe: str
-    turn: int
-    separability: float | None  # mean ν over the `n` conversations' pairs on this turn
-    ci_low: float | None
-    ci_high: float | None
-    n: int
-    p_value: float | None = None
-    p_adjusted: float | None = None
-    change: float | None = None  # mean (ν on this turn − ν on turn 1) over `change_n` conversations
-    change_low: float | None = None
-    change_high: float | None = None
-    change_n: int = 0
-
-    def clear(self) -> bool:
-        return self.p_adjusted is not None and self.p_adjusted < ALPHA
 
 
 def turn_cells(comparisons: list[VibeCheckResult], vibes: list[Vibe], held_out: dict[str, bool], seed: int,
