@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from engine.datasets import DatasetError
+from engine.methods.vibecheck.explorer import read_chunk
 from engine.pipeline import prepare, run_spec
 from engine.scaffold import sniff
 
@@ -137,11 +138,9 @@ def test_openai_messages_with_tool_calls_are_shown_not_measured(tmp_path: Path) 
     turn1 = next(p for p in pairs if p["item_id"] == "c0#1")
     # the prose only: the 400 words of the tool's result are not the model's
     assert turn1["measures"]["verbosity"] == [words(prose_of["a"]), words(prose_of["b"])] == [9, 2]
-    chunk = (run_dir / "explore" / "vibecheck" / "chunk-0.js").read_text()
-    row = json.loads(chunk[chunk.index(", ") + 2:chunk.rindex(");")])[0]
+    row, second = read_chunk(run_dir / "explore" / "vibecheck" / "chunk-0.js")[:2]
     assert row["a_tools"] == [["tool call", 'search({"q": "Lyon population"})'],
                               ["tool result · search", TOOL_RESULT]]
-    second = json.loads(chunk[chunk.index(", ") + 2:chunk.rindex(");")])[1]
     assert [label for label, _ in second["a_before"]] == ["system", "user", "tool call", "tool result · search",
                                                           "assistant"]
     # a two-model comparison breaks its vibes down by turn too, on the test pairs
@@ -182,8 +181,7 @@ def test_inspect_logs_with_tool_events(tmp_path: Path) -> None:
     assert summary.done == summary.total
     pairs = [json.loads(line) for line in (run_dir / "vibecheck" / "pairs.jsonl").open()]
     assert pairs[0]["measures"]["verbosity"] == [words("Lyon has about half a million people."), words("About 520k.")]
-    chunk = (run_dir / "explore" / "vibecheck" / "chunk-0.js").read_text()
-    shown = json.loads(chunk[chunk.index(", ") + 2:chunk.rindex(");")])[0]
+    shown = read_chunk(run_dir / "explore" / "vibecheck" / "chunk-0.js")[0]
     assert shown["b_tools"] == [["tool call", 'search({"q": "Lyon population"})'],
                                 ["tool result · search", TOOL_RESULT]]
 

@@ -14,6 +14,7 @@ from llm_server import LLMServer, judged_answers
 from test_report import BROWSER_ARGS, CHROMIUM, PAYLOADS, _Audit
 
 from engine.judges.llm import verdict_reason
+from engine.methods.vibecheck.explorer import read_chunk
 from engine.pipeline import run_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,8 +95,7 @@ def pairs_of(run_dir: Path) -> list[dict[str, Any]]:
 def chunk_rows(run_dir: Path, name: str = "vibecheck") -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for path in sorted((run_dir / "explore" / name).glob("chunk-*.js"), key=lambda p: int(p.stem.split("-")[1])):
-        text = path.read_text()
-        rows += json.loads(text[text.index(", ") + 2:text.rindex(");")])
+        rows += read_chunk(path)
     return rows
 
 

@@ -6,7 +6,9 @@
                                   the panel verdict, how many judge answers differ from it (up to 9) and
                                   whether an LLM judge changed its answer when the order was swapped
     explore/<name>/chunk-<n>.js   the text, CHUNK pairs a file in pair order: prompt, both answers raw and as
-                                  sanitized HTML, every judge's verdicts (both orders) and reasons
+                                  sanitized HTML, every judge's verdicts (both orders) and reasons; gzipped
+                                  JSON in base64, which the page inflates with the browser's own
+                                  DecompressionStream (text is most of a run folder, and compresses 3-5×)
 
 Data files are scripts that hand their payload to `vibeExplorer`, not JSON fetched over HTTP: a browser
 reads scripts from file://, so the report still opens from disk with no server. Only the chunks of the pairs
@@ -19,6 +21,8 @@ other pages and charts.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -58,11 +62,24 @@ def write_explorer(env: Environment, vc: VibeCheckResult, prepared: Prepared, ou
     for n in range(0, max(1, len(vc.pairs)), CHUNK):
         chunk = [{**_text(pair, items, outputs), **_conversation(pair, vc, items[pair.item_id], prepared, outputs)}
                  for pair in vc.pairs[n:n + CHUNK]]
-        _write_script(folder / f"chunk-{n // CHUNK}.js", f"vibeExplorer.chunk({n // CHUNK}, ", chunk)
+        _write_chunk(folder / f"chunk-{n // CHUNK}.js", n // CHUNK, chunk)
     _write_script(folder / "index.js", "vibeExplorer.index(", _index(vc, items, kinds, vibe_pages))
     html = env.get_template("explore.html.j2").render(vc=vc, data=prefix, back=f"../{back}", root="..")
     (run_dir / page).write_text(html, encoding="utf-8")
     return page
+
+
+def _write_chunk(path: Path, number: int, rows: list[dict[str, Any]]) -> None:
+    packed = gzip.compress(json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), mtime=0)
+    path.write_text(f'vibeExplorer.chunk({number}, "{base64.b64encode(packed).decode("ascii")}");\n', encoding="utf-8")
+
+
+def read_chunk(path: Path) -> list[dict[str, Any]]:
+    """A chunk file's rows, as the page reads them (for tests and tools that read a report)."""
+    text = path.read_text(encoding="utf-8")
+    payload = json.loads(text[text.index(", ") + 2:text.rindex(");")])
+    rows: list[dict[str, Any]] = json.loads(gzip.decompress(base64.b64decode(payload)))
+    return rows
 
 
 def _write_script(path: Path, call: str, payload: Any) -> None:

@@ -112,12 +112,21 @@
     });
   }
 
+  // a chunk's script hands over its rows gzipped in base64; the browser inflates them
+  function inflate(text) {
+    var bytes = Uint8Array.from(atob(text), function (c) { return c.charCodeAt(0); });
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text().then(JSON.parse);
+  }
+
   function loadChunk(n) {
-    if (chunks[n]) return Promise.resolve(chunks[n]);
+    if (chunks[n] && !chunks[n].then) return Promise.resolve(chunks[n]);
     if (!waiting[n]) {
       waiting[n] = new Promise(function (resolve, reject) {
         var script = el("script", {src: base + "chunk-" + n + ".js", charset: "utf-8"});
-        script.onload = function () { resolve(chunks[n]); };
+        script.onload = function () {
+          Promise.resolve(chunks[n]).then(function (rows) { chunks[n] = rows; resolve(rows); }, reject);
+        };
         script.onerror = function () { reject(new Error("could not read " + script.src)); };
         document.head.appendChild(script);
       });
@@ -378,6 +387,6 @@
       if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
       else start();
     },
-    chunk: function (n, rows) { chunks[n] = rows; }
+    chunk: function (n, payload) { chunks[n] = typeof payload === "string" ? inflate(payload) : payload; }
   };
 })();
