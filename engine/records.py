@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -94,12 +95,18 @@ class Plan:
 
     def to_json(self) -> str:
         """Stable JSON, one task per line: byte-identical for the same spec, and readable in a diff."""
+        return "".join(self.json_parts())
+
+    def json_parts(self) -> Iterator[str]:
+        """`to_json` in pieces, a task at a time: a large plan's JSON is written without ever being one string
+        (at Arena scale that string and its encoding were the run's largest allocation)."""
         head = {"version": PLAN_VERSION, "spec_name": self.spec_name, "spec_hash": self.spec_hash,
                 "deferred": [asdict(d) for d in self.deferred],
                 "bindings": {name: [asdict(b) for b in bs] for name, bs in self.bindings.items()}}
-        lines = [json.dumps(_task_json(t), sort_keys=True, ensure_ascii=False) for t in self.tasks]
-        return (json.dumps(head, sort_keys=True, ensure_ascii=False)[:-1] + ', "tasks": [\n'
-                + ",\n".join(lines) + "\n]}\n")
+        yield json.dumps(head, sort_keys=True, ensure_ascii=False)[:-1] + ', "tasks": [\n'
+        for n, task in enumerate(self.tasks):
+            yield ("" if n == 0 else ",\n") + json.dumps(_task_json(task), sort_keys=True, ensure_ascii=False)
+        yield "\n]}\n"
 
     @classmethod
     def from_json(cls, text: str) -> Plan:

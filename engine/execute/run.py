@@ -17,6 +17,7 @@ import contextlib
 import functools
 import gzip
 import hashlib
+import io
 import json
 import platform
 import time
@@ -331,27 +332,32 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
+def _gzip_text(path: Path) -> io.TextIOWrapper:
+    """A text stream into a gzip file with no timestamp, so the same content gives the same bytes."""
+    return io.TextIOWrapper(gzip.GzipFile(path, "wb", mtime=0), "utf-8", newline="")
+
+
 def _write_task_files(plan: Plan, run_dir: Path, results: dict[str, Result]) -> None:
     """plan.json.gz and one gzipped JSONL of task records per stage (pandas.read_json(path, lines=True) reads
     them as they are; compressed, Arena's run folder is 13 MB smaller)."""
     (run_dir / "plan.json").unlink(missing_ok=True)  # written uncompressed by earlier versions
     # gzip: every task's request repeats the prompt and answers it judges (27 MB for 800 pairs, ~3x less)
-    with gzip.GzipFile(run_dir / "plan.json.gz", "wb", mtime=0) as fh:
-        fh.write(plan.to_json().encode("utf-8"))
-    by_stage: dict[str, list[str]] = {}
+    with _gzip_text(run_dir / "plan.json.gz") as text:
+        text.writelines(plan.json_parts())  # streamed: never the whole plan as one string
+    by_stage: dict[str, list[Task]] = {}
     for task in plan.tasks:
-        result = results.get(task.id)
-        if result is None:
-            continue
-        record = TaskRecord(task.id, task.stage, task.analysis, task.endpoint, task.provider, task.item_id,
-                            result.output, result.input_tokens, result.output_tokens, result.cost, result.latency_s,
-                            result.meta)
-        by_stage.setdefault(task.stage, []).append(json.dumps(asdict(record), ensure_ascii=False))
+        if task.id in results:
+            by_stage.setdefault(task.stage, []).append(task)
     for stage in STAGES:
         (run_dir / f"{stage}.jsonl").unlink(missing_ok=True)  # written uncompressed by earlier versions
         path = stage_file(run_dir, stage)
-        if stage in by_stage:
-            with gzip.GzipFile(path, "wb", mtime=0) as fh:
-                fh.write(("\n".join(by_stage[stage]) + "\n").encode("utf-8"))
-        else:
+        if stage not in by_stage:
             path.unlink(missing_ok=True)
+            continue
+        with _gzip_text(path) as text:
+            for task in by_stage[stage]:
+                result = results[task.id]
+                record = TaskRecord(task.id, task.stage, task.analysis, task.endpoint, task.provider, task.item_id,
+                                    result.output, result.input_tokens, result.output_tokens, result.cost,
+                                    result.latency_s, result.meta)
+                text.write(json.dumps(asdict(record), ensure_ascii=False) + "\n")
