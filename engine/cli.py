@@ -75,6 +75,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from engine.execute.cache import Cache
+    from engine.execute.measures import done_ids
     from engine.pipeline import default_cache_path, prepare, say_excluded
     from engine.spec.load import load_spec
 
@@ -87,7 +88,7 @@ def _plan(args: argparse.Namespace) -> int:
     cache_path = Path(args.cache) if args.cache else default_cache_path()
     if cache_path.exists():
         with Cache(cache_path) as cache:
-            cached = cache.known(t.id for t in plan.tasks)
+            cached = done_ids(plan, cache)
     if args.json:
         Path(args.json).write_text(plan.to_json(), encoding="utf-8")
     print_plan(prepared, cached)
@@ -139,8 +140,11 @@ def _run(args: argparse.Namespace) -> int:
                                          report=not args.no_report, backend=args.backend, address=args.address,
                                          limit=args.limit)
     failed = summary.total - summary.done
+    measured = summary.measured
+    per_answer = (f"; {measured.computed:,} answer measures computed, {measured.cached:,} read from the cache"
+                  if measured.computed or measured.cached else "")
     print(f"{results.spec_name}: {summary.done:,}/{summary.total:,} tasks done ({summary.ran_now:,} run now, "
-          f"{failed:,} not done), ${summary.cost:.4f} spent; outputs in {run_dir}")
+          f"{failed:,} not done){per_answer}, ${summary.cost:.4f} spent; outputs in {run_dir}")
     from engine.registry import get_method
 
     for method in map(get_method, results.methods):

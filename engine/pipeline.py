@@ -50,6 +50,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     from engine.discover.stage import discover_vibes, with_vibes, write_discovered
     from engine.execute.backend import joined, settle
     from engine.execute.cache import Cache
+    from engine.execute.measures import finished_results
     from engine.execute.progress import Phases
     from engine.execute.run import execute
 
@@ -79,14 +80,16 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                 except KeyboardInterrupt:  # still leave a run directory that says what is done, and that it stopped
                     execute(prepared, run_dir, cache, quiet=True, stages=(), execution=execution)
                     _update_manifest(run_dir, lambda manifest: manifest.update(status="interrupted"))
+                    finish_manifest(run_dir, phases, summary)
                     raise
                 first = summary
                 with phases.phase("execute discovered"):
                     summary = execute(prepared, run_dir, cache, quiet=quiet, execution=execution)
                 summary.ran_now += first.ran_now
+                summary.measured.computed += first.measured.computed
                 summary.free_text_fallbacks = {**first.free_text_fallbacks, **summary.free_text_fallbacks}
             with phases.phase("analyze"):
-                finished = cache.get_many(t.id for t in prepared.plan.tasks)
+                finished = finished_results(prepared.plan, cache)
                 finish_manifest(run_dir, phases, summary)
                 if prepared.excluded:  # what the readers left out, beside the counts
                     _update_manifest(run_dir, lambda manifest: manifest.update(excluded=prepared.excluded))
@@ -123,6 +126,8 @@ def finish_manifest(run_dir: Path, phases: Any, summary: Any) -> None:
     def change(manifest: dict[str, Any]) -> None:
         manifest.update(phases.record())
         manifest["tasks"] = {**manifest.get("tasks", {}), "ran_now": summary.ran_now}
+        if "measured" in manifest:  # the values both execute passes measured, not the last pass's alone
+            manifest["measured"].update(computed=summary.measured.computed)
         manifest["free_text_fallbacks"] = summary.free_text_fallbacks
         manifest["derived"] = {"embeddings": asdict(embeddings.stats), **derived.counts}
 
@@ -139,6 +144,7 @@ def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:
     from engine.datasets import DatasetError
     from engine.discover.stage import read_discovered, with_vibes
     from engine.execute.cache import Cache
+    from engine.execute.measures import finished_results
     from engine.execute.snapshot import prepared_from, read_results
     from engine.report.render import render_report
     from engine.spec.problems import SpecError
@@ -156,8 +162,8 @@ def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:
         prepared = with_vibes(prepared, found)
     cache = cache_path or Path(manifest.get("cache_path") or default_cache_path())
     with Cache(cache) if cache.is_file() else contextlib.nullcontext() as opened:
-        finished = (opened.get_many(t.id for t in prepared.plan.tasks) if opened is not None
-                    else read_results(run_dir))
+        finished = (finished_results(prepared.plan, opened) if opened is not None
+                    else read_results(run_dir, prepared.plan))
         return render_report(analyze_run(prepared, finished, run_dir, origins), prepared, run_dir, finished)
 
 

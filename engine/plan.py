@@ -25,7 +25,7 @@ from engine.datasets import Item
 from engine.judges import answers, prompts
 from engine.judges.kinds import kind_of
 from engine.provider_table import is_recorded
-from engine.records import OFFLINE_PROVIDER, STAGES, Binding, Deferred, Plan, Task, content_hash
+from engine.records import OFFLINE_PROVIDER, STAGES, Binding, Deferred, Measured, PairSet, Plan, Task, content_hash
 from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request, parse
 from engine.spec.model import Endpoint, Judge, Spec, Vibe
 
@@ -47,6 +47,9 @@ class Builder:
         self.bindings: dict[str, list[Binding]] = defaultdict(list)
         # a conversation turn's output (task id) -> what came before it, as its judges' context
         self.contexts: dict[str, dict[str, Any]] = {}
+        # offline judgments measured per answer, gathered by (stage, analysis, judge, kind, question, measure):
+        # the items and the two answers of every pair, in the order they were planned
+        self._measured: dict[tuple[Any, ...], tuple[list[str], list[str], list[str]]] = {}
 
     def bind(self, analysis: str, item: Item, outputs: dict[str, list[str]], variant: str = "original") -> None:
         self.bindings[analysis].append(Binding(item.id, variant, outputs))
@@ -119,13 +122,26 @@ class Builder:
 
     def judge_pair(self, stage: str, analysis: str, judge: Judge, item: Item, template: prompts.Template,
                    fields: dict[str, Any], outputs: tuple[str, str], out_tokens: int,
-                   extra_text: str = "", prompt_from: str | None = None) -> None:
+                   extra_text: str = "", prompt_from: str | None = None, question: str | None = None) -> None:
         """One judgment of a pair: both orders for an LLM judge, one order-free task for offline judges.
-        `prompt_from`: a rewrite task whose output is the request the judge is shown."""
+        `prompt_from`: a rewrite task whose output is the request the judge is shown. `question`: what is
+        asked of every pair alike (a vibe's name); given, an offline judge whose kind measures each answer alone
+        (`JudgeKind.answer_measure`) adds the pair to its `Measured` record for that question instead of
+        planning a task for it (see `measured`)."""
         kind = kind_of(judge)
         if judge.endpoint is None:
+            config = kind.pair_config(judge)
+            per_answer = kind.answer_measure(fields, config) if question is not None else None
+            if per_answer is not None:
+                key = (stage, analysis, judge.name, kind.wire, question, json.dumps(per_answer.definition,
+                       sort_keys=True), per_answer.tolerance, per_answer.relative)
+                items, first, second = self._measured.setdefault(key, ([], [], []))
+                items.append(item.id)
+                first.append(outputs[0])
+                second.append(outputs[1])
+                return
             self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id,
-                     PairJudgment(judge.name, kind.wire, fields, outputs, config=kind.pair_config(judge)), outputs)
+                     PairJudgment(judge.name, kind.wire, fields, outputs, config=config), outputs)
             return
         context = [self.contexts.get(output) for output in outputs]
         budget = max((c["tokens"] for c in context if c), default=0)
@@ -162,6 +178,21 @@ class Builder:
         self.add(stage, analysis, judge.name, judge.endpoint.provider, item.id,
                  Rating(judge.name, kind.wire, fields, output, call=call, repeat=repeat), (output,),
                  input_tokens=in_tokens, output_tokens=judge.endpoint.params.max_tokens, endpoint=judge.endpoint)
+
+    def measured(self) -> list[Measured]:
+        """The `Measured` records gathered by `judge_pair`, in planning order; records of the same pairs share one
+        PairSet, and an identical record two analyses ask for is one."""
+        sets: dict[str, PairSet] = {}
+        out: dict[str, Measured] = {}
+        for key, columns in self._measured.items():
+            stage, analysis, judge, wire, question, definition, tolerance, relative = key
+            pairs = PairSet.of(*columns)
+            pairs = sets.setdefault(pairs.id, pairs)
+            measure = json.loads(definition)
+            record_id = content_hash(Measured.content(judge, wire, question, measure, tolerance, relative, pairs.id))
+            out.setdefault(record_id, Measured(record_id, stage, analysis, judge, wire, question, measure, tolerance,
+                                               relative, pairs))
+        return list(out.values())
 
     def defer(self, deferred: Deferred) -> None:
         """Work whose requests depend on results not yet known (discovered vibes), as an estimate."""
@@ -256,7 +287,8 @@ def spec_hash(spec: Spec) -> str:
 
 
 def summarize(plan: Plan, cached: set[str] | frozenset[str] = frozenset()) -> list[dict[str, Any]]:
-    """One row per (stage, endpoint): calls, cached, tokens and cost still to spend."""
+    """One row per (stage, endpoint): calls, cached, tokens and cost still to spend. A `Measured` record counts
+    a task per pair it judges (cached when `cached` holds its id: every answer of it is measured)."""
     rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: {"tasks": 0, "calls": 0, "cached": 0, "input_tokens": 0, "output_tokens": 0, "cost": 0.0})
     for t in plan.tasks:
@@ -269,6 +301,10 @@ def summarize(plan: Plan, cached: set[str] | frozenset[str] = frozenset()) -> li
         row["input_tokens"] += t.input_tokens
         row["output_tokens"] += t.output_tokens
         row["cost"] += t.cost
+    for m in plan.measured:
+        row = rows[(m.stage, m.judge)]
+        row["tasks"] += len(m.pairs)
+        row["cached"] += len(m.pairs) if m.id in cached else 0
     for d in plan.deferred:
         row = rows[(d.stage + " (estimate)", d.endpoint)]
         row["tasks"] += d.tasks

@@ -17,4 +17,4 @@ def compile_plan(spec: Spec, items: dict[str, list[Item]]) -> Plan:
         get_method(analysis.method).plan(builder, analysis)
     order = {stage: n for n, stage in enumerate(STAGES)}
     tasks = sorted(builder.tasks.values(), key=lambda t: order[t.stage])  # stable: keeps spec order within
-    return Plan(spec.name, spec_hash(spec), tasks, builder.deferred, dict(builder.bindings))
+    return Plan(spec.name, spec_hash(spec), tasks, builder.deferred, dict(builder.bindings), builder.measured())

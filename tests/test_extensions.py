@@ -90,9 +90,8 @@ ANSWERS = {"alpha": "Short answer here.", "beta": "A much longer answer from bet
 
 def _conversations(tmp_path: Path) -> Path:
     rows = [{"id": f"c{i}", "model": model,
-             "messages": [{"role": "system", "content": "Be helpful."},
-                          {"role": "user", "content": f"Question {i}?"},
-                          {"role": "assistant", "content": ANSWERS[model]}]}
+             "conversations": [{"from": "system", "value": "Be helpful."}, {"from": "human", "value": f"Question {i}?"},
+                               {"from": "gpt", "value": ANSWERS[model]}]}
             for i in range(12) for model in ("alpha", "beta")]
     path = tmp_path / "chats.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -101,7 +100,7 @@ def _conversations(tmp_path: Path) -> Path:
 
 def test_a_dataset_format_is_one_module_and_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A spec naming the format is a located error until its line is added; then the schema knows its own
-    column (fields.messages), the spec runs on the conversations' last user turn and answer, and `vibe init`
+    column (fields.conversations), the spec runs on the conversations' last user turn and answer, and `vibe init`
     recognises a file of it without being told."""
     from engine.formats import FORMAT_MODULES
     from engine.scaffold import init_spec
@@ -111,12 +110,12 @@ def test_a_dataset_format_is_one_module_and_one_line(tmp_path: Path, monkeypatch
     spec.write_text(
         "name: chats\nmodels: {alpha: {provider: recorded}, beta: {provider: recorded}}\n"
         "judges: {m: {kind: metric}}\n"
-        "datasets:\n  d:\n    format: chat-messages\n    source: {path: chats.jsonl}\n"
-        "    fields: {messages: messages}\n"
+        "datasets:\n  d:\n    format: sharegpt\n    source: {path: chats.jsonl}\n"
+        "    fields: {conversations: conversations}\n"
         "vibes: [{name: length, low: short, high: long, metric: length_words}]\n"
         "analyses: {vibecheck: {dataset: d, models: [alpha, beta], judges: [m]}}\n", encoding="utf-8")
-    assert "spec.yaml:6:13: datasets.d.format: 'chat-messages' is not one of" in _problems(spec)
-    monkeypatch.setitem(FORMAT_MODULES, "chat-messages", "messages_format")  # the one registry line
+    assert "spec.yaml:6:13: datasets.d.format: 'sharegpt' is not one of" in _problems(spec)
+    monkeypatch.setitem(FORMAT_MODULES, "sharegpt", "sharegpt_format")  # the one registry line
     summary, _, run_dir = run_spec(spec, tmp_path / "run", tmp_path / "cache.sqlite", quiet=True, report=False)
     assert summary.done == summary.total
     pairs = [json.loads(line) for line in (run_dir / "vibecheck" / "pairs.jsonl").read_text().splitlines()]
@@ -125,7 +124,7 @@ def test_a_dataset_format_is_one_module_and_one_line(tmp_path: Path, monkeypatch
     assert {tuple(p["measures"]["length"]) for p in pairs} == {(3.0, 7.0)}
     written = init_spec(_conversations(tmp_path), tmp_path / "init" / "vibe.yaml")
     text = written.read_text(encoding="utf-8")
-    assert "format: chat-messages" in text and "alpha: {provider: recorded}" in text
+    assert "format: sharegpt" in text and "alpha: {provider: recorded}" in text
 
 
 def test_a_rating_judge_with_a_field_of_its_own_is_one_module_and_one_line(

@@ -162,7 +162,7 @@ version = "0.1.0"
 exclamations = "vibe_example.judge"
 
 [project.entry-points."vibe.dataset_formats"]
-chat-messages = "vibe_example.chat"
+sharegpt = "vibe_example.chat"
 
 [project.entry-points."vibe.analysis_methods"]
 word_count = "vibe_example.word_count.method"
@@ -183,7 +183,7 @@ def test_a_plug_in_package_registers_one_of_each_kind_through_entry_points(insta
     package = tmp_path / "plugin" / "vibe_example"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    for source, target in (("exclamation_judge.py", "judge.py"), ("messages_format.py", "chat.py"),
+    for source, target in (("exclamation_judge.py", "judge.py"), ("sharegpt_format.py", "chat.py"),
                            ("azure_provider.py", "azure.py")):
         shutil.copy(ROOT / "tests" / source, package / target)
     shutil.copytree(ROOT / "tests" / "word_count", package / "word_count", ignore=shutil.ignore_patterns("__pycache__"))
@@ -202,17 +202,17 @@ def test_a_plug_in_package_registers_one_of_each_kind_through_entry_points(insta
     suite = subprocess.run(["python", "-m", "engine.contract"], env=installed, cwd=tmp_path, capture_output=True,
                            text=True, timeout=600)
     assert suite.returncode == 0, suite.stdout[-3000:] + suite.stderr[-3000:]
-    for check in ("judge kind:exclamations:vibe", "dataset format:chat-messages", "analysis method:word_count",
+    for check in ("judge kind:exclamations:vibe", "dataset format:sharegpt", "analysis method:word_count",
                   "provider:azure-openai"):
         assert f"ok   {check}" in suite.stdout
-    rows = [{"id": f"c{i}", "model": model, "messages": [{"role": "user", "content": f"Question {i}?"},
-                                                          {"role": "assistant", "content": answer}]}
+    rows = [{"id": f"c{i}", "model": model, "conversations": [{"from": "human", "value": f"Question {i}?"},
+                                                               {"from": "gpt", "value": answer}]}
             for i in range(8) for model, answer in (("calm", "Fine."), ("loud", "Great!! Wonderful!"))]
     (tmp_path / "chats.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (tmp_path / "spec.yaml").write_text(
         "name: plugged\nmodels: {calm: {provider: recorded}, loud: {provider: recorded}}\n"
         "judges: {shouts: {kind: exclamations, tolerance: 0}}\n"
-        "datasets: {d: {format: chat-messages, source: {path: chats.jsonl}}}\n"
+        "datasets: {d: {format: sharegpt, source: {path: chats.jsonl}}}\n"
         "vibes: [{name: enthusiasm, low: calm, high: excited}]\n"
         "analyses:\n  vibecheck: {dataset: d, models: [calm, loud], judges: [shouts]}\n"
         "  words: {method: word_count, dataset: d, models: [calm, loud]}\n")

@@ -137,6 +137,7 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
     """The panel's ν on every shared prompt (+1: base's answer sits higher), through the pipeline, its plan
     printed first (and only, with `plan_only`: then None)."""
     from engine.execute.cache import Cache
+    from engine.execute.measures import done_ids, finished_results
     from engine.pipeline import prepare, run_spec
     from engine.plan_view import print_plan
 
@@ -160,14 +161,14 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
     path.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")  # JSON is YAML
     prepared = prepare(path)
     with Cache(cache) as opened:
-        cached = set(opened.get_many(t.id for t in prepared.plan.tasks))
+        cached = done_ids(prepared.plan, opened)
     if not quiet or plan_only:  # what judging the pairs costs, before it is paid for
         print_plan(prepared, cached)
     if plan_only:
         return None
     run_spec(path, folder / "run", cache, quiet=quiet, report=False)
     with Cache(cache) as opened:
-        results = opened.get_many(t.id for t in prepared.plan.tasks)
+        results = finished_results(prepared.plan, opened)
     analysis = prepared.spec.analyses["drift"]
     declared = [v for v in prepared.spec.vibes if v.name in {e["name"] for e in vibes}]
     order = {v["name"]: j for j, v in enumerate(vibes)}

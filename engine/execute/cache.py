@@ -4,13 +4,16 @@ Results are committed within a fraction of a second of arriving (the scheduler w
 transactions), so a killed run loses little more than the calls in flight. Only successes are stored: an
 error must be retried next time, never replayed. Nothing secret goes in: requests are stored by hash only,
 responses hold text, usage and provider metadata that the providers have already stripped of headers.
-The `batches` table remembers the provider batches a run submitted until their answers are read, and
-`derived` keeps work computed from results (embeddings, chart specs) by the hash of its inputs.
+The `batches` table remembers the provider batches a run submitted until their answers are read, `derived`
+keeps work computed from results (embeddings, chart specs) by the hash of its inputs, and `measures` holds what
+offline judges measured on each answer alone, one value per (measure, answer), so an answer is measured once
+whatever pairs it sits in and however often a run stops.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import threading
 import time
@@ -44,6 +47,14 @@ CREATE TABLE IF NOT EXISTS derived (
 )
 """
 
+_MEASURES = """
+CREATE TABLE IF NOT EXISTS measures (
+    measure TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    value REAL,
+    PRIMARY KEY (measure, answer)
+) WITHOUT ROWID
+"""
 
 _BATCHES = """
 CREATE TABLE IF NOT EXISTS batches (
@@ -87,6 +98,7 @@ class Cache:
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across process kills
         self._db.execute(_SCHEMA)
         self._db.execute(_DERIVED)
+        self._db.execute(_MEASURES)
         self._db.execute(_BATCHES)
         if "reason" not in {row[1] for row in self._db.execute("PRAGMA table_info(batches)")}:
             self._db.execute("ALTER TABLE batches ADD COLUMN reason TEXT")  # a cache from before gone batches
@@ -154,6 +166,21 @@ class Cache:
             self._db.execute("BEGIN")
             self._db.executemany("INSERT OR REPLACE INTO derived VALUES (?,?,?)",
                                  [(k, v, now) for k, v in items.items()])
+            self._db.execute("COMMIT")
+
+    def measures(self, measure: str, answers: Iterable[str]) -> dict[str, float]:
+        """The stored values of `measure` (a key from `engine.execute.measures`) for those of `answers` it has."""
+        wanted = set(answers)
+        with self._lock:
+            rows = self._db.execute("SELECT answer, value FROM measures WHERE measure = ?", (measure,))
+            return {answer: math.nan if value is None else value for answer, value in rows if answer in wanted}
+
+    def put_measures(self, measure: str, values: Iterable[tuple[str, float]]) -> None:
+        """Store values of `measure`, one per answer, in one transaction."""
+        rows = [(measure, answer, None if math.isnan(value) else value) for answer, value in values]
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR REPLACE INTO measures VALUES (?,?,?)", rows)
             self._db.execute("COMMIT")
 
     def add_batch(self, record: BatchRecord) -> None:

@@ -51,6 +51,8 @@ class RunProgress:
         self._replica_rows: dict[str, TaskID] = {}
         self._announced: set[str] = set()  # without a terminal: replicas whose start has been logged
         self._batch_states: dict[str, str] = {}  # without a terminal: each batch's last logged state
+        self._measured = 0  # answers the measure pass has measured
+        self._measure_started = self._started
 
     def __enter__(self) -> RunProgress:
         self._progress.__enter__()
@@ -92,6 +94,28 @@ class RunProgress:
                                                                       spend="")
         self._progress.update(row, spend=state)
 
+    def measured(self, answers: int, total: int) -> None:
+        """The measure pass measured `answers` more of the `total` it lacks (first called with 0): a row with its
+        rate on a terminal; without one, a line at each tenth with answers per second (a large pass takes
+        minutes)."""
+        if answers == 0:
+            self._measure_started, self._measured = time.perf_counter(), 0
+        before, self._measured = self._measured, self._measured + answers
+        if self._log is not None:
+            if answers and (10 * self._measured // total > 10 * before // total):
+                rate = self._measured / max(time.perf_counter() - self._measure_started, 1e-9)
+                self._log.print(f"measure: {self._measured:,}/{total:,} answer values, {rate:,.0f}/s",
+                                highlight=False)
+            return
+        if not self.enabled or not total:
+            return
+        row = self._replica_rows.get("measure")
+        if row is None:
+            row = self._replica_rows["measure"] = self._progress.add_task("measure", total=total, rate="", spend="")
+        self._progress.update(row, total=total, completed=self._measured)
+        speed = self._progress.tasks[row].speed
+        self._progress.update(row, rate=f"{speed:,.0f}/s" if speed else "")
+
     def advance(self, task: Task, result: Result | None) -> None:
         if result is not None:
             self.tokens += result.input_tokens + result.output_tokens
@@ -117,6 +141,7 @@ class Phases:
         self.quiet = quiet
         self.started = datetime.now(UTC)
         self.seconds: dict[str, float] = {}
+        self.peak_mb: dict[str, float] = {}  # the process's peak RSS when each phase ended (it only grows)
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -126,6 +151,7 @@ class Phases:
         with status:
             yield
         self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+        self.peak_mb[name] = peak_rss_mb()
         if not self.quiet:
             self.console.print(f"{name}: done in {self.seconds[name]:.1f} s", highlight=False)
 
@@ -135,4 +161,14 @@ class Phases:
         return {"started_at": self.started.isoformat(timespec="seconds"),
                 "finished_at": now.isoformat(timespec="seconds"),
                 "wall_s": round((now - self.started).total_seconds(), 3),
-                "phases_s": {name: round(s, 3) for name, s in self.seconds.items()}}
+                "phases_s": {name: round(s, 3) for name, s in self.seconds.items()},
+                "peak_rss_mb": {name: round(mb, 1) for name, mb in self.peak_mb.items()}}
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MiB (Linux reports kilobytes, macOS bytes)."""
+    import resource
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024

@@ -33,12 +33,13 @@ from engine.datasets import Item
 from engine.execute.backend import call_endpoints
 from engine.execute.batches import BatchLog, run_batches
 from engine.execute.cache import Cache
+from engine.execute.measures import MeasurePass, measure_values, run_measures
 from engine.execute.messages import render
 from engine.execute.offline_judges import run_offline
 from engine.execute.progress import RunProgress
 from engine.execute.providers import Provider, ProviderError, create_provider
 from engine.execute.scheduler import Failure, Scheduler
-from engine.execute.snapshot import stage_file, write_snapshot
+from engine.execute.snapshot import stage_file, write_measures, write_snapshot
 from engine.plan import reference_corpora
 from engine.provider_table import engine_of, in_cluster_providers, is_recorded
 from engine.records import OFFLINE_PROVIDER, STAGES, Plan, Prepared, Result, Task
@@ -83,6 +84,7 @@ class RunSummary:
     execution: dict[str, Any] = field(default_factory=lambda: {"backend": "local"})  # where the calls ran
     batches: dict[str, BatchLog] = field(default_factory=dict)  # endpoint -> what its provider batches did
     open_batches: int = 0  # batches still running at their providers when the run stopped
+    measured: MeasurePass = field(default_factory=MeasurePass)  # what the measure pass computed and found
 
 
 def _recorded_results(tasks: list[Task], items: dict[str, list[Item]]) -> list[Result]:
@@ -120,7 +122,7 @@ def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = Fa
         summary.execution = {"backend": "ray", "address": execution.address, "replicas": []}
     try:
         with progress, _local_models_served(local_models):
-            asyncio.run(_execute_stages(pending, prepared, endpoints, cache, progress, summary, generator))
+            asyncio.run(_execute_stages(pending, prepared, endpoints, cache, progress, summary, generator, stages))
     except KeyboardInterrupt:
         summary.interrupted = True
         summary.open_batches = len([b for b in cache.batches(open_only=True) if b.endpoint in endpoints])
@@ -166,7 +168,8 @@ async def _close(providers: dict[str, Provider | ProviderError]) -> None:
 
 
 async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: dict[str, Endpoint], cache: Cache,
-                          progress: RunProgress, summary: RunSummary, generator: RayGenerator | None) -> None:
+                          progress: RunProgress, summary: RunSummary, generator: RayGenerator | None,
+                          measured_stages: tuple[str, ...]) -> None:
     on_ray = {t.endpoint for t in pending
               if generator is not None and endpoints[t.endpoint].provider in in_cluster_providers()}
     used = {t.endpoint for t in pending if t.is_call} - on_ray
@@ -177,6 +180,8 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
         for stage in STAGES:
             stage_tasks = [t for t in pending if t.stage == stage]
             if not stage_tasks:
+                if stage in measured_stages:
+                    _measure(stage, prepared, cache, progress, summary)
                 continue
             recorded_tasks = [t for t in stage_tasks if is_recorded(t.provider)]
             recorded = _recorded_results(recorded_tasks, prepared.items)
@@ -219,10 +224,27 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
             missing = {t.id for t in offline} - {r.task_id for r in new_offline}
             summary.failed.extend(Failure(t.id, t.stage, t.endpoint, "skipped: an input failed", 0)
                                   for t in offline if t.id in missing)
+            if stage in measured_stages:
+                _measure(stage, prepared, cache, progress, summary)
     finally:
         summary.endpoint_errors.update(scheduler.stop_messages)
         summary.free_text_fallbacks.update(scheduler.fallbacks)
         await _close(providers)
+
+
+def _measure(stage: str, prepared: Prepared, cache: Cache, progress: RunProgress, summary: RunSummary) -> None:
+    """The stage's measure pass: every answer its `Measured` records compare, measured once per measure."""
+    records = [m for m in prepared.plan.measured if m.stage == stage]
+    if not records:
+        return
+    done = run_measures(records, cache, progress.measured)
+    if done.unanswered:  # an answer that failed leaves its pairs without a verdict: said once per record
+        answered = cache.known({a for m in records for a in (*m.pairs.outputs_a, *m.pairs.outputs_b)})
+        summary.failed.extend(Failure(m.id, m.stage, m.judge, "skipped: an input failed", 0) for m in records
+                              if not answered.issuperset((*m.pairs.outputs_a, *m.pairs.outputs_b)))
+    summary.measured.computed += done.computed
+    summary.measured.cached += done.cached
+    summary.measured.unanswered += done.unanswered
 
 
 async def _in_batches(tasks: list[Task], call: Any, endpoints: dict[str, Endpoint], cache: Cache,
@@ -279,14 +301,16 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _fingerprint(plan: Plan, done: Iterable[str]) -> str:
-    """What the run directory's task files are a view of: the plan's tasks and which of them are finished."""
+def _fingerprint(plan: Plan, done: Iterable[str], measured: int) -> str:
+    """What the run directory's task files are a view of: the plan's tasks and `Measured` records, which of the
+    tasks are finished and how many values the records' answers have."""
     digest = hashlib.sha256()
-    for task_id in sorted(t.id for t in plan.tasks):
+    for task_id in sorted([t.id for t in plan.tasks] + [m.id for m in plan.measured]):
         digest.update(task_id.encode())
     digest.update(b"|")
     for task_id in sorted(done):
         digest.update(task_id.encode())
+    digest.update(f"|{measured}".encode())
     return digest.hexdigest()[:32]
 
 
@@ -295,11 +319,13 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
     run_dir.mkdir(parents=True, exist_ok=True)
     results = cache.get_many(t.id for t in plan.tasks)
     summary.done = len(results)
-    fingerprint = _fingerprint(plan, results)
+    values = measure_values(plan.measured, cache.measures)
+    fingerprint = _fingerprint(plan, results, sum(len(v) for v in values.values()))
     manifest_path = run_dir / "manifest.json"
     previous = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     if previous.get("fingerprint") != fingerprint or not (run_dir / "plan.json.gz").exists():
         _write_task_files(plan, run_dir, results)  # else they already hold this plan and these results
+        write_measures(run_dir, values)
         write_snapshot(prepared, run_dir)
     failed_ids = {f.task_id for f in summary.failed}
     (run_dir / "failures.jsonl").write_text(
@@ -318,6 +344,8 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
         "tasks": {"total": summary.total, "done": summary.done, "ran_now": summary.ran_now,
                   "failed": len(failed_ids - set(results))},
         "by_stage": dict(Counter(t.stage for t in plan.tasks)),
+        **({"measured": {"records": len(plan.measured), "pairs": sum(len(m.pairs) for m in plan.measured),
+                         **asdict(summary.measured)}} if plan.measured else {}),
         "tokens": {"input": sum(r.input_tokens for r in results.values()),
                    "output": sum(r.output_tokens for r in results.values())},
         "cost_usd": round(summary.cost, 6),

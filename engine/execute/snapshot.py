@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets.items import Battle, Item
-from engine.records import STAGES, Prepared, Result
+from engine.execute.measures import measured_results
+from engine.records import STAGES, Plan, Prepared, Result
 
 SPEC_FILE = "spec.json"
 ITEMS_FILE = "items.jsonl.gz"
+MEASURES_FILE = "measures.npz"
 
 
 def write_snapshot(prepared: Prepared, run_dir: Path) -> None:
@@ -36,6 +38,38 @@ CONVERSATION_FIELDS = ("conversation", "turn", "earlier", "history", "transcript
 def _fields(item: Item) -> dict[str, Any]:
     """An item's fields, those of a conversation's turn only where it is one."""
     return {k: v for k, v in dataclasses.asdict(item).items() if k not in CONVERSATION_FIELDS or v}
+
+
+def write_measures(run_dir: Path, values: dict[str, dict[str, float]]) -> None:
+    """What offline judges measured on each answer (`engine.execute.measures`), as columns: the answers' task ids,
+    the measure keys, and a value per answer and measure (NaN where an answer has none)."""
+    import numpy as np
+
+    path = run_dir / MEASURES_FILE
+    if not values:
+        path.unlink(missing_ok=True)
+        return
+    answers = sorted({answer for column in values.values() for answer in column})
+    keys = sorted(values)
+    table = np.full((len(answers), len(keys)), np.nan)
+    for j, key in enumerate(keys):
+        column = values[key]
+        table[:, j] = [column.get(answer, np.nan) for answer in answers]
+    with path.open("wb") as fh:
+        np.savez_compressed(fh, answers=np.array(answers), keys=np.array(keys), values=table)
+
+
+def read_measures(run_dir: Path) -> dict[str, dict[str, float]]:
+    """The values `write_measures` kept (none for a run written before, or one that measured nothing)."""
+    import numpy as np
+
+    path = run_dir / MEASURES_FILE
+    if not path.is_file():
+        return {}
+    with np.load(path) as kept:
+        answers = kept["answers"].tolist()
+        return {key: {a: float(v) for a, v in zip(answers, kept["values"][:, j].tolist(), strict=True) if v == v}
+                for j, key in enumerate(kept["keys"].tolist())}
 
 
 def read_spec_document(run_dir: Path) -> tuple[dict[str, Any], Path] | None:
@@ -96,9 +130,12 @@ def output_text(record: dict[str, Any]) -> str:
     return output if isinstance(output, str) else json.dumps(output)
 
 
-def read_results(run_dir: Path) -> dict[str, Result]:
+def read_results(run_dir: Path, plan: Plan) -> dict[str, Result]:
     """Every finished task's result as the run folder's stage files hold it (what the cache held when the run
-    was written)."""
-    return {r["task_id"]: Result(r["task_id"], r["stage"], r["endpoint"], r["provider"], r["output"],
-                                 r["input_tokens"], r["output_tokens"], r["cost"], r["latency_s"], r["meta"])
-            for stage in STAGES if stage_file(run_dir, stage).is_file() for r in task_records(run_dir, stage)}
+    was written), with the verdicts of the plan's `Measured` records from the values the folder kept."""
+    results = {r["task_id"]: Result(r["task_id"], r["stage"], r["endpoint"], r["provider"], r["output"],
+                                    r["input_tokens"], r["output_tokens"], r["cost"], r["latency_s"], r["meta"])
+               for stage in STAGES if stage_file(run_dir, stage).is_file() for r in task_records(run_dir, stage)}
+    kept = read_measures(run_dir)
+    results.update(measured_results(plan.measured, lambda key, answers: kept.get(key, {})))
+    return results

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from engine.judges.kinds import JudgeKind, judge_kind_class
-from engine.judges.verdicts import PairVerdict, compare
+from engine.judges.verdicts import AnswerMeasure, PairVerdict, compare
 from engine.requests import PairJudgment
 
 if TYPE_CHECKING:
@@ -74,3 +74,18 @@ class EmbeddingAxisJudge(JudgeKind):
 
     def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[PairVerdict]:
         return judge_pairs(requests, texts)
+
+    def answer_measure(self, fields: dict[str, Any], config: dict[str, Any]) -> AnswerMeasure:
+        return AnswerMeasure({"low": _end_texts(fields, "low"), "high": _end_texts(fields, "high")},
+                             float(config["margin"]), relative=False)
+
+    def measure_answers(self, measure: dict[str, Any], texts: Sequence[str]) -> list[float]:
+        """Each text's place on the axis, cos(text, high end) − cos(text, low end), every text embedded once."""
+        import numpy as np
+
+        from engine.embeddings import embed
+
+        corpus = list(dict.fromkeys([*texts, *measure["low"], *measure["high"]]))
+        vectors = dict(zip(corpus, embed(corpus), strict=True))
+        low, high = (_axis_end(measure[end], vectors.__getitem__) for end in ("low", "high"))
+        return [float(np.dot(vectors[t], high) - np.dot(vectors[t], low)) for t in texts]

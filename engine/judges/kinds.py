@@ -18,7 +18,7 @@ from engine.plugins import Plugins, names_with_published
 
 if TYPE_CHECKING:
     from engine.datasets.items import Item
-    from engine.judges.verdicts import PairVerdict, RatingScore
+    from engine.judges.verdicts import AnswerMeasure, PairVerdict, RatingScore
     from engine.requests import PairJudgment, Rating
     from engine.spec.model import Judge, Persona, Vibe
 
@@ -88,6 +88,18 @@ class JudgeKind:
         judge's metric, tolerance and margin, which the built-in pair judges read; a kind with settings of
         its own returns them."""
         return {"metric": judge.metric, "tolerance": judge.tolerance, "margin": judge.margin}
+
+    def answer_measure(self, fields: dict[str, Any], config: dict[str, Any]) -> AnswerMeasure | None:
+        """For a kind whose verdict on a pair compares a value it measures on each answer alone: that measure, for
+        a judgment with these fields (the vibe's) and config (`pair_config`). The planner then measures each
+        answer once, in bulk (`measure_answers`), and derives the pairs' verdicts as array operations, instead of
+        a task per pair; `judge_pairs` must give the same verdicts. None (the default): pairs are judged one by
+        one."""
+        return None
+
+    def measure_answers(self, measure: dict[str, Any], texts: Sequence[str]) -> Sequence[float]:
+        """The value an `answer_measure` definition names, for each text."""
+        raise NotImplementedError
 
     def rating_input(self, judge: Judge, item: Item, corpus: str, repeat: int) -> RatingInput | None:
         """An offline rating's (fields, config) for one answer to `item` by `judge`, or None when it plans none
@@ -200,6 +212,12 @@ class _Either(JudgeKind):
 
     def rating_input(self, judge: Judge, item: Item, corpus: str, repeat: int) -> RatingInput | None:
         return self._for("reference").rating_input(judge, item, corpus, repeat)
+
+    def answer_measure(self, fields: dict[str, Any], config: dict[str, Any]) -> AnswerMeasure | None:
+        return self._for("vibe").answer_measure(fields, config)
+
+    def measure_answers(self, measure: dict[str, Any], texts: Sequence[str]) -> Sequence[float]:
+        return self._for("vibe").measure_answers(measure, texts)
 
     def can_rate(self, item: Item) -> bool:
         return self._for("reference").can_rate(item)

@@ -3,12 +3,13 @@ tolerance. Deterministic and free, so it always runs and anchors the panel."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from engine.judges.kinds import JudgeKind, judge_kind_class
-from engine.judges.metrics import METRICS, measure
-from engine.judges.verdicts import PairVerdict, compare
+from engine.judges.metrics import METRICS
+from engine.judges.metrics import measure as measure_text
+from engine.judges.verdicts import AnswerMeasure, PairVerdict, compare
 from engine.names import did_you_mean
 from engine.requests import PairJudgment
 
@@ -21,14 +22,18 @@ def judge_pairs(requests: Sequence[PairJudgment], texts: dict[str, str]) -> list
     out = []
     for request in requests:
         assert request.config is not None
-        metric = request.config["metric"]
-        if metric == "auto":
-            metric = request.fields["metric"]
+        metric = _metric(request.fields, request.config)
         ga, gb = request.outputs
-        value_a, value_b = measure(metric, texts[ga]), measure(metric, texts[gb])
+        value_a, value_b = measure_text(metric, texts[ga]), measure_text(metric, texts[gb])
         score = compare(value_a, value_b, request.config["tolerance"], relative=True)
         out.append(PairVerdict("metric", score, value_a, value_b, measure=metric))
     return out
+
+
+def _metric(fields: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """The judge's own metric, or the vibe's when the judge measures whatever the vibe names (`auto`)."""
+    metric: str = config["metric"]
+    return str(fields["metric"]) if metric == "auto" else metric
 
 
 @judge_kind_class("metric")
@@ -57,3 +62,9 @@ class MetricJudge(JudgeKind):
 
     def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[PairVerdict]:
         return judge_pairs(requests, texts)
+
+    def answer_measure(self, fields: dict[str, Any], config: dict[str, Any]) -> AnswerMeasure:
+        return AnswerMeasure({"metric": _metric(fields, config)}, float(config["tolerance"]), relative=True)
+
+    def measure_answers(self, measure: dict[str, Any], texts: Sequence[str]) -> list[float]:
+        return [measure_text(measure["metric"], text) for text in texts]

@@ -105,6 +105,17 @@ def combine_orders(first: int | None, second: int | None) -> int | None:
     return first if first == second else 0
 
 
+@dataclass(frozen=True)
+class AnswerMeasure:
+    """What a judge kind measures on each answer alone when its verdict on a pair is `compare` of the two
+    values: the value's definition (JSON; it names the measure in the cache and in the plan's hashes), the
+    tolerance, and whether the tolerance is relative to the larger value."""
+
+    definition: dict[str, Any]
+    tolerance: float
+    relative: bool
+
+
 def compare(value_a: float, value_b: float, tolerance: float, relative: bool) -> int:
     """+1 if A's measure is higher by more than the tolerance, -1 if B's is, else 0."""
     diff = value_a - value_b
@@ -112,3 +123,15 @@ def compare(value_a: float, value_b: float, tolerance: float, relative: bool) ->
     if abs(diff) / scale <= tolerance:
         return 0
     return 1 if diff > 0 else -1
+
+
+def compare_columns(value_a: Any, value_b: Any, tolerance: float, relative: bool) -> Any:
+    """`compare` over two NumPy columns at once, with the same float operations (so the same verdicts), NaN
+    where either value is missing."""
+    import numpy as np
+
+    diff = value_a - value_b
+    scale = np.maximum(np.maximum(np.abs(value_a), np.abs(value_b)), 1e-9) if relative else 1.0
+    with np.errstate(invalid="ignore"):
+        out = np.where(np.abs(diff) / scale <= tolerance, 0.0, np.sign(diff))
+    return np.where(np.isnan(diff), np.nan, out)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from engine.records import Plan, Result
 
 NOT_RUN = "not run (the run was interrupted before it)"
@@ -63,6 +65,13 @@ def incomplete_work(plan: Plan, outputs: dict[str, Result], failures: list[dict[
         planned[key] += 1
         if task.id not in outputs:
             missing[key][reasons.get(task.id, NOT_RUN)] += 1
+    for record in plan.measured:  # a pair whose answer has no measured value has no verdict
+        key = (record.analysis, record.judge, record.stage)
+        planned[key] += len(record.pairs)
+        result = outputs.get(record.id)
+        unjudged = len(record.pairs) if result is None else int(np.isnan(result.output.scores).sum())
+        if unjudged:
+            missing[key][reasons.get(record.id, NOT_RUN)] += unjudged
     by_analysis: dict[str, list[Unfinished]] = defaultdict(list)
     for (analysis, endpoint, stage), why in sorted(missing.items()):
         by_analysis[analysis].append(Unfinished(

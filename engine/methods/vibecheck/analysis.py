@@ -39,7 +39,7 @@ from engine.methods.vibecheck.keep import decide
 from engine.methods.vibecheck.options import VibeCheckOptions
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.methods.vibecheck.regressions import Features, fit_regressions, select_vibes
-from engine.records import Prepared, Result
+from engine.records import Measured, Prepared, Result
 from engine.requests import PairJudgment
 from engine.spec.data_model import Labels
 from engine.spec.model import Analysis, Vibe
@@ -87,6 +87,29 @@ def _index_judgments(prepared: Prepared, stage: str = "judge") -> dict[tuple[str
     return index
 
 
+def _index_measured(prepared: Prepared) -> dict[tuple[str, str], list[Measured]]:
+    """(judge, vibe) -> the plan's `Measured` records of it (one per set of pairs an analysis judged)."""
+    index: dict[tuple[str, str], list[Measured]] = {}
+    for record in prepared.plan.measured:
+        if record.stage == "judge":
+            index.setdefault((record.judge, record.vibe), []).append(record)
+    return index
+
+
+def _measured(records: list[Measured], results: dict[str, Result],
+              pair: tuple[str, str]) -> tuple[int, float, float] | None:
+    """A pair's verdict and the two values measured, from the record that holds the pair (None when none does,
+    or an answer has no value)."""
+    for record in records:
+        row = record.pairs.rows.get(pair)
+        if row is None or record.id not in results:
+            continue
+        columns = results[record.id].output
+        score = columns.scores[row]
+        return None if score != score else (int(score), float(columns.value_a[row]), float(columns.value_b[row]))
+    return None
+
+
 def _judge_score(offline: bool, tasks: dict[str, str], results: dict[str, Result],
                  unit: tuple[str, str, str]) -> tuple[int | None, TwoOrders | None, list[str]]:
     """(s_J or None if missing, an LLM judge's two answers, their raw texts). `unit`: (judge, pair, vibe)."""
@@ -113,6 +136,7 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     items = {it.id: it for it in prepared.items[analysis.dataset]}
     bindings, train_set = split_bindings(prepared, analysis, (model_a, model_b))
     index = _index_judgments(prepared)
+    measured = _index_measured(prepared)
     opts = VibeCheckOptions.of(analysis)
     vibes = opts.measured(spec.vibes)
     pairs: list[PairVerdicts] = []
@@ -133,7 +157,15 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
             for judge_name in _judges_for(prepared, analysis, vibe):
                 kind = kind_of(spec.judges[judge_name])
                 tasks = index.get((judge_name, vibe.name, ga, gb), {})
-                score, orders, raw = _judge_score(kind.offline, tasks, results, (judge_name, binding.item, vibe.name))
+                in_bulk = measured.get((judge_name, vibe.name))
+                if in_bulk is not None:  # measured per answer: the verdict is read from its record's columns
+                    found = _measured(in_bulk, results, (ga, gb))
+                    score, orders, raw = (None if found is None else found[0]), None, list[str]()
+                    if kind.measures and found is not None and vibe.name not in measures:
+                        measures[vibe.name] = [found[1], found[2]]
+                else:
+                    score, orders, raw = _judge_score(kind.offline, tasks, results,
+                                                      (judge_name, binding.item, vibe.name))
                 if kind.measures and tasks.get("any") in results and vibe.name not in measures:
                     out = PairVerdict.from_json(results[tasks["any"]].output)
                     measures[vibe.name] = [out.value_a, out.value_b]

@@ -160,7 +160,7 @@ class VibeCheck(AnalysisMethod):
             for judge in (j for j in vibe_judges if scores(j, vibe)):
                 for item, outputs, tokens in pairs:
                     builder.judge_pair("judge", a.name, judge, item, template, {**fields, "prompt": item.prompt},
-                                       outputs, tokens, extra_text=examples_text)
+                                       outputs, tokens, extra_text=examples_text, question=vibe.name)
         for name in opts.preference_judges:
             for item, outputs, tokens in pairs:
                 builder.judge_pair("preference", a.name, spec.judges[name], item, prompts.PREFERENCE,
