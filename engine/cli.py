@@ -140,9 +140,7 @@ def _run(args: argparse.Namespace) -> int:
                                          report=not args.no_report, backend=args.backend, address=args.address,
                                          limit=args.limit)
     failed = summary.total - summary.done
-    measured = summary.measured
-    per_answer = (f"; {measured.computed:,} answer measures computed, {measured.cached:,} read from the cache"
-                  if measured.computed or measured.cached else "")
+    per_answer = f"; {summary.measured.computed:,} answer values measured" if summary.measured.computed else ""
     print(f"{results.spec_name}: {summary.done:,}/{summary.total:,} tasks done ({summary.ran_now:,} run now, "
           f"{failed:,} not done){per_answer}, ${summary.cost:.4f} spent; outputs in {run_dir}")
     from engine.registry import get_method

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -237,3 +238,40 @@ def test_lexicon_terms_are_words_a_reader_recognises() -> None:
     assert phrases and all(is_readable(p) for p in phrases), phrases
     assert any("let me know" in p for p in phrases)
     assert not any(p in phrases for p in ("* key", "* * 4", "here s", "? s", "it s"))
+
+
+def _countvectorizer(texts: list[str], min_docs: int) -> tuple[object, list[str]]:
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    from engine.judges.metrics import tokens
+
+    vectorizer = CountVectorizer(tokenizer=tokens, token_pattern=None, lowercase=False, ngram_range=(1, 3),
+                                 binary=True, min_df=min_docs)
+    try:
+        return vectorizer.fit_transform(texts), list(vectorizer.get_feature_names_out())
+    except ValueError:  # no term left
+        return None, []
+
+
+def test_the_ngram_index_is_countvectorizers_matrix(shared_data: Path) -> None:
+    """Discovery's n-gram index counts only n-grams whose parts are frequent, yet gives scikit-learn's binary
+    document-term matrix entry for entry, in its column order: on real Arena answers at the thresholds discovery
+    uses (1% of the texts; 2 for cluster names), and on texts with nothing, one token or only marks."""
+    import csv
+
+    from engine.judges.metrics import tokens
+    from engine.methods.vibecheck.discovery.ngrams import doc_terms
+
+    path = shared_data / "arena" / "vibecheck_llama3-70b_vs_not_llama_creative_writing.csv"
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))[:150]
+    arena = [row["llama-3-70b-instruct"] for row in rows] + [row["not_llama"] for row in rows]
+    cases = [(arena, 3), (arena, 2), (arena, 7), (["", "", "a"], 1), (["a", "a b", "a b c"], 2),
+             (["!! ?", "! ! !", "?"], 2), (["one two three four", "two three four five"], 2), (["x", "y"], 2)]
+    for texts, min_docs in cases:
+        expected, vocabulary = _countvectorizer(texts, min_docs)
+        matrix, names = doc_terms(texts, min_docs, tokens)
+        assert list(names) == vocabulary, (texts[:2], min_docs)
+        assert matrix.shape == (len(texts), len(vocabulary)) and matrix.dtype == np.int64
+        if expected is not None:
+            assert (matrix != expected).nnz == 0

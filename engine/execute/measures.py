@@ -33,11 +33,10 @@ def measure_key(record: Measured) -> str:
 
 @dataclass
 class MeasurePass:
-    """What one pass did: values computed now, values found in the cache, and answers with no text to measure
-    (a generation that failed), whose pairs get no verdict."""
+    """What one pass did: values computed now (none when the cache held them all), and answers with no text to
+    measure (a generation that failed), whose pairs get no verdict."""
 
     computed: int = 0
-    cached: int = 0
     unanswered: int = 0
 
 
@@ -49,7 +48,6 @@ def run_measures(records: Sequence[Measured], cache: Cache,
     todo = []
     for key, (record, answers) in _by_measure(records).items():
         have = cache.measures(key, answers)
-        done.cached += len(have)
         todo.append((key, record, sorted(set(answers) - set(have))))
     total = sum(len(missing) for _, _, missing in todo)
     on_chunk(0, total)

@@ -243,7 +243,6 @@ def _measure(stage: str, prepared: Prepared, cache: Cache, progress: RunProgress
         summary.failed.extend(Failure(m.id, m.stage, m.judge, "skipped: an input failed", 0) for m in records
                               if not answered.issuperset((*m.pairs.outputs_a, *m.pairs.outputs_b)))
     summary.measured.computed += done.computed
-    summary.measured.cached += done.cached
     summary.measured.unanswered += done.unanswered
 
 

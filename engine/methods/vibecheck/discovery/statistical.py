@@ -38,6 +38,7 @@ from engine import derived, stats
 from engine.judges import embedding_judge, metric_judge
 from engine.judges.metrics import METRICS, PHRASES_PREFIX, tokens
 from engine.judges.verdicts import PairVerdict
+from engine.methods.vibecheck.discovery import ngrams
 from engine.plan import vibe_fields
 from engine.requests import PairJudgment
 from engine.spec.model import Vibe, VibeExamples
@@ -122,21 +123,14 @@ def separating(verdicts: dict[str, np.ndarray], fdr: float = DISCOVERY_FDR) -> s
 
 
 def _doc_terms(texts: list[str], min_docs: int) -> tuple[Any, np.ndarray]:
-    """Which token n-grams (1 to 3) each text contains: a binary document-term matrix and its vocabulary.
-    Fewer texts than `min_docs`, or no n-gram in that many of them (a trial on a handful of prompts), give an
-    empty vocabulary: nothing to mine, rather than an error."""
+    """Which token n-grams (1 to 3) each text contains: a binary document-term matrix and its vocabulary (see
+    `ngrams`). Fewer texts than `min_docs`, or no n-gram in that many of them (a trial on a handful of prompts),
+    give an empty vocabulary: nothing to mine, rather than an error."""
     from scipy.sparse import csr_matrix
-    from sklearn.feature_extraction.text import CountVectorizer
 
-    empty = csr_matrix((len(texts), 0)), np.array([], dtype=object)
     if len(texts) < min_docs:
-        return empty
-    vectorizer = CountVectorizer(tokenizer=tokens, token_pattern=None, lowercase=False, ngram_range=(1, 3),
-                                 binary=True, min_df=min_docs)
-    try:
-        return vectorizer.fit_transform(texts), vectorizer.get_feature_names_out()
-    except ValueError:  # sklearn: no term is left after min_df (or the texts hold no token at all)
-        return empty
+        return csr_matrix((len(texts), 0), dtype=np.int64), np.array([], dtype=object)
+    return ngrams.doc_terms(texts, min_docs, tokens)
 
 
 def _ranked(matrix: Any, vocabulary: np.ndarray, positive: np.ndarray,
