@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from engine.records import STAGES, Plan
+from engine.records import STAGES, Measured, Plan
 
 SECTIONS = ("models", "judges", "datasets", "vibes", "personas", "analyses")
 
@@ -52,6 +52,35 @@ def _changed_fields(a: Any, b: Any, prefix: str = "") -> list[str]:
     return [] if a == b else [prefix or "(value)"]
 
 
+def _measured_changes(base: Plan, new: Plan) -> dict[str, Counter[str]]:
+    """Stage -> verdicts of `Measured` records added, removed and unchanged, pair by pair: a verdict is unchanged
+    when the other plan has the same judge, vibe and measure over the same two answers (a record whose id is in
+    both plans is unchanged whole)."""
+    def question(m: Measured) -> tuple[str, ...]:
+        return m.stage, m.judge, m.judge_kind, m.vibe, repr(sorted(m.measure.items())), repr((m.tolerance, m.relative))
+
+    def pairs(plan: Plan, ids: set[str]) -> dict[tuple[str, ...], set[tuple[str, str]]]:
+        out: dict[tuple[str, ...], set[tuple[str, str]]] = {}
+        for m in plan.measured:
+            if m.id not in ids:
+                out.setdefault(question(m), set()).update(zip(m.pairs.outputs_a, m.pairs.outputs_b, strict=True))
+        return out
+
+    shared = {m.id for m in base.measured} & {m.id for m in new.measured}
+    counts: dict[str, Counter[str]] = {}
+    for m in new.measured:
+        if m.id in shared:
+            counts.setdefault(m.stage, Counter())["unchanged"] += len(m.pairs)
+    before, after = pairs(base, shared), pairs(new, shared)
+    for key in set(before) | set(after):
+        old, now = before.get(key, set()), after.get(key, set())
+        tally = counts.setdefault(key[0], Counter())
+        tally["unchanged"] += len(now & old)
+        tally["added"] += len(now - old)
+        tally["removed"] += len(old - now)
+    return counts
+
+
 def diff_plans(base_doc: dict[str, Any], base: Plan, new_doc: dict[str, Any], new: Plan) -> SpecDiff:
     sections: dict[str, dict[str, list[str]]] = {}
     for section in SECTIONS:
@@ -72,6 +101,8 @@ def diff_plans(base_doc: dict[str, Any], base: Plan, new_doc: dict[str, Any], ne
     for t in base.tasks:
         if t.id not in new_ids:
             stages.setdefault(t.stage, Counter())["removed"] += 1
+    for stage, counts in _measured_changes(base, new).items():
+        stages.setdefault(stage, Counter()).update(counts)
     order = {s: n for n, s in enumerate(STAGES)}
     return SpecDiff(
         sections=sections,

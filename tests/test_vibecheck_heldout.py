@@ -140,7 +140,8 @@ def test_labels_that_name_no_model_are_a_validation_error(tmp_path: Path, shared
     assert out.returncode == 2, out.stdout
     line = next(n for n, row in enumerate(text.splitlines(), 1) if "preference: preference" in row)
     assert f"spec.yaml:{line}:" in out.stderr and "datasets.d.fields.preference" in out.stderr
-    assert "'friendly' (44 rows, first row 0)" in out.stderr and "'cold' (6 rows" in out.stderr
+    assert "'friendly' (44 rows, the first at " in out.stderr and "'cold' (6 rows" in out.stderr
+    assert "friendly_and_cold_sample.csv: row 1)" in out.stderr
     assert "preference_values: {'friendly': <model or tie>" in out.stderr
     mapped = text.replace("    labels:", "    preference_values: {friendly: warm, cold: terse}\n    labels:")
     assert run(tmp_path, mapped, "validate").returncode == 0

@@ -17,7 +17,7 @@ from engine.datasets.conversations import conversation_items
 from engine.datasets.files import ensure_local, read_rows
 from engine.datasets.items import DatasetError, Item
 from engine.datasets.rows import field_value, mapped_label, text_value
-from engine.datasets.tidy import BATTLES
+from engine.datasets.tidy import BATTLES, WHERE
 from engine.formats import dataset_format
 from engine.spec.data_model import ComparisonLabels, Dataset
 
@@ -39,13 +39,13 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list
     rows = [r for r in rows if all(_keep(r, f) for f in ds.filters)]
     if form.conversations:
         items = [item for row in rows for item in conversation_items(ds, row, excluded if excluded is not None else [])]
+        wheres = [f"dataset {ds.name!r}: conversation {item.cluster!r}" for item in items]
     else:
-        items = [_item(ds, n, row) for n, row in enumerate(rows)]
+        wheres = [str(row.get(WHERE) or f"dataset {ds.name!r}: row {n}") for n, row in enumerate(rows)]
+        items = [_item(ds, n, where, row) for n, (where, row) in enumerate(zip(wheres, rows, strict=True))]
     if models is not None:
-        check_labels(ds, items, models)
-    ids = [it.id for it in items]
-    if len(set(ids)) != len(ids):
-        raise DatasetError(f"dataset {ds.name!r}: ids are not unique; map fields.id to a unique column")
+        check_labels(ds, items, models, wheres)
+    _check_unique(ds, items, wheres)
     clusters = list(dict.fromkeys(it.cluster for it in items))
     if ds.limit is not None and ds.limit < len(clusters):  # a conversation is kept or left out whole
         kept = set(random.Random(ds.seed).sample(clusters, ds.limit))
@@ -53,9 +53,20 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list
     return items
 
 
-def check_labels(ds: Dataset, items: list[Item], models: frozenset[str]) -> None:
-    """Raise a DatasetError naming every preference value that maps to no model (with its count and first
-    row) and the `preference_values` entry that would fix it."""
+def _check_unique(ds: Dataset, items: list[Item], wheres: list[str]) -> None:
+    """Refuse two items with one id, naming the id and where each sits."""
+    first: dict[str, int] = {}
+    for n, item in enumerate(items):
+        earlier = first.setdefault(item.id, n)
+        if earlier != n:
+            raise DatasetError(f"{wheres[n]}: id {item.id!r} is taken by {wheres[earlier]} (dataset {ds.name!r}: "
+                               "ids are not unique; map fields.id to a unique column)")
+
+
+def check_labels(ds: Dataset, items: list[Item], models: frozenset[str], wheres: list[str] | None = None) -> None:
+    """Raise a DatasetError naming every preference value that maps to no model (with its count and where the
+    first sits: `wheres`, one per item, else its position) and the `preference_values` entry that would fix it."""
+    where = wheres or [f"row {n}" for n in range(len(items))]
     unmapped: dict[str, list[int]] = {}
     for n, item in enumerate(items):
         if item.preference is not None and item.preference != "tie" and item.preference not in models:
@@ -66,12 +77,12 @@ def check_labels(ds: Dataset, items: list[Item], models: frozenset[str]) -> None
             value = items[wrong[0]].preferences[model]
             raise DatasetError(
                 f"dataset {ds.name!r}: fields.preferences.{model}: column {labels.column!r} holds {value!r} "
-                f"({len(wrong)} rows, first row {wrong[0]}), which names no model; map it under values: "
+                f"({len(wrong)} rows, the first at {where[wrong[0]]}), which names no model; map it under values: "
                 f"{{{value!r}: <model or tie>}}")
     if not unmapped:
         return
     column = ds.fields["preference"]
-    listed = ", ".join(f"{value!r} ({len(rows)} rows, first row {rows[0]})"
+    listed = ", ".join(f"{value!r} ({len(rows)} rows, the first at {where[rows[0]]})"
                        for value, rows in sorted(unmapped.items(), key=lambda kv: -len(kv[1]))[:8])
     example = ", ".join(f"{value!r}: <model or tie>" for value in list(unmapped)[:3])
     raise DatasetError(
@@ -119,11 +130,11 @@ def _image(ds: Dataset, value: str | None) -> str | None:
     return str(ds.source.paths[0].parent / value)
 
 
-def _item(ds: Dataset, n: int, row: dict[str, Any]) -> Item:
+def _item(ds: Dataset, n: int, where: str, row: dict[str, Any]) -> Item:
     f = ds.fields
     prompt = text_value(row, f["prompt"])
     if prompt is None:
-        raise DatasetError(f"dataset {ds.name!r}: row {n} has no {f['prompt']!r} value")
+        raise DatasetError(f"{where}: field {f['prompt']!r} has no value (dataset {ds.name!r}'s prompt)")
     raw_preference = text_value(row, f.get("preference"))
     preference = raw_preference
     if preference is not None and ds.preference_values:

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from engine.datasets.battles import battle_records
 from engine.datasets.conversations import gathered
 from engine.datasets.files import located_rows
-from engine.datasets.tidy import gather, long_answers
+from engine.datasets.tidy import WHERE, gather, long_answers
 from engine.formats import DatasetFormat, Located
 from engine.spec.data_model import Dataset
 
@@ -28,6 +28,8 @@ class WideRows(TableRecords):
     tidy = False
 
     def rows(self, ds: Dataset, located: Located) -> list[dict[str, Any]]:
+        for where, row in located:
+            row[WHERE] = where
         return [row for _, row in located]
 
 

@@ -13,6 +13,7 @@ from engine.datasets.rows import field_value, text_value
 from engine.spec.data_model import LONG_ANSWER, LONG_SCORE, Dataset
 
 BATTLES = "\0battles\0"  # the gathered row's list of Battle records
+WHERE = "\0where\0"  # where a row (its first record) sits in its file, for errors found once items are read
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def gather(ds: Dataset, answers: list[Answer], votes: list[Vote], *, repeats: bo
         if answer.key in opened and text_value(answer.row, prompt) != text_value(opened[answer.key].row, prompt):
             raise DatasetError(f"{answer.where}: prompt {answer.key!r} has another text in {opened[answer.key].where} "
                                f"(field {prompt!r} differs); give fields.id a column that tells them apart")
-        row = rows.setdefault(answer.key, {**answer.row, BATTLES: []})
+        row = rows.setdefault(answer.key, {**answer.row, BATTLES: [], WHERE: answer.where})
         opened.setdefault(answer.key, answer)
         earlier = first.get((answer.key, model))
         if earlier is not None and not (repeats and earlier.text == answer.text):

@@ -17,7 +17,7 @@ import math
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,7 +124,7 @@ class Cache:
             self._db.execute("INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?)", row)
             self._decoded.pop(result.task_id, None)
 
-    def put_many(self, results: Iterable[Result]) -> None:
+    def put_many(self, results: Sequence[Result]) -> None:
         rows = [(r.task_id, r.stage, r.endpoint, r.provider, json.dumps(r.output), r.input_tokens,
                  r.output_tokens, r.cost, r.latency_s, json.dumps(r.meta, sort_keys=True), time.time())
                 for r in results]
@@ -134,6 +134,9 @@ class Cache:
             self._db.execute("COMMIT")
             for row in rows:
                 self._decoded.pop(row[0], None)
+            # a text output reads back as the same text: keep the result as given, so that a recorded answer is
+            # one string shared with the dataset's item rather than a second copy decoded from the cache
+            self._decoded.update((r.task_id, r) for r in results if isinstance(r.output, str))
 
     def _select(self, columns: str, keys: Iterable[str], table: str = "results",
                 key: str = "task_id") -> list[tuple[Any, ...]]:

@@ -1,0 +1,81 @@
+"""Arena-scale input: a fault deep in a large file is named by its row before any work starts, and the work an
+earlier run finished is kept."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROWS = 100_000
+BAD = 90_000  # 1-based data row: the 90,000th pair
+SPEC = """\
+name: big
+extends: vibe:offline-panel
+models: {{a: {{provider: recorded}}, b: {{provider: recorded}}}}
+datasets:
+  pairs:
+    source: {{path: {path}}}
+    fields: {{id: id, prompt: prompt, preference: preference, outputs: {{a: a, b: b}}}}
+analyses:
+  vibecheck: {{dataset: pairs, models: [a, b], judges: [metrics], vibes: [verbosity], split: {{train: 0.5, seed: 0}}}}
+"""
+
+
+def _row(i: int) -> dict[str, str]:
+    return {"id": f"p{i}", "prompt": f"question {i}", "a": "short answer " * (i % 7 + 1),
+            "b": "a longer answer here " * (i % 5 + 1), "preference": "a" if i % 3 else "b"}
+
+
+def _write(path: Path, rows: int, fault: dict[str, str] | None = None) -> None:
+    if path.suffix == ".jsonl":
+        lines = [json.dumps(_row(i)) for i in range(rows)]
+        if fault is not None:
+            lines[BAD - 1] = fault["line"]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, ["id", "prompt", "a", "b", "preference"])
+        writer.writeheader()
+        for i in range(rows):
+            writer.writerow({**_row(i), **(fault or {})} if i == BAD - 1 else _row(i))
+
+
+def _vibe(folder: Path, data: Path) -> subprocess.CompletedProcess[str]:
+    (folder / "spec.yaml").write_text(SPEC.format(path=data.name), encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", "engine", "run", "spec.yaml", "--out", "run", "--cache", "c.sqlite",
+                           "--quiet"], cwd=folder, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize(("name", "fault", "said"), [
+    ("pairs.csv", {"preference": "model_c"}, f"pairs.csv: row {BAD})"),
+    ("pairs.csv", {"id": "p5"}, f"pairs.csv: row {BAD}: id 'p5' is taken by"),
+    ("pairs.jsonl", {"line": '{"id": "p89999", "prompt": "unclosed'}, f"pairs.jsonl:{BAD}: invalid JSON line"),
+])
+def test_a_fault_in_row_90000_of_100000_is_named_before_any_work(tmp_path: Path, name: str, fault: dict[str, str],
+                                                                 said: str) -> None:
+    """A first run on the file's first 300 rows finishes; then the whole file, with one fault at row 90,000, is
+    refused with that row (and the field) named before anything is planned or measured, and the earlier run's
+    cache and run folder are as they were."""
+    data = tmp_path / name
+    _write(data, 300)
+    first = _vibe(tmp_path, data)
+    assert first.returncode == 0, first.stderr[-2000:]
+    kept = {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir() if p.is_file()}
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:
+        stored = db.execute("SELECT COUNT(*) FROM results").fetchone()[0] + db.execute(
+            "SELECT COUNT(*) FROM measures").fetchone()[0]
+    assert stored == 600 + 600  # 300 pairs' answers, each measured once (verbosity)
+    _write(data, ROWS, fault)
+    second = _vibe(tmp_path, data)
+    assert second.returncode != 0 and said in second.stderr, second.stderr[-2000:]
+    assert "Traceback" not in second.stderr
+    assert {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir() if p.is_file()} == kept
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM results").fetchone()[0] + db.execute(
+            "SELECT COUNT(*) FROM measures").fetchone()[0] == stored
