@@ -88,7 +88,8 @@ def evaluate(name: str, pairs: list[discovery.TrainingPair], a: str, b: str, spl
         test = [pairs[int(i)] for i in test_ids]
         vibes = [c.vibe for c in discovery.discover(train, a, b, MAX_VIBES, clusters=True, seed=seed)]
         names = [v.name for v in vibes]
-        x_train, x_test = features(vibes, train, test, discovery.crossfit_lexicon_scores(train, a, b, seed))
+        crossfit = {name: s for name, (s, _) in discovery.crossfit_lexicon_scores(train, a, b, seed).items()}
+        x_train, x_test = features(vibes, train, test, crossfit)
         mm = heldout.model_matching(names, x_train, x_test, length(train), length(test), seed)
         y_train, y_test = (np.array([p.a_preferred for p in half], float) for half in (train, test))
         pp = heldout.preference(names, x_train, y_train, x_test, y_test, length(train), length(test), seed)

@@ -86,7 +86,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                 with phases.phase("execute discovered"):
                     summary = execute(prepared, run_dir, cache, quiet=quiet, execution=execution)
                 summary.ran_now += first.ran_now
-                summary.measured.computed += first.measured.computed
+                summary.measured.add(first.measured)
                 summary.free_text_fallbacks = {**first.free_text_fallbacks, **summary.free_text_fallbacks}
             with phases.phase("analyze"):
                 finished = finished_results(prepared.plan, cache)
@@ -127,7 +127,7 @@ def finish_manifest(run_dir: Path, phases: Any, summary: Any) -> None:
         manifest.update(phases.record())
         manifest["tasks"] = {**manifest.get("tasks", {}), "ran_now": summary.ran_now}
         if "measured" in manifest:  # the values both execute passes measured, not the last pass's alone
-            manifest["measured"].update(computed=summary.measured.computed)
+            manifest["measured"].update(computed=summary.measured.computed, ran_on=summary.measured.ran_on)
         manifest["free_text_fallbacks"] = summary.free_text_fallbacks
         manifest["derived"] = {"embeddings": asdict(embeddings.stats), **derived.counts}
 

@@ -274,3 +274,46 @@ def test_vllm_replica_generates_on_a_gpu(tmp_path: Path) -> None:
     first, again = engine.generate(calls), engine.generate(calls)
     assert [c.text for c in first] == [c.text for c in again]  # fixed seed, greedy: reproducible
     assert json.loads(first[1].text)["winner"] in ("A", "B")
+
+
+MEASURED_SPEC = """\
+name: measured-{backend}
+extends: vibe:offline-panel
+models: {{a: {{provider: recorded}}, b: {{provider: recorded}}}}
+datasets:
+  pairs: {{source: {{path: {data}}}, fields: {{id: id, prompt: prompt, outputs: {{a: a, b: b}}}}}}
+analyses:
+  vibecheck: {{dataset: pairs, models: [a, b], judges: [metrics], split: {{train: 0.5, seed: 0}},
+              vibes: [verbosity, formatting, typographic_emphasis, warmth, enthusiasm, interactivity, hedging]}}
+execution: {{embeddings: {{num_cpus: 1, replicas: 2}}}}
+"""
+
+
+def test_the_measure_pass_of_30000_pairs_runs_on_the_workers_with_the_local_values(
+        cluster: Cluster, tmp_path: Path) -> None:
+    """30,000 recorded pairs on the metric panel's seven vibes: on the Ray backend every answer's values are
+    computed by the actor pool's workers, on both nodes, and each value, verdict and held-out figure is the
+    local backend's."""
+    words = ["sure", "great", "**bold**", "maybe", "- item", "thanks!", "why?", "the", "answer", "is"]
+    rows = [{"id": f"p{i}", "prompt": f"question {i}",
+             "a": " ".join(words[(i * k) % len(words)] for k in range(1, 4 + i % 9)),
+             "b": "\n".join(words[(i + k) % len(words)] for k in range(2 + i % 5))} for i in range(30_000)]
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    runs = {}
+    for backend in ("local", "ray"):
+        spec = tmp_path / f"{backend}.yaml"
+        spec.write_text(MEASURED_SPEC.format(backend=backend, data=data))
+        runs[backend] = run_spec(spec, tmp_path / backend, tmp_path / f"{backend}.sqlite", quiet=True, report=False,
+                                 backend=backend, address=cluster.address if backend == "ray" else None)
+    local, ray_run = (np.load(tmp_path / name / "measures.npz") for name in ("local", "ray"))
+    assert local["values"].shape == (60_000, 7) and not np.isnan(local["values"]).any()
+    for column in ("answers", "keys", "values"):
+        assert np.array_equal(local[column], ray_run[column])
+    ran_on = manifest(tmp_path / "ray")["measured"]["ran_on"]
+    assert sum(ran_on.values()) == 60_000 * 7 and "this process" not in ran_on
+    assert len({where.split(" pid")[0] for where in ran_on}) == 2  # both nodes measured
+    assert manifest(tmp_path / "local")["measured"]["ran_on"] == {"this process": 60_000 * 7}
+    (_, local_results, _), (_, ray_results, _) = runs["local"], runs["ray"]
+    assert [(v.name, v.separability) for v in local_results.of("vibecheck")[0].vibes] == [
+        (v.name, v.separability) for v in ray_results.of("vibecheck")[0].vibes]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
 import sys
@@ -35,16 +34,20 @@ def located_rows(path: Path, fmt: str | None = None) -> list[tuple[str, dict[str
         text = read_utf8(path)
     except NotUtf8 as exc:
         raise DatasetError(f"{path}:{exc.line}:{exc.col}: {exc.reason}") from None
+    if fmt != "json":  # read again as a stream: rows only, never the file's text beside them (or a copy of it)
+        del text
     if fmt == "jsonl":
         rows = []
-        for n, line in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 may sit inside a JSON string
-            if line.strip():
-                try:
-                    rows.append((f"{path}:{n}", json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise DatasetError(f"{path}:{n}: invalid JSON line: {exc.msg}") from None
-                if SURROGATE_ESCAPE.search(line):
-                    _refuse_lone_surrogates(rows[-1][1], f"{path}:{n}")
+        # lines end at "\n" alone (not at U+2028, which may sit inside a JSON string)
+        with path.open(encoding="utf-8", newline="\n") as fh:
+            for n, line in enumerate(fh, 1):
+                if line.strip():
+                    try:
+                        rows.append((f"{path}:{n}", json.loads(line)))
+                    except json.JSONDecodeError as exc:
+                        raise DatasetError(f"{path}:{n}: invalid JSON line: {exc.msg}") from None
+                    if SURROGATE_ESCAPE.search(line):
+                        _refuse_lone_surrogates(rows[-1][1], f"{path}:{n}")
         return rows
     if fmt == "json":
         try:
@@ -56,7 +59,8 @@ def located_rows(path: Path, fmt: str | None = None) -> list[tuple[str, dict[str
         for n, row in enumerate(data):
             _refuse_lone_surrogates(row, f"{path}: record {n}")
         return [(f"{path}: record {n}", row) for n, row in enumerate(data)]
-    return [(f"{path}: row {n}", row) for n, row in enumerate(csv.DictReader(io.StringIO(text, newline="")), 1)]
+    with path.open(encoding="utf-8", newline="") as fh:
+        return [(f"{path}: row {n}", row) for n, row in enumerate(csv.DictReader(fh), 1)]
 
 
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")

@@ -10,18 +10,23 @@ chunk before the one in flight (`CHUNK` answers), and the next run measures only
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from engine import derived
+from engine.chunk_map import map_chunks
 from engine.execute.cache import Cache
 from engine.judges.kinds import judge_kind
 from engine.judges.verdicts import compare_columns
 from engine.records import OFFLINE_PROVIDER, Measured, MeasuredVerdicts, Plan, Result
 
 CHUNK = 4000  # answers measured and committed at a time
+SHARED = 256  # answers every measure sees before the next ones
 
 
 def measure_key(record: Measured) -> str:
@@ -33,36 +38,80 @@ def measure_key(record: Measured) -> str:
 
 @dataclass
 class MeasurePass:
-    """What one pass did: values computed now (none when the cache held them all), and answers with no text to
-    measure (a generation that failed), whose pairs get no verdict."""
+    """What one pass did: values computed now (none when the cache held them all), answers with no text to
+    measure (a generation that failed), whose pairs get no verdict, and where the values were computed (this
+    process, or a Ray node and worker, with how many values each)."""
 
     computed: int = 0
     unanswered: int = 0
+    ran_on: dict[str, int] = field(default_factory=dict)
+
+    def add(self, other: MeasurePass) -> None:
+        """Count another pass's work in this one (a run's two execute passes)."""
+        self.computed += other.computed
+        self.unanswered += other.unanswered
+        for where, n in other.ran_on.items():
+            self.ran_on[where] = self.ran_on.get(where, 0) + n
 
 
 def run_measures(records: Sequence[Measured], cache: Cache,
                  on_chunk: Callable[[int, int], None] = lambda n, total: None) -> MeasurePass:
-    """Measure every answer the records compare that the cache has no value for. `on_chunk(n, total)`: n more
-    of the `total` values missing are measured (progress; first called with n = 0)."""
+    """Measure every answer the records compare that the cache has no value for, a chunk of answers at a time
+    (every measure of a chunk is committed before the next chunk starts). A chunk is cut into parts of `SHARED`
+    answers, each measured on every measure it lacks by one call of `measure_part`, through `chunk_map`: in this
+    process, or on the cluster's actor pool while a run uses the Ray backend. Within a part every measure sees
+    the same texts in turn, so a kind may keep what it found in a text (the metric kind keeps its words).
+    `on_chunk(n, total)`: n more of the `total` values missing are measured (progress; first called with 0)."""
     done = MeasurePass()
-    todo = []
+    todo: dict[str, tuple[Measured, set[str]]] = {}
     for key, (record, answers) in _by_measure(records).items():
-        have = cache.measures(key, answers)
-        todo.append((key, record, sorted(set(answers) - set(have))))
-    total = sum(len(missing) for _, _, missing in todo)
+        missing = set(answers) - set(cache.measures(key, answers))
+        if missing:
+            todo[key] = (record, missing)
+    total = sum(len(missing) for _, missing in todo.values())
     on_chunk(0, total)
-    for key, record, missing in todo:
-        kind = judge_kind(record.judge_kind)
-        for start in range(0, len(missing), CHUNK):
-            chunk = missing[start:start + CHUNK]
-            texts = cache.get_many(chunk)
-            ids = [answer for answer in chunk if answer in texts]
-            values = kind.measure_answers(record.measure, [str(texts[answer].output) for answer in ids])
-            cache.put_measures(key, zip(ids, map(float, values), strict=True))
-            done.computed += len(ids)
-            done.unanswered += len(chunk) - len(ids)
-            on_chunk(len(chunk), total)
+    measures = [(key, record.judge_kind, record.measure) for key, (record, _) in todo.items()]
+    union = sorted(set().union(*(missing for _, missing in todo.values())))
+    for start in range(0, len(union), CHUNK):
+        chunk = union[start:start + CHUNK]
+        texts = cache.get_many(chunk)
+        parts = []
+        wanted = 0
+        for first in range(0, len(chunk), SHARED):
+            shared = chunk[first:first + SHARED]
+            asked = [[a for a in shared if a in todo[key][1]] for key, _, _ in measures]
+            wanted += sum(map(len, asked))
+            ids = [[a for a in answers if a in texts] for answers in asked]
+            done.unanswered += sum(len(a) - len(i) for a, i in zip(asked, ids, strict=True))
+            parts.append(([(wire, measure, [str(texts[a].output) for a in answers])
+                           for (_, wire, measure), answers in zip(measures, ids, strict=True)], ids))
+        values: dict[str, list[tuple[str, float]]] = {key: [] for key, _, _ in measures}
+        for (_, ids), (measured, where) in zip(parts, map_chunks(measure_part, [work for work, _ in parts]),
+                                              strict=True):
+            for (key, _, _), answers, column in zip(measures, ids, measured, strict=True):
+                values[key].extend(zip(answers, column, strict=True))
+                done.ran_on[where] = done.ran_on.get(where, 0) + len(answers)
+        for key, measured_values in values.items():
+            cache.put_measures(key, measured_values)
+            done.computed += len(measured_values)
+        on_chunk(wanted, total)
     return done
+
+
+def measure_part(work: list[tuple[str, dict[str, Any], list[str]]]) -> tuple[list[list[float]], str]:
+    """Each (judge kind's wire name, measure, texts) measured, and where this ran: the unit `run_measures` sends
+    through `chunk_map` (a module-level function, so a Ray worker imports it by name)."""
+    out = [[float(v) for v in judge_kind(wire).measure_answers(measure, texts)] if texts else []
+           for wire, measure, texts in work]
+    return out, _here()
+
+
+def _here() -> str:
+    """This process, named by its Ray node when it is a Ray worker."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        return f"ray node {ray.get_runtime_context().get_node_id()[:12]} pid {os.getpid()}"
+    return "this process"
 
 
 def _by_measure(records: Iterable[Measured]) -> dict[str, tuple[Measured, list[str]]]:
@@ -95,17 +144,27 @@ def verdicts(record: Measured, values: dict[str, float]) -> MeasuredVerdicts:
 ValuesOf = Callable[[str, list[str]], dict[str, float]]  # (measure key, answers) -> the values stored
 
 
-def measure_values(records: Sequence[Measured], values_of: ValuesOf) -> dict[str, dict[str, float]]:
-    """Measure key -> answer -> value, for every answer the records compare that has one."""
-    return {key: values_of(key, answers) for key, (_, answers) in _by_measure(records).items()}
-
-
 def measured_results(records: Sequence[Measured], values_of: ValuesOf) -> dict[str, Result]:
-    """Each record's result (its `MeasuredVerdicts`), the values read once per measure through `values_of(key,
-    answers)`: the cache's, or a run folder's."""
-    values = measure_values(records, values_of)
-    return {record.id: Result(record.id, record.stage, record.judge, OFFLINE_PROVIDER,
-                              verdicts(record, values[measure_key(record)])) for record in records}
+    """Each record's result (its `MeasuredVerdicts`), the values read through `values_of(key, answers)` (the
+    cache's, or a run folder's) one measure at a time: only one measure's values are ever held as Python objects."""
+    out: dict[str, Result] = {}
+    for key, (_, answers) in _by_measure(records).items():
+        values = values_of(key, answers)
+        out.update((record.id, Result(record.id, record.stage, record.judge, OFFLINE_PROVIDER,
+                                      verdicts(record, values))) for record in records if measure_key(record) == key)
+    return out
+
+
+def measure_columns(records: Sequence[Measured], values_of: ValuesOf) -> tuple[list[str], dict[str, np.ndarray]]:
+    """Every answer the records compare (sorted) and, per measure key, its values in that order (NaN where an
+    answer has none): what a run folder keeps."""
+    by_measure = _by_measure(records)
+    answers = sorted({a for _, compared in by_measure.values() for a in compared})
+    columns = {}
+    for key, (_, compared) in by_measure.items():
+        values = values_of(key, compared)
+        columns[key] = np.array([values.get(a, np.nan) for a in answers], dtype=float)
+    return answers, columns
 
 
 def finished_results(plan: Plan, cache: Cache) -> dict[str, Result]:

@@ -33,7 +33,7 @@ from engine.datasets import Item
 from engine.execute.backend import call_endpoints
 from engine.execute.batches import BatchLog, run_batches
 from engine.execute.cache import Cache
-from engine.execute.measures import MeasurePass, measure_values, run_measures
+from engine.execute.measures import MeasurePass, measure_columns, run_measures
 from engine.execute.messages import render
 from engine.execute.offline_judges import run_offline
 from engine.execute.progress import RunProgress
@@ -242,8 +242,7 @@ def _measure(stage: str, prepared: Prepared, cache: Cache, progress: RunProgress
         answered = cache.known({a for m in records for a in (*m.pairs.outputs_a, *m.pairs.outputs_b)})
         summary.failed.extend(Failure(m.id, m.stage, m.judge, "skipped: an input failed", 0) for m in records
                               if not answered.issuperset((*m.pairs.outputs_a, *m.pairs.outputs_b)))
-    summary.measured.computed += done.computed
-    summary.measured.unanswered += done.unanswered
+    summary.measured.add(done)
 
 
 async def _in_batches(tasks: list[Task], call: Any, endpoints: dict[str, Endpoint], cache: Cache,
@@ -318,13 +317,13 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
     run_dir.mkdir(parents=True, exist_ok=True)
     results = cache.get_many(t.id for t in plan.tasks)
     summary.done = len(results)
-    values = measure_values(plan.measured, cache.measures)
-    fingerprint = _fingerprint(plan, results, sum(len(v) for v in values.values()))
+    answers, columns = measure_columns(plan.measured, cache.measures)
+    fingerprint = _fingerprint(plan, results, sum(int((column == column).sum()) for column in columns.values()))
     manifest_path = run_dir / "manifest.json"
     previous = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     if previous.get("fingerprint") != fingerprint or not (run_dir / "plan.json.gz").exists():
         _write_task_files(plan, run_dir, results)  # else they already hold this plan and these results
-        write_measures(run_dir, values)
+        write_measures(run_dir, answers, columns)
         write_snapshot(prepared, run_dir)
     failed_ids = {f.task_id for f in summary.failed}
     (run_dir / "failures.jsonl").write_text(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +26,10 @@ def write_snapshot(prepared: Prepared, run_dir: Path) -> None:
     spec = prepared.spec
     (run_dir / SPEC_FILE).write_text(json.dumps({"path": str(spec.path), "document": spec.document}, indent=1,
                                                 ensure_ascii=False) + "\n", encoding="utf-8")
-    rows = [json.dumps({"dataset": name, **_fields(item)}, ensure_ascii=False)
-            for name, items in prepared.items.items() for item in items]
-    with gzip.GzipFile(run_dir / ITEMS_FILE, "wb", mtime=0) as fh:
-        fh.write("".join(row + "\n" for row in rows).encode("utf-8"))
+    with gzip.GzipFile(run_dir / ITEMS_FILE, "wb", mtime=0) as fh:  # an item at a time: never the file as one string
+        for name, items in prepared.items.items():
+            for item in items:
+                fh.write((json.dumps({"dataset": name, **_fields(item)}, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
 CONVERSATION_FIELDS = ("conversation", "turn", "earlier", "history", "transcript")
@@ -40,36 +40,39 @@ def _fields(item: Item) -> dict[str, Any]:
     return {k: v for k, v in dataclasses.asdict(item).items() if k not in CONVERSATION_FIELDS or v}
 
 
-def write_measures(run_dir: Path, values: dict[str, dict[str, float]]) -> None:
+def write_measures(run_dir: Path, answers: list[str], columns: dict[str, Any]) -> None:
     """What offline judges measured on each answer (`engine.execute.measures`), as columns: the answers' task ids,
     the measure keys, and a value per answer and measure (NaN where an answer has none)."""
     import numpy as np
 
     path = run_dir / MEASURES_FILE
-    if not values:
+    if not columns:
         path.unlink(missing_ok=True)
         return
-    answers = sorted({answer for column in values.values() for answer in column})
-    keys = sorted(values)
-    table = np.full((len(answers), len(keys)), np.nan)
-    for j, key in enumerate(keys):
-        column = values[key]
-        table[:, j] = [column.get(answer, np.nan) for answer in answers]
+    keys = sorted(columns)
+    table = np.column_stack([columns[key] for key in keys])
     with path.open("wb") as fh:
         np.savez_compressed(fh, answers=np.array(answers), keys=np.array(keys), values=table)
 
 
-def read_measures(run_dir: Path) -> dict[str, dict[str, float]]:
-    """The values `write_measures` kept (none for a run written before, or one that measured nothing)."""
+def read_measures(run_dir: Path) -> Callable[[str, list[str]], dict[str, float]]:
+    """The values `write_measures` kept, as `measured_results` reads them: (measure key, answers) -> the values
+    of those answers (none for a run written before, or one that measured nothing)."""
     import numpy as np
 
     path = run_dir / MEASURES_FILE
     if not path.is_file():
-        return {}
+        return lambda key, answers: {}
     with np.load(path) as kept:
-        answers = kept["answers"].tolist()
-        return {key: {a: float(v) for a, v in zip(answers, kept["values"][:, j].tolist(), strict=True) if v == v}
-                for j, key in enumerate(kept["keys"].tolist())}
+        answers, keys, table = kept["answers"].tolist(), kept["keys"].tolist(), kept["values"]
+
+    def values_of(key: str, wanted: list[str]) -> dict[str, float]:
+        if key not in keys:
+            return {}
+        column = table[:, keys.index(key)].tolist()
+        return {a: v for a, v in zip(answers, column, strict=True) if v == v}
+
+    return values_of
 
 
 def read_spec_document(run_dir: Path) -> tuple[dict[str, Any], Path] | None:
@@ -136,6 +139,5 @@ def read_results(run_dir: Path, plan: Plan) -> dict[str, Result]:
     results = {r["task_id"]: Result(r["task_id"], r["stage"], r["endpoint"], r["provider"], r["output"],
                                     r["input_tokens"], r["output_tokens"], r["cost"], r["latency_s"], r["meta"])
                for stage in STAGES if stage_file(run_dir, stage).is_file() for r in task_records(run_dir, stage)}
-    kept = read_measures(run_dir)
-    results.update(measured_results(plan.measured, lambda key, answers: kept.get(key, {})))
+    results.update(measured_results(plan.measured, read_measures(run_dir)))
     return results

@@ -7,6 +7,7 @@ a reader can see exactly what "hedging" counted.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -20,6 +21,7 @@ INLINE_CODE = re.compile(r"`[^`\n]+`")
 EMOJI = re.compile("[\U0001f300-\U0001faff\U00002600-\U000027bf\U0001f000-\U0001f2ff]")
 VOWEL_GROUPS = re.compile(r"[aeiouy]+")
 TOKEN = re.compile(r"\w+|[!?*#]")
+SHARED_ANSWERS = 256  # answers whose words are kept while every metric measures them
 
 HEDGES = frozenset("""might may perhaps possibly probably likely unlikely seems appear appears suggest suggests
 generally typically usually often arguably somewhat approximately roughly around depends could""".split())
@@ -37,8 +39,15 @@ def words(text: str) -> list[str]:
     return WORD.findall(text.lower())
 
 
+@functools.lru_cache(maxsize=SHARED_ANSWERS)
+def _words(text: str) -> tuple[str, ...]:
+    """`words`, kept for the last few texts: the metrics of one answer share its words instead of each finding
+    them again (the measure pass measures a few hundred answers on every metric before moving on)."""
+    return tuple(WORD.findall(text.lower()))
+
+
 def _per_100_words(count: int, text: str) -> float:
-    return 100.0 * count / max(1, len(words(text)))
+    return 100.0 * count / max(1, len(_words(text)))
 
 
 def _lines(text: str) -> int:
@@ -54,7 +63,7 @@ def _syllables(word: str) -> int:
 
 
 def flesch_reading_ease(text: str) -> float:
-    ws = words(text)
+    ws = _words(text)
     if not ws:
         return 0.0
     syllables = sum(_syllables(w) for w in ws)
@@ -62,15 +71,15 @@ def flesch_reading_ease(text: str) -> float:
 
 
 def _lexicon_rate(lexicon: frozenset[str]) -> Callable[[str], float]:
-    return lambda text: _per_100_words(sum(w in lexicon for w in words(text)), text)
+    return lambda text: _per_100_words(sum(w in lexicon for w in _words(text)), text)
 
 
 # name: (function, what a low value looks like, what a high value looks like) -- the two texts become the
 # low/high definitions of a vibe built on the metric, so they say exactly what is measured.
 METRICS: dict[str, tuple[Callable[[str], float], str, str]] = {
-    "length_words": (lambda t: float(len(words(t))), "Short answers with few words.",
+    "length_words": (lambda t: float(len(_words(t))), "Short answers with few words.",
                      "Long answers with many words."),
-    "words_per_sentence": (lambda t: len(words(t)) / _sentences(t), "Short sentences.", "Long sentences."),
+    "words_per_sentence": (lambda t: len(_words(t)) / _sentences(t), "Short sentences.", "Long sentences."),
     "list_density": (lambda t: len(LIST_LINE.findall(t)) / _lines(t), "Little or nothing in bullet or numbered lists.",
                      "Much of the answer in bullet or numbered lists."),
     "heading_density": (lambda t: len(HEADING_LINE.findall(t)) / _lines(t), "No headings or section labels.",

@@ -303,7 +303,7 @@ def _crossfit_lexicons(pairs: list[PairVerdicts], vibes: list[Vibe], origins: di
     texts = [discovery.TrainingPair(str(results[p.output_a].output), str(results[p.output_b].output), None)
              for p in train]
     columns = discovery.crossfit_lexicon_scores(texts, *discovery_sides(analysis), seed=split_seed(analysis))
-    return {name: {p.item_id: float(v) for p, v in zip(train, columns[name], strict=True)}
+    return {name: {p.item_id: float(v) for p, v in zip(train, columns[name][0], strict=True)}
             for name in mined if name in columns}
 
 
@@ -334,7 +334,8 @@ def write_vibecheck(result: VibeCheckResult, run_dir: Path, folder: str | None =
         writer.writerows(flat)  # example answers (multi-line) stay in vibes.jsonl
     (out / "vibes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     # a pair's fields are plain values and dicts of them: vars() gives what asdict() would, without its deep copy
-    (out / "pairs.jsonl").write_text("".join(json.dumps(_pair_row(p)) + "\n" for p in result.pairs), encoding="utf-8")
+    with (out / "pairs.jsonl").open("w", encoding="utf-8") as fh:  # a pair at a time: never the file as one string
+        fh.writelines(json.dumps(_pair_row(p)) + "\n" for p in result.pairs)
     (out / "comparison.json").write_text(json.dumps({"analysis": result.analysis, "dataset": result.dataset,
                                                      "model_a": result.model_a, "model_b": result.model_b}),
                                          encoding="utf-8")

@@ -144,11 +144,6 @@ def _ranked(matrix: Any, vocabulary: np.ndarray, positive: np.ndarray,
     return [(vocabulary[i], float(score[i])) for i in order]
 
 
-def _log_odds(pos: list[str], neg: list[str], min_docs: int) -> list[tuple[str, float]]:
-    matrix, vocabulary = _doc_terms(pos + neg, min_docs)
-    return _ranked(matrix, vocabulary, np.arange(len(pos) + len(neg)) < len(pos))
-
-
 def is_readable(phrase: str) -> bool:
     """A phrase a reader recognises: words only (no markdown marks, digits or punctuation), and no stray
     letter left over from splitting a contraction or an emphasis mark ('here s', '* key', '? s')."""
@@ -177,9 +172,11 @@ def _phrase_vibe(name: str, phrases: list[str], who: str) -> Vibe:
 def candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str) -> list[Candidate]:
     out = [Candidate(Vibe(name, low, high, metric=name), "metric") for name, (_, low, high) in METRICS.items()]
     min_docs = max(3, len(pairs) // 100)
-    a_texts, b_texts = [p.output_a for p in pairs], [p.output_b for p in pairs]
-    for model, pos, neg in ((model_a, a_texts, b_texts), (model_b, b_texts, a_texts)):
-        phrases = _lexicon([(p, score) for p, score in _log_odds(pos, neg, min_docs) if is_readable(p)])
+    # one matrix for both: which texts are mined for (model A's, then model B's) changes no n-gram's counts
+    matrix, vocabulary = _doc_terms([p.output_a for p in pairs] + [p.output_b for p in pairs], min_docs)
+    first = np.arange(2 * len(pairs)) < len(pairs)
+    for model, positive in ((model_a, first), (model_b, ~first)):
+        phrases = _lexicon([(p, score) for p, score in _ranked(matrix, vocabulary, positive) if is_readable(p)])
         if phrases:
             out.append(Candidate(_phrase_vibe(f"phrasing_{_slug(model)}", phrases, model), f"phrases:{model}"))
     return out
@@ -325,16 +322,17 @@ def crossfit_lexicons(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
 
 
 def crossfit_lexicon_scores(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
-                            seed: int = 0) -> dict[str, np.ndarray]:
-    """The cross-fitted strengths alone: what the regressions read for a mined lexicon's training pairs
-    (read back from the run cache when the same pairs were cross-fitted before)."""
-    def compute() -> dict[str, np.ndarray]:
-        return {name: strengths for name, (strengths, _) in crossfit_lexicons(pairs, model_a, model_b, seed).items()}
+                            seed: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """`crossfit_lexicons`, read back from the run cache when the same pairs were cross-fitted before: discovery
+    computes it, and the analysis of the same training pairs reads the strengths its regressions need."""
+    def compute() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        return crossfit_lexicons(pairs, model_a, model_b, seed)
 
     inputs = {"pairs": [[p.output_a, p.output_b] for p in pairs], "models": [model_a, model_b], "seed": seed}
     return derived.cached("crossfit", inputs, compute,
-                          lambda columns: json.dumps({k: v.tolist() for k, v in columns.items()}).encode("utf-8"),
-                          lambda data: {k: np.array(v) for k, v in json.loads(data).items()})
+                          lambda columns: json.dumps({k: [s.tolist(), v.tolist()] for k, (s, v) in columns.items()}
+                                                     ).encode("utf-8"),
+                          lambda data: {k: (np.array(s), np.array(v)) for k, (s, v) in json.loads(data).items()})
 
 
 def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibes: int, *,
@@ -355,7 +353,7 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
             verdicts[c.vibe.name], features[c.vibe.name] = judged_columns(c.vibe, pairs)
     own_side = {c.vibe.name: 1 if c.origin == f"phrases:{model_a}" else -1 for c in final
                 if c.origin.startswith("phrases:")}
-    for name, (column, verdict) in crossfit_lexicons(pairs, model_a, model_b, seed).items():
+    for name, (column, verdict) in crossfit_lexicon_scores(pairs, model_a, model_b, seed).items():
         if name in own_side:
             features[name], verdicts[name] = column, verdict
     # a lexicon of A's phrasing that marks B's answers on the pairs it was not mined from does not carry over
