@@ -149,11 +149,16 @@ def main() -> None:
             manifest = json.loads((folder / "run" / "manifest.json").read_text(encoding="utf-8"))
             row = {"pairs": n, "wall_s": wall, "floor_s": floor, "rss_mb": rss, "run_mb": size_mb(folder / "run"),
                    "data_mb": data.stat().st_size / 2**20, "tasks": manifest["tasks"]["total"],
-                   "phases": {k: round(v, 1) for k, v in manifest.get("phases_s", {}).items()}}
+                   "phases": {k: round(v, 1) for k, v in manifest.get("phases_s", {}).items()},
+                   "peaks": {k: round(v) for k, v in manifest.get("peak_rss_mb", {}).items()}}
+            measured = manifest.get("measured", {})
+            rate = measured.get("computed", 0) / max(measured.get("seconds", 0.0), 1e-9)
             rows.append(row)
             print(f"pairs={n} wall_s={wall:.1f} floor_s={floor:.1f} wall_over_floor={wall / floor:.2f} "
                   f"peak_rss_mb={rss:.0f} kb_per_pair={rss * 1024 / n:.1f} run_mb={row['run_mb']:.1f} "
-                  f"data_mb={row['data_mb']:.1f} tasks={row['tasks']} phases={row['phases']}", flush=True)
+                  f"data_mb={row['data_mb']:.1f} tasks={row['tasks']} measured_verdicts={measured.get('pairs', 0)} "
+                  f"measure_values_per_s={rate:,.0f} phases={row['phases']} peak_mb_by_phase={row['peaks']}",
+                  flush=True)
     if not rows:
         sys.exit("no size ran to its end")
     last, first = rows[-1], rows[0]

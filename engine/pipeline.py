@@ -127,7 +127,8 @@ def finish_manifest(run_dir: Path, phases: Any, summary: Any) -> None:
         manifest.update(phases.record())
         manifest["tasks"] = {**manifest.get("tasks", {}), "ran_now": summary.ran_now}
         if "measured" in manifest:  # the values both execute passes measured, not the last pass's alone
-            manifest["measured"].update(computed=summary.measured.computed, ran_on=summary.measured.ran_on)
+            manifest["measured"].update(computed=summary.measured.computed, ran_on=summary.measured.ran_on,
+                                        seconds=round(summary.measured.seconds, 3))
         manifest["free_text_fallbacks"] = summary.free_text_fallbacks
         manifest["derived"] = {"embeddings": asdict(embeddings.stats), **derived.counts}
 

@@ -62,7 +62,8 @@ def generations(tmp_path: Path) -> list[dict]:
 
 def test_openai_compatible_success_records_usage(tmp_path: Path, llm_server: LLMServer) -> None:
     summary = run(tmp_path, make_spec(tmp_path, llm_server, ["hello there", "second prompt"]))
-    assert summary.done == summary.total == 2 * 2 + 2  # 2 generations, 2 recorded, 2 metric judgments
+    assert summary.done == summary.total == 2 * 2  # 2 generations, 2 recorded;
+    assert summary.measured.computed == 4  # the metric judge measures each of the 4 answers once
     called = [g for g in generations(tmp_path) if g["endpoint"] == "a"]
     assert sorted(g["output"] for g in called) == ["echo: hello there", "echo: second prompt"]
     assert {g["input_tokens"] for g in called} == {2} and {g["output_tokens"] for g in called} == {3}
@@ -103,7 +104,7 @@ def test_timeout_fails_task_not_run(tmp_path: Path, llm_server: LLMServer) -> No
     summary = run(tmp_path, spec)
     assert [f.error for f in summary.failed if f.stage == "generation"] == [
         "a: timed out after 0.5s (timeout_s bounds the whole call, the response body included)"]
-    assert summary.done == summary.total - 2  # the generation and its judgment
+    assert summary.done == summary.total - 1  # the generation; its pair gets no metric verdict, and says so:
     failures = (tmp_path / "run" / "failures.jsonl").read_text().splitlines()
     assert len(failures) == 2
 
@@ -215,7 +216,8 @@ def test_changing_params_reruns_only_that_model(tmp_path: Path, llm_server: LLMS
     spec.write_text(spec.read_text().replace("max_tokens: 16", "max_tokens: 32"))
     summary = run(tmp_path, spec)
     assert len(llm_server.state.log) == 10
-    assert summary.ran_now == 5 + 5  # a's generations and the judgments reading them; b's recorded stay
+    assert summary.ran_now == 5  # a's generations; b's recorded stay
+    assert summary.measured.computed == 5  # a's new answers measured; b's values read back
 
 
 def test_parse_retry_after() -> None:

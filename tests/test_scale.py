@@ -79,3 +79,50 @@ def test_a_fault_in_row_90000_of_100000_is_named_before_any_work(tmp_path: Path,
     with sqlite3.connect(tmp_path / "c.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM results").fetchone()[0] + db.execute(
             "SELECT COUNT(*) FROM measures").fetchone()[0] == stored
+
+
+GROWTH_SPEC = """\
+name: growth
+extends: vibe:offline-panel
+models: {a: {provider: recorded}, b: {provider: recorded}}
+datasets:
+  pairs:
+    source: {path: pairs.jsonl}
+    fields: {id: id, prompt: prompt, preference: preference, outputs: {a: a, b: b}}
+vibes:
+  - discover: {method: statistical, max_vibes: 4}
+analyses:
+  vibecheck: {dataset: pairs, models: [a, b], judges: [metrics], split: {train: 0.5, seed: 0},
+              vibes: [verbosity, formatting, warmth, enthusiasm, interactivity, hedging]}
+  rankings: {dataset: pairs, models: [a, b], methods: [bradley_terry, elo], outcomes: labels}
+"""
+WORDS = ("sure great maybe perhaps thanks the answer is here and then we can see why it works well so "
+         "**note** - first - second 1. step I think you might want to").split()
+
+
+def _peak_mb(folder: Path, pairs: int) -> float:
+    """`vibe run` on `pairs` synthetic pairs in a process of its own: its peak RSS as the manifest records it."""
+    import random
+
+    rng = random.Random(pairs)
+    folder.mkdir()
+    with (folder / "pairs.jsonl").open("w", encoding="utf-8") as fh:
+        for i in range(pairs):
+            a, b = (" ".join(rng.choice(WORDS) for _ in range(rng.randint(5, n))) for n in (60, 30))
+            fh.write(json.dumps({"id": f"p{i}", "prompt": f"q {i}", "a": a, "b": b,
+                                 "preference": "a" if rng.random() < 0.6 else "b"}) + "\n")
+    (folder / "spec.yaml").write_text(GROWTH_SPEC, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "engine", "run", "spec.yaml", "--out", "run", "--cache", "c.sqlite",
+                           "--quiet"], cwd=folder, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return max(json.loads((folder / "run" / "manifest.json").read_text())["peak_rss_mb"].values())
+
+
+def test_peak_memory_per_pair_does_not_grow_with_the_pairs(tmp_path: Path) -> None:
+    """What a pair adds to a run's peak memory (plan, measure pass, discovery, analysis, rankings, pages) is no
+    more between 4,000 and 16,000 pairs than between 1,000 and 4,000: memory grows linearly in the pairs, or
+    less, never faster."""
+    peaks = {n: _peak_mb(tmp_path / str(n), n) for n in (1_000, 4_000, 16_000)}
+    early = (peaks[4_000] - peaks[1_000]) / 3_000
+    late = (peaks[16_000] - peaks[4_000]) / 12_000
+    assert late <= 1.1 * early, (peaks, early * 1024, late * 1024)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,11 +46,13 @@ class MeasurePass:
     computed: int = 0
     unanswered: int = 0
     ran_on: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0  # wall time of the measuring (reading texts, measuring, storing)
 
     def add(self, other: MeasurePass) -> None:
         """Count another pass's work in this one (a run's two execute passes)."""
         self.computed += other.computed
         self.unanswered += other.unanswered
+        self.seconds += other.seconds
         for where, n in other.ran_on.items():
             self.ran_on[where] = self.ran_on.get(where, 0) + n
 
@@ -62,7 +65,7 @@ def run_measures(records: Sequence[Measured], cache: Cache,
     process, or on the cluster's actor pool while a run uses the Ray backend. Within a part every measure sees
     the same texts in turn, so a kind may keep what it found in a text (the metric kind keeps its words).
     `on_chunk(n, total)`: n more of the `total` values missing are measured (progress; first called with 0)."""
-    done = MeasurePass()
+    done, started = MeasurePass(), time.perf_counter()
     todo: dict[str, tuple[Measured, set[str]]] = {}
     for key, (record, answers) in _by_measure(records).items():
         missing = set(answers) - set(cache.measures(key, answers))
@@ -95,6 +98,7 @@ def run_measures(records: Sequence[Measured], cache: Cache,
             cache.put_measures(key, measured_values)
             done.computed += len(measured_values)
         on_chunk(wanted, total)
+    done.seconds = round(time.perf_counter() - started, 3)
     return done
 
 
