@@ -111,9 +111,14 @@ def _version(distribution: str) -> str:
 
 
 def key(kind: str, inputs: Any, code: str = "") -> str:
-    """`kind/` + the SHA-256 of the inputs' canonical JSON and the digest of the code that computes them."""
-    canonical = json.dumps([code, inputs], sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return f"{kind}/" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+    """`kind/` + the SHA-256 of the inputs' canonical JSON and the digest of the code that computes them. The JSON
+    is hashed piece by piece as it is encoded: inputs that hold every answer of a large run (the ceiling's, the
+    discovery's) never become one string and its bytes."""
+    encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    digest = hashlib.sha256()
+    for piece in encoder.iterencode([code, inputs]):
+        digest.update(piece.encode("utf-8", "surrogatepass"))
+    return f"{kind}/" + digest.hexdigest()
 
 
 def cached(kind: str, inputs: Any, compute: Callable[[], T], encode: Callable[[T], bytes],
