@@ -383,7 +383,9 @@ def _write_task_files(plan: Plan, run_dir: Path, results: dict[str, Result]) -> 
         with _gzip_text(path) as text:
             for task in by_stage[stage]:
                 result = results[task.id]
+                # a recorded answer's text is the dataset's, which items.jsonl.gz keeps: `task_records` reads it there
+                output = None if is_recorded(task.provider) else result.output
                 record = TaskRecord(task.id, task.stage, task.analysis, task.endpoint, task.provider, task.item_id,
-                                    result.output, result.input_tokens, result.output_tokens, result.cost,
+                                    output, result.input_tokens, result.output_tokens, result.cost,
                                     result.latency_s, result.meta)
                 text.write(json.dumps(asdict(record), ensure_ascii=False) + "\n")

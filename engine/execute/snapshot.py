@@ -14,6 +14,7 @@ from typing import Any
 
 from engine.datasets.items import Battle, Item
 from engine.execute.measures import measured_results
+from engine.provider_table import is_recorded
 from engine.records import STAGES, Plan, Prepared, Result
 
 SPEC_FILE = "spec.json"
@@ -121,10 +122,19 @@ def stage_file(run_dir: Path, stage: str) -> Path:
 
 
 def task_records(run_dir: Path, stage: str) -> Iterator[dict[str, Any]]:
-    """One stage's task records as the run folder holds them (the file must exist: see `stage_file`)."""
+    """One stage's task records as the run folder holds them (the file must exist: see `stage_file`). A recorded
+    answer's text is written once, with its item in items.jsonl.gz (its record's output is null): it is read back
+    from there."""
+    recorded: dict[tuple[str, str], Item] | None = None
     with gzip.open(stage_file(run_dir, stage), "rt", encoding="utf-8") as fh:
         for line in fh:
-            yield json.loads(line)
+            record = json.loads(line)
+            if record["output"] is None and is_recorded(record["provider"]):
+                if recorded is None:
+                    recorded = {(name, item.id): item for name, items in (read_items(run_dir) or {}).items()
+                                for item in items}
+                record["output"] = recorded[(record["meta"]["source"], record["item_id"])].outputs[record["endpoint"]]
+            yield record
 
 
 def output_text(record: dict[str, Any]) -> str:
