@@ -119,13 +119,21 @@ def _here() -> str:
 
 
 def _by_measure(records: Iterable[Measured]) -> dict[str, tuple[Measured, list[str]]]:
-    """Measure key -> a record of it and every answer the records of that key compare (each once, in order)."""
-    out: dict[str, tuple[Measured, dict[str, None]]] = {}
+    """Measure key -> a record of it and every answer the records of that key compare (each once, in order). The
+    vibes of an analysis share their pairs, so measures over the same pairs share one list of answers."""
+    keyed: dict[str, list[Measured]] = {}
     for record in records:
-        answers = out.setdefault(measure_key(record), (record, {}))[1]
-        answers.update(dict.fromkeys(record.pairs.outputs_a))
-        answers.update(dict.fromkeys(record.pairs.outputs_b))
-    return {key: (record, list(answers)) for key, (record, answers) in out.items()}
+        keyed.setdefault(measure_key(record), []).append(record)
+    lists: dict[tuple[str, ...], list[str]] = {}
+    out = {}
+    for key, group in keyed.items():
+        sets = tuple(dict.fromkeys(m.pairs.id for m in group))
+        if sets not in lists:
+            pairs = {m.pairs.id: m.pairs for m in group}
+            lists[sets] = list(dict.fromkeys(a for s in sets for column in (pairs[s].outputs_a, pairs[s].outputs_b)
+                                             for a in column))
+        out[key] = (group[0], lists[sets])
+    return out
 
 
 def measured_done(plan: Plan, cache: Cache) -> set[str]:
