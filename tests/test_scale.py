@@ -8,6 +8,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,26 @@ def test_peak_memory_per_pair_does_not_grow_with_the_pairs(tmp_path: Path) -> No
     early = (peaks[4_000] - peaks[1_000]) / 3_000
     late = (peaks[16_000] - peaks[4_000]) / 12_000
     assert late <= 1.25 * early, (peaks, early * 1024, late * 1024)
+
+
+@pytest.mark.parametrize("data", ["héllo 😀\nline two\n".encode(), "ok\nbad é here\n".encode("latin-1"),
+                                  "ok\n😀".encode()[:-1], "hi".encode("utf-16"), b"aaaaa" + "é😀".encode() + b"\n\xff",
+                                  b"", b"ab\n" + "😀".encode()[:2] + b"x\n"])
+def test_the_utf8_check_reads_a_block_at_a_time_and_names_the_same_byte(tmp_path: Path, data: bytes) -> None:
+    """A table or JSON-lines file is checked block by block (decoded whole, text with one emoji is a string of 4
+    bytes a character: 1.8 GB for 440 MB of Arena answers); a byte that is not UTF-8 is named at the line and
+    column a whole-file decode names, wherever the blocks cut a character."""
+    from engine.text_files import NotUtf8, check_utf8, read_utf8
+
+    path = tmp_path / "data.csv"
+    path.write_bytes(data)
+
+    def said(check: Callable[[Path], object]) -> str | None:
+        try:
+            check(path)
+        except NotUtf8 as exc:
+            return str(exc)
+        return None
+
+    whole = said(read_utf8)
+    assert all(said(lambda p, size=size: check_utf8(p, size)) == whole for size in (1, 2, 3, 4, 5, 7, 1 << 22))

@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.datasets.items import DatasetError
 from engine.spec.data_model import Dataset
-from engine.text_files import NotUtf8, read_utf8
+from engine.text_files import NotUtf8, check_utf8, read_utf8
 
 csv.field_size_limit(sys.maxsize)
 
@@ -30,12 +30,13 @@ def located_rows(path: Path, fmt: str | None = None) -> list[tuple[str, dict[str
         return [(f"{path}: row {n}", row) for n, row in enumerate(pq.read_table(path).to_pylist(), 1)]
     if fmt not in ("jsonl", "json", "csv"):
         raise DatasetError(f"{path}: unknown format {fmt!r} (jsonl, json, csv, parquet)")
-    try:
-        text = read_utf8(path)
+    try:  # a JSON list is parsed whole; a table or JSON lines are checked, then read as a stream
+        if fmt == "json":
+            text = read_utf8(path)
+        else:
+            check_utf8(path)
     except NotUtf8 as exc:
         raise DatasetError(f"{path}:{exc.line}:{exc.col}: {exc.reason}") from None
-    if fmt != "json":  # read again as a stream: rows only, never the file's text beside them (or a copy of it)
-        del text
     if fmt == "jsonl":
         rows = []
         # lines end at "\n" alone (not at U+2028, which may sit inside a JSON string)
