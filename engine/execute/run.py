@@ -178,10 +178,10 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
     corpora = reference_corpora(prepared.plan.tasks)  # whole plan: a resumed partial batch weighs words the same
     try:
         for stage in STAGES:
+            if stage in measured_stages:  # reads only earlier stages' answers: first, whatever the stage's tasks
+                _measure(stage, prepared, cache, progress, summary)
             stage_tasks = [t for t in pending if t.stage == stage]
             if not stage_tasks:
-                if stage in measured_stages:
-                    _measure(stage, prepared, cache, progress, summary)
                 continue
             recorded_tasks = [t for t in stage_tasks if is_recorded(t.provider)]
             recorded = _recorded_results(recorded_tasks, prepared.items)
@@ -224,8 +224,6 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
             missing = {t.id for t in offline} - {r.task_id for r in new_offline}
             summary.failed.extend(Failure(t.id, t.stage, t.endpoint, "skipped: an input failed", 0)
                                   for t in offline if t.id in missing)
-            if stage in measured_stages:
-                _measure(stage, prepared, cache, progress, summary)
     finally:
         summary.endpoint_errors.update(scheduler.stop_messages)
         summary.free_text_fallbacks.update(scheduler.fallbacks)

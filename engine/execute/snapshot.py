@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from engine.datasets.items import Battle, Item
 from engine.execute.measures import measured_results
 from engine.provider_table import is_recorded
@@ -44,8 +46,6 @@ def _fields(item: Item) -> dict[str, Any]:
 def write_measures(run_dir: Path, answers: list[str], columns: dict[str, Any]) -> None:
     """What offline judges measured on each answer (`engine.execute.measures`), as columns: the answers' task ids,
     the measure keys, and a value per answer and measure (NaN where an answer has none)."""
-    import numpy as np
-
     path = run_dir / MEASURES_FILE
     if not columns:
         path.unlink(missing_ok=True)
@@ -59,8 +59,6 @@ def write_measures(run_dir: Path, answers: list[str], columns: dict[str, Any]) -
 def read_measures(run_dir: Path) -> Callable[[str, list[str]], dict[str, float]]:
     """The values `write_measures` kept, as `measured_results` reads them: (measure key, answers) -> the values
     of those answers (none for a run written before, or one that measured nothing)."""
-    import numpy as np
-
     path = run_dir / MEASURES_FILE
     if not path.is_file():
         return lambda key, answers: {}
