@@ -254,13 +254,14 @@ def _countvectorizer(texts: list[str], min_docs: int) -> tuple[object, list[str]
 
 
 def test_the_ngram_index_is_countvectorizers_matrix(shared_data: Path) -> None:
-    """Discovery's n-gram index counts only n-grams whose parts are frequent, yet gives scikit-learn's binary
-    document-term matrix entry for entry, in its column order: on real Arena answers at the thresholds discovery
-    uses (1% of the texts; 2 for cluster names), and on texts with nothing, one token or only marks."""
+    """Discovery's n-gram index counts only n-grams whose parts are frequent, a block of texts at a time, yet
+    gives scikit-learn's binary document-term matrix entry for entry, in its column order: on real Arena answers
+    at the thresholds discovery uses (1% of the texts; 2 for cluster names), and on texts with nothing, one
+    token or only marks; in one block, in blocks of a text or two, and from a subset of a tokenized corpus."""
     import csv
 
     from engine.judges.metrics import tokens
-    from engine.methods.vibecheck.discovery.ngrams import doc_terms
+    from engine.methods.vibecheck.discovery.ngrams import doc_terms, tokenize
 
     path = shared_data / "arena" / "vibecheck_llama3-70b_vs_not_llama_creative_writing.csv"
     with path.open(newline="", encoding="utf-8") as fh:
@@ -270,8 +271,13 @@ def test_the_ngram_index_is_countvectorizers_matrix(shared_data: Path) -> None:
              (["!! ?", "! ! !", "?"], 2), (["one two three four", "two three four five"], 2), (["x", "y"], 2)]
     for texts, min_docs in cases:
         expected, vocabulary = _countvectorizer(texts, min_docs)
-        matrix, names = doc_terms(texts, min_docs, tokens)
-        assert list(names) == vocabulary, (texts[:2], min_docs)
-        assert matrix.shape == (len(texts), len(vocabulary)) and matrix.dtype == np.int64
-        if expected is not None:
-            assert (matrix != expected).nnz == 0
+        for block_tokens in (1 << 21, 7):
+            matrix, names = doc_terms(texts, min_docs, tokens, block_tokens)
+            assert list(names) == vocabulary, (texts[:2], min_docs)
+            assert matrix.shape == (len(texts), len(vocabulary)) and matrix.dtype == np.int8
+            if expected is not None:
+                assert (matrix != expected).nnz == 0
+    rows = list(range(0, len(arena), 3))
+    subset, names = doc_terms(tokenize(arena, tokens).subset(rows), 3, tokens, 50)
+    expected, vocabulary = _countvectorizer([arena[row] for row in rows], 3)
+    assert list(names) == vocabulary and (subset != expected).nnz == 0

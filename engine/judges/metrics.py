@@ -116,11 +116,19 @@ def tokens(text: str) -> list[str]:
     return TOKEN.findall(text.lower())
 
 
+@functools.lru_cache(maxsize=SHARED_ANSWERS)
+def _joined_tokens(text: str) -> tuple[str, int]:
+    """A text's tokens, space-separated with a space at each end, and how many there are: kept for the last few
+    texts, like `_words`, so the phrase lexicons of one answer share its tokens."""
+    found = tokens(text)
+    return " " + " ".join(found) + " ", len(found)
+
+
 def phrase_rate(phrases: list[str], text: str) -> float:
     """Occurrences of any of the phrases (token n-grams) per 100 tokens."""
-    joined = " " + " ".join(tokens(text)) + " "
+    joined, n_tokens = _joined_tokens(text)
     hits = sum(joined.count(f" {p} ") for p in phrases)
-    return 100.0 * hits / max(1, joined.count(" ") - 1)
+    return 100.0 * hits / max(1, n_tokens)
 
 
 def is_metric(name: str) -> bool:

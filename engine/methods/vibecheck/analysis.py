@@ -145,6 +145,9 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     verdicts: dict[str, dict[tuple[str, str], int]] = {}  # judge -> (pair, vibe) -> verdict
     preference_index = _index_judgments(prepared, stage="preference")
     preference_answers: list[TwoOrders] = []
+    # one dict per distinct (judge -> score) of a vibe, shared by the pairs that have it (read only): a panel of
+    # one or two offline judges has a handful, where a dict per pair and vibe cost a kilobyte a pair
+    shared_scores: dict[tuple[tuple[str, int | None], ...], dict[str, int | None]] = {}
     for binding in bindings:
         ga, gb = binding.outputs[model_a][0], binding.outputs[model_b][0]
         nu: dict[str, int | None] = {}
@@ -178,7 +181,7 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                     orders_by_vibe.setdefault(vibe.name, {})[judge_name] = [orders.first, orders.second]
                 if raw:
                     rationales.setdefault(vibe.name, {})[judge_name] = raw
-            by_judge[vibe.name] = scores
+            by_judge[vibe.name] = shared_scores.setdefault(tuple(scores.items()), scores)
             present = [s for s in scores.values() if s is not None]
             nu[vibe.name] = stats.ensemble(present) if present else None
         preferred, preferred_raw = {}, {}

@@ -2,11 +2,15 @@
 model wrote the first-shown answer on the same test pairs. Beside it the named vibes' accuracy reads as a
 share: how much of what separates the two models above chance the vibes put into words.
 
-The classifier sees each answer as TF-IDF word uni- and bigrams (vocabulary and weights from the training
-pairs' answers only) and a pair as the difference of its two answers' vectors; a logistic regression without
-intercept fits the training pairs in both orders (A first labelled 1, B first 0), so the order of display
-carries nothing, as in the model-matching regression. It is fitted on the training pairs alone and scored on
-the test pairs: descriptive, a yardstick, no inference.
+The classifier sees each answer as TF-IDF word uni- and bigrams, hashed into `BUCKETS` columns so that no
+vocabulary of every n-gram is ever held (terms in fewer than two training answers are dropped and the weights
+come from the training answers only), and a pair as the difference of its two answers' vectors. A logistic
+regression without intercept fits the training pairs in both orders (A first labelled 1, B first 0), so the
+order of display carries nothing, as in the model-matching regression; the second order of a pair is the
+first negated, which carries the same likelihood, so each pair is fitted once, in an order alternating from
+pair to pair, with the data term weighted twice (the same objective, half the matrix). At most `CAP` training
+pairs are fitted, drawn at random with a fixed seed where there are more, so the fit stops growing with the
+data; every test pair is scored, a block at a time. It is descriptive, no inference.
 """
 
 from __future__ import annotations
@@ -22,8 +26,12 @@ from engine import derived
 from engine.methods.vibecheck.firth import correct
 from engine.methods.vibecheck.heldout import wilson
 
-ESTIMATOR = ("TF-IDF word 1–2-grams (vocabulary from the training answers) of answer A minus answer B; logistic "
-             "regression without intercept on the training pairs in both orders (scikit-learn)")
+BUCKETS = 2**20
+CAP = 20_000  # training pairs fitted, at most
+BLOCK = 4_000  # answers turned into vectors at a time
+ESTIMATOR = ("TF-IDF word 1–2-grams (hashed, IDF from the training answers) of answer A minus answer B; logistic "
+             f"regression without intercept on the training pairs in both orders (scikit-learn; at most {CAP:,} "
+             "training pairs, drawn with a fixed seed)")
 LABEL = "descriptive: a black-box yardstick fitted on the training pairs, no inference"
 
 Pair = tuple[str, str]  # (model A's answer, model B's answer)
@@ -43,35 +51,72 @@ class Ceiling:
 
 @dataclass(frozen=True)
 class TextClassifier:
-    """The fitted classifier: the vectorizer's vocabulary and weights, and one coefficient per term."""
+    """The fitted classifier: each hashed term's weight (its smoothed IDF over the training answers, 0 for a
+    term in fewer than two of them) and one coefficient per term."""
 
-    vectorizer: Any
+    idf: np.ndarray
     coefficients: np.ndarray
 
+    def vectors(self, texts: Sequence[str]) -> Any:
+        """TF-IDF rows of `texts` as scikit-learn's `TfidfVectorizer(sublinear_tf=True)` weighs them: (1 + log
+        count) × IDF, each row scaled to unit length."""
+        from scipy.sparse import diags
+        from sklearn.preprocessing import normalize
+
+        counts = _counts(texts)
+        counts.data = 1.0 + np.log(counts.data)
+        return normalize((counts @ diags(self.idf)).tocsr())
+
     def decision(self, pairs: Sequence[Pair]) -> np.ndarray:
-        """> 0: the classifier takes the first answer for model A's."""
-        if not pairs:
-            return np.zeros(0)
-        a = self.vectorizer.transform([p[0] for p in pairs])
-        b = self.vectorizer.transform([p[1] for p in pairs])
-        return np.asarray((a - b) @ self.coefficients).ravel()
+        """> 0: the classifier takes the first answer for model A's (each answer scored alone, so swapping a
+        pair's answers negates its decision exactly)."""
+        out = [self.vectors([p[0] for p in block]) @ self.coefficients
+               - self.vectors([p[1] for p in block]) @ self.coefficients for block in _blocks(pairs)]
+        return np.concatenate(out) if out else np.zeros(0)
+
+
+def _blocks(pairs: Sequence[Pair]) -> list[Sequence[Pair]]:
+    return [pairs[i:i + BLOCK] for i in range(0, len(pairs), BLOCK)]
+
+
+def _counts(texts: Sequence[str]) -> Any:
+    """Hashed uni- and bigram counts of `texts` (scikit-learn's default word tokens, lower-cased)."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    hasher = HashingVectorizer(ngram_range=(1, 2), n_features=BUCKETS, alternate_sign=False, norm=None)
+    return hasher.transform(texts)
+
+
+def _sample(pairs: Sequence[Pair]) -> list[Pair]:
+    """All the pairs, or `CAP` of them drawn without replacement (fixed seed), in their order."""
+    if len(pairs) <= CAP:
+        return list(pairs)
+    rows = np.sort(np.random.default_rng(0).choice(len(pairs), CAP, replace=False))
+    return [pairs[i] for i in rows.tolist()]
 
 
 def fit(train: Sequence[Pair]) -> TextClassifier | None:
-    """The classifier fitted on the training pairs alone (None when their answers hold no usable term)."""
-    from scipy.sparse import vstack
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    """The classifier fitted on the training pairs alone (None when their answers hold no term in two of them)."""
+    from scipy.sparse import diags, vstack
     from sklearn.linear_model import LogisticRegression
 
-    vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True, max_features=50_000)
-    try:
-        vectorizer.fit([text for pair in train for text in pair])
-    except ValueError:  # an empty vocabulary: too few or too short answers
+    texts = [text for pair in train for text in pair]
+    df = np.zeros(BUCKETS)  # training answers holding each term
+    for i in range(0, len(texts), BLOCK):
+        df += np.bincount(_counts(texts[i:i + BLOCK]).indices, minlength=BUCKETS)
+    if not (df >= 2).any():
         return None
-    x = vectorizer.transform([p[0] for p in train]) - vectorizer.transform([p[1] for p in train])
-    model = LogisticRegression(fit_intercept=False, max_iter=1000)
-    model.fit(vstack([x, -x]), np.r_[np.ones(len(train)), np.zeros(len(train))])
-    return TextClassifier(vectorizer, model.coef_.ravel())
+    classifier = TextClassifier(np.where(df >= 2, np.log((1 + len(texts)) / (1 + df)) + 1, 0.0), np.zeros(BUCKETS))
+    x = vstack([classifier.vectors([p[0] for p in block]) - classifier.vectors([p[1] for p in block])
+                for block in _blocks(train)], format="csr")
+    if len(train) < 2:  # both orders written out: one pair alone is one class
+        x, y, weight = vstack([x, -x]), np.r_[np.ones(len(train)), np.zeros(len(train))], 1.0
+    else:
+        sign = np.where(np.arange(len(train)) % 2 == 0, 1.0, -1.0)
+        x, y, weight = (diags(sign) @ x).tocsr(), (sign > 0).astype(float), 2.0
+    model = LogisticRegression(fit_intercept=False, max_iter=1000, C=weight)
+    model.fit(x, y)
+    return TextClassifier(classifier.idf, model.coef_.ravel())
 
 
 def ceiling(train: Sequence[Pair], test: Sequence[Pair], vibes_accuracy: float | None) -> Ceiling | None:
@@ -79,6 +124,7 @@ def ceiling(train: Sequence[Pair], test: Sequence[Pair], vibes_accuracy: float |
     docstring); read back from the run cache for the same pairs and code."""
     if not train or not test:
         return None
+    train = _sample(train)
 
     def compute() -> Ceiling | None:
         classifier = fit(train)

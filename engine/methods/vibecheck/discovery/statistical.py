@@ -122,15 +122,27 @@ def separating(verdicts: dict[str, np.ndarray], fdr: float = DISCOVERY_FDR) -> s
     return {name for name, q in zip(names, adjusted, strict=True) if q is not None and q < fdr}
 
 
-def _doc_terms(texts: list[str], min_docs: int) -> tuple[Any, np.ndarray]:
+def _doc_terms(texts: list[str] | ngrams.Tokenized, min_docs: int) -> tuple[Any, np.ndarray]:
     """Which token n-grams (1 to 3) each text contains: a binary document-term matrix and its vocabulary (see
     `ngrams`). Fewer texts than `min_docs`, or no n-gram in that many of them (a trial on a handful of prompts),
     give an empty vocabulary: nothing to mine, rather than an error."""
     from scipy.sparse import csr_matrix
 
-    if len(texts) < min_docs:
-        return csr_matrix((len(texts), 0), dtype=np.int64), np.array([], dtype=object)
+    n_texts = texts.texts if isinstance(texts, ngrams.Tokenized) else len(texts)
+    if n_texts < min_docs:
+        return csr_matrix((n_texts, 0), dtype=np.int8), np.array([], dtype=object)
     return ngrams.doc_terms(texts, min_docs, tokens)
+
+
+def _tokenized(pairs: Sequence[TrainingPair]) -> ngrams.Tokenized:
+    """Model A's answers, then model B's, tokenized once for the n-gram index of these pairs and of any subset."""
+    return ngrams.tokenize([p.output_a for p in pairs] + [p.output_b for p in pairs], tokens)
+
+
+def _halves(corpus: ngrams.Tokenized, rows: Sequence[int]) -> ngrams.Tokenized:
+    """The texts of the pairs at `rows` from a corpus of `_tokenized` pairs: their A answers, then their B's."""
+    n = corpus.texts // 2
+    return corpus.subset([*rows, *(n + row for row in rows)])
 
 
 def _ranked(matrix: Any, vocabulary: np.ndarray, positive: np.ndarray,
@@ -169,11 +181,13 @@ def _phrase_vibe(name: str, phrases: list[str], who: str) -> Vibe:
                 metric=PHRASES_PREFIX + "|".join(phrases))
 
 
-def candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str) -> list[Candidate]:
+def candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
+               corpus: ngrams.Tokenized | None = None) -> list[Candidate]:
+    """Every metric, and a phrase lexicon mined for each model; `corpus`: the pairs already `_tokenized`."""
     out = [Candidate(Vibe(name, low, high, metric=name), "metric") for name, (_, low, high) in METRICS.items()]
     min_docs = max(3, len(pairs) // 100)
     # one matrix for both: which texts are mined for (model A's, then model B's) changes no n-gram's counts
-    matrix, vocabulary = _doc_terms([p.output_a for p in pairs] + [p.output_b for p in pairs], min_docs)
+    matrix, vocabulary = _doc_terms(_tokenized(pairs) if corpus is None else corpus, min_docs)
     first = np.arange(2 * len(pairs)) < len(pairs)
     for model, positive in ((model_a, first), (model_b, ~first)):
         phrases = _lexicon([(p, score) for p, score in _ranked(matrix, vocabulary, positive) if is_readable(p)])
@@ -304,29 +318,30 @@ def too_similar(a: np.ndarray, b: np.ndarray) -> bool:
     return abs(float(np.corrcoef(a, b)[0, 1])) > MAX_CORRELATION
 
 
-def crossfit_lexicons(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
-                      seed: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def crossfit_lexicons(pairs: Sequence[TrainingPair], model_a: str, model_b: str, seed: int = 0,
+                      corpus: ngrams.Tokenized | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Each mined lexicon's (strength, verdict) on every pair, from the lexicon mined on the other half of the
     pairs (the halves drawn with `seed`): how a lexicon is judged without credit for the pairs it was mined
     from."""
     pairs = list(pairs)
+    corpus = _tokenized(pairs) if corpus is None else corpus
     order = np.random.default_rng(seed).permutation(len(pairs))
     halves = [sorted(order[: len(pairs) // 2]), sorted(order[len(pairs) // 2:])]
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for mine, score in ((halves[0], halves[1]), (halves[1], halves[0])):
-        for candidate in candidates([pairs[i] for i in mine], model_a, model_b):
+        for candidate in candidates([pairs[i] for i in mine], model_a, model_b, _halves(corpus, mine)):
             if candidate.origin != "metric":
                 strengths, verdicts = out.setdefault(candidate.vibe.name, (np.zeros(len(pairs)), np.zeros(len(pairs))))
                 verdicts[score], strengths[score] = judged_columns(candidate.vibe, [pairs[i] for i in score])
     return out
 
 
-def crossfit_lexicon_scores(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
-                            seed: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def crossfit_lexicon_scores(pairs: Sequence[TrainingPair], model_a: str, model_b: str, seed: int = 0,
+                            corpus: ngrams.Tokenized | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """`crossfit_lexicons`, read back from the run cache when the same pairs were cross-fitted before: discovery
     computes it, and the analysis of the same training pairs reads the strengths its regressions need."""
     def compute() -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        return crossfit_lexicons(pairs, model_a, model_b, seed)
+        return crossfit_lexicons(pairs, model_a, model_b, seed, corpus)
 
     inputs = {"pairs": [[p.output_a, p.output_b] for p in pairs], "models": [model_a, model_b], "seed": seed}
     return derived.cached("crossfit", inputs, compute,
@@ -343,7 +358,8 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
     considered (`separating`: every candidate screened is counted), and a phrase lexicon only when its
     cross-fitted verdicts lean to the model it was mined for."""
     pairs = list(pairs)
-    final = [c for c in candidates(pairs, model_a, model_b) if c.vibe.metric not in exclude_metrics]
+    corpus = _tokenized(pairs)
+    final = [c for c in candidates(pairs, model_a, model_b, corpus) if c.vibe.metric not in exclude_metrics]
     if clusters:
         final += [c for c in cluster_candidates(pairs, model_a, model_b, seed) if c.one_sided()]
     verdicts: dict[str, np.ndarray] = {}
@@ -353,7 +369,7 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
             verdicts[c.vibe.name], features[c.vibe.name] = judged_columns(c.vibe, pairs)
     own_side = {c.vibe.name: 1 if c.origin == f"phrases:{model_a}" else -1 for c in final
                 if c.origin.startswith("phrases:")}
-    for name, (column, verdict) in crossfit_lexicon_scores(pairs, model_a, model_b, seed).items():
+    for name, (column, verdict) in crossfit_lexicon_scores(pairs, model_a, model_b, seed, corpus).items():
         if name in own_side:
             features[name], verdicts[name] = column, verdict
     # a lexicon of A's phrasing that marks B's answers on the pairs it was not mined from does not carry over
