@@ -6,7 +6,8 @@ Llama-3-70B's, model B from its opponents'), its prompts from their questions (e
 label tilted by length: A wins with probability 1 / (1 + exp(−(words A − words B) / 100)). The spec is a
 metric-only panel: the offline panel's metric vibes, statistical discovery, one VibeCheck with a 50/50 split and
 the Bradley–Terry/Elo rankings of the labels. Each size runs `vibe run` in a child process of its own, whose
-peak RSS (ru_maxrss of that child) and wall time are read back; the floor (every function of
+wall time and peak memory are read back (the larger of its own peak RSS and the sampled peak of its process
+tree's summed RSS, since the measure pass runs on worker processes); the floor (every function of
 `engine.judges.metrics.METRICS` on every answer, once) is timed in this process on the same answers.
 
 A size whose predicted peak RSS (from the largest size that ran, per pair) exceeds 80% of this machine's
@@ -113,16 +114,44 @@ def floor_s(folder: Path) -> float:
 
 
 def run(folder: Path) -> tuple[float, float, int]:
-    """`vibe run` in a child of its own: wall seconds, its peak RSS in MB, its exit status."""
+    """`vibe run` in a child of its own: wall seconds, its peak memory in MB, its exit status. The peak is the
+    larger of the child's own peak RSS (ru_maxrss, exact but one process: the run and its measure workers each
+    count alone) and the highest sum of RSS over the run's process tree, sampled every 0.2 s."""
     cmd = [sys.executable, "-c", CHILD, sys.executable, "-m", "engine", "run", str(folder / "spec.yaml"), "--out",
            str(folder / "run"), "--cache", str(folder / "cache.sqlite"), "--quiet"]
     start = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    tree_peak = 0.0
+    while child.poll() is None:
+        tree_peak = max(tree_peak, tree_rss_mb(child.pid))
+        time.sleep(0.2)
+    out, err = child.communicate()
     wall = time.perf_counter() - start
-    rss_kb, code = done.stdout.split()[-2:]
+    rss_kb, code = out.split()[-2:]
     if int(code):
-        print(done.stderr[-2000:], file=sys.stderr)
-    return wall, int(rss_kb) / 1024, int(code)
+        print(err[-2000:], file=sys.stderr)
+    return wall, max(int(rss_kb) / 1024, tree_peak), int(code)
+
+
+def tree_rss_mb(root: int) -> float:
+    """The resident memory of `root` and every process below it, in MB (0 where /proc is not there)."""
+    parents: dict[int, int] = {}
+    rss: dict[int, float] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            pages = int((entry / "statm").read_text().split()[1])
+        except (OSError, IndexError, ValueError):  # gone meanwhile
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        rss[int(entry.name)] = pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    inside = {root}
+    grew = True
+    while grew:
+        below = {pid for pid, parent in parents.items() if parent in inside} - inside
+        inside |= below
+        grew = bool(below)
+    return sum(rss.get(pid, 0.0) for pid in inside)
 
 
 def size_mb(path: Path) -> float:

@@ -1,15 +1,23 @@
-"""Where chunked encoder work runs: in this process (the default), or on a cluster's actor pool while a run
-uses the Ray backend.
+"""Where chunked work runs: on a cluster's actor pool while a run uses the Ray backend; otherwise encoder work
+in this process (`map_chunks`) and pure-Python work on this machine's cores (`map_parts`).
 
 The encoders (MiniLM sentence embeddings, BERTScore token embeddings) split their work into chunks that are
 each one self-contained call of a module-level function, the same chunks on every backend. A text's vector
 depends slightly (in the 7th digit) on which texts share its padded batch, so running the same chunks through
-the same function is what makes a cluster's numbers identical to this process's.
+the same function is what makes a cluster's numbers identical to this process's. An encoder already uses every
+core through torch, so its chunks stay in this process; pure-Python work (the measure pass's metrics) holds one
+core in this process, so `map_parts` spreads it over worker processes, one per core.
 """
 
 from __future__ import annotations
 
+import atexit
+import multiprocessing
+import os
+import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -35,3 +43,43 @@ def map_chunks(fn: Callable[[T], R], chunks: Sequence[T]) -> list[R]:
     if _mapper:
         return _mapper[0](fn, list(chunks))
     return [fn(chunk) for chunk in chunks]
+
+
+MIN_PARTS = 8  # fewer parts than this run in this process: starting workers would cost more than they save
+_pool: list[ProcessPoolExecutor] = []
+
+
+def map_parts(fn: Callable[[T], R], chunks: Sequence[T]) -> list[R]:
+    """[fn(chunk) for chunk in chunks] for CPU-bound pure-Python work: on the cluster while one is in use, else
+    over worker processes on this machine's cores (started once, kept for the process) when there are at least
+    `MIN_PARTS` chunks and two cores, else here. `fn` must be importable by name and its chunks picklable."""
+    if not chunks:
+        return []
+    if _mapper:
+        return _mapper[0](fn, list(chunks))
+    if len(chunks) < MIN_PARTS or cores() < 2:
+        return [fn(chunk) for chunk in chunks]
+    try:
+        return list(_local_pool().map(fn, chunks))
+    except (OSError, NotImplementedError, BrokenProcessPool):  # no process semaphores here, or a worker died
+        _pool.clear()
+        return [fn(chunk) for chunk in chunks]
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def in_worker() -> bool:
+    """Whether this process is one of `map_parts`' workers (a child of the run's process)."""
+    return multiprocessing.parent_process() is not None
+
+
+def _local_pool() -> ProcessPoolExecutor:
+    if not _pool:
+        # forkserver: a worker starts from a clean process, not a fork of this one and its threads (SQLite, asyncio)
+        method = "forkserver" if sys.platform.startswith("linux") else "spawn"
+        _pool.append(ProcessPoolExecutor(cores(), mp_context=multiprocessing.get_context(method)))
+        atexit.register(_pool[0].shutdown)
+    return _pool[0]

@@ -116,9 +116,41 @@ def key(kind: str, inputs: Any, code: str = "") -> str:
     discovery's) never become one string and its bytes."""
     encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     digest = hashlib.sha256()
-    for piece in encoder.iterencode([code, inputs]):
-        digest.update(piece.encode("utf-8", "surrogatepass"))
+    _feed([code, inputs], encoder, digest)
     return f"{kind}/" + digest.hexdigest()
+
+
+PIECE = 256  # list elements encoded by one call of the (C) encoder
+
+
+def _feed(value: Any, encoder: json.JSONEncoder, digest: Any) -> None:
+    """Hash `value`'s canonical JSON: the bytes `encoder.encode(value)` gives, fed in pieces. Dicts and short
+    lists are walked (their parts may be large); a long list is encoded `PIECE` elements at a time, each piece
+    by one call of the C encoder, which `iterencode` never uses (piece by piece it was a Python call per
+    element, most of a large run's hashing)."""
+    def put(text: str) -> None:
+        digest.update(text.encode("utf-8", "surrogatepass"))
+
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        put("{")
+        for n, name in enumerate(sorted(value)):
+            put(("," if n else "") + encoder.encode(name) + ":")
+            _feed(value[name], encoder, digest)
+        put("}")
+    elif isinstance(value, (list, tuple)) and len(value) <= 8:
+        put("[")
+        for n, element in enumerate(value):
+            if n:
+                put(",")
+            _feed(element, encoder, digest)
+        put("]")
+    elif isinstance(value, (list, tuple)):
+        put("[")
+        for start in range(0, len(value), PIECE):
+            put(("," if start else "") + encoder.encode(list(value[start:start + PIECE]))[1:-1])
+        put("]")
+    else:
+        put(encoder.encode(value))
 
 
 def cached(kind: str, inputs: Any, compute: Callable[[], T], encode: Callable[[T], bytes],

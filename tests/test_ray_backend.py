@@ -313,7 +313,9 @@ def test_the_measure_pass_of_30000_pairs_runs_on_the_workers_with_the_local_valu
     ran_on = manifest(tmp_path / "ray")["measured"]["ran_on"]
     assert sum(ran_on.values()) == 60_000 * 7 and "this process" not in ran_on
     assert len({where.split(" pid")[0] for where in ran_on}) == 2  # both nodes measured
-    assert manifest(tmp_path / "local")["measured"]["ran_on"] == {"this process": 60_000 * 7}
+    on_this_machine = manifest(tmp_path / "local")["measured"]["ran_on"]  # this machine's cores, in worker processes
+    assert sum(on_this_machine.values()) == 60_000 * 7
+    assert all(where.startswith("this machine pid") for where in on_this_machine)
     (_, local_results, _), (_, ray_results, _) = runs["local"], runs["ray"]
     assert [(v.name, v.separability) for v in local_results.of("vibecheck")[0].vibes] == [
         (v.name, v.separability) for v in ray_results.of("vibecheck")[0].vibes]

@@ -151,3 +151,27 @@ def test_the_utf8_check_reads_a_block_at_a_time_and_names_the_same_byte(tmp_path
 
     whole = said(read_utf8)
     assert all(said(lambda p, size=size: check_utf8(p, size)) == whole for size in (1, 2, 3, 4, 5, 7, 1 << 22))
+
+
+def test_pure_python_parts_run_on_this_machines_cores_with_the_same_values(shared_data: Path) -> None:
+    """The measure pass's parts (and discovery's metric columns) go to worker processes, one per core, when
+    there are enough of them: every value equals the one measured in this process, and each part says which
+    worker measured it. Too few parts stay here."""
+    import os
+
+    from engine.chunk_map import MIN_PARTS, cores, map_parts
+    from engine.execute.measures import measure_part
+
+    with (shared_data / "arena" / "vibecheck_llama3-70b_vs_not_llama_creative_writing.csv").open(
+            newline="", encoding="utf-8") as fh:
+        texts = [row["not_llama"] for row in csv.DictReader(fh)][:MIN_PARTS * 20]
+    parts = [[("metric", {"metric": m}, texts[i:i + 20]) for m in ("readability", "hedging", "phrases:i think")]
+             for i in range(0, len(texts), 20)]
+    here = [measure_part(part) for part in parts]
+    spread = map_parts(measure_part, parts)
+    assert [values for values, _ in spread] == [values for values, _ in here]
+    assert {where for _, where in here} == {"this process"}
+    if cores() > 1:
+        workers = {where for _, where in spread}
+        assert all(w.startswith("this machine pid ") and w != f"this machine pid {os.getpid()}" for w in workers)
+    assert {where for _, where in map_parts(measure_part, parts[:MIN_PARTS - 1])} == {"this process"}

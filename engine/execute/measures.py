@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from engine import derived
-from engine.chunk_map import map_chunks
+from engine.chunk_map import in_worker, map_chunks, map_parts
 from engine.execute.cache import Cache
 from engine.judges.kinds import judge_kind
 from engine.judges.verdicts import compare_columns
@@ -61,8 +61,10 @@ def run_measures(records: Sequence[Measured], cache: Cache,
                  on_chunk: Callable[[int, int], None] = lambda n, total: None) -> MeasurePass:
     """Measure every answer the records compare that the cache has no value for, a chunk of answers at a time
     (every measure of a chunk is committed before the next chunk starts). A chunk is cut into parts of `SHARED`
-    answers, each measured on every measure it lacks by one call of `measure_part`, through `chunk_map`: in this
-    process, or on the cluster's actor pool while a run uses the Ray backend. Within a part every measure sees
+    answers, each measured on every measure it lacks by one call of `measure_part`, through `chunk_map`: a kind
+    that measures in plain Python (`measure_in_workers`) over this machine's cores in worker processes (in this
+    process for a small pass), an encoder in this process; both on the cluster's actor pool while a run uses the
+    Ray backend. Within a part every measure sees
     the same texts in turn, so a kind may keep what it found in a text (the metric kind keeps its words).
     `on_chunk(n, total)`: n more of the `total` values missing are measured (progress; first called with 0)."""
     done, started = MeasurePass(), time.perf_counter()
@@ -73,27 +75,31 @@ def run_measures(records: Sequence[Measured], cache: Cache,
             todo[key] = (record, missing)
     total = sum(len(missing) for _, missing in todo.values())
     on_chunk(0, total)
-    measures = [(key, record.judge_kind, record.measure) for key, (record, _) in todo.items()]
+    everything = [(key, record.judge_kind, record.measure) for key, (record, _) in todo.items()]
+    # plain-Python measures over this machine's cores; encoders where encoder work runs (see `chunk_map`)
+    groups = [(mapper, [m for m in everything if judge_kind(m[1]).measure_in_workers is in_workers])
+              for mapper, in_workers in ((map_parts, True), (map_chunks, False))]
     union = sorted(set().union(*(missing for _, missing in todo.values())))
     for start in range(0, len(union), CHUNK):
         chunk = union[start:start + CHUNK]
         texts = cache.get_many(chunk)
-        parts = []
         wanted = 0
-        for first in range(0, len(chunk), SHARED):
-            shared = chunk[first:first + SHARED]
-            asked = [[a for a in shared if a in todo[key][1]] for key, _, _ in measures]
-            wanted += sum(map(len, asked))
-            ids = [[a for a in answers if a in texts] for answers in asked]
-            done.unanswered += sum(len(a) - len(i) for a, i in zip(asked, ids, strict=True))
-            parts.append(([(wire, measure, [str(texts[a].output) for a in answers])
-                           for (_, wire, measure), answers in zip(measures, ids, strict=True)], ids))
-        values: dict[str, list[tuple[str, float]]] = {key: [] for key, _, _ in measures}
-        for (_, ids), (measured, where) in zip(parts, map_chunks(measure_part, [work for work, _ in parts]),
-                                              strict=True):
-            for (key, _, _), answers, column in zip(measures, ids, measured, strict=True):
-                values[key].extend(zip(answers, column, strict=True))
-                done.ran_on[where] = done.ran_on.get(where, 0) + len(answers)
+        values: dict[str, list[tuple[str, float]]] = {key: [] for key, _, _ in everything}
+        for mapper, measures in (group for group in groups if group[1]):
+            parts = []
+            for first in range(0, len(chunk), SHARED):
+                shared = chunk[first:first + SHARED]
+                asked = [[a for a in shared if a in todo[key][1]] for key, _, _ in measures]
+                wanted += sum(map(len, asked))
+                ids = [[a for a in answers if a in texts] for answers in asked]
+                done.unanswered += sum(len(a) - len(i) for a, i in zip(asked, ids, strict=True))
+                parts.append(([(wire, measure, [str(texts[a].output) for a in answers])
+                               for (_, wire, measure), answers in zip(measures, ids, strict=True)], ids))
+            for (_, ids), (measured, where) in zip(parts, mapper(measure_part, [work for work, _ in parts]),
+                                                  strict=True):
+                for (key, _, _), answers, column in zip(measures, ids, measured, strict=True):
+                    values[key].extend(zip(answers, column, strict=True))
+                    done.ran_on[where] = done.ran_on.get(where, 0) + len(answers)
         for key, measured_values in values.items():
             cache.put_measures(key, measured_values)
             done.computed += len(measured_values)
@@ -104,18 +110,18 @@ def run_measures(records: Sequence[Measured], cache: Cache,
 
 def measure_part(work: list[tuple[str, dict[str, Any], list[str]]]) -> tuple[list[list[float]], str]:
     """Each (judge kind's wire name, measure, texts) measured, and where this ran: the unit `run_measures` sends
-    through `chunk_map` (a module-level function, so a Ray worker imports it by name)."""
+    through `chunk_map.map_parts` (a module-level function, so a worker imports it by name)."""
     out = [[float(v) for v in judge_kind(wire).measure_answers(measure, texts)] if texts else []
            for wire, measure, texts in work]
     return out, _here()
 
 
 def _here() -> str:
-    """This process, named by its Ray node when it is a Ray worker."""
+    """This process, named by its Ray node when it is a Ray worker, or by its pid when it is a local worker."""
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():
         return f"ray node {ray.get_runtime_context().get_node_id()[:12]} pid {os.getpid()}"
-    return "this process"
+    return f"this machine pid {os.getpid()}" if in_worker() else "this process"
 
 
 def _by_measure(records: Iterable[Measured]) -> dict[str, tuple[Measured, list[str]]]:

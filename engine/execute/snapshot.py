@@ -29,7 +29,8 @@ def write_snapshot(prepared: Prepared, run_dir: Path) -> None:
     spec = prepared.spec
     (run_dir / SPEC_FILE).write_text(json.dumps({"path": str(spec.path), "document": spec.document}, indent=1,
                                                 ensure_ascii=False) + "\n", encoding="utf-8")
-    with gzip.GzipFile(run_dir / ITEMS_FILE, "wb", mtime=0) as fh:  # an item at a time: never the file as one string
+    # an item at a time: never the file as one string
+    with gzip.GzipFile(run_dir / ITEMS_FILE, "wb", compresslevel=6, mtime=0) as fh:
         for name, items in prepared.items.items():
             for item in items:
                 fh.write((json.dumps({"dataset": name, **_fields(item)}, ensure_ascii=False) + "\n").encode("utf-8"))

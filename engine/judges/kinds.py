@@ -62,6 +62,10 @@ class JudgeKind:
     wire: ClassVar[str] = ""
     measures: ClassVar[bool] = False  # its verdicts carry a measured value per answer (pages show them)
     reads_examples: ClassVar[bool] = False  # it scores a vibe defined by example answers (discovered clusters)
+    # its `measure_answers` is plain Python on the texts alone (no model, no cache), so the measure pass may run
+    # it in worker processes, one per core; an encoder stays in the run's process, where torch uses every core
+    # and the embeddings cached earlier in the run are read back
+    measure_in_workers: ClassVar[bool] = False
     dataset_field: ClassVar[str | None] = None  # a dataset column it needs mapped (fields.<name>)
 
     def does(self, role: str) -> bool:
@@ -193,7 +197,7 @@ class _Either(JudgeKind):
         self.parts = parts
         first = parts[0]
         setattr(self, "name", name)  # noqa: B010  (a class variable elsewhere; this instance stands for an alias)
-        for attr in ("label", "offline", "wire", "measures", "reads_examples", "dataset_field"):
+        for attr in ("label", "offline", "wire", "measures", "reads_examples", "measure_in_workers", "dataset_field"):
             setattr(self, attr, getattr(first, attr))
         setattr(self, "roles", frozenset(r for p in parts for r in p.roles))  # noqa: B010
         setattr(self, "fields", tuple(dict.fromkeys(f for p in parts for f in p.fields)))  # noqa: B010

@@ -44,6 +44,7 @@ class MetricJudge(JudgeKind):
     roles = frozenset({"vibe", "dimension"})
     fields = ("metric", "tolerance")
     measures = True
+    measure_in_workers = True
 
     def can_score(self, judge: Judge, vibe: Vibe) -> bool:
         """It needs a property to measure: its own metric or the vibe's."""

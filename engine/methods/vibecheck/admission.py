@@ -30,11 +30,19 @@ def _information(w: np.ndarray, z: np.ndarray) -> np.ndarray:
     return _weighted_cross(w, z, z) + 1e-9 * np.eye(z.shape[1])
 
 
-def _probabilities(z: np.ndarray, y: np.ndarray, iterations: int = 30) -> np.ndarray:
+def _probabilities(z: np.ndarray, y: np.ndarray, iterations: int = 30,
+                   start: np.ndarray | None = None) -> np.ndarray:
     """Maximum-likelihood logistic fits of the rows of `y` (draws × pairs) on the columns of `z` (no intercept
-    unless `z` holds one), by Newton steps on every draw at once; returns the fitted probabilities. A draw
-    that separates runs its linear predictor to the clip, where its probabilities are 0 or 1."""
-    beta = np.zeros((len(y), z.shape[1]))
+    unless `z` holds one), by Newton steps on every draw at once from `start` (one coefficient vector for all
+    rows; zeros by default); returns the fitted probabilities. A draw that separates runs its linear predictor
+    to the clip, where its probabilities are 0 or 1."""
+    return expit(np.clip(_coefficients(z, y, iterations, start) @ z.T, -30, 30))
+
+
+def _coefficients(z: np.ndarray, y: np.ndarray, iterations: int = 30,
+                  start: np.ndarray | None = None) -> np.ndarray:
+    """The coefficients of `_probabilities`' fits (draws × columns)."""
+    beta = np.zeros((len(y), z.shape[1])) if start is None else np.tile(start, (len(y), 1))
     for _ in range(iterations):
         p = expit(np.clip(beta @ z.T, -30, 30))
         w = p * (1 - p)
@@ -42,7 +50,7 @@ def _probabilities(z: np.ndarray, y: np.ndarray, iterations: int = 30) -> np.nda
         beta += step
         if np.abs(step).max() < 1e-8:
             break
-    return np.asarray(expit(np.clip(beta @ z.T, -30, 30)))
+    return beta
 
 
 def _score_statistics(z: np.ndarray, x: np.ndarray, y: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -69,14 +77,16 @@ def admit(base: np.ndarray, candidates: dict[str, np.ndarray], y: np.ndarray,
     while left := [n for n in candidates if n not in chosen]:
         z = np.column_stack([base, *(candidates[n] for n in chosen)])
         x = np.column_stack([candidates[n] for n in left])
-        p = _probabilities(z, y[None, :])
+        fitted = _coefficients(z, y[None, :])
+        p = expit(np.clip(fitted @ z.T, -30, 30))
         observed = _score_statistics(z, x, y[None, :], p)[0]
         best = int(np.argmax(observed))
         if observed[best] <= 0:
             steps.append("no candidate left adds to the model")
             break
         draws = (rng.random((ADMISSION_DRAWS, len(y))) < p).astype(float)
-        null = _score_statistics(z, x, draws, _probabilities(z, draws)).max(axis=1)
+        # each draw's fit starts from the model the draws come from: its maximum lies near, a few Newton steps away
+        null = _score_statistics(z, x, draws, _probabilities(z, draws, start=fitted[0])).max(axis=1)
         p_value = (1 + int((null >= observed[best]).sum())) / (ADMISSION_DRAWS + 1)
         steps.append(f"{left[best]}: score χ² {observed[best]:.2f}, p = {p_value:.3f} for the largest of "
                      f"{len(left)} (" + ("admitted" if p_value <= ADMISSION_ALPHA else "not admitted; selection stops")

@@ -37,7 +37,7 @@ from engine.methods.vibecheck.discovery import statistical as discovery
 from engine.methods.vibecheck.discovery.splits import discovery_sides, split_bindings, split_seed
 from engine.methods.vibecheck.keep import decide
 from engine.methods.vibecheck.options import VibeCheckOptions
-from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
+from engine.methods.vibecheck.records import MeasureTable, PairVerdicts, VibeCheckResult, VibeScore
 from engine.methods.vibecheck.regressions import Features, fit_regressions, select_vibes
 from engine.records import Measured, Prepared, Result
 from engine.requests import PairJudgment
@@ -148,32 +148,36 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     # one dict per distinct (judge -> score) of a vibe, shared by the pairs that have it (read only): a panel of
     # one or two offline judges has a handful, where a dict per pair and vibe cost a kilobyte a pair
     shared_scores: dict[tuple[tuple[str, int | None], ...], dict[str, int | None]] = {}
-    for binding in bindings:
+    panels = {vibe.name: [(name, kind_of(spec.judges[name])) for name in _judges_for(prepared, analysis, vibe)]
+              for vibe in vibes}
+    table = MeasureTable.empty(len(bindings), [v.name for v in vibes])
+    for row, binding in enumerate(bindings):
         ga, gb = binding.outputs[model_a][0], binding.outputs[model_b][0]
         nu: dict[str, int | None] = {}
         by_judge: dict[str, dict[str, int | None]] = {}
         rationales: dict[str, dict[str, list[str]]] = {}
-        measures: dict[str, list[float]] = {}
         orders_by_vibe: dict[str, dict[str, list[int | None]]] = {}
         for vibe in vibes:
             scores: dict[str, int | None] = {}
-            for judge_name in _judges_for(prepared, analysis, vibe):
-                kind = kind_of(spec.judges[judge_name])
+            column = table.vibes[vibe.name]
+            for judge_name, kind in panels[vibe.name]:
                 tasks = index.get((judge_name, vibe.name, ga, gb), {})
                 in_bulk = measured.get((judge_name, vibe.name))
                 if in_bulk is not None:  # measured per answer: the verdict is read from its record's columns
                     found = _measured(in_bulk, results, (ga, gb))
                     score, orders, raw = (None if found is None else found[0]), None, list[str]()
-                    if kind.measures and found is not None and vibe.name not in measures:
-                        measures[vibe.name] = [found[1], found[2]]
+                    if kind.measures and found is not None and np.isnan(table.values[row, column, 0]):
+                        table.values[row, column] = found[1:]
                 else:
                     score, orders, raw = _judge_score(kind.offline, tasks, results,
                                                       (judge_name, binding.item, vibe.name))
-                if kind.measures and tasks.get("any") in results and vibe.name not in measures:
+                if kind.measures and tasks.get("any") in results and np.isnan(table.values[row, column, 0]):
                     out = PairVerdict.from_json(results[tasks["any"]].output)
-                    measures[vibe.name] = [out.value_a, out.value_b]
+                    table.values[row, column] = [np.nan if v is None else v for v in (out.value_a, out.value_b)]
                 scores[judge_name] = score
-                if score is not None and (orders is None or None not in (orders.first, orders.second)):
+                # κ between judges needs two of them on the vibe; one alone has nobody to agree with
+                if (score is not None and (orders is None or None not in (orders.first, orders.second))
+                        and len(panels[vibe.name]) > 1):
                     verdicts.setdefault(judge_name, {})[(binding.item, vibe.name)] = score  # readable ones
                 if orders is not None:
                     two_orders.append(orders)
@@ -197,7 +201,7 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
         item = items[binding.item]
         pairs.append(PairVerdicts(binding.item, "train" if binding.item in train_set else "test",
                                   item.label(model_a, model_b), ga, gb, nu, by_judge, rationales,
-                                  measures, chars, orders_by_vibe, preferred, preferred_raw, item.conversation,
+                                  table.row(row), chars, orders_by_vibe, preferred, preferred_raw, item.conversation,
                                   item.turn))
     crossfit = _crossfit_lexicons(pairs, vibes, origins, results, analysis)
     vibe_scores = [_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min, sep_min,
@@ -363,5 +367,5 @@ def write_vibecheck(result: VibeCheckResult, run_dir: Path, folder: str | None =
 def _pair_row(pair: PairVerdicts) -> dict[str, Any]:
     """A pair's fields as plain values (vars() gives what asdict() would, without its deep copy); a pair that is
     no conversation's turn leaves those fields out."""
-    row = vars(pair)
+    row = {**vars(pair), "measures": {vibe: list(values) for vibe, values in pair.measures.items()}}
     return row if pair.conversation is not None else {k: v for k, v in row.items() if k not in ("conversation", "turn")}

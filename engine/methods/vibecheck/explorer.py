@@ -70,7 +70,8 @@ def write_explorer(env: Environment, vc: VibeCheckResult, prepared: Prepared, ou
 
 
 def _write_chunk(path: Path, number: int, rows: list[dict[str, Any]]) -> None:
-    packed = gzip.compress(json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), mtime=0)
+    text = json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    packed = gzip.compress(text, compresslevel=6, mtime=0)  # gzip's own default: level 9 took 30% longer for 0.2%
     path.write_text(f'vibeExplorer.chunk({number}, "{base64.b64encode(packed).decode("ascii")}");\n', encoding="utf-8")
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from engine import stats
 from engine.analyze.reliability import JudgeAgreement, JudgeReliability
@@ -90,6 +93,45 @@ class TurnCell:
 
 
 @dataclass(frozen=True)
+class MeasureTable:
+    """What the metric judges measured on every pair of one comparison: (pairs × vibes × [A, B]) in one array,
+    NaN where nothing was measured, instead of a list of two floats per pair and vibe (two kilobytes a pair)."""
+
+    vibes: dict[str, int]  # vibe -> its column
+    values: np.ndarray
+
+    @classmethod
+    def empty(cls, pairs: int, vibes: list[str]) -> MeasureTable:
+        return cls({v: i for i, v in enumerate(vibes)}, np.full((pairs, len(vibes), 2), np.nan))
+
+    def row(self, pair: int) -> MeasuredValues:
+        return MeasuredValues(self, pair)
+
+
+class MeasuredValues(Mapping[str, tuple[float, float]]):
+    """One pair's row of a `MeasureTable`, read as vibe -> (A's value, B's value) for the vibes measured on it."""
+
+    __slots__ = ("_row", "_table")
+
+    def __init__(self, table: MeasureTable, row: int):
+        self._table, self._row = table, row
+
+    def __getitem__(self, vibe: str) -> tuple[float, float]:
+        column = self._table.vibes.get(vibe)
+        if column is None or np.isnan(self._table.values[self._row, column, 0]):
+            raise KeyError(vibe)
+        a, b = self._table.values[self._row, column].tolist()
+        return a, b
+
+    def __iter__(self) -> Iterator[str]:
+        measured = ~np.isnan(self._table.values[self._row, :, 0])
+        return (vibe for vibe, column in self._table.vibes.items() if measured[column])
+
+    def __len__(self) -> int:
+        return int((~np.isnan(self._table.values[self._row, :, 0])).sum())
+
+
+@dataclass(frozen=True)
 class PairVerdicts:
     item_id: str
     split: str  # "train" | "test"
@@ -100,7 +142,8 @@ class PairVerdicts:
     by_judge: dict[str, dict[str, int | None]]  # vibe -> judge -> s_J (None: no verdict)
     # vibe -> LLM judge -> its raw answers, [A shown first, B shown first]; `orders`: the verdicts read from them
     rationales: dict[str, dict[str, list[str]]] = field(default_factory=dict)
-    measures: dict[str, list[float]] = field(default_factory=dict)  # vibe -> [A's value, B's value] (metric judge)
+    # vibe -> (A's value, B's value) (metric judge): a `MeasuredValues` row, or a dict
+    measures: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     chars: list[int] = field(default_factory=list)  # [A's, B's] length in characters
     orders: dict[str, dict[str, list[int | None]]] = field(default_factory=dict)
     # preference judges: judge -> [verdict A first, verdict B first], and their raw answers the same way

@@ -40,11 +40,11 @@ class Tokenized:
 
     def subset(self, rows: Sequence[int]) -> Tokenized:
         """The texts at `rows`, in that order (ids keep their meaning: `words` is shared)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        lengths = self.starts[rows + 1] - self.starts[rows]
+        picked = np.asarray(rows, dtype=np.int64)
+        lengths = self.starts[picked + 1] - self.starts[picked]
         starts = np.r_[0, np.cumsum(lengths)].astype(np.int64)
         ids = np.empty(int(starts[-1]), dtype=np.int32)
-        for row, start, end in zip(rows.tolist(), starts[:-1].tolist(), starts[1:].tolist(), strict=True):
+        for row, start, end in zip(picked.tolist(), starts[:-1].tolist(), starts[1:].tolist(), strict=True):
             ids[start:end] = self.ids[self.starts[row]:self.starts[row + 1]]
         return Tokenized(ids, starts, self.words)
 
@@ -126,10 +126,17 @@ def _codes(starts: np.ndarray, block: tuple[int, int], ranks: np.ndarray, size: 
     return held, codes[held], doc[held]
 
 
+def _unique(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted: by sorting, which NumPy 2's hashing `np.unique` is a hundred times slower
+    than on millions of distinct int64."""
+    ordered = np.sort(values)
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
+
+
 def _distinct(code: np.ndarray, doc: np.ndarray, n_docs: int, size: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct (code, text) pairs, sorted by code then text."""
     if size * n_docs < 2**62:  # one sort of (code, text) packed into an int64
-        packed = np.unique(code * n_docs + doc)
+        packed = _unique(code * n_docs + doc)
         return packed // n_docs, packed % n_docs
     order = np.lexsort((doc, code))
     code_s, doc_s = code[order], doc[order]
@@ -147,14 +154,18 @@ def _frequent(starts: np.ndarray, blocks: list[tuple[int, int]], ranks: np.ndarr
     for block in blocks:
         _, code, doc = _codes(starts, block, ranks, size, n)
         pair_code, _ = _distinct(code, doc, n_docs, space)
-        found, count = np.unique(pair_code, return_counts=True)
-        seen.append(found)
-        counts.append(count)
+        if not len(pair_code):
+            continue
+        runs = np.flatnonzero(np.r_[True, pair_code[1:] != pair_code[:-1]])  # pair_code is sorted
+        seen.append(pair_code[runs])
+        counts.append(np.diff(np.r_[runs, len(pair_code)]))
     if not seen:
         return np.zeros(0, dtype=np.int64)
-    codes, where = np.unique(np.concatenate(seen), return_inverse=True)
-    df = np.bincount(where, weights=np.concatenate(counts), minlength=len(codes))
-    return codes[df >= min_docs]
+    order = np.argsort(np.concatenate(seen), kind="stable")
+    codes = np.concatenate(seen)[order]
+    df = np.concatenate(counts)[order]
+    runs = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    return codes[runs][np.add.reduceat(df, runs) >= min_docs]
 
 
 def _ranked(starts: np.ndarray, blocks: list[tuple[int, int]], ranks: np.ndarray, size: int, n: int,

@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 from engine import derived, stats
-from engine.judges import embedding_judge, metric_judge
+from engine.judges import embedding_judge
 from engine.judges.metrics import METRICS, PHRASES_PREFIX, tokens
-from engine.judges.verdicts import PairVerdict
+from engine.judges.verdicts import PairVerdict, compare
 from engine.methods.vibecheck.discovery import ngrams
 from engine.plan import vibe_fields
 from engine.requests import PairJudgment
@@ -76,26 +76,46 @@ class TrainingPair:
 
 
 def _judged(vibe: Vibe, pairs: Sequence[TrainingPair]) -> list[PairVerdict]:
-    """Each pair's verdict record from the judge that will score the vibe, run here on the pairs: the metric
-    judge for a vibe with a metric, the embedding judge (at its default margin) for one defined by examples."""
+    """Each pair's verdict record from the embedding judge (at its default margin), run here on the pairs: what
+    scores a vibe defined by examples."""
     texts = {f"{side}{i}": text for i, p in enumerate(pairs) for side, text in (("a", p.output_a), ("b", p.output_b))}
-    config = {"metric": "auto", "tolerance": TOLERANCE, "margin": MARGIN}
-    kind = "metric" if vibe.metric is not None else "embedding"
-    requests = [PairJudgment("discovery", kind, vibe_fields(vibe), (f"a{i}", f"b{i}"), config=config)
+    requests = [PairJudgment("discovery", "embedding", vibe_fields(vibe), (f"a{i}", f"b{i}"),
+                             config={"metric": "auto", "tolerance": TOLERANCE, "margin": MARGIN})
                 for i in range(len(pairs))]
-    judge = metric_judge.judge_pairs if vibe.metric is not None else embedding_judge.judge_pairs
-    return judge(requests, texts)
+    return embedding_judge.judge_pairs(requests, texts)
+
+
+def metric_columns(metrics: Sequence[str], pairs: Sequence[TrainingPair]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each metric's (verdicts, strengths) on the pairs, as the metric judge gives them: its verdict (the sign of
+    A − B beyond the relative tolerance) and the signed strength (a − b) / (|a| + |b|). Every metric is measured
+    on every answer in one pass over parts of answers, spread over this machine's cores (`map_parts`, through
+    the measure pass's own unit of work, so the values are the measure pass's)."""
+    from engine.chunk_map import map_parts
+    from engine.execute.measures import SHARED, measure_part
+
+    if not metrics:
+        return {}
+    texts = [p.output_a for p in pairs] + [p.output_b for p in pairs]
+    parts = [[("metric", {"metric": m}, texts[i:i + SHARED]) for m in metrics] for i in range(0, len(texts), SHARED)]
+    measured = [columns for columns, _ in map_parts(measure_part, parts)]
+    out = {}
+    for n, metric in enumerate(metrics):
+        values = [v for columns in measured for v in columns[n]]
+        a, b = values[:len(pairs)], values[len(pairs):]
+        out[metric] = (np.array([compare(x, y, TOLERANCE, relative=True) for x, y in zip(a, b, strict=True)],
+                                dtype=float),
+                       np.array([stats.strength(x, y) for x, y in zip(a, b, strict=True)], dtype=float))
+    return out
 
 
 def judged_columns(vibe: Vibe, pairs: Sequence[TrainingPair]) -> tuple[np.ndarray, np.ndarray]:
     """From one run of the vibe's judge over the pairs: each pair's ternary verdict (what separability
     averages) and what the regressions read, the measured, signed strength (a − b) / (|a| + |b|) for a
-    metric vibe and the verdict for any other."""
-    judged = _judged(vibe, pairs)
-    verdicts = np.array([v.score for v in judged], dtype=float)
-    if vibe.metric is None:
-        return verdicts, verdicts
-    return verdicts, np.array([stats.strength(v.value_a, v.value_b) for v in judged], dtype=float)
+    metric vibe (see `metric_columns`) and the verdict for any other."""
+    if vibe.metric is not None:
+        return metric_columns([vibe.metric], pairs)[vibe.metric]
+    verdicts = np.array([v.score for v in _judged(vibe, pairs)], dtype=float)
+    return verdicts, verdicts
 
 
 def pair_scores(vibe: Vibe, pairs: Sequence[TrainingPair]) -> np.ndarray:
@@ -329,10 +349,12 @@ def crossfit_lexicons(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
     halves = [sorted(order[: len(pairs) // 2]), sorted(order[len(pairs) // 2:])]
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for mine, score in ((halves[0], halves[1]), (halves[1], halves[0])):
-        for candidate in candidates([pairs[i] for i in mine], model_a, model_b, _halves(corpus, mine)):
-            if candidate.origin != "metric":
-                strengths, verdicts = out.setdefault(candidate.vibe.name, (np.zeros(len(pairs)), np.zeros(len(pairs))))
-                verdicts[score], strengths[score] = judged_columns(candidate.vibe, [pairs[i] for i in score])
+        lexicons = [c.vibe for c in candidates([pairs[i] for i in mine], model_a, model_b, _halves(corpus, mine))
+                    if c.origin != "metric"]
+        columns = metric_columns([str(v.metric) for v in lexicons], [pairs[i] for i in score])
+        for vibe in lexicons:
+            strengths, verdicts = out.setdefault(vibe.name, (np.zeros(len(pairs)), np.zeros(len(pairs))))
+            verdicts[score], strengths[score] = columns[str(vibe.metric)]
     return out
 
 
@@ -364,8 +386,11 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
         final += [c for c in cluster_candidates(pairs, model_a, model_b, seed) if c.one_sided()]
     verdicts: dict[str, np.ndarray] = {}
     features: dict[str, np.ndarray] = {}
+    measured = metric_columns([str(c.vibe.metric) for c in final if c.origin == "metric"], pairs)
     for c in final:
-        if c.origin in ("metric", "embedding cluster"):
+        if c.origin == "metric":
+            verdicts[c.vibe.name], features[c.vibe.name] = measured[str(c.vibe.metric)]
+        elif c.origin == "embedding cluster":
             verdicts[c.vibe.name], features[c.vibe.name] = judged_columns(c.vibe, pairs)
     own_side = {c.vibe.name: 1 if c.origin == f"phrases:{model_a}" else -1 for c in final
                 if c.origin.startswith("phrases:")}
