@@ -36,7 +36,7 @@ def _probabilities(z: np.ndarray, y: np.ndarray, iterations: int = 30,
     unless `z` holds one), by Newton steps on every draw at once from `start` (one coefficient vector for all
     rows; zeros by default); returns the fitted probabilities. A draw that separates runs its linear predictor
     to the clip, where its probabilities are 0 or 1."""
-    return expit(np.clip(_coefficients(z, y, iterations, start) @ z.T, -30, 30))
+    return np.asarray(expit(np.clip(_coefficients(z, y, iterations, start) @ z.T, -30, 30)))
 
 
 def _coefficients(z: np.ndarray, y: np.ndarray, iterations: int = 30,
