@@ -9,8 +9,10 @@ regression without intercept fits the training pairs in both orders (A first lab
 order of display carries nothing, as in the model-matching regression; the second order of a pair is the
 first negated, which carries the same likelihood, so each pair is fitted once, in an order alternating from
 pair to pair, with the data term weighted twice (the same objective, half the matrix). At most `CAP` training
-pairs are fitted, drawn at random with a fixed seed where there are more, so the fit stops growing with the
-data; every test pair is scored, a block at a time. It is descriptive, no inference.
+pairs are fitted and `CAP` test pairs scored, drawn at random with a fixed seed where there are more, so its
+cost stops growing with the data: the yardstick is a proportion, known to about a point at that size (its
+Wilson interval is over the pairs scored), and the share the vibes reach compares their accuracy on every
+test pair with its accuracy on that random part of them. It is descriptive, no inference.
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ from engine.methods.vibecheck.firth import correct
 from engine.methods.vibecheck.heldout import wilson
 
 BUCKETS = 2**20
-CAP = 20_000  # training pairs fitted, at most
+CAP = 20_000  # training pairs fitted, and test pairs scored, at most
 BLOCK = 4_000  # answers turned into vectors at a time
 ESTIMATOR = ("TF-IDF word 1–2-grams (hashed, IDF from the training answers) of answer A minus answer B; logistic "
              f"regression without intercept on the training pairs in both orders (scikit-learn; at most {CAP:,} "
-             "training pairs, drawn with a fixed seed)")
+             "training and test pairs, drawn with a fixed seed)")
 LABEL = "descriptive: a black-box yardstick fitted on the training pairs, no inference"
 
 Pair = tuple[str, str]  # (model A's answer, model B's answer)
@@ -101,8 +103,8 @@ def fit(train: Sequence[Pair]) -> TextClassifier | None:
     from sklearn.linear_model import LogisticRegression
 
     texts = [text for pair in train for text in pair]
-    df = np.zeros(BUCKETS)  # training answers holding each term
-    for i in range(0, len(texts), BLOCK):
+    df = np.zeros(BUCKETS)  # training answers holding each term (counted a block at a time, then again for the
+    for i in range(0, len(texts), BLOCK):  # vectors: holding every block's counts would double the fit's memory)
         df += np.bincount(_counts(texts[i:i + BLOCK]).indices, minlength=BUCKETS)
     if not (df >= 2).any():
         return None
@@ -124,7 +126,7 @@ def ceiling(train: Sequence[Pair], test: Sequence[Pair], vibes_accuracy: float |
     docstring); read back from the run cache for the same pairs and code."""
     if not train or not test:
         return None
-    train = _sample(train)
+    train, test = _sample(train), _sample(test)
 
     def compute() -> Ceiling | None:
         classifier = fit(train)

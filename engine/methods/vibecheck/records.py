@@ -118,10 +118,15 @@ class MeasuredValues(Mapping[str, tuple[float, float]]):
 
     def __getitem__(self, vibe: str) -> tuple[float, float]:
         column = self._table.vibes.get(vibe)
-        if column is None or np.isnan(self._table.values[self._row, column, 0]):
+        if column is None:
             raise KeyError(vibe)
         a, b = self._table.values[self._row, column].tolist()
+        if a != a:  # NaN: nothing measured
+            raise KeyError(vibe)
         return a, b
+
+    def __contains__(self, vibe: object) -> bool:
+        return self.get(vibe) is not None  # type: ignore[call-overload]
 
     def __iter__(self) -> Iterator[str]:
         measured = ~np.isnan(self._table.values[self._row, :, 0])
@@ -159,8 +164,9 @@ class PairVerdicts:
     def feature(self, vibe: str) -> float:
         """What the regressions read for a vibe: its measured, signed strength where a metric judge measured
         it ((a − b) / (|a| + |b|), in [−1, 1]), else the panel verdict ν."""
-        if vibe in self.measures:
-            return stats.strength(*self.measures[vibe])
+        values = self.measures.get(vibe)
+        if values is not None:
+            return stats.strength(*values)
         verdict = self.nu[vibe]
         return float("nan") if verdict is None else float(verdict)
 
