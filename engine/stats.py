@@ -5,7 +5,7 @@ hand-computed cases in the tests."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -40,8 +40,20 @@ def mean_interval(values: Sequence[float]) -> tuple[float, float]:
 def bootstrap_interval(values: np.ndarray, seed: int, rounds: int) -> tuple[float, float]:
     """95% percentile interval of a mean, resampling its independent units (pairs, prompts) `rounds` times."""
     rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, len(values), size=(rounds, len(values)))].mean(axis=1)
+    means = np.concatenate([values[draws].mean(axis=1) for draws in resampled_rows(rng, len(values), rounds)])
     return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+
+
+ROUNDS_AT_ONCE = 32  # even: see `resampled_rows`
+
+
+def resampled_rows(rng: np.random.Generator, n: int, rounds: int) -> Iterator[np.ndarray]:
+    """Bootstrap draws of n units, `ROUNDS_AT_ONCE` rounds at a time: the rows of `rng.integers(0, n,
+    size=(rounds, n))`, the same numbers (NumPy draws bounded integers two from each 64-bit word, so a block of
+    an even number of rows ends on a whole word), without a rounds × n matrix (800 MB at 2,000 rounds of
+    50,000 pairs)."""
+    for start in range(0, rounds, ROUNDS_AT_ONCE):
+        yield rng.integers(0, n, size=(min(ROUNDS_AT_ONCE, rounds - start), n))
 
 
 def cluster_means(values: Sequence[float], clusters: Sequence[str]) -> list[float]:
@@ -66,8 +78,8 @@ def cluster_bootstrap_interval(values: np.ndarray, clusters: Sequence[str], seed
     group = np.array([index[c] for c in clusters])
     sums = np.bincount(group, weights=values, minlength=len(index))
     counts = np.bincount(group, minlength=len(index)).astype(float)
-    draws = np.random.default_rng(seed).integers(0, len(index), size=(rounds, len(index)))
-    means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    means = np.concatenate([sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+                            for draws in resampled_rows(np.random.default_rng(seed), len(index), rounds)])
     return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
 
 

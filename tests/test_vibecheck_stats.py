@@ -305,3 +305,15 @@ def test_sign_test_properties(verdicts: list[int], direction: int) -> None:
         lean = 1 if higher >= lower else -1
         assert stats.sign_test(verdicts, lean) <= stats.sign_test(verdicts) + 1e-12
     assert stats.sign_test([-v for v in verdicts], -direction) == pytest.approx(p)
+
+
+def test_bootstrap_draws_a_block_at_a_time_are_the_whole_matrix() -> None:
+    """The bootstrap's index matrix is drawn a block of rounds at a time (bounded memory at any number of
+    pairs), and is the very matrix one call would draw, for odd and even sizes."""
+    from engine.stats import resampled_rows
+
+    for n in (1, 7, 50_001):
+        for rounds in (1, 33, 200):
+            whole = np.random.default_rng(11).integers(0, n, size=(rounds, n))
+            blocks = list(resampled_rows(np.random.default_rng(11), n, rounds))
+            assert max(len(b) for b in blocks) <= 32 and np.array_equal(np.concatenate(blocks), whole)

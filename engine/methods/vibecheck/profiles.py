@@ -259,7 +259,7 @@ def _winrate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:
                        f"no length-controlled rate: the GLM could not be fitted ({type(exc).__name__})")
     rng = np.random.default_rng(seed)
     draws, penalized = [], 0
-    for rows in rng.integers(0, len(y), size=(rounds, len(y))):
+    for rows in (row for block in stats.resampled_rows(rng, len(y), rounds) for row in block):
         try:
             draws.append(_lc_fit(y[rows], length[rows]))
         except FIT_FAILURES:  # separation: no finite GLM fit; Firth's is finite, and dropping would bias the interval
