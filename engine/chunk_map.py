@@ -51,8 +51,9 @@ _pool: list[ProcessPoolExecutor] = []
 
 def map_parts(fn: Callable[[T], R], chunks: Sequence[T]) -> list[R]:
     """[fn(chunk) for chunk in chunks] for CPU-bound pure-Python work: on the cluster while one is in use, else
-    over worker processes on this machine's cores (started once, kept for the process) when there are at least
-    `MIN_PARTS` chunks and two cores, else here. `fn` must be importable by name and its chunks picklable."""
+    over worker processes on this machine's cores (started on first use, kept until `release_workers`) when
+    there are at least `MIN_PARTS` chunks and two cores, else here. `fn` must be importable by name and its
+    chunks picklable."""
     if not chunks:
         return []
     if _mapper:
@@ -64,6 +65,13 @@ def map_parts(fn: Callable[[T], R], chunks: Sequence[T]) -> list[R]:
     except (OSError, NotImplementedError, BrokenProcessPool):  # no process semaphores here, or a worker died
         _pool.clear()
         return [fn(chunk) for chunk in chunks]
+
+
+def release_workers() -> None:
+    """Stop `map_parts`' worker processes (the next call starts them again): a pass that is over hands their
+    memory back instead of keeping it through the phases that follow."""
+    if _pool:
+        _pool.pop().shutdown()
 
 
 def cores() -> int:

@@ -125,15 +125,19 @@ def elo(outcomes: Sequence[Outcome], models: Sequence[str], k: float = 4.0, seed
     """Online Elo over the outcomes in a seeded random order (K=4, as Chatbot Arena), mean-anchored."""
     games = _prepare(outcomes, ties)
     order = np.random.default_rng(seed).permutation(len(games))
-    rating = dict.fromkeys(models, ANCHOR)
-    for i in order:
-        o = games[i]
-        expected = 1 / (1 + 10 ** ((rating[o.model_b] - rating[o.model_a]) / 400))
-        step = k * weight(o) * (o.score - expected)
-        rating[o.model_a] += step
-        rating[o.model_b] -= step
-    shift = ANCHOR - float(np.mean(list(rating.values())))
-    return {m: r + shift for m, r in rating.items()}
+    index = {m: i for i, m in enumerate(dict.fromkeys(models))}
+    rating = [ANCHOR] * len(index)
+    # the games as plain lists read in the loop: the same arithmetic in the same order, without an attribute
+    # lookup, a dict lookup by name and a call of `weight` per game
+    a, b = [index[o.model_a] for o in games], [index[o.model_b] for o in games]
+    score, scale = [o.score for o in games], [k * weight(o) for o in games]
+    for i in order.tolist():
+        expected = 1 / (1 + 10 ** ((rating[b[i]] - rating[a[i]]) / 400))
+        step = scale[i] * (score[i] - expected)
+        rating[a[i]] += step
+        rating[b[i]] -= step
+    shift = ANCHOR - float(np.mean(rating))
+    return {m: rating[i] + shift for m, i in index.items()}
 
 
 def _ranks(ratings: dict[str, float]) -> dict[str, int]:

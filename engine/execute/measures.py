@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from engine import derived
-from engine.chunk_map import in_worker, map_chunks, map_parts
+from engine.chunk_map import in_worker, map_chunks, map_parts, release_workers
 from engine.execute.cache import Cache
 from engine.judges.kinds import judge_kind
 from engine.judges.verdicts import compare_columns
@@ -104,6 +104,7 @@ def run_measures(records: Sequence[Measured], cache: Cache,
             cache.put_measures(key, measured_values)
             done.computed += len(measured_values)
         on_chunk(wanted, total)
+    release_workers()
     done.seconds = round(time.perf_counter() - started, 3)
     return done
 

@@ -29,7 +29,7 @@ from engine.methods.vibecheck.firth import correct
 from engine.methods.vibecheck.heldout import wilson
 
 BUCKETS = 2**20
-CAP = 20_000  # training pairs fitted, and test pairs scored, at most
+CAP = 10_000  # training pairs fitted, and test pairs scored, at most
 BLOCK = 4_000  # answers turned into vectors at a time
 ESTIMATOR = ("TF-IDF word 1–2-grams (hashed, IDF from the training answers) of answer A minus answer B; logistic "
              f"regression without intercept on the training pairs in both orders (scikit-learn; at most {CAP:,} "

@@ -90,7 +90,7 @@ def metric_columns(metrics: Sequence[str], pairs: Sequence[TrainingPair]) -> dic
     A − B beyond the relative tolerance) and the signed strength (a − b) / (|a| + |b|). Every metric is measured
     on every answer in one pass over parts of answers, spread over this machine's cores (`map_parts`, through
     the measure pass's own unit of work, so the values are the measure pass's)."""
-    from engine.chunk_map import map_parts
+    from engine.chunk_map import map_parts, release_workers
     from engine.execute.measures import SHARED, measure_part
 
     if not metrics:
@@ -98,6 +98,7 @@ def metric_columns(metrics: Sequence[str], pairs: Sequence[TrainingPair]) -> dic
     texts = [p.output_a for p in pairs] + [p.output_b for p in pairs]
     parts = [[("metric", {"metric": m}, texts[i:i + SHARED]) for m in metrics] for i in range(0, len(texts), SHARED)]
     measured = [columns for columns, _ in map_parts(measure_part, parts)]
+    release_workers()
     out = {}
     for n, metric in enumerate(metrics):
         values = [v for columns in measured for v in columns[n]]
