@@ -161,9 +161,9 @@ def _frequent(starts: np.ndarray, blocks: list[tuple[int, int]], ranks: np.ndarr
         counts.append(np.diff(np.r_[runs, len(pair_code)]))
     if not seen:
         return np.zeros(0, dtype=np.int64)
-    order = np.argsort(np.concatenate(seen), kind="stable")
-    codes = np.concatenate(seen)[order]
-    df = np.concatenate(counts)[order]
+    merged = np.concatenate(seen)
+    order = np.argsort(merged)
+    codes, df = merged[order], np.concatenate(counts)[order]
     runs = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
     return codes[runs][np.add.reduceat(df, runs) >= min_docs]
 
