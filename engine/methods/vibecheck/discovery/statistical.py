@@ -124,11 +124,6 @@ def pair_scores(vibe: Vibe, pairs: Sequence[TrainingPair]) -> np.ndarray:
     return judged_columns(vibe, pairs)[0]
 
 
-def pair_features(vibe: Vibe, pairs: Sequence[TrainingPair]) -> np.ndarray:
-    """The regressions' column alone (see `judged_columns`)."""
-    return judged_columns(vibe, pairs)[1]
-
-
 DISCOVERY_FDR = 0.05
 
 
@@ -158,12 +153,6 @@ def _doc_terms(texts: list[str] | ngrams.Tokenized, min_docs: int) -> tuple[Any,
 def _tokenized(pairs: Sequence[TrainingPair]) -> ngrams.Tokenized:
     """Model A's answers, then model B's, tokenized once for the n-gram index of these pairs and of any subset."""
     return ngrams.tokenize([p.output_a for p in pairs] + [p.output_b for p in pairs], tokens)
-
-
-def _halves(corpus: ngrams.Tokenized, rows: Sequence[int]) -> ngrams.Tokenized:
-    """The texts of the pairs at `rows` from a corpus of `_tokenized` pairs: their A answers, then their B's."""
-    n = corpus.texts // 2
-    return corpus.subset([*rows, *(n + row for row in rows)])
 
 
 def _ranked(matrix: Any, vocabulary: np.ndarray, positive: np.ndarray,
@@ -350,7 +339,8 @@ def crossfit_lexicons(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
     halves = [sorted(order[: len(pairs) // 2]), sorted(order[len(pairs) // 2:])]
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for mine, score in ((halves[0], halves[1]), (halves[1], halves[0])):
-        lexicons = [c.vibe for c in candidates([pairs[i] for i in mine], model_a, model_b, _halves(corpus, mine))
+        half = corpus.subset([*mine, *(len(pairs) + i for i in mine)])  # their A answers, then their B's
+        lexicons = [c.vibe for c in candidates([pairs[i] for i in mine], model_a, model_b, half)
                     if c.origin != "metric"]
         columns = metric_columns([str(v.metric) for v in lexicons], [pairs[i] for i in score])
         for vibe in lexicons:
