@@ -53,7 +53,9 @@ def map_parts(fn: Callable[[T], R], chunks: Sequence[T]) -> list[R]:
     """[fn(chunk) for chunk in chunks] for CPU-bound pure-Python work: on the cluster while one is in use, else
     over worker processes on this machine's cores (started on first use, kept until `release_workers`) when
     there are at least `MIN_PARTS` chunks and two cores, else here. `fn` must be importable by name and its
-    chunks picklable."""
+    chunks picklable. As with any use of `multiprocessing`, a script that runs the pipeline itself (rather than
+    `vibe` or `python -m engine`) keeps its top-level code under `if __name__ == "__main__":`, since each
+    worker imports the main module."""
     if not chunks:
         return []
     if _mapper:
@@ -86,8 +88,11 @@ def in_worker() -> bool:
 
 def _local_pool() -> ProcessPoolExecutor:
     if not _pool:
-        # forkserver: a worker starts from a clean process, not a fork of this one and its threads (SQLite, asyncio)
-        method = "forkserver" if sys.platform.startswith("linux") else "spawn"
-        _pool.append(ProcessPoolExecutor(cores(), mp_context=multiprocessing.get_context(method)))
+        # a worker starts from a clean process, not a fork of this one and its threads (SQLite, asyncio); the
+        # server imports the measure code once, for every worker it forks
+        context = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
+        if sys.platform != "win32":
+            context.set_forkserver_preload(["engine.execute.measures"])
+        _pool.append(ProcessPoolExecutor(cores(), mp_context=context))
         atexit.register(_pool[0].shutdown)
     return _pool[0]

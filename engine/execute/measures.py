@@ -64,8 +64,8 @@ def run_measures(records: Sequence[Measured], cache: Cache,
     answers, each measured on every measure it lacks by one call of `measure_part`, through `chunk_map`: a kind
     that measures in plain Python (`measure_in_workers`) over this machine's cores in worker processes (in this
     process for a small pass), an encoder in this process; both on the cluster's actor pool while a run uses the
-    Ray backend. Within a part every measure sees
-    the same texts in turn, so a kind may keep what it found in a text (the metric kind keeps its words).
+    Ray backend. Within a part every measure sees the same texts in turn, so a kind may keep what it found in a
+    text (the metric kind keeps its words).
     `on_chunk(n, total)`: n more of the `total` values missing are measured (progress; first called with 0)."""
     done, started = MeasurePass(), time.perf_counter()
     todo: dict[str, tuple[Measured, set[str]]] = {}

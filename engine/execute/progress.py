@@ -176,7 +176,7 @@ def release_freed_memory() -> None:
 
     gc.collect()
     if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):  # not glibc (musl, say): nothing to hand back so
+        with contextlib.suppress(OSError, AttributeError):  # not glibc (musl, say): no malloc_trim to call
             ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 

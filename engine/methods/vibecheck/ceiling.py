@@ -53,19 +53,20 @@ class Ceiling:
 
 @dataclass(frozen=True)
 class TextClassifier:
-    """The fitted classifier: each hashed term's weight (its smoothed IDF over the training answers, 0 for a
-    term in fewer than two of them) and one coefficient per term."""
+    """The fitted classifier: the hashed terms it keeps (those in at least two training answers), each one's
+    weight (its smoothed IDF over the training answers) and coefficient."""
 
+    kept: np.ndarray  # bucket numbers
     idf: np.ndarray
     coefficients: np.ndarray
 
     def vectors(self, texts: Sequence[str]) -> Any:
-        """TF-IDF rows of `texts` as scikit-learn's `TfidfVectorizer(sublinear_tf=True)` weighs them: (1 + log
-        count) × IDF, each row scaled to unit length."""
+        """TF-IDF rows of `texts` over the kept terms, as scikit-learn's `TfidfVectorizer(sublinear_tf=True)`
+        weighs them: (1 + log count) × IDF, each row scaled to unit length."""
         from scipy.sparse import diags
         from sklearn.preprocessing import normalize
 
-        counts = _counts(texts)
+        counts = _counts(texts)[:, self.kept]
         counts.data = 1.0 + np.log(counts.data)
         return normalize((counts @ diags(self.idf)).tocsr())
 
@@ -99,26 +100,30 @@ def _sample(pairs: Sequence[Pair]) -> list[Pair]:
 
 def fit(train: Sequence[Pair]) -> TextClassifier | None:
     """The classifier fitted on the training pairs alone (None when their answers hold no term in two of them)."""
-    from scipy.sparse import diags, vstack
+    from scipy.sparse import vstack
     from sklearn.linear_model import LogisticRegression
 
     texts = [text for pair in train for text in pair]
     df = np.zeros(BUCKETS)  # training answers holding each term (counted a block at a time, then again for the
     for i in range(0, len(texts), BLOCK):  # vectors: holding every block's counts would double the fit's memory)
         df += np.bincount(_counts(texts[i:i + BLOCK]).indices, minlength=BUCKETS)
-    if not (df >= 2).any():
+    kept = np.flatnonzero(df >= 2)
+    if not len(kept):
         return None
-    classifier = TextClassifier(np.where(df >= 2, np.log((1 + len(texts)) / (1 + df)) + 1, 0.0), np.zeros(BUCKETS))
+    # the model's columns are the kept terms alone: L-BFGS keeps 20-odd vectors as long as the coefficients
+    # (at 2^20 hashed columns, 200 MB), and a term in no two answers has all-zero values anyway
+    classifier = TextClassifier(kept, np.log((1 + len(texts)) / (1 + df[kept])) + 1, np.zeros(len(kept)))
     x = vstack([classifier.vectors([p[0] for p in block]) - classifier.vectors([p[1] for p in block])
                 for block in _blocks(train)], format="csr")
     if len(train) < 2:  # both orders written out: one pair alone is one class
         x, y, weight = vstack([x, -x]), np.r_[np.ones(len(train)), np.zeros(len(train))], 1.0
     else:
         sign = np.where(np.arange(len(train)) % 2 == 0, 1.0, -1.0)
-        x, y, weight = (diags(sign) @ x).tocsr(), (sign > 0).astype(float), 2.0
+        x.data *= np.repeat(sign, np.diff(x.indptr))  # each row's sign, in place: no second matrix
+        y, weight = (sign > 0).astype(float), 2.0
     model = LogisticRegression(fit_intercept=False, max_iter=1000, C=weight)
     model.fit(x, y)
-    return TextClassifier(classifier.idf, model.coef_.ravel())
+    return TextClassifier(kept, classifier.idf, model.coef_.ravel())
 
 
 def ceiling(train: Sequence[Pair], test: Sequence[Pair], vibes_accuracy: float | None) -> Ceiling | None:
