@@ -62,7 +62,7 @@ def features(vibes: list[Vibe], train: list[discovery.TrainingPair], test: list[
     def column(vibe: Vibe, pairs: list[discovery.TrainingPair], fitted: bool) -> np.ndarray:
         if fitted and (vibe.metric or "").startswith(PHRASES_PREFIX):
             return crossfit[vibe.name]
-        return discovery.pair_features(vibe, pairs)
+        return discovery.judged_columns(vibe, pairs)[1]  # the regressions' column: strength, or the verdict
 
     shape = (len(train), 0), (len(test), 0)
     if not vibes:
