@@ -39,9 +39,20 @@ def mean_interval(values: Sequence[float]) -> tuple[float, float]:
 
 def bootstrap_interval(values: np.ndarray, seed: int, rounds: int) -> tuple[float, float]:
     """95% percentile interval of a mean, resampling its independent units (pairs, prompts) `rounds` times."""
-    rng = np.random.default_rng(seed)
-    means = np.concatenate([values[draws].mean(axis=1) for draws in resampled_rows(rng, len(values), rounds)])
+    means = bootstrap_means(values, np.random.default_rng(seed), rounds)
     return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+
+
+def bootstrap_means(values: np.ndarray, rng: np.random.Generator, rounds: int) -> np.ndarray:
+    """The mean of each of `rounds` resamples of `values` with replacement (`resampled_rows`)."""
+    return np.concatenate([values[draws].mean(axis=1) for draws in resampled_rows(rng, len(values), rounds)])
+
+
+def bootstrap_ratios(sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator, rounds: int) -> np.ndarray:
+    """Σ sums / Σ counts over each of `rounds` resamples of the units with replacement (`resampled_rows`): the
+    mean of values that come in units (a unit's sum of values, and how many it holds)."""
+    return np.concatenate([sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+                           for draws in resampled_rows(rng, len(sums), rounds)])
 
 
 ROUNDS_AT_ONCE = 32  # even: see `resampled_rows`
@@ -78,8 +89,7 @@ def cluster_bootstrap_interval(values: np.ndarray, clusters: Sequence[str], seed
     group = np.array([index[c] for c in clusters])
     sums = np.bincount(group, weights=values, minlength=len(index))
     counts = np.bincount(group, minlength=len(index)).astype(float)
-    means = np.concatenate([sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
-                            for draws in resampled_rows(np.random.default_rng(seed), len(index), rounds)])
+    means = bootstrap_ratios(sums, counts, np.random.default_rng(seed), rounds)
     return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
 
 

@@ -128,8 +128,7 @@ def subset_scores(per_item: dict[str, tuple[str, float]], rounds: int, seed: int
         if not len(values):
             out.append(SubsetScore(subset, 0, float("nan"), float("nan"), float("nan")))
             continue
-        boot = (25.0 * (np.concatenate([values[rows].mean(axis=1) for rows in stats.resampled_rows(
-            rng, len(values), rounds)]) - 1.0) if rounds else None)
+        boot = 25.0 * (stats.bootstrap_means(values, rng, rounds) - 1.0) if rounds else None
         low, high = np.percentile(boot, [2.5, 97.5]) if boot is not None else (np.nan, np.nan)
         out.append(SubsetScore(subset, len(values), score_percent(list(values)), float(low), float(high)))
     return out

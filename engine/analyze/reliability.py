@@ -150,9 +150,7 @@ def _pair_bootstrap(values: list[tuple[str, float]], seed: int) -> tuple[float, 
         sums[pair][0] += value
         sums[pair][1] += 1
     totals = np.array(list(sums.values()))
-    rng = np.random.default_rng(seed)
-    means = np.concatenate([totals[draws, 0].sum(axis=1) / totals[draws, 1].sum(axis=1)
-                            for draws in stats.resampled_rows(rng, len(totals), BOOTSTRAP_ROUNDS)])
+    means = stats.bootstrap_ratios(totals[:, 0], totals[:, 1], np.random.default_rng(seed), BOOTSTRAP_ROUNDS)
     return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 

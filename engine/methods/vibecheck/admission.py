@@ -36,7 +36,12 @@ def _probabilities(z: np.ndarray, y: np.ndarray, iterations: int = 30,
     unless `z` holds one), by Newton steps on every draw at once from `start` (one coefficient vector for all
     rows; zeros by default); returns the fitted probabilities. A draw that separates runs its linear predictor
     to the clip, where its probabilities are 0 or 1."""
-    return np.asarray(expit(np.clip(_coefficients(z, y, iterations, start) @ z.T, -30, 30)))
+    return _predicted(_coefficients(z, y, iterations, start), z)
+
+
+def _predicted(beta: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """The probabilities of the fits `beta` (draws × columns) on `z`, the linear predictor clipped at ±30."""
+    return np.asarray(expit(np.clip(beta @ z.T, -30, 30)))
 
 
 def _coefficients(z: np.ndarray, y: np.ndarray, iterations: int = 30,
@@ -44,7 +49,7 @@ def _coefficients(z: np.ndarray, y: np.ndarray, iterations: int = 30,
     """The coefficients of `_probabilities`' fits (draws × columns)."""
     beta = np.zeros((len(y), z.shape[1])) if start is None else np.tile(start, (len(y), 1))
     for _ in range(iterations):
-        p = expit(np.clip(beta @ z.T, -30, 30))
+        p = _predicted(beta, z)
         w = p * (1 - p)
         step = np.linalg.solve(_information(w, z), ((y - p) @ z)[..., None])[..., 0]
         beta += step
@@ -78,7 +83,7 @@ def admit(base: np.ndarray, candidates: dict[str, np.ndarray], y: np.ndarray,
         z = np.column_stack([base, *(candidates[n] for n in chosen)])
         x = np.column_stack([candidates[n] for n in left])
         fitted = _coefficients(z, y[None, :])
-        p = expit(np.clip(fitted @ z.T, -30, 30))
+        p = _predicted(fitted, z)
         observed = _score_statistics(z, x, y[None, :], p)[0]
         best = int(np.argmax(observed))
         if observed[best] <= 0:

@@ -125,9 +125,6 @@ class MeasuredValues(Mapping[str, tuple[float, float]]):
             raise KeyError(vibe)
         return a, b
 
-    def __contains__(self, vibe: object) -> bool:
-        return self.get(vibe) is not None  # type: ignore[call-overload]
-
     def __iter__(self) -> Iterator[str]:
         measured = ~np.isnan(self._table.values[self._row, :, 0])
         return (vibe for vibe, column in self._table.vibes.items() if measured[column])

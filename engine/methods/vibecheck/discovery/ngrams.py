@@ -49,11 +49,11 @@ class Tokenized:
         return Tokenized(ids, starts, self.words)
 
 
-def tokenize(texts: Sequence[str], tokenize: Callable[[str], list[str]]) -> Tokenized:
-    """Every text's tokens as ids (int32 arrays built text by text: a Python list of every token's id would
-    cost ten times the array)."""
+def tokenize(texts: Sequence[str], split: Callable[[str], list[str]]) -> Tokenized:
+    """Every text's tokens (`split`) as ids (int32 arrays built text by text: a Python list of every token's id
+    would cost ten times the array)."""
     index: dict[str, int] = {}
-    parts = [np.fromiter((index.setdefault(t, len(index)) for t in tokenize(text)), dtype=np.int32)
+    parts = [np.fromiter((index.setdefault(t, len(index)) for t in split(text)), dtype=np.int32)
              for text in texts]
     starts = np.r_[0, np.cumsum([len(part) for part in parts], dtype=np.int64)].astype(np.int64)
     ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
@@ -126,11 +126,16 @@ def _codes(starts: np.ndarray, block: tuple[int, int], ranks: np.ndarray, size: 
     return held, codes[held], doc[held]
 
 
+def _run_starts(ordered: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of a sorted array starts."""
+    return np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(ordered) else np.zeros(0, dtype=np.int64)
+
+
 def _unique(values: np.ndarray) -> np.ndarray:
     """The distinct values, sorted: by sorting, which NumPy 2's hashing `np.unique` is a hundred times slower
     than on millions of distinct int64."""
     ordered = np.sort(values)
-    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
+    return np.asarray(ordered[_run_starts(ordered)])
 
 
 def _distinct(code: np.ndarray, doc: np.ndarray, n_docs: int, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -154,18 +159,16 @@ def _frequent(starts: np.ndarray, blocks: list[tuple[int, int]], ranks: np.ndarr
     for block in blocks:
         _, code, doc = _codes(starts, block, ranks, size, n)
         pair_code, _ = _distinct(code, doc, n_docs, space)
-        if not len(pair_code):
-            continue
-        runs = np.flatnonzero(np.r_[True, pair_code[1:] != pair_code[:-1]])  # pair_code is sorted
+        runs = _run_starts(pair_code)
         seen.append(pair_code[runs])
         counts.append(np.diff(np.r_[runs, len(pair_code)]))
-    if not seen:
-        return np.zeros(0, dtype=np.int64)
-    merged = np.concatenate(seen)
+    merged = np.concatenate(seen) if seen else np.zeros(0, dtype=np.int64)
+    if not len(merged):
+        return merged
     order = np.argsort(merged)
     codes, df = merged[order], np.concatenate(counts)[order]
-    runs = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    return codes[runs][np.add.reduceat(df, runs) >= min_docs]
+    runs = _run_starts(codes)
+    return np.asarray(codes[runs][np.add.reduceat(df, runs) >= min_docs])
 
 
 def _ranked(starts: np.ndarray, blocks: list[tuple[int, int]], ranks: np.ndarray, size: int, n: int,
