@@ -134,24 +134,22 @@ def run(folder: Path) -> tuple[float, float, int]:
 
 
 def tree_rss_mb(root: int) -> float:
-    """The resident memory of `root` and every process below it, in MB (0 where /proc is not there)."""
-    parents: dict[int, int] = {}
-    rss: dict[int, float] = {}
-    for entry in Path("/proc").glob("[0-9]*"):
+    """The resident memory of `root` and every process below it, in MB (0 where /proc is not there). It walks
+    down from `root` through each thread's list of children, reading only the tree's own files: scanning all of
+    /proc five times a second took 5% of a core from the run it measures."""
+    total, todo, seen = 0.0, [root], set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
         try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            pages = int((entry / "statm").read_text().split()[1])
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                todo += [int(child) for child in (task / "children").read_text().split()]
         except (OSError, IndexError, ValueError):  # gone meanwhile
             continue
-        parents[int(entry.name)] = int(fields[1])
-        rss[int(entry.name)] = pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-    inside = {root}
-    grew = True
-    while grew:
-        below = {pid for pid, parent in parents.items() if parent in inside} - inside
-        inside |= below
-        grew = bool(below)
-    return sum(rss.get(pid, 0.0) for pid in inside)
+    return total
 
 
 def size_mb(path: Path) -> float:

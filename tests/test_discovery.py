@@ -281,3 +281,34 @@ def test_the_ngram_index_is_countvectorizers_matrix(shared_data: Path) -> None:
     subset, names = doc_terms(tokenize(arena, tokens).subset(rows), 3, tokens, 50)
     expected, vocabulary = _countvectorizer([arena[row] for row in rows], 3)
     assert list(names) == vocabulary and (subset != expected).nnz == 0
+
+
+def test_discovery_shares_its_metric_values_with_the_measure_pass(tmp_path: Path, shared_data: Path) -> None:
+    """Discovery measures every candidate metric on the training answers; the run then measures each discovered
+    metric's vibe on every answer. The training answers' values are stored once, under the measure pass's own
+    keys, so the pass measures only the test answers of a discovered metric (a mined lexicon, new to both, is
+    measured on all), and every value in the run folder is the metric's value for that answer."""
+    import json
+
+    from engine.execute.cache import Cache
+    from engine.execute.measures import answer_measure_key
+    from engine.judges.metrics import METRICS
+    from engine.judges.metrics import measure as measure_text
+    from engine.pipeline import run_spec
+
+    (tmp_path / "spec.yaml").write_text(SPEC_FRIENDLY.format(data=shared_data))
+    _, _, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
+                             report=False)
+    found = json.loads((run_dir / "discovered_vibes.json").read_text())
+    splits = [json.loads(line)["split"] for line in (run_dir / "vibecheck" / "pairs.jsonl").open()]
+    metrics = [v["metric"] for v in found if v.get("metric") in METRICS]
+    assert metrics
+    expected = sum(2 * (splits.count("test") if v.get("metric") in METRICS else len(splits)) for v in found)
+    assert json.loads((run_dir / "manifest.json").read_text())["measured"]["computed"] == expected
+    with np.load(run_dir / "measures.npz") as kept:
+        answers, keys, table = kept["answers"].tolist(), kept["keys"].tolist(), kept["values"]
+    with Cache(tmp_path / "c.sqlite") as cache:
+        texts = {a: str(r.output) for a, r in cache.get_many(answers).items()}
+    for metric in metrics:
+        column = table[:, keys.index(answer_measure_key("metric", {"metric": metric}))]
+        assert column.tolist() == [measure_text(metric, texts[a]) for a in answers]

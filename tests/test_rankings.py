@@ -192,3 +192,28 @@ def test_recorded_scores_are_ranked_per_difficulty_as_vibe_eval_reports_them(tmp
     assert by_subset["normal"].ratings[0].model == "A" and by_subset["hard"].ratings[0].model == "B"
     page = (run_dir / "index.html").read_text()
     assert "By difficulty" in page and "hard (3 prompts)" in page and "normal (4 prompts)" in page
+
+
+def test_elo_rounds_played_side_by_side_equal_one_round_at_a_time() -> None:
+    """The bootstrap plays its Elo rounds side by side (one NumPy step per game across rounds); each must equal
+    `elo` run alone on that round's draw, also where draws differ in length (units of 1–3 battles, ties left
+    out) and a model plays itself."""
+    rng = np.random.default_rng(5)
+    models = ["A", "B", "C"]
+    outcomes = [Outcome(models[a], models[b], float(rng.choice([0.0, 0.5, 1.0])), unit=f"p{i // 3 if i < 30 else i}")
+                for i, (a, b) in enumerate(rng.integers(0, 3, size=(60, 2)))]
+    ranking = rank("elo", outcomes, models, rounds=70, seed=2, ties="drop", unit="prompt")
+    units = list(dict.fromkeys(o.unit for o in outcomes))
+    by_unit = [[o for o in outcomes if o.unit == u] for u in units]
+    draw = np.random.default_rng(2)
+    boot = {m: [] for m in models}
+    for r in range(70):
+        sample = [o for g in draw.integers(0, len(units), len(units)) for o in by_unit[g]]
+        ratings = elo(sample, models, seed=2 + r + 1, ties="drop")
+        for m in models:
+            boot[m].append(ratings[m])
+    point = elo(outcomes, models, seed=2, ties="drop")
+    for row in ranking.ratings:
+        assert row.rating == pytest.approx(point[row.model], abs=1e-9)
+        low, high = np.percentile(boot[row.model], [2.5, 97.5])
+        assert (row.ci_low, row.ci_high) == pytest.approx((low, high), abs=1e-9)

@@ -176,3 +176,41 @@ def test_pure_python_parts_run_on_this_machines_cores_with_the_same_values(share
         workers = {where for _, where in spread}
         assert all(w.startswith("this machine pid ") and w != f"this machine pid {os.getpid()}" for w in workers)
     assert {where for _, where in map_parts(measure_part, parts[:MIN_PARTS - 1])} == {"this process"}
+
+
+def test_gzip_members_read_back_as_one_stream_and_give_the_same_bytes_for_the_same_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file compressed a member at a time on a background thread is one gzip file to `gzip`, `zcat` and pandas:
+    members cut at 1 KiB here, so 200 records make many; the same writes give the same bytes; no writes give a
+    valid empty file; an error on the thread reaches the caller."""
+    import gzip
+    import shutil
+    import subprocess
+
+    import pandas as pd
+
+    from engine import gzip_members
+
+    monkeypatch.setattr(gzip_members, "MEMBER_BYTES", 1024)
+    records = [{"id": i, "text": "é" * (i % 500) + " 🎉"} for i in range(200)]
+    paths = [tmp_path / "one.jsonl.gz", tmp_path / "two.jsonl.gz"]
+    for path in paths:
+        with gzip_members.gzip_text(path) as fh:
+            for record in records:
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+    data = paths[0].read_bytes()
+    assert data == paths[1].read_bytes() and data.count(b"\x1f\x8b\x08") > 5  # many members
+    assert [json.loads(line) for line in gzip.decompress(data).decode("utf-8").splitlines()] == records
+    assert pd.read_json(paths[0], lines=True)["id"].tolist() == list(range(200))
+    if shutil.which("zcat"):
+        assert subprocess.run(["zcat", str(paths[0])], capture_output=True, check=True).stdout.count(b"\n") == 200
+    with gzip_members.GzipMembers(tmp_path / "empty.gz"):
+        pass
+    assert gzip.decompress((tmp_path / "empty.gz").read_bytes()) == b""
+
+    def broken(data: bytes) -> bytes:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(gzip_members, "compress", broken)
+    with pytest.raises(OSError, match="No space left"), gzip_members.gzip_text(tmp_path / "full.gz") as fh:
+        fh.write("x" * 5000)

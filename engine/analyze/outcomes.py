@@ -27,10 +27,11 @@ def style_vector(text_a: str | None, text_b: str | None) -> tuple[float, ...]:
     return tuple((a - b) / (a + b) if a + b else 0.0 for a, b in zip(counts(text_a), counts(text_b), strict=True))
 
 
-def human_outcomes(items: list[Item], models: list[str]) -> list[Outcome]:
+def human_outcomes(items: list[Item], models: list[str], with_style: bool = True) -> list[Outcome]:
     """Every labelled comparison between two of `models`: each battle a battle log holds on an item, or (two
     models, a wide table) the item's one label. The unit is the item, so battles on one prompt resample
-    together."""
+    together. `with_style=False` leaves the style vectors empty, for rankings that do not control for style
+    (counting them reads every answer)."""
     out = []
     for item in items:
         pairs = ([(b.model_a, b.model_b) for b in item.battles if b.model_a in models and b.model_b in models]
@@ -40,14 +41,15 @@ def human_outcomes(items: list[Item], models: list[str]) -> list[Outcome]:
             if label not in (model_a, model_b, "tie"):
                 continue
             score = 0.5 if label == "tie" else float(label == model_a)
-            out.append(Outcome(model_a, model_b, score, style=style_vector(item.outputs.get(model_a),
-                                                                            item.outputs.get(model_b)), unit=item.id))
+            style = style_vector(item.outputs.get(model_a), item.outputs.get(model_b)) if with_style else ()
+            out.append(Outcome(model_a, model_b, score, style=style, unit=item.id))
     return out
 
 
-def score_outcomes(items: list[Item], models: list[str], tie_gap: float = 1.0) -> list[Outcome]:
-    """Per-item comparisons of the scores a dataset records for each model."""
-    texts = {(item.id, model): text for item in items for model, text in item.outputs.items()}
+def score_outcomes(items: list[Item], models: list[str], tie_gap: float = 1.0,
+                   with_style: bool = True) -> list[Outcome]:
+    """Per-item comparisons of the scores a dataset records for each model (`with_style`: as `human_outcomes`)."""
+    texts = {(item.id, model): text for item in items for model, text in item.outputs.items()} if with_style else {}
     return rating_outcomes({item.id: item.scores for item in items}, models, texts, tie_gap)
 
 

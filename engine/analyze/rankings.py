@@ -26,6 +26,7 @@ from scipy.optimize import minimize
 
 from engine import derived
 
+ROUNDS_AT_ONCE = 64  # bootstrap rounds drawn and fitted together: 64 × 100,000 outcomes of Elo is 51 MB
 SCALE = 400 / math.log(10)  # Elo points per natural-log odds unit
 ANCHOR = 1000.0
 
@@ -66,28 +67,54 @@ class Ranking:
     one_per_unit: bool = False  # each round used one outcome drawn from each unit (see the module docstring)
 
 
-def _prepare(outcomes: Sequence[Outcome], ties: str) -> list[Outcome]:
-    if ties == "drop":
-        return [o for o in outcomes if o.score != 0.5]
-    if ties != "half":
-        raise ValueError(f"ties must be 'half' or 'drop', not {ties!r}")
-    return list(outcomes)
+@dataclass(frozen=True)
+class _Games:
+    """Outcomes as columns, built once per ranking: a fit or a bootstrap round reads the rows it draws by index,
+    never a list of `Outcome`s (building one per round from 100,000 outcomes cost more than the fits)."""
+
+    a: np.ndarray  # model indices
+    b: np.ndarray
+    score: np.ndarray
+    scale: np.ndarray  # Elo's K times the outcome's weight
+    style: np.ndarray  # games × style features (none unless a fit uses them)
+
+    @classmethod
+    def of(cls, outcomes: Sequence[Outcome], models: Sequence[str], style_features: int = 0, k: float = 4.0,
+           weight: Callable[[Outcome], float] = lambda o: 1.0) -> _Games:
+        index = {m: i for i, m in enumerate(dict.fromkeys(models))}
+        style = np.array([o.style[:style_features] for o in outcomes] if style_features else [], dtype=float)
+        return cls(np.array([index[o.model_a] for o in outcomes], dtype=np.int64),
+                   np.array([index[o.model_b] for o in outcomes], dtype=np.int64),
+                   np.array([o.score for o in outcomes], dtype=float),
+                   np.array([k * weight(o) for o in outcomes], dtype=float),
+                   style.reshape(len(outcomes), style_features))
+
+    def kept(self, rows: np.ndarray, ties: str) -> np.ndarray:
+        """The rows a fit uses under the tie rule, in their order."""
+        if ties == "drop":
+            return rows[self.score[rows] != 0.5]
+        if ties != "half":
+            raise ValueError(f"ties must be 'half' or 'drop', not {ties!r}")
+        return rows
 
 
 def bradley_terry(outcomes: Sequence[Outcome], models: Sequence[str], ties: str = "half",
                   style_names: Sequence[str] = ()) -> tuple[dict[str, float], dict[str, float]]:
     """Maximum-likelihood ratings (and style coefficients, in log-odds per standard deviation of each style
     feature, as Chatbot Arena's style control reports them)."""
-    games = _prepare(outcomes, ties)
-    if not games:  # nothing decided (e.g. a bootstrap draw of ties only, with ties dropped): no information
+    games = _Games.of(outcomes, models, len(style_names))
+    return _bradley_terry(games, np.arange(len(outcomes)), models, ties, style_names)
+
+
+def _bradley_terry(games: _Games, rows: np.ndarray, models: Sequence[str], ties: str,
+                   style_names: Sequence[str]) -> tuple[dict[str, float], dict[str, float]]:
+    """`bradley_terry` on the given rows of `games`."""
+    rows = games.kept(rows, ties)
+    if not len(rows):  # nothing decided (e.g. a bootstrap draw of ties only, with ties dropped): no information
         return dict.fromkeys(models, ANCHOR), dict.fromkeys(style_names, 0.0)
-    index = {m: i for i, m in enumerate(models)}
     n, k = len(models), len(style_names)
-    a = np.array([index[o.model_a] for o in games])
-    b = np.array([index[o.model_b] for o in games])
-    y = np.array([o.score for o in games], dtype=float)
-    style = np.array([o.style[:k] for o in games], dtype=float).reshape(len(games), k)
-    style = scale_style(style)
+    a, b, y = games.a[rows], games.b[rows], games.score[rows]
+    style = scale_style(games.style[rows, :k])
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         strength, beta = theta[:n], theta[n:]
@@ -101,7 +128,7 @@ def bradley_terry(outcomes: Sequence[Outcome], models: Sequence[str], ties: str 
 
     theta = minimize(loss, np.zeros(n + k), jac=True, method="L-BFGS-B").x
     strength = theta[:n] - theta[:n].mean()
-    ratings = {m: ANCHOR + SCALE * float(strength[index[m]]) for m in models}
+    ratings = {m: ANCHOR + SCALE * float(strength[i]) for i, m in enumerate(models)}
     return ratings, {name: float(c) for name, c in zip(style_names, theta[n:], strict=True)}
 
 
@@ -123,21 +150,35 @@ def sep_multiplier(delta: float | None, threshold: float = 0.4, alpha: float = 2
 def elo(outcomes: Sequence[Outcome], models: Sequence[str], k: float = 4.0, seed: int = 0, ties: str = "half",
         weight: Callable[[Outcome], float] = lambda o: 1.0) -> dict[str, float]:
     """Online Elo over the outcomes in a seeded random order (K=4, as Chatbot Arena), mean-anchored."""
-    games = _prepare(outcomes, ties)
-    order = np.random.default_rng(seed).permutation(len(games))
-    index = {m: i for i, m in enumerate(dict.fromkeys(models))}
-    rating = [ANCHOR] * len(index)
-    # the games as plain lists read in the loop: the same arithmetic in the same order, without an attribute
-    # lookup, a dict lookup by name and a call of `weight` per game
-    a, b = [index[o.model_a] for o in games], [index[o.model_b] for o in games]
-    score, scale = [o.score for o in games], [k * weight(o) for o in games]
-    for i in order.tolist():
-        expected = 1 / (1 + 10 ** ((rating[b[i]] - rating[a[i]]) / 400))
-        step = scale[i] * (score[i] - expected)
-        rating[a[i]] += step
-        rating[b[i]] -= step
-    shift = ANCHOR - float(np.mean(rating))
-    return {m: rating[i] + shift for m, i in index.items()}
+    games = _Games.of(outcomes, models, k=k, weight=weight)
+    return _elo_rounds(games, [np.arange(len(outcomes))], [seed], list(dict.fromkeys(models)), ties)[0]
+
+
+def _elo_rounds(games: _Games, samples: Sequence[np.ndarray], seeds: Sequence[int], models: Sequence[str],
+                ties: str) -> list[dict[str, float]]:
+    """Online Elo on each sample (rows of `games`), each in the random order its seed gives, every sample at
+    once: a step applies each sample's next game to that sample's ratings, so one NumPy operation serves them
+    all, with each sample's arithmetic in its own order as one Python loop over it would do it. A sample that
+    has run out of games takes steps of 0."""
+    kept = [games.kept(rows, ties) for rows in samples]
+    orders = [rows[np.random.default_rng(seed).permutation(len(rows))] for rows, seed in zip(kept, seeds, strict=True)]
+    longest = max((len(order) for order in orders), default=0)
+    played = np.full((longest, len(orders)), -1, dtype=np.int64)  # step × sample: the game played, -1 when none
+    for column, order in enumerate(orders):
+        played[:len(order), column] = order
+    rating = np.full((len(orders), len(models)), ANCHOR)
+    rows = np.arange(len(orders))
+    # a sample past its end "plays" game 0 with a scale of 0: rating + 0.0 is the rating unchanged
+    scale = np.append(games.scale, 0.0) if len(games.scale) else np.zeros(1)
+    a, b, score = (np.append(column, 0) for column in (games.a, games.b, games.score))
+    for step_games in played:
+        ia, ib = a[step_games], b[step_games]
+        expected = 1 / (1 + 10 ** ((rating[rows, ib] - rating[rows, ia]) / 400))
+        step = scale[step_games] * (score[step_games] - expected)
+        rating[rows, ia] += step
+        rating[rows, ib] -= step
+    return [{m: float(values[i] + (ANCHOR - float(np.mean(values.tolist())))) for i, m in enumerate(models)}
+            for values in rating]
 
 
 def _ranks(ratings: dict[str, float]) -> dict[str, int]:
@@ -169,42 +210,56 @@ def _ranking_from_json(data: bytes) -> Ranking:
 
 def _rank(method: str, outcomes: Sequence[Outcome], models: list[str], rounds: int, seed: int, ties: str, k: float,
           style_names: Sequence[str], sep: dict[str, float], unit: str, one_per_unit: bool = False) -> Ranking:
-    def fit(sample: Sequence[Outcome], fit_seed: int) -> tuple[dict[str, float], dict[str, float]]:
-        if method in ("bradley_terry", "style_controlled"):
-            return bradley_terry(sample, models, ties, style_names if method == "style_controlled" else ())
-        if method == "elo":
-            return elo(sample, models, k, fit_seed, ties), {}
-        if method == "sep_elo":
-            weight = lambda o: sep_multiplier(o.delta, **sep)  # noqa: E731
-            return elo(sample, models, k, fit_seed, ties, weight), {}
+    if method not in ("bradley_terry", "style_controlled", "elo", "sep_elo"):
         raise ValueError(f"unknown ranking method {method!r}")
+    style_names = style_names if method == "style_controlled" else ()
+    weight = (lambda o: sep_multiplier(o.delta, **sep)) if method == "sep_elo" else (lambda o: 1.0)
+    games = _Games.of(outcomes, models, len(style_names), k, weight)
+
+    def fits(samples: list[np.ndarray], first_seed: int) -> list[tuple[dict[str, float], dict[str, float]]]:
+        """The method fitted on each sample (rows of `games`); Elo's orders seeded first_seed, first_seed + 1…"""
+        if method in ("elo", "sep_elo"):
+            seeds = range(first_seed, first_seed + len(samples))
+            return [(ratings, {}) for ratings in _elo_rounds(games, samples, seeds, models, ties)]
+        return [_bradley_terry(games, rows, models, ties, style_names) for rows in samples]
 
     units: dict[str, list[int]] = {}
     for i, o in enumerate(outcomes):
         units.setdefault(o.unit or f"#{i}", []).append(i)
-    groups = list(units.values())
+    groups = [np.array(rows, dtype=np.int64) for rows in units.values()]
+    sizes = np.array([len(rows) for rows in groups])
+    members = np.concatenate(groups) if groups else np.zeros(0, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if groups else members
     rng = np.random.default_rng(seed)
 
-    def drawn(chosen: Sequence[int] | np.ndarray) -> list[Outcome]:
-        """The outcomes of the units chosen: all of each, or one drawn from each (`one_per_unit`)."""
+    def drawn(chosen: np.ndarray) -> np.ndarray:
+        """The rows of the units chosen: all of each, or one drawn from each (`one_per_unit`)."""
         if one_per_unit:
-            return [outcomes[groups[g][rng.integers(len(groups[g]))]] for g in chosen]
-        return [outcomes[i] for g in chosen for i in groups[g]]
+            return np.array([groups[g][rng.integers(len(groups[g]))] for g in chosen.tolist()], dtype=np.int64)
+        # every row of each chosen unit, unit after unit: each unit's start, then its following rows
+        counts = sizes[chosen]
+        offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        return members[np.repeat(starts[chosen], counts) + offsets]
 
     if one_per_unit:
-        draws = [fit(drawn(range(len(groups))), seed + r + 1) for r in range(max(rounds, 1))]
+        draws = []
+        for block in range(0, max(rounds, 1), ROUNDS_AT_ONCE):
+            samples = [drawn(np.arange(len(groups))) for _ in range(block, min(max(rounds, 1), block + ROUNDS_AT_ONCE))]
+            draws += fits(samples, seed + block + 1)
         point = {m: float(np.mean([d[0][m] for d in draws])) for m in models}
         coefficients = {name: float(np.mean([d[1][name] for d in draws])) for name in draws[0][1]}
     else:
-        point, coefficients = fit(outcomes, seed)
+        point, coefficients = fits([np.arange(len(outcomes))], seed)[0]
     boot: dict[str, list[float]] = {m: [] for m in models}
     boot_ranks: dict[str, list[int]] = {m: [] for m in models}
-    for r in range(rounds):
-        ratings, _ = fit(drawn(rng.integers(0, len(groups), len(groups))), seed + r + 1)
-        ranks = _ranks(ratings)
-        for m in models:
-            boot[m].append(ratings[m])
-            boot_ranks[m].append(ranks[m])
+    for block in range(0, rounds, ROUNDS_AT_ONCE):  # a block of rounds at a time: Elo plays them side by side
+        samples = [drawn(rng.integers(0, len(groups), len(groups)))
+                   for _ in range(block, min(rounds, block + ROUNDS_AT_ONCE))]
+        for ratings, _ in fits(samples, seed + block + 1):
+            ranks = _ranks(ratings)
+            for m in models:
+                boot[m].append(ratings[m])
+                boot_ranks[m].append(ranks[m])
     point_ranks = _ranks(point)
     rows = []
     for m in sorted(models, key=lambda m: -point[m]):

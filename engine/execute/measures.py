@@ -32,9 +32,14 @@ SHARED = 256  # answers every measure sees before the next ones
 
 def measure_key(record: Measured) -> str:
     """Where a record's values live in the cache: its kind, its measure and the code that computes it."""
-    kind = judge_kind(record.judge_kind)
-    return derived.key("measure", {"kind": record.judge_kind, "measure": record.measure},
-                       derived.code_digest(type(kind).__module__))
+    return answer_measure_key(record.judge_kind, record.measure)
+
+
+def answer_measure_key(kind_name: str, measure: dict[str, Any]) -> str:
+    """`measure_key` of a judge kind's measure, for work outside the plan (discovery) that measures answers the
+    same way and shares their values."""
+    kind = judge_kind(kind_name)
+    return derived.key("measure", {"kind": kind_name, "measure": measure}, derived.code_digest(type(kind).__module__))
 
 
 @dataclass

@@ -15,9 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import gzip
 import hashlib
-import io
 import json
 import platform
 import time
@@ -40,6 +38,7 @@ from engine.execute.progress import RunProgress
 from engine.execute.providers import Provider, ProviderError, create_provider
 from engine.execute.scheduler import Failure, Scheduler
 from engine.execute.snapshot import stage_file, write_measures, write_snapshot
+from engine.gzip_members import gzip_text
 from engine.plan import reference_corpora
 from engine.provider_table import engine_of, in_cluster_providers, is_recorded
 from engine.records import OFFLINE_PROVIDER, STAGES, Plan, Prepared, Result, Task
@@ -356,18 +355,12 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
-def _gzip_text(path: Path) -> io.TextIOWrapper:
-    """A text stream into a gzip file with no timestamp, so the same content gives the same bytes (level 6,
-    gzip's default: 9 took 30% longer for 0.2% less)."""
-    return io.TextIOWrapper(gzip.GzipFile(path, "wb", compresslevel=6, mtime=0), "utf-8", newline="")
-
-
 def _write_task_files(plan: Plan, run_dir: Path, results: dict[str, Result]) -> None:
     """plan.json.gz and one gzipped JSONL of task records per stage (pandas.read_json(path, lines=True) reads
     them as they are; compressed, Arena's run folder is 13 MB smaller)."""
     (run_dir / "plan.json").unlink(missing_ok=True)  # written uncompressed by earlier versions
     # gzip: every task's request repeats the prompt and answers it judges (27 MB for 800 pairs, ~3x less)
-    with _gzip_text(run_dir / "plan.json.gz") as text:
+    with gzip_text(run_dir / "plan.json.gz") as text:
         text.writelines(plan.json_parts())  # streamed: never the whole plan as one string
     by_stage: dict[str, list[Task]] = {}
     for task in plan.tasks:
@@ -379,7 +372,7 @@ def _write_task_files(plan: Plan, run_dir: Path, results: dict[str, Result]) -> 
         if stage not in by_stage:
             path.unlink(missing_ok=True)
             continue
-        with _gzip_text(path) as text:
+        with gzip_text(path) as text:
             for task in by_stage[stage]:
                 result = results[task.id]
                 # a recorded answer's text is the dataset's, which items.jsonl.gz keeps: `task_records` reads it there

@@ -16,6 +16,7 @@ import numpy as np
 
 from engine.datasets.items import Battle, Item
 from engine.execute.measures import measured_results
+from engine.gzip_members import GzipMembers
 from engine.provider_table import is_recorded
 from engine.records import STAGES, Plan, Prepared, Result
 
@@ -30,7 +31,7 @@ def write_snapshot(prepared: Prepared, run_dir: Path) -> None:
     (run_dir / SPEC_FILE).write_text(json.dumps({"path": str(spec.path), "document": spec.document}, indent=1,
                                                 ensure_ascii=False) + "\n", encoding="utf-8")
     # an item at a time: never the file as one string
-    with gzip.GzipFile(run_dir / ITEMS_FILE, "wb", compresslevel=6, mtime=0) as fh:
+    with GzipMembers(run_dir / ITEMS_FILE) as fh:
         for name, items in prepared.items.items():
             for item in items:
                 fh.write((json.dumps({"dataset": name, **_fields(item)}, ensure_ascii=False) + "\n").encode("utf-8"))

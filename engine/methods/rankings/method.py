@@ -96,15 +96,16 @@ def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
     opts = RankingsOptions.of(analysis)
     items = prepared.items[analysis.dataset]
     warnings: list[str] = []
+    styled = "style_controlled" in opts.methods
     if opts.outcomes in ("labels", "human"):  # "human" is the older name of the same choice
-        outcomes = human_outcomes(items, list(analysis.models))
+        outcomes = human_outcomes(items, list(analysis.models), styled)
         labels = prepared.spec.datasets[analysis.dataset].labels
         source = (f"preference labels written by {labels.who()}"
                   f"{f' ({labels.description})' if labels.description else ''}: {len(outcomes)} votes")
         warnings = _thin_outcomes(outcomes, analysis)
     else:
         models = list(analysis.models) or sorted(prepared.spec.datasets[analysis.dataset].scores)
-        outcomes = score_outcomes(items, models, opts.tie_gap)
+        outcomes = score_outcomes(items, models, opts.tie_gap, styled)
         source = (f"per-item comparisons of recorded scores ({len(outcomes)} pairs; a gap below {opts.tie_gap:g} "
                   "is a tie)")
     source += f"; {TIE_WORDS[opts.tie_rule()]}" + ("" if opts.ties else " (the default for these outcomes)")

@@ -5,7 +5,10 @@ for a model that predicts better on training pairs it was not chosen on (`transf
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy.special import expit
@@ -17,17 +20,22 @@ ADMISSION_DRAWS = 199  # labels drawn from the current model per admission step:
 FOLDS = 10  # cross-fitting of the whole admission on the training pairs
 
 
-def _weighted_cross(w: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _outer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each pair's outer product of its rows of `a` and `b`, flattened (pairs × a-columns·b-columns)."""
+    return (a[:, :, None] * b[:, None, :]).reshape(len(a), -1)
+
+
+def _weighted_cross(w: np.ndarray, a: np.ndarray, b: np.ndarray, outer: np.ndarray | None = None) -> np.ndarray:
     """A'WB for every row of the weights `w` (draws × pairs): one matrix product of the weights with each pair's
     outer product of its rows of `a` and `b` (BLAS; a three-operand einsum loops without it, and on tens of
-    thousands of pairs took most of an analysis)."""
-    outer = (a[:, :, None] * b[:, None, :]).reshape(len(a), -1)
+    thousands of pairs took most of an analysis). `outer`: `_outer(a, b)`, where the caller already has it."""
+    outer = _outer(a, b) if outer is None else outer
     return np.asarray(w @ outer).reshape(len(w), a.shape[1], b.shape[1])
 
 
-def _information(w: np.ndarray, z: np.ndarray) -> np.ndarray:
+def _information(w: np.ndarray, z: np.ndarray, outer: np.ndarray | None = None) -> np.ndarray:
     """Z'WZ for every row of the weights `w` (draws × pairs), nudged to stay invertible under separation."""
-    return _weighted_cross(w, z, z) + 1e-9 * np.eye(z.shape[1])
+    return _weighted_cross(w, z, z, outer) + 1e-9 * np.eye(z.shape[1])
 
 
 def _probabilities(z: np.ndarray, y: np.ndarray, iterations: int = 30,
@@ -39,19 +47,43 @@ def _probabilities(z: np.ndarray, y: np.ndarray, iterations: int = 30,
     return _predicted(_coefficients(z, y, iterations, start), z)
 
 
-def _predicted(beta: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """The probabilities of the fits `beta` (draws × columns) on `z`, the linear predictor clipped at ±30."""
-    return np.asarray(expit(np.clip(beta @ z.T, -30, 30)))
+def _predicted(beta: np.ndarray, z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The probabilities of the fits `beta` (draws × columns) on `z`, the linear predictor clipped at ±30, in
+    `out` where given: at draws × tens of thousands of pairs, a new array per step (its pages faulted in afresh)
+    cost more than the arithmetic."""
+    linear = np.matmul(beta, z.T, out=out)
+    list(_threads().map(_clipped_expit, np.array_split(linear, THREADS)))  # views: `linear` is filled in place
+    return linear
+
+
+THREADS = max(1, min(os.cpu_count() or 1, 4))
+
+
+@functools.cache
+def _threads() -> ThreadPoolExecutor:
+    """Threads for the element-wise work on draws × pairs: NumPy and SciPy let go of the interpreter lock inside
+    a ufunc, so blocks of rows run side by side on this machine's cores (each element computed alone: the same
+    numbers as one call)."""
+    return ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="vibe-admission")
+
+
+def _clipped_expit(linear: np.ndarray) -> None:
+    np.clip(linear, -30, 30, out=linear)
+    expit(linear, out=linear)
 
 
 def _coefficients(z: np.ndarray, y: np.ndarray, iterations: int = 30,
                   start: np.ndarray | None = None) -> np.ndarray:
     """The coefficients of `_probabilities`' fits (draws × columns)."""
     beta = np.zeros((len(y), z.shape[1])) if start is None else np.tile(start, (len(y), 1))
+    outer = _outer(z, z)  # the same for every step
+    p, w = np.empty((len(y), len(z))), np.empty((len(y), len(z)))  # reused by every step
     for _ in range(iterations):
-        p = _predicted(beta, z)
-        w = p * (1 - p)
-        step = np.linalg.solve(_information(w, z), ((y - p) @ z)[..., None])[..., 0]
+        _predicted(beta, z, out=p)
+        np.subtract(1.0, p, out=w)
+        w *= p  # p(1 − p)
+        residual = np.subtract(y, p, out=p)  # p is not read again this step
+        step = np.linalg.solve(_information(w, z, outer), (residual @ z)[..., None])[..., 0]
         beta += step
         if np.abs(step).max() < 1e-8:
             break

@@ -57,7 +57,8 @@ def training_pairs(prepared: Prepared, analysis: Analysis, cache: Cache) -> list
                 continue
             preference = items[b.item].label(model_a, model_b)
             label = None if preference in (None, "tie") else preference == model_a
-            pairs.append(discovery.TrainingPair(str(ra.output), str(rb.output), label))
+            pairs.append(discovery.TrainingPair(str(ra.output), str(rb.output), label,
+                                                (b.outputs[model_a][0], b.outputs[model_b][0])))
     return pairs
 
 
@@ -89,7 +90,7 @@ def _statistical(pairs: list[discovery.TrainingPair], settings: dict, cache: Cac
         model_a, model_b = settings["models"]
         return discovery.discover(pairs, model_a, model_b, max_vibes=settings["max_vibes"],
                                   exclude_metrics=frozenset(settings["exclude_metrics"]),
-                                  clusters=settings["clusters"], seed=settings["seed"])
+                                  clusters=settings["clusters"], seed=settings["seed"], store=cache)
 
     inputs = {"settings": settings, "pairs": [[p.output_a, p.output_b, p.a_preferred] for p in pairs]}
     return derived.cached("discovery", inputs, compute,

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +42,9 @@ from engine.methods.vibecheck.discovery import ngrams
 from engine.plan import vibe_fields
 from engine.requests import PairJudgment
 from engine.spec.model import Vibe, VibeExamples
+
+if TYPE_CHECKING:
+    from engine.execute.cache import Cache
 
 TOLERANCE = 0.05
 MARGIN = 0.02  # the embedding judge's default margin
@@ -73,6 +76,7 @@ class TrainingPair:
     output_a: str
     output_b: str
     a_preferred: bool | None  # None when the pair has no (non-tie) human label
+    answers: tuple[str, str] | None = None  # the two answers' task ids, where they come from a run
 
 
 def _judged(vibe: Vibe, pairs: Sequence[TrainingPair]) -> list[PairVerdict]:
@@ -85,24 +89,44 @@ def _judged(vibe: Vibe, pairs: Sequence[TrainingPair]) -> list[PairVerdict]:
     return embedding_judge.judge_pairs(requests, texts)
 
 
-def metric_columns(metrics: Sequence[str], pairs: Sequence[TrainingPair]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def metric_columns(metrics: Sequence[str], pairs: Sequence[TrainingPair],
+                   store: Cache | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Each metric's (verdicts, strengths) on the pairs, as the metric judge gives them: its verdict (the sign of
     A − B beyond the relative tolerance) and the signed strength (a − b) / (|a| + |b|). Every metric is measured
     on every answer in one pass over parts of answers, spread over this machine's cores (`map_parts`, through
-    the measure pass's own unit of work, so the values are the measure pass's)."""
+    the measure pass's own unit of work, so the values are the measure pass's). With a run's cache (`store`)
+    and pairs that name their answers, a value the cache holds is read rather than measured, and the values
+    measured are stored under the measure pass's keys: the run measures a discovered metric's vibe on every
+    answer next, and finds the training answers done."""
     from engine.chunk_map import map_parts, release_workers
-    from engine.execute.measures import SHARED, measure_part
+    from engine.execute.measures import SHARED, answer_measure_key, measure_part
 
     if not metrics:
         return {}
     texts = [p.output_a for p in pairs] + [p.output_b for p in pairs]
-    parts = [[("metric", {"metric": m}, texts[i:i + SHARED]) for m in metrics] for i in range(0, len(texts), SHARED)]
-    measured = [columns for columns, _ in map_parts(measure_part, parts)]
+    named = [p.answers for p in pairs]
+    ids = [a for a, _ in named] + [b for _, b in named] if store is not None and None not in named else []
+    keys = {m: answer_measure_key("metric", {"metric": m}) for m in metrics}
+    values = {m: np.full(len(texts), np.nan) for m in metrics}
+    missing = {m: np.ones(len(texts), dtype=bool) for m in metrics}
+    for m in metrics if store is not None and ids else ():
+        known = store.measures(keys[m], ids)
+        missing[m] = np.array([answer not in known for answer in ids], dtype=bool)
+        values[m][~missing[m]] = [known[a] for a, gone in zip(ids, missing[m].tolist(), strict=True) if not gone]
+    windows = [{m: start + np.flatnonzero(missing[m][start:start + SHARED]) for m in metrics}
+               for start in range(0, len(texts), SHARED)]
+    windows = [rows for rows in windows if any(len(r) for r in rows.values())]  # what the cache held is done
+    parts = [[("metric", {"metric": m}, [texts[i] for i in rows[m].tolist()]) for m in metrics] for rows in windows]
+    for rows, (columns, _) in zip(windows, map_parts(measure_part, parts), strict=True):
+        for m, column in zip(metrics, columns, strict=True):
+            values[m][rows[m]] = column
     release_workers()
+    if store is not None and ids:
+        for m in metrics:
+            store.put_measures(keys[m], [(ids[i], float(values[m][i])) for i in np.flatnonzero(missing[m]).tolist()])
     out = {}
-    for n, metric in enumerate(metrics):
-        values = [v for columns in measured for v in columns[n]]
-        a, b = values[:len(pairs)], values[len(pairs):]
+    for metric in metrics:
+        a, b = values[metric][:len(pairs)].tolist(), values[metric][len(pairs):].tolist()
         out[metric] = (np.array([compare(x, y, TOLERANCE, relative=True) for x, y in zip(a, b, strict=True)],
                                 dtype=float),
                        np.array([stats.strength(x, y) for x, y in zip(a, b, strict=True)], dtype=float))
@@ -364,12 +388,14 @@ def crossfit_lexicon_scores(pairs: Sequence[TrainingPair], model_a: str, model_b
 
 
 def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibes: int, *,
-             exclude_metrics: frozenset[str] = frozenset(), clusters: bool = False, seed: int = 0) -> list[Candidate]:
+             exclude_metrics: frozenset[str] = frozenset(), clusters: bool = False, seed: int = 0,
+             store: Cache | None = None) -> list[Candidate]:
     """Propose and choose at most `max_vibes` vibes from training pairs (none measuring an excluded metric,
     e.g. one a declared vibe already measures; embedding clusters only with `clusters`, for a panel with an
     embedding judge to score them). Only candidates that separate the two models on these pairs are
     considered (`separating`: every candidate screened is counted), and a phrase lexicon only when its
-    cross-fitted verdicts lean to the model it was mined for."""
+    cross-fitted verdicts lean to the model it was mined for. `store`: the run's cache, which the metrics'
+    values are shared through (`metric_columns`)."""
     pairs = list(pairs)
     corpus = _tokenized(pairs)
     final = [c for c in candidates(pairs, model_a, model_b, corpus) if c.vibe.metric not in exclude_metrics]
@@ -377,7 +403,7 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
         final += [c for c in cluster_candidates(pairs, model_a, model_b, seed) if c.one_sided()]
     verdicts: dict[str, np.ndarray] = {}
     features: dict[str, np.ndarray] = {}
-    measured = metric_columns([str(c.vibe.metric) for c in final if c.origin == "metric"], pairs)
+    measured = metric_columns([str(c.vibe.metric) for c in final if c.origin == "metric"], pairs, store)
     for c in final:
         if c.origin == "metric":
             verdicts[c.vibe.name], features[c.vibe.name] = measured[str(c.vibe.metric)]

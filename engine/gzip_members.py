@@ -1,0 +1,102 @@
+"""Gzip files written while the caller goes on encoding: the data is cut into members of a few megabytes, each
+compressed on a background thread. zlib lets go of the interpreter lock while it compresses, so on two cores
+encoding the next records and compressing the last ones run side by side (at Arena scale a run folder's
+compression was a tenth of the run, on one core).
+
+A gzip file of several members is still one gzip file: Python's `gzip`, pandas, `zcat` and browsers read the
+members one after the other as one stream. The members are cut where a write crosses `MEMBER_BYTES`, so the
+same writes give the same bytes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, BinaryIO
+
+MEMBER_BYTES = 1 << 22  # compressed alone: 4 MiB loses nothing measurable to gzip's 32 KiB window
+LEVEL = 6  # gzip's default: 9 took 30% longer for 0.2% less
+IN_FLIGHT = 2  # blocks handed to the thread and not yet written: what bounds the memory held
+
+
+def compress(data: bytes) -> bytes:
+    """One gzip member, with no timestamp: the same content gives the same bytes."""
+    return gzip.compress(data, compresslevel=LEVEL, mtime=0)
+
+
+class Background:
+    """Work handed to one thread in order, at most IN_FLIGHT pieces ahead of the caller; `close` waits for the
+    last. An error raised on the thread is raised again in the caller, at its next hand-over or at close."""
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vibe-gzip")
+        self._pending: deque[Future[Any]] = deque()
+
+    def submit(self, work: Callable[..., Any], *args: Any) -> None:
+        while len(self._pending) >= IN_FLIGHT:
+            self._pending.popleft().result()
+        self._pending.append(self._pool.submit(work, *args))
+
+    def close(self) -> None:
+        try:
+            while self._pending:
+                self._pending.popleft().result()
+        finally:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> Background:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class GzipMembers(io.BufferedIOBase):
+    """A binary stream into a gzip file at `path`, compressed a member at a time on a background thread."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self._file: BinaryIO = path.open("wb")
+        self._blocks: list[bytes] = []
+        self._size = 0
+        self._written_any = False
+        self._background = Background()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        block = bytes(data)
+        self._blocks.append(block)
+        self._size += len(block)
+        if self._size >= MEMBER_BYTES:
+            self._hand_over()
+        return len(block)
+
+    def _hand_over(self) -> None:
+        data, self._blocks, self._size = b"".join(self._blocks), [], 0
+        self._written_any = True
+        self._background.submit(self._write_member, data)
+
+    def _write_member(self, data: bytes) -> None:  # on the thread, in order
+        self._file.write(compress(data))
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        try:
+            if self._blocks or not self._written_any:  # an empty file is still one (empty) member
+                self._hand_over()
+            self._background.close()
+        finally:
+            self._file.close()
+            super().close()
+
+
+def gzip_text(path: Path) -> io.TextIOWrapper:
+    """A UTF-8 text stream into a gzip file, compressed as `GzipMembers` does."""
+    return io.TextIOWrapper(GzipMembers(path), "utf-8", newline="")
