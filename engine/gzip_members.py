@@ -60,6 +60,7 @@ class GzipMembers(io.BufferedIOBase):
 
     def __init__(self, path: Path) -> None:
         super().__init__()
+        self.name = str(path)
         self._file: BinaryIO = path.open("wb")
         self._blocks: list[bytes] = []
         self._size = 0

@@ -92,7 +92,7 @@ class _Games:
     def kept(self, rows: np.ndarray, ties: str) -> np.ndarray:
         """The rows a fit uses under the tie rule, in their order."""
         if ties == "drop":
-            return rows[self.score[rows] != 0.5]
+            return np.asarray(rows[self.score[rows] != 0.5])
         if ties != "half":
             raise ValueError(f"ties must be 'half' or 'drop', not {ties!r}")
         return rows
@@ -239,7 +239,7 @@ def _rank(method: str, outcomes: Sequence[Outcome], models: list[str], rounds: i
         # every row of each chosen unit, unit after unit: each unit's start, then its following rows
         counts = sizes[chosen]
         offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-        return members[np.repeat(starts[chosen], counts) + offsets]
+        return np.asarray(members[np.repeat(starts[chosen], counts) + offsets])
 
     if one_per_unit:
         draws = []

@@ -380,4 +380,5 @@ def _write_task_files(plan: Plan, run_dir: Path, results: dict[str, Result]) -> 
                 record = TaskRecord(task.id, task.stage, task.analysis, task.endpoint, task.provider, task.item_id,
                                     output, result.input_tokens, result.output_tokens, result.cost,
                                     result.latency_s, result.meta)
-                text.write(json.dumps(asdict(record), ensure_ascii=False) + "\n")
+                # its fields as they are (asdict deep-copies each meta), a record nested in a meta as asdict has it
+                text.write(json.dumps(vars(record), ensure_ascii=False, default=asdict) + "\n")

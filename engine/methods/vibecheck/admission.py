@@ -22,7 +22,7 @@ FOLDS = 10  # cross-fitting of the whole admission on the training pairs
 
 def _outer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Each pair's outer product of its rows of `a` and `b`, flattened (pairs × a-columns·b-columns)."""
-    return (a[:, :, None] * b[:, None, :]).reshape(len(a), -1)
+    return np.asarray((a[:, :, None] * b[:, None, :]).reshape(len(a), -1))
 
 
 def _weighted_cross(w: np.ndarray, a: np.ndarray, b: np.ndarray, outer: np.ndarray | None = None) -> np.ndarray:

@@ -104,13 +104,13 @@ def metric_columns(metrics: Sequence[str], pairs: Sequence[TrainingPair],
     if not metrics:
         return {}
     texts = [p.output_a for p in pairs] + [p.output_b for p in pairs]
-    named = [p.answers for p in pairs]
-    ids = [a for a, _ in named] + [b for _, b in named] if store is not None and None not in named else []
+    named = [p.answers for p in pairs if p.answers is not None]
+    ids = [a for a, _ in named] + [b for _, b in named] if len(named) == len(pairs) else []
     keys = {m: answer_measure_key("metric", {"metric": m}) for m in metrics}
     values = {m: np.full(len(texts), np.nan) for m in metrics}
     missing = {m: np.ones(len(texts), dtype=bool) for m in metrics}
-    for m in metrics if store is not None and ids else ():
-        known = store.measures(keys[m], ids)
+    for m in metrics if ids else ():
+        known = store.measures(keys[m], ids) if store is not None else {}
         missing[m] = np.array([answer not in known for answer in ids], dtype=bool)
         values[m][~missing[m]] = [known[a] for a, gone in zip(ids, missing[m].tolist(), strict=True) if not gone]
     windows = [{m: start + np.flatnonzero(missing[m][start:start + SHARED]) for m in metrics}
@@ -176,7 +176,19 @@ def _doc_terms(texts: list[str] | ngrams.Tokenized, min_docs: int) -> tuple[Any,
 
 def _tokenized(pairs: Sequence[TrainingPair]) -> ngrams.Tokenized:
     """Model A's answers, then model B's, tokenized once for the n-gram index of these pairs and of any subset."""
-    return ngrams.tokenize([p.output_a for p in pairs] + [p.output_b for p in pairs], tokens)
+    from engine.chunk_map import map_parts
+
+    texts = [p.output_a for p in pairs] + [p.output_b for p in pairs]
+    return ngrams.joined(map_parts(tokenized_part, [texts[i:i + TOKENIZED_PART]
+                                                    for i in range(0, len(texts), TOKENIZED_PART)]))
+
+
+TOKENIZED_PART = 2_000  # texts a worker tokenizes at a time
+
+
+def tokenized_part(texts: list[str]) -> ngrams.Tokenized:
+    """Texts tokenized as discovery tokenizes them: the unit `_tokenized` spreads over this machine's cores."""
+    return ngrams.tokenize(texts, tokens)
 
 
 def _ranked(matrix: Any, vocabulary: np.ndarray, positive: np.ndarray,
