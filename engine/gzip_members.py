@@ -12,47 +12,18 @@ from __future__ import annotations
 
 import gzip
 import io
-from collections import deque
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from engine.background import Background
+
 MEMBER_BYTES = 1 << 22  # compressed alone: 4 MiB loses nothing measurable to gzip's 32 KiB window
 LEVEL = 6  # gzip's default: 9 took 30% longer for 0.2% less
-IN_FLIGHT = 2  # blocks handed to the thread and not yet written: what bounds the memory held
 
 
 def compress(data: bytes) -> bytes:
     """One gzip member, with no timestamp: the same content gives the same bytes."""
     return gzip.compress(data, compresslevel=LEVEL, mtime=0)
-
-
-class Background:
-    """Work handed to one thread in order, at most IN_FLIGHT pieces ahead of the caller; `close` waits for the
-    last. An error raised on the thread is raised again in the caller, at its next hand-over or at close."""
-
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vibe-gzip")
-        self._pending: deque[Future[Any]] = deque()
-
-    def submit(self, work: Callable[..., Any], *args: Any) -> None:
-        while len(self._pending) >= IN_FLIGHT:
-            self._pending.popleft().result()
-        self._pending.append(self._pool.submit(work, *args))
-
-    def close(self) -> None:
-        try:
-            while self._pending:
-                self._pending.popleft().result()
-        finally:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-
-    def __enter__(self) -> Background:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class GzipMembers(io.BufferedIOBase):

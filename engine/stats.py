@@ -182,9 +182,12 @@ def sign_test_mde(nonzero: int, total: int, alpha: float = 0.05, power: float = 
     if nonzero < 1 or total < nonzero:
         return None
     tail = alpha if one_sided else alpha / 2
-    need = next((k for k in range(nonzero + 1) if binom.sf(k - 1, nonzero, 0.5) <= tail), None)
-    if need is None:  # the fewest +1s the exact test calls significant: none can be enough
+    # the fewest +1s the exact test calls significant (every count's tail at once: one call per count took
+    # seconds at tens of thousands of pairs); none can be enough where even all of them is not
+    reached = np.flatnonzero(binom.sf(np.arange(nonzero + 1) - 1, nonzero, 0.5) <= tail)
+    if not len(reached):
         return None
+    need = int(reached[0])
 
     def shortfall(q: float) -> float:
         return float(binom.sf(need - 1, nonzero, q)) - power

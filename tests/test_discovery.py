@@ -257,12 +257,11 @@ def test_the_ngram_index_is_countvectorizers_matrix(shared_data: Path) -> None:
     """Discovery's n-gram index counts only n-grams whose parts are frequent, a block of texts at a time, yet
     gives scikit-learn's binary document-term matrix entry for entry, in its column order: on real Arena answers
     at the thresholds discovery uses (1% of the texts; 2 for cluster names), and on texts with nothing, one
-    token or only marks; in one block, in blocks of a text or two, from a subset of a tokenized corpus, and from
-    a corpus tokenized in parts (as discovery's workers do) and joined, which numbers its tokens as one pass."""
+    token or only marks; in one block, in blocks of a text or two, and from a subset of a tokenized corpus."""
     import csv
 
     from engine.judges.metrics import tokens
-    from engine.methods.vibecheck.discovery.ngrams import doc_terms, joined, tokenize
+    from engine.methods.vibecheck.discovery.ngrams import doc_terms, tokenize
 
     path = shared_data / "arena" / "vibecheck_llama3-70b_vs_not_llama_creative_writing.csv"
     with path.open(newline="", encoding="utf-8") as fh:
@@ -282,10 +281,6 @@ def test_the_ngram_index_is_countvectorizers_matrix(shared_data: Path) -> None:
     subset, names = doc_terms(tokenize(arena, tokens).subset(rows), 3, tokens, 50)
     expected, vocabulary = _countvectorizer([arena[row] for row in rows], 3)
     assert list(names) == vocabulary and (subset != expected).nnz == 0
-    whole = tokenize(arena + ["", "!"], tokens)
-    parts = joined([tokenize(part, tokens) for part in (arena[:1], arena[1:40], [], arena[40:] + ["", "!"])])
-    assert parts.words == whole.words and parts.ids.tolist() == whole.ids.tolist()
-    assert parts.starts.tolist() == whole.starts.tolist() and parts.ids.dtype == np.int32
 
 
 def test_discovery_shares_its_metric_values_with_the_measure_pass(tmp_path: Path, shared_data: Path) -> None:

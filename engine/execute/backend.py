@@ -53,14 +53,18 @@ def settle(prepared: Prepared, backend: str | None = None, address: str | None =
 
 @contextlib.contextmanager
 def joined(prepared: Prepared, execution: Execution) -> Iterator[None]:
-    """For the ray backend: on the cluster, its capacity checked, encoders sent to it; for local: nothing."""
+    """For the ray backend: on the cluster, its capacity checked, encoders sent to it; for local: nothing. It
+    keeps no reference to `prepared` while the run goes on: discovery compiles a second plan, and holding the
+    first through the analysis cost hundreds of megabytes at Arena scale."""
     if execution.backend != "ray":
+        del prepared
         yield
         return
     assert execution.address is not None
     joined_now = connect(execution.address)
     try:
         _check_capacity(prepared, execution)
+        del prepared
         from engine.execute.ray_chunks import RayChunkMapper
 
         chunk_map.use(RayChunkMapper(execution.embeddings))

@@ -4,8 +4,10 @@ and the records' verdicts derived from those values as array operations.
 A measure's values are kept in the cache by (measure key, answer task id). The key is the judge kind's
 definition of the value (`JudgeKind.answer_measure`) with the digest of the code that computes it
 (`derived.code_digest`), so a changed metric or library measures again, and an answer that sits in many pairs,
-analyses or runs is measured once. Chunks are committed as they finish: a run stopped mid-pass keeps every
-chunk before the one in flight (`CHUNK` answers), and the next run measures only what is missing.
+analyses or runs is measured once. Chunks are committed as they finish, each stored on a background thread while
+the next one is measured: a run interrupted mid-pass stores every chunk it measured, one killed outright loses at
+most the chunk being stored and the one in flight (`CHUNK` answers each), and the next run measures only what is
+missing.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from engine import derived
+from engine.background import Background
 from engine.chunk_map import in_worker, map_chunks, map_parts, release_workers
 from engine.execute.cache import Cache
 from engine.judges.kinds import judge_kind
@@ -64,13 +67,13 @@ class MeasurePass:
 
 def run_measures(records: Sequence[Measured], cache: Cache,
                  on_chunk: Callable[[int, int], None] = lambda n, total: None) -> MeasurePass:
-    """Measure every answer the records compare that the cache has no value for, a chunk of answers at a time
-    (every measure of a chunk is committed before the next chunk starts). A chunk is cut into parts of `SHARED`
-    answers, each measured on every measure it lacks by one call of `measure_part`, through `chunk_map`: a kind
-    that measures in plain Python (`measure_in_workers`) over this machine's cores in worker processes (in this
-    process for a small pass), an encoder in this process; both on the cluster's actor pool while a run uses the
-    Ray backend. Within a part every measure sees the same texts in turn, so a kind may keep what it found in a
-    text (the metric kind keeps its words).
+    """Measure every answer the records compare that the cache has no value for, a chunk of answers at a time,
+    every measure of a chunk committed (on a background thread) while the next chunk is measured. A chunk is
+    cut into parts of `SHARED` answers, each measured on every measure it lacks by one call of `measure_part`,
+    through `chunk_map`: a kind that measures in plain Python (`measure_in_workers`) over this machine's cores
+    in worker processes (in this process for a small pass), an encoder in this process; both on the cluster's
+    actor pool while a run uses the Ray backend. Within a part every measure sees the same texts in turn, so a
+    kind may keep what it found in a text (the metric kind keeps its words).
     `on_chunk(n, total)`: n more of the `total` values missing are measured (progress; first called with 0)."""
     done, started = MeasurePass(), time.perf_counter()
     todo: dict[str, tuple[Measured, set[str]]] = {}
@@ -85,33 +88,38 @@ def run_measures(records: Sequence[Measured], cache: Cache,
     groups = [(mapper, [m for m in everything if judge_kind(m[1]).measure_in_workers is in_workers])
               for mapper, in_workers in ((map_parts, True), (map_chunks, False))]
     union = sorted(set().union(*(missing for _, missing in todo.values())))
-    for start in range(0, len(union), CHUNK):
-        chunk = union[start:start + CHUNK]
-        texts = cache.get_many(chunk)
-        wanted = 0
-        values: dict[str, list[tuple[str, float]]] = {key: [] for key, _, _ in everything}
-        for mapper, measures in (group for group in groups if group[1]):
-            parts = []
-            for first in range(0, len(chunk), SHARED):
-                shared = chunk[first:first + SHARED]
-                asked = [[a for a in shared if a in todo[key][1]] for key, _, _ in measures]
-                wanted += sum(map(len, asked))
-                ids = [[a for a in answers if a in texts] for answers in asked]
-                done.unanswered += sum(len(a) - len(i) for a, i in zip(asked, ids, strict=True))
-                parts.append(([(wire, measure, [str(texts[a].output) for a in answers])
-                               for (_, wire, measure), answers in zip(measures, ids, strict=True)], ids))
-            for (_, ids), (measured, where) in zip(parts, mapper(measure_part, [work for work, _ in parts]),
-                                                  strict=True):
-                for (key, _, _), answers, column in zip(measures, ids, measured, strict=True):
-                    values[key].extend(zip(answers, column, strict=True))
-                    done.ran_on[where] = done.ran_on.get(where, 0) + len(answers)
-        for key, measured_values in values.items():
-            cache.put_measures(key, measured_values)
-            done.computed += len(measured_values)
-        on_chunk(wanted, total)
+    with Background() as storing:  # a chunk's values are stored while the workers measure the next one
+        for start in range(0, len(union), CHUNK):
+            chunk = union[start:start + CHUNK]
+            texts = cache.get_many(chunk)
+            wanted = 0
+            values: dict[str, list[tuple[str, float]]] = {key: [] for key, _, _ in everything}
+            for mapper, measures in (group for group in groups if group[1]):
+                parts = []
+                for first in range(0, len(chunk), SHARED):
+                    shared = chunk[first:first + SHARED]
+                    asked = [[a for a in shared if a in todo[key][1]] for key, _, _ in measures]
+                    wanted += sum(map(len, asked))
+                    ids = [[a for a in answers if a in texts] for answers in asked]
+                    done.unanswered += sum(len(a) - len(i) for a, i in zip(asked, ids, strict=True))
+                    parts.append(([(wire, measure, [str(texts[a].output) for a in answers])
+                                   for (_, wire, measure), answers in zip(measures, ids, strict=True)], ids))
+                for (_, ids), (measured, where) in zip(parts, mapper(measure_part, [work for work, _ in parts]),
+                                                      strict=True):
+                    for (key, _, _), answers, column in zip(measures, ids, measured, strict=True):
+                        values[key].extend(zip(answers, column, strict=True))
+                        done.ran_on[where] = done.ran_on.get(where, 0) + len(answers)
+            storing.submit(_store, cache, values)
+            done.computed += sum(map(len, values.values()))
+            on_chunk(wanted, total)
     release_workers()
     done.seconds = round(time.perf_counter() - started, 3)
     return done
+
+
+def _store(cache: Cache, values: dict[str, list[tuple[str, float]]]) -> None:
+    for key, measured_values in values.items():
+        cache.put_measures(key, measured_values)
 
 
 def measure_part(work: list[tuple[str, dict[str, Any], list[str]]]) -> tuple[list[list[float]], str]:

@@ -94,7 +94,8 @@ def _score_statistics(z: np.ndarray, x: np.ndarray, y: np.ndarray, p: np.ndarray
     """Rao's score statistic (χ² with 1 df) of adding each column of `x` to the logistic model on `z` with
     fitted probabilities `p`, for every row of `y` (draws × pairs) at once. A column the model already spans
     scores 0."""
-    w = p * (1 - p)
+    w = 1.0 - p
+    w *= p  # p(1 − p), one draws × pairs array
     u = (y - p) @ x
     cross = _weighted_cross(w, z, x)
     residual = w @ (x**2) - np.einsum("bkm,bkm->bm", cross, np.linalg.solve(_information(w, z), cross))
@@ -121,7 +122,8 @@ def admit(base: np.ndarray, candidates: dict[str, np.ndarray], y: np.ndarray,
         if observed[best] <= 0:
             steps.append("no candidate left adds to the model")
             break
-        draws = (rng.random((ADMISSION_DRAWS, len(y))) < p).astype(float)
+        draws = rng.random((ADMISSION_DRAWS, len(y)))
+        np.less(draws, p, out=draws)  # 1.0 where the label drawn is 1: the uniform draws' own array
         # each draw's fit starts from the model the draws come from: its maximum lies near, a few Newton steps away
         null = _score_statistics(z, x, draws, _probabilities(z, draws, start=fitted[0])).max(axis=1)
         p_value = (1 + int((null >= observed[best]).sum())) / (ADMISSION_DRAWS + 1)

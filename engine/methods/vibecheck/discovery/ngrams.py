@@ -60,21 +60,6 @@ def tokenize(texts: Sequence[str], split: Callable[[str], list[str]]) -> Tokeniz
     return Tokenized(ids, starts, list(index))
 
 
-def joined(parts: Sequence[Tokenized]) -> Tokenized:
-    """Texts tokenized in parts (on several cores), end to end, numbered as one `tokenize` of all of them would:
-    each part numbers its tokens in order of first appearance, so renumbering the parts in order, each new
-    token taking the next id, gives every token the id it would have had."""
-    index: dict[str, int] = {}
-    ids, lengths = [], []
-    for part in parts:
-        renumbered = np.array([index.setdefault(word, len(index)) for word in part.words], dtype=np.int32)
-        ids.append(renumbered[part.ids] if len(part.ids) else part.ids)
-        lengths.append(np.diff(part.starts))
-    counts = np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64)
-    starts = np.r_[0, np.cumsum(counts, dtype=np.int64)].astype(np.int64)
-    return Tokenized(np.concatenate(ids) if ids else np.zeros(0, dtype=np.int32), starts, list(index))
-
-
 def doc_terms(texts: Sequence[str] | Tokenized, min_docs: int, tokenize_text: Callable[[str], list[str]],
               block_tokens: int = BLOCK_TOKENS) -> tuple[Any, np.ndarray]:
     """The binary (texts × n-grams) CSR matrix of int8 and the n-grams in sorted order; no n-gram in `min_docs`

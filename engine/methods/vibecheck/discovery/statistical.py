@@ -176,19 +176,7 @@ def _doc_terms(texts: list[str] | ngrams.Tokenized, min_docs: int) -> tuple[Any,
 
 def _tokenized(pairs: Sequence[TrainingPair]) -> ngrams.Tokenized:
     """Model A's answers, then model B's, tokenized once for the n-gram index of these pairs and of any subset."""
-    from engine.chunk_map import map_parts
-
-    texts = [p.output_a for p in pairs] + [p.output_b for p in pairs]
-    return ngrams.joined(map_parts(tokenized_part, [texts[i:i + TOKENIZED_PART]
-                                                    for i in range(0, len(texts), TOKENIZED_PART)]))
-
-
-TOKENIZED_PART = 2_000  # texts a worker tokenizes at a time
-
-
-def tokenized_part(texts: list[str]) -> ngrams.Tokenized:
-    """Texts tokenized as discovery tokenizes them: the unit `_tokenized` spreads over this machine's cores."""
-    return ngrams.tokenize(texts, tokens)
+    return ngrams.tokenize([p.output_a for p in pairs] + [p.output_b for p in pairs], tokens)
 
 
 def _ranked(matrix: Any, vocabulary: np.ndarray, positive: np.ndarray,
