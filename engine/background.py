@@ -19,7 +19,7 @@ class Background:
     last. An error raised on the thread is raised again in the caller, at its next hand-over or at close."""
 
     def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vibe-gzip")
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vibe-background")
         self._pending: deque[Future[Any]] = deque()
 
     def submit(self, work: Callable[..., Any], *args: Any) -> None:

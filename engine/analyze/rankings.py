@@ -168,7 +168,8 @@ def _elo_rounds(games: _Games, samples: Sequence[np.ndarray], seeds: Sequence[in
         played[:len(order), column] = order
     rating = np.full((len(orders), len(models)), ANCHOR)
     rows = np.arange(len(orders))
-    # a sample past its end "plays" game 0 with a scale of 0: rating + 0.0 is the rating unchanged
+    # a sample past its end plays the game appended last (index −1): model 0 against itself with a scale of 0,
+    # and rating + 0.0 is the rating unchanged
     scale = np.append(games.scale, 0.0) if len(games.scale) else np.zeros(1)
     a, b, score = (np.append(column, 0) for column in (games.a, games.b, games.score))
     for step_games in played:
