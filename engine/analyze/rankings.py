@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -242,25 +242,26 @@ def _rank(method: str, outcomes: Sequence[Outcome], models: list[str], rounds: i
         offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
         return np.asarray(members[np.repeat(starts[chosen], counts) + offsets])
 
+    def fitted_rounds(count: int, draw: Callable[[], np.ndarray]) -> Iterator[tuple[dict[str, float],
+                                                                                  dict[str, float]]]:
+        """`count` rounds, each fitted on `draw()` seeded seed + its number: a block of rounds drawn, in order,
+        then fitted together (Elo plays them side by side)."""
+        for block in range(0, count, ROUNDS_AT_ONCE):
+            yield from fits([draw() for _ in range(min(ROUNDS_AT_ONCE, count - block))], seed + block + 1)
+
     if one_per_unit:
-        draws = []
-        for block in range(0, max(rounds, 1), ROUNDS_AT_ONCE):
-            samples = [drawn(np.arange(len(groups))) for _ in range(block, min(max(rounds, 1), block + ROUNDS_AT_ONCE))]
-            draws += fits(samples, seed + block + 1)
+        draws = list(fitted_rounds(max(rounds, 1), lambda: drawn(np.arange(len(groups)))))
         point = {m: float(np.mean([d[0][m] for d in draws])) for m in models}
         coefficients = {name: float(np.mean([d[1][name] for d in draws])) for name in draws[0][1]}
     else:
         point, coefficients = fits([np.arange(len(outcomes))], seed)[0]
     boot: dict[str, list[float]] = {m: [] for m in models}
     boot_ranks: dict[str, list[int]] = {m: [] for m in models}
-    for block in range(0, rounds, ROUNDS_AT_ONCE):  # a block of rounds at a time: Elo plays them side by side
-        samples = [drawn(rng.integers(0, len(groups), len(groups)))
-                   for _ in range(block, min(rounds, block + ROUNDS_AT_ONCE))]
-        for ratings, _ in fits(samples, seed + block + 1):
-            ranks = _ranks(ratings)
-            for m in models:
-                boot[m].append(ratings[m])
-                boot_ranks[m].append(ranks[m])
+    for ratings, _ in fitted_rounds(rounds, lambda: drawn(rng.integers(0, len(groups), len(groups)))):
+        ranks = _ranks(ratings)
+        for m in models:
+            boot[m].append(ratings[m])
+            boot_ranks[m].append(ranks[m])
     point_ranks = _ranks(point)
     rows = []
     for m in sorted(models, key=lambda m: -point[m]):

@@ -47,10 +47,11 @@ def metric_columns(metrics: Sequence[str], pairs: Sequence[TrainingPair],
     keys = {m: answer_measure_key("metric", {"metric": m}) for m in metrics}
     values = {m: np.full(len(texts), np.nan) for m in metrics}
     missing = {m: np.ones(len(texts), dtype=bool) for m in metrics}
-    for m in metrics if ids else ():
-        known = store.measures(keys[m], ids) if store is not None else {}
-        missing[m] = np.array([answer not in known for answer in ids], dtype=bool)
-        values[m][~missing[m]] = [known[a] for a, gone in zip(ids, missing[m].tolist(), strict=True) if not gone]
+    if store is not None and ids:
+        for m in metrics:
+            known = store.measures(keys[m], ids)
+            missing[m] = np.array([answer not in known for answer in ids], dtype=bool)
+            values[m] = np.array([known.get(answer, np.nan) for answer in ids], dtype=float)
     windows = [{m: start + np.flatnonzero(missing[m][start:start + SHARED]) for m in metrics}
                for start in range(0, len(texts), SHARED)]
     windows = [rows for rows in windows if any(len(r) for r in rows.values())]  # what the cache held is done
