@@ -194,10 +194,15 @@ def test_recorded_scores_are_ranked_per_difficulty_as_vibe_eval_reports_them(tmp
     assert "By difficulty" in page and "hard (3 prompts)" in page and "normal (4 prompts)" in page
 
 
-def test_elo_rounds_played_side_by_side_equal_one_round_at_a_time() -> None:
+@pytest.mark.parametrize("block_rounds", [16, 1000])
+def test_elo_rounds_played_side_by_side_equal_one_round_at_a_time(block_rounds: int,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The bootstrap plays its Elo rounds side by side (one NumPy step per game across rounds); each must equal
     `elo` run alone on that round's draw, also where draws differ in length (units of 1–3 battles, ties left
-    out) and a model plays itself."""
+    out) and a model plays itself, whether the rounds are played in one block or in several."""
+    from engine.analyze import rankings
+
+    monkeypatch.setattr(rankings, "BLOCK_BYTES", 12 * 60 * block_rounds)  # 60 outcomes: blocks of ≤ block_rounds
     rng = np.random.default_rng(5)
     models = ["A", "B", "C"]
     outcomes = [Outcome(models[a], models[b], float(rng.choice([0.0, 0.5, 1.0])), unit=f"p{i // 3 if i < 30 else i}")

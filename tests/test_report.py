@@ -390,3 +390,16 @@ def test_a_misspelt_template_name_is_an_error_not_a_blank() -> None:
 
     with pytest.raises(UndefinedError, match="separabilty"):
         environment().from_string("{{ vibe.separabilty }}").render(vibe={"separability": 0.1})
+
+
+def test_measure_bins_are_each_models_share_over_bins_of_every_value() -> None:
+    """A vibe page's measure chart carries binned shares, not values: bins span both models' values, and each
+    model's shares add up to 1 (the top edge falls in the last bin)."""
+    import numpy as np
+
+    from engine.methods.vibecheck.charts import measure_bins
+
+    rows = measure_bins({"a": np.array([0.0, 1.0, 2.0, 3.0]), "b": np.array([3.0, 3.0])}, bins=3)
+    assert [(r["model"], r["start"], r["end"], r["share"]) for r in rows] == [
+        ("a", 0.0, 1.0, 0.25), ("a", 1.0, 2.0, 0.25), ("a", 2.0, 3.0, 0.5),
+        ("b", 0.0, 1.0, 0.0), ("b", 1.0, 2.0, 0.0), ("b", 2.0, 3.0, 1.0)]

@@ -26,7 +26,10 @@ from scipy.optimize import minimize
 
 from engine import derived
 
-ROUNDS_AT_ONCE = 64  # bootstrap rounds drawn and fitted together: 64 × 100,000 outcomes of Elo is 51 MB
+# bootstrap rounds drawn and fitted together: as many as keep a block's draws (8 bytes an outcome) and Elo's
+# schedule (4) within this, in blocks of equal size. Elo takes one step per game for a whole block, so fewer
+# blocks are fewer steps: 200 rounds of 100,000 outcomes are 2 blocks, 200,000 steps
+BLOCK_BYTES = 128 * 2**20
 SCALE = 400 / math.log(10)  # Elo points per natural-log odds unit
 ANCHOR = 1000.0
 
@@ -160,14 +163,16 @@ def _elo_rounds(games: _Games, samples: Sequence[np.ndarray], seeds: Sequence[in
     once: a step applies each sample's next game to that sample's ratings, so one NumPy operation serves them
     all, with each sample's arithmetic in its own order as one Python loop over it would do it. A sample that
     has run out of games takes steps of 0."""
-    kept = [games.kept(rows, ties) for rows in samples]
-    orders = [rows[np.random.default_rng(seed).permutation(len(rows))] for rows, seed in zip(kept, seeds, strict=True)]
-    longest = max((len(order) for order in orders), default=0)
-    played = np.full((longest, len(orders)), -1, dtype=np.int64)  # step × sample: the game played, -1 when none
-    for column, order in enumerate(orders):
-        played[:len(order), column] = order
-    rating = np.full((len(orders), len(models)), ANCHOR)
-    rows = np.arange(len(orders))
+    # step × sample: the game played, -1 when none; each sample's games in its seed's order, made one at a time
+    played = np.full((max((len(rows) for rows in samples), default=0), len(samples)), -1, dtype=np.int32)
+    longest = 0
+    for column, (rows, seed) in enumerate(zip(samples, seeds, strict=True)):
+        kept = games.kept(rows, ties)
+        played[:len(kept), column] = kept[np.random.default_rng(seed).permutation(len(kept))]
+        longest = max(longest, len(kept))
+    played = played[:longest]
+    rating = np.full((len(samples), len(models)), ANCHOR)
+    rows = np.arange(len(samples))
     # a sample past its end plays the game appended last (index −1): model 0 against itself with a scale of 0,
     # and rating + 0.0 is the rating unchanged
     scale = np.append(games.scale, 0.0) if len(games.scale) else np.zeros(1)
@@ -246,8 +251,10 @@ def _rank(method: str, outcomes: Sequence[Outcome], models: list[str], rounds: i
                                                                                   dict[str, float]]]:
         """`count` rounds, each fitted on `draw()` seeded seed + its number: a block of rounds drawn, in order,
         then fitted together (Elo plays them side by side)."""
-        for block in range(0, count, ROUNDS_AT_ONCE):
-            yield from fits([draw() for _ in range(min(ROUNDS_AT_ONCE, count - block))], seed + block + 1)
+        blocks = math.ceil(count / max(1, min(count, BLOCK_BYTES // (12 * max(1, len(outcomes))))))
+        size = math.ceil(count / blocks) if count else 1
+        for block in range(0, count, size):
+            yield from fits([draw() for _ in range(min(size, count - block))], seed + block + 1)
 
     if one_per_unit:
         draws = list(fitted_rounds(max(rounds, 1), lambda: drawn(np.arange(len(groups)))))

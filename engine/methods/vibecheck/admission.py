@@ -6,7 +6,7 @@ for a model that predicts better on training pairs it was not chosen on (`transf
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -52,8 +52,14 @@ def _predicted(beta: np.ndarray, z: np.ndarray, out: np.ndarray | None = None) -
     `out` where given: a fit's Newton steps reuse two draws × pairs arrays (72 MB each at 45,000 pairs) rather
     than allocating new ones at every step."""
     linear = np.matmul(beta, z.T, out=out)
-    list(_threads().map(_clipped_expit, np.array_split(linear, THREADS)))  # views: `linear` is filled in place
+    _by_rows(_clipped_expit, linear)
     return linear
+
+
+def _by_rows(work: Callable[..., None], *arrays: np.ndarray) -> None:
+    """`work` on blocks of rows of `arrays` (draws × pairs, all as tall) on the threads: each block is views
+    of the arrays, which `work` fills in place."""
+    list(_threads().map(work, *(np.array_split(a, THREADS) for a in arrays)))
 
 
 THREADS = max(1, min(cores(), 4))
@@ -72,6 +78,13 @@ def _clipped_expit(linear: np.ndarray) -> None:
     expit(linear, out=linear)
 
 
+def _weights_and_residuals(p: np.ndarray, y: np.ndarray, w: np.ndarray, residual: np.ndarray) -> None:
+    """The Newton weights p(1 − p) into `w` and the residuals y − p into `residual` (which may be `p`)."""
+    np.subtract(1.0, p, out=w)
+    w *= p
+    np.subtract(y, p, out=residual)
+
+
 def _coefficients(z: np.ndarray, y: np.ndarray, iterations: int = 30,
                   start: np.ndarray | None = None) -> np.ndarray:
     """The coefficients of `_probabilities`' fits (draws × columns)."""
@@ -80,10 +93,8 @@ def _coefficients(z: np.ndarray, y: np.ndarray, iterations: int = 30,
     p, w = np.empty((len(y), len(z))), np.empty((len(y), len(z)))  # reused by every step
     for _ in range(iterations):
         _predicted(beta, z, out=p)
-        np.subtract(1.0, p, out=w)
-        w *= p  # p(1 − p)
-        residual = np.subtract(y, p, out=p)  # p is not read again this step
-        step = np.linalg.solve(_information(w, z, outer), (residual @ z)[..., None])[..., 0]
+        _by_rows(_weights_and_residuals, p, y, w, p)  # the residuals overwrite p: it is not read again this step
+        step = np.linalg.solve(_information(w, z, outer), (p @ z)[..., None])[..., 0]
         beta += step
         if np.abs(step).max() < 1e-8:
             break
@@ -94,12 +105,14 @@ def _score_statistics(z: np.ndarray, x: np.ndarray, y: np.ndarray, p: np.ndarray
     """Rao's score statistic (χ² with 1 df) of adding each column of `x` to the logistic model on `z` with
     fitted probabilities `p`, for every row of `y` (draws × pairs) at once. A column the model already spans
     scores 0."""
-    w = 1.0 - p
-    w *= p  # p(1 − p), one draws × pairs array
-    u = (y - p) @ x
+    w, r = np.empty_like(p), np.empty_like(p)
+    _by_rows(_weights_and_residuals, p, y, w, r)
+    u = r @ x
+    del r
     cross = _weighted_cross(w, z, x)
-    residual = w @ (x**2) - np.einsum("bkm,bkm->bm", cross, np.linalg.solve(_information(w, z), cross))
-    scale = np.maximum(w @ (x**2), 1e-12)
+    square = w @ (x**2)
+    residual = square - np.einsum("bkm,bkm->bm", cross, np.linalg.solve(_information(w, z), cross))
+    scale = np.maximum(square, 1e-12)
     return np.where(residual > 1e-9 * scale, u**2 / np.maximum(residual, 1e-300), 0.0)
 
 

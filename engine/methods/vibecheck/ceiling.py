@@ -63,10 +63,14 @@ class TextClassifier:
     def vectors(self, texts: Sequence[str]) -> Any:
         """TF-IDF rows of `texts` over the kept terms, as scikit-learn's `TfidfVectorizer(sublinear_tf=True)`
         weighs them: (1 + log count) × IDF, each row scaled to unit length."""
+        return self.weighted(_counts(texts))
+
+    def weighted(self, counts: Any) -> Any:
+        """`vectors` from the texts' `_counts`."""
         from scipy.sparse import diags
         from sklearn.preprocessing import normalize
 
-        counts = _counts(texts)[:, self.kept]
+        counts = counts[:, self.kept]
         counts.data = 1.0 + np.log(counts.data)
         return normalize((counts @ diags(self.idf)).tocsr())
 
@@ -104,17 +108,23 @@ def fit(train: Sequence[Pair]) -> TextClassifier | None:
     from sklearn.linear_model import LogisticRegression
 
     texts = [text for pair in train for text in pair]
-    df = np.zeros(BUCKETS)  # training answers holding each term (counted a block at a time, then again for the
-    for i in range(0, len(texts), BLOCK):  # vectors: holding every block's counts would double the fit's memory)
-        df += np.bincount(_counts(texts[i:i + BLOCK]).indices, minlength=BUCKETS)
+    # each training answer is tokenized once: its counts give the document frequencies, then its vectors
+    blocks = [_counts(texts[i:i + BLOCK]) for i in range(0, len(texts), BLOCK)]  # A, B, A, B...: whole pairs
+    df = np.zeros(BUCKETS)  # training answers holding each term
+    for block in blocks:
+        df += np.bincount(block.indices, minlength=BUCKETS)
     kept = np.flatnonzero(df >= 2)
     if not len(kept):
         return None
     # the model's columns are the kept terms alone: L-BFGS keeps 20-odd vectors as long as the coefficients
     # (at 2^20 hashed columns, 200 MB), and a term in no two answers has all-zero values anyway
     classifier = TextClassifier(kept, np.log((1 + len(texts)) / (1 + df[kept])) + 1, np.zeros(len(kept)))
-    x = vstack([classifier.vectors([p[0] for p in block]) - classifier.vectors([p[1] for p in block])
-                for block in _blocks(train)], format="csr")
+    parts = []
+    while blocks:  # a block's counts are let go once its rows are made: the counts and the matrix are not both whole
+        block = blocks.pop(0)
+        parts.append(classifier.weighted(block[0::2]) - classifier.weighted(block[1::2]))
+    x = vstack(parts, format="csr")
+    del parts
     if len(train) < 2:  # both orders written out: one pair alone is one class
         x, y, weight = vstack([x, -x]), np.r_[np.ones(len(train)), np.zeros(len(train))], 1.0
     else:

@@ -56,19 +56,23 @@ def verdict_distribution_chart(counts: dict[str, int], model_a: str, model_b: st
     return vega(chart)
 
 
-@kept
-def measure_chart(values: list[dict[str, Any]], measure: str, model_a: str, model_b: str,
-                  bins: int = 30) -> dict[str, Any]:
-    """Distribution of the measured property per model (metric judges), binned here so that the page
-    carries 30 numbers per model rather than every value."""
-    frame = pd.DataFrame(values)
-    edges = np.histogram_bin_edges(frame["value"], bins=bins)
+def measure_bins(values: dict[str, np.ndarray], bins: int = 30) -> list[dict[str, Any]]:
+    """Each model's share of answers in `bins` equal bins over the range of every value (`values`: model -> its
+    answers' values, in the order the chart lists the models): the page carries 30 numbers per model rather
+    than every value, and the chart's cached spec is keyed by these, not by the values."""
+    edges = np.histogram_bin_edges(np.concatenate(list(values.values())), bins=bins)
     rows = []
-    for model, group in frame.groupby("model", sort=False):
-        counts, _ = np.histogram(group["value"], bins=edges)
+    for model, group in values.items():
+        counts, _ = np.histogram(group, bins=edges)
         share = counts / max(1, counts.sum())
         rows += [{"model": model, "start": float(lo), "end": float(hi), "share": float(c)}
                  for lo, hi, c in zip(edges[:-1], edges[1:], share, strict=True)]
+    return rows
+
+
+@kept
+def measure_chart(rows: list[dict[str, Any]], measure: str, model_a: str, model_b: str) -> dict[str, Any]:
+    """Distribution of the measured property per model (metric judges), from `measure_bins`' rows."""
     chart = alt.Chart(pd.DataFrame(rows)).mark_bar(opacity=0.55).encode(
         x=alt.X("start:Q", title=measure[:60]), x2="end:Q", y=alt.Y("share:Q", title="share of answers", stack=None),
         y2=alt.datum(0), color=alt.Color("model:N", scale=model_scale(model_a, model_b)),

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from jinja2 import Environment
 
 from engine.methods.vibecheck import charts as own_charts
@@ -49,8 +50,10 @@ def vibecheck_section(env: Environment, vc: VibeCheckResult, prepared: Prepared,
                 for name, reg in (("model matching", vc.model_matching), ("preference", vc.preference)) if reg
                 for rule in _accuracies(reg)]
     acc_chart = own_charts.accuracy_chart(acc_rows) if acc_rows else None
+    measured = _measured_values(vc)
     for vibe in vc.vibes:
-        _render_vibe_page(env, vc, vibe, samples, run_dir / vibe_pages[vibe.name], run_dir, explorer)
+        _render_vibe_page(env, vc, vibe, samples, measured.get(vibe.name), run_dir / vibe_pages[vibe.name], run_dir,
+                          explorer)
     regressions_page = f"{slug(vc.analysis)}-regressions.html"
     explore = {v.name: link(explorer, vibe=v.name, dir=_sign(_lean(v))) for v in vc.vibes}
     (run_dir / regressions_page).write_text(env.get_template("regressions.html.j2").render(vc=vc, explore=explore,
@@ -80,8 +83,8 @@ def _lean(vibe: VibeScore) -> float:
     return vibe.separability if vibe.separability is not None else vibe.separability_train
 
 
-def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, samples: list[Sample], path: Path,
-                      run_dir: Path, explorer: str) -> None:
+def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, samples: list[Sample],
+                      measured: np.ndarray | None, path: Path, run_dir: Path, explorer: str) -> None:
     counts = {"-1": 0, "0": 0, "1": 0}
     for s in samples:
         verdict = s.pair.nu[vibe.name]
@@ -94,14 +97,13 @@ def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, sa
     dist = own_charts.verdict_distribution_chart(counts, vc.model_a, vc.model_b,
                                              {key: links[key] for key in counts})
     charts.export(dist, run_dir / "charts" / f"{slug(vc.analysis)}-{slug(vibe.name)}-verdicts")
-    measures = _measures(vc, vibe)
-    measure_spec = (own_charts.measure_chart(measures["values"], measures["name"], vc.model_a, vc.model_b)
-                    if measures["values"] else None)
+    bins = None if measured is None else own_charts.measure_bins({vc.model_a: measured[:, 0],
+                                                                   vc.model_b: measured[:, 1]})
+    measure_spec = None if bins is None else own_charts.measure_chart(bins, vibe.metric or "", vc.model_a, vc.model_b)
     examples, against = _telling(samples, vibe)
     html = env.get_template("vibe.html.j2").render(vc=vc, vibe=vibe, dist=dist, measure=measure_spec,
-                                                   measure_name=measures["name"], examples=examples, against=against,
-                                                   links=links, counts=counts, themes=vc.themes.get(vibe.name, []),
-                                                   root="..")
+                                                   examples=examples, against=against, links=links, counts=counts,
+                                                   themes=vc.themes.get(vibe.name, []), root="..")
     path.write_text(html, encoding="utf-8")
 
 
@@ -124,9 +126,13 @@ def _strength(pair: PairVerdicts, vibe: str) -> float:
     return sum(s == pair.nu[vibe] for s in scores) + 0.01 * len(scores)
 
 
-def _measures(vc: VibeCheckResult, vibe: VibeScore) -> dict[str, Any]:
-    """Per-model values of the vibe's measured property, as the metric judge recorded them."""
-    values = [{"model": model, "value": pair.measures[vibe.name][side]}
-              for pair in vc.pairs if vibe.name in pair.measures
-              for side, model in enumerate((vc.model_a, vc.model_b))]
-    return {"name": vibe.metric or "", "values": values}
+def _measured_values(vc: VibeCheckResult) -> dict[str, np.ndarray]:
+    """Per vibe, the (A's value, B's value) of every pair measured on it, as the metric judge recorded them: one
+    pass over the pairs for every vibe, into arrays (a tuple per pair and vibe would hold 100 bytes each)."""
+    values: dict[str, np.ndarray] = {}
+    for row, pair in enumerate(vc.pairs):
+        for vibe, measured in pair.measures.items():
+            if vibe not in values:
+                values[vibe] = np.full((len(vc.pairs), 2), np.nan)
+            values[vibe][row] = measured
+    return {vibe: column[~np.isnan(column[:, 0])] for vibe, column in values.items()}

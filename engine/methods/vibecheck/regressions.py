@@ -4,7 +4,7 @@ scored on the test pairs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,14 +21,29 @@ class Features:
 
     pairs: list[PairVerdicts]
     crossfit: dict[str, dict[str, float]]
+    # each vibe's value on every pair, read once: the selection and both fits read the same values many times
+    _columns: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _rows: dict[int, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def split(self, name: str) -> list[PairVerdicts]:
         return [p for p in self.pairs if p.split == name]
 
     def matrix(self, subset: list[PairVerdicts], vibes: list[str]) -> np.ndarray:
-        rows = [[self.crossfit.get(v, {}).get(p.item_id, p.feature(v)) if p.split == "train" else p.feature(v)
-                 for v in vibes] for p in subset]
-        return np.array(rows, dtype=float).reshape(len(subset), len(vibes))
+        """`subset` (pairs of `pairs`) × `vibes`."""
+        if not self._rows:
+            self._rows.update((id(p), row) for row, p in enumerate(self.pairs))
+        rows = np.array([self._rows[id(p)] for p in subset], dtype=np.intp)
+        out = np.empty((len(subset), len(vibes)))
+        for j, vibe in enumerate(vibes):
+            out[:, j] = self._column(vibe)[rows]
+        return out
+
+    def _column(self, vibe: str) -> np.ndarray:
+        if vibe not in self._columns:
+            lexicon = self.crossfit.get(vibe, {})
+            self._columns[vibe] = np.array([lexicon.get(p.item_id, p.feature(vibe)) if p.split == "train"
+                                            else p.feature(vibe) for p in self.pairs], dtype=float)
+        return self._columns[vibe]
 
     def complete(self, subset: list[PairVerdicts], vibes: list[str]) -> list[PairVerdicts]:
         """The pairs with a value for every one of `vibes`: a pair no judge could score on a vibe is missing
