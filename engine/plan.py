@@ -133,8 +133,8 @@ class Builder:
             config = kind.pair_config(judge)
             per_answer = kind.answer_measure(fields, config) if question is not None else None
             if per_answer is not None:
-                key = (stage, analysis, judge.name, kind.wire, question, json.dumps(per_answer.definition,
-                       sort_keys=True), per_answer.tolerance, per_answer.relative)
+                key = (stage, analysis, judge.name, kind.wire, question, _DEFINITION_KEY(per_answer.definition),
+                       per_answer.tolerance, per_answer.relative)
                 items, first, second = self._measured.setdefault(key, ([], [], []))
                 items.append(item.id)
                 first.append(outputs[0])
@@ -197,6 +197,11 @@ class Builder:
     def defer(self, deferred: Deferred) -> None:
         """Work whose requests depend on results not yet known (discovered vibes), as an estimate."""
         self.deferred.append(deferred)
+
+
+# a measure's definition as `json.dumps(definition, sort_keys=True)` writes it, with one encoder for every pair
+# and vibe: `dumps` with options builds a new encoder each call
+_DEFINITION_KEY = json.JSONEncoder(sort_keys=True).encode
 
 
 class PlanError(Exception):

@@ -385,3 +385,23 @@ def test_hostile_tool_results_and_earlier_turns_stay_inert(hostile_trace_run: Pa
     assert "Result: <script>alert('prompt')</script>" in shown
     assert "search<img src=x onerror=alert('img')>({\"q\": \"<img src=x onerror=alert('img')>\"})" in shown
     assert "Found <iframe srcdoc=\"<script>alert('frame')</script>\"></iframe>" in shown
+
+
+def test_chunk_json_is_the_standard_librarys_and_nan_is_null(tmp_path: Path) -> None:
+    """Chunks are encoded by orjson: for rows as the explorer writes them (text with quotes, control
+    characters, line separators and non-ASCII; verdicts; values rounded to 4 places) the bytes are those of
+    `json.dumps(..., ensure_ascii=False)`; a value that is not a number is written null, which `JSON.parse`
+    (and `read_chunk`) accept, where the standard library would write NaN."""
+    import orjson
+
+    from engine.methods.vibecheck.explorer import _write_chunk
+
+    rows: list[dict[str, Any]] = [{
+        "prompt": 'say "hi"\\ \x00\x1f\x7f \u2028\u2029 é 😀', "a": "<b>x</b>\n\ttab", "b": "",
+        "judged": {"warmth": [["metrics", -1, None, None, "", ""]]}, "preferred": [],
+        "measures": {"verbosity": [round(415.0, 4), round(2 / 3, 4)], "hedging": [0.0001, -0.0], "big": [1e16, 1e21]},
+    }]
+    assert orjson.dumps(rows) == json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    rows[0]["measures"]["hedging"] = [float("nan"), 1.0]
+    _write_chunk(tmp_path / "chunk-0.js", 0, orjson.dumps(rows))
+    assert read_chunk(tmp_path / "chunk-0.js")[0]["measures"]["hedging"] == [None, 1.0]

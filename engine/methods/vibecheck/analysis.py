@@ -276,8 +276,10 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
     nu_train, nu_test = (stats.cluster_means([v for v, _ in vs], [c for _, c in vs]) for vs in (scored, tested))
 
     def kappa(subset: list[PairVerdicts]) -> float | None:
+        if len(judges) < 2:  # one judge has nobody to agree with
+            return None
         complete = [p for p in subset if all(p.by_judge[vibe.name][j] is not None for j in judges)]
-        if len(judges) < 2 or not complete:
+        if not complete:
             return None
         return stats.agreement([[int(p.by_judge[vibe.name][j] or 0) for p in complete] for j in judges])
 

@@ -8,7 +8,11 @@
     explore/<name>/chunk-<n>.js   the text, CHUNK pairs a file in pair order: prompt, both answers raw and as
                                   sanitized HTML, every judge's verdicts (both orders) and reasons; gzipped
                                   JSON in base64, which the page inflates with the browser's own
-                                  DecompressionStream (text is most of a run folder, and compresses 3-5×)
+                                  DecompressionStream (text is most of a run folder, and compresses 3-5×).
+                                  The JSON is orjson's, several times faster than the standard library's and
+                                  the same bytes for these rows (measured values are rounded to 4 places, so
+                                  no number takes an exponent), except that a value that is not a number is
+                                  null, which the browser's parser accepts, not NaN, which it rejects
 
 Data files are scripts that hand their payload to `vibeExplorer`, not JSON fetched over HTTP: a browser
 reads scripts from file://, so the report still opens from disk with no server. Only the chunks of the pairs
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import orjson
 from jinja2 import Environment
 
 from engine.background import Background
@@ -65,8 +70,7 @@ def write_explorer(env: Environment, vc: VibeCheckResult, prepared: Prepared, ou
         for n in range(0, max(1, len(vc.pairs)), CHUNK):
             chunk = [{**_text(pair, items, outputs), **_conversation(pair, vc, items[pair.item_id], prepared, outputs)}
                      for pair in vc.pairs[n:n + CHUNK]]
-            text = json.dumps(chunk, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-            background.submit(_write_chunk, folder / f"chunk-{n // CHUNK}.js", n // CHUNK, text)
+            background.submit(_write_chunk, folder / f"chunk-{n // CHUNK}.js", n // CHUNK, orjson.dumps(chunk))
     _write_script(folder / "index.js", "vibeExplorer.index(", _index(vc, items, kinds, vibe_pages))
     html = env.get_template("explore.html.j2").render(vc=vc, data=prefix, back=f"../{back}", root="..")
     (run_dir / page).write_text(html, encoding="utf-8")
