@@ -109,7 +109,7 @@ def run_measures(records: Sequence[Measured], cache: Cache,
                     for (key, _, _), answers, column in zip(measures, ids, measured, strict=True):
                         values[key].extend(zip(answers, column, strict=True))
                         done.ran_on[where] = done.ran_on.get(where, 0) + len(answers)
-            storing.submit(store_values, cache, values)
+            storing.submit(_store, cache, values)
             done.computed += sum(map(len, values.values()))
             on_chunk(wanted, total)
     release_workers()
@@ -117,8 +117,7 @@ def run_measures(records: Sequence[Measured], cache: Cache,
     return done
 
 
-def store_values(cache: Cache, values: dict[str, list[tuple[str, float]]]) -> None:
-    """Each measure's (answer, value) pairs into the cache, a transaction per measure."""
+def _store(cache: Cache, values: dict[str, list[tuple[str, float]]]) -> None:
     for key, measured_values in values.items():
         cache.put_measures(key, measured_values)
 

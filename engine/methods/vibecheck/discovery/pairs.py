@@ -36,9 +36,8 @@ def metric_columns(metrics: Sequence[str], pairs: Sequence[TrainingPair],
     and pairs that name their answers, a value the cache holds is read rather than measured, and the values
     measured are stored under the measure pass's keys: the run measures a discovered metric's vibe on every
     answer next, and finds the training answers done."""
-    from engine.background import Background
     from engine.chunk_map import map_parts, release_workers
-    from engine.execute.measures import CHUNK, SHARED, answer_measure_key, measure_part, store_values
+    from engine.execute.measures import SHARED, answer_measure_key, measure_part
 
     if not metrics:
         return {}
@@ -57,20 +56,13 @@ def metric_columns(metrics: Sequence[str], pairs: Sequence[TrainingPair],
                for start in range(0, len(texts), SHARED)]
     windows = [rows for rows in windows if any(len(r) for r in rows.values())]  # what the cache held is done
     parts = [[("metric", {"metric": m}, [texts[i] for i in rows[m].tolist()]) for m in metrics] for rows in windows]
-    keep = store is not None and bool(ids)
-    storing: dict[str, list[tuple[str, float]]] = {keys[m]: [] for m in metrics}  # measured, not yet stored
-    with Background() as background:  # stored on a thread while the workers measure the next windows
-        for rows, (columns, _) in zip(windows, map_parts(measure_part, parts), strict=True):
-            for m, column in zip(metrics, columns, strict=True):
-                values[m][rows[m]] = column
-                if keep:
-                    storing[keys[m]] += zip([ids[i] for i in rows[m].tolist()], column, strict=True)
-            if keep and sum(map(len, storing.values())) >= CHUNK:
-                background.submit(store_values, store, storing)
-                storing = {key: [] for key in storing}
-        if keep and any(storing.values()):
-            background.submit(store_values, store, storing)
+    for rows, (columns, _) in zip(windows, map_parts(measure_part, parts), strict=True):
+        for m, column in zip(metrics, columns, strict=True):
+            values[m][rows[m]] = column
     release_workers()
+    if store is not None and ids:
+        for m in metrics:
+            store.put_measures(keys[m], [(ids[i], float(values[m][i])) for i in np.flatnonzero(missing[m]).tolist()])
     out = {}
     for metric in metrics:
         a, b = values[metric][:len(pairs)].tolist(), values[metric][len(pairs):].tolist()
