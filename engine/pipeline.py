@@ -51,56 +51,59 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     from engine.execute.backend import joined, settle
     from engine.execute.cache import Cache
     from engine.execute.measures import finished_results
-    from engine.execute.progress import Phases
+    from engine.execute.progress import Phases, thaw
     from engine.execute.run import execute
 
     phases = Phases(quiet=quiet)
-    with phases.phase("plan"):
-        prepared = prepare(spec_path, limit)
-        execution = settle(prepared, backend, address)
-    if not quiet:
-        say_excluded(prepared)
-    run_dir = run_dir or default_run_dir(prepared.spec, limit)
-    origins: dict[str, str] = {}
-    with joined(prepared, execution), Cache(cache_path) as cache:
-        derived.use(cache)
-        embeddings.stats = embeddings.EmbedStats()  # this run's counts, for the manifest
-        try:
-            wants_discovery = prepared.spec.discovery is not None and any(
-                get_method(a.method).discovers for a in prepared.spec.analyses.values())
-            with phases.phase("execute"):  # with discovery ahead, the second pass writes the run directory
-                summary = execute(prepared, run_dir, cache, quiet=quiet, write=not wants_discovery,
-                                  execution=execution)
-            if wants_discovery and not summary.interrupted:
-                try:
-                    with phases.phase("discover"):
-                        found, origins = discover_vibes(prepared, cache)
-                        write_discovered(found, origins, run_dir)
-                        prepared = with_vibes(prepared, found)
-                except KeyboardInterrupt:  # still leave a run directory that says what is done, and that it stopped
-                    execute(prepared, run_dir, cache, quiet=True, stages=(), execution=execution)
-                    _update_manifest(run_dir, lambda manifest: manifest.update(status="interrupted"))
+    try:
+        with phases.phase("plan"):
+            prepared = prepare(spec_path, limit)
+            execution = settle(prepared, backend, address)
+        if not quiet:
+            say_excluded(prepared)
+        run_dir = run_dir or default_run_dir(prepared.spec, limit)
+        origins: dict[str, str] = {}
+        with joined(prepared, execution), Cache(cache_path) as cache:
+            derived.use(cache)
+            embeddings.stats = embeddings.EmbedStats()  # this run's counts, for the manifest
+            try:
+                wants_discovery = prepared.spec.discovery is not None and any(
+                    get_method(a.method).discovers for a in prepared.spec.analyses.values())
+                with phases.phase("execute"):  # with discovery ahead, the second pass writes the run directory
+                    summary = execute(prepared, run_dir, cache, quiet=quiet, write=not wants_discovery,
+                                      execution=execution)
+                if wants_discovery and not summary.interrupted:
+                    try:
+                        with phases.phase("discover"):
+                            found, origins = discover_vibes(prepared, cache)
+                            write_discovered(found, origins, run_dir)
+                            prepared = with_vibes(prepared, found)
+                    except KeyboardInterrupt:  # still leave a run directory that says what is done, and that it stopped
+                        execute(prepared, run_dir, cache, quiet=True, stages=(), execution=execution)
+                        _update_manifest(run_dir, lambda manifest: manifest.update(status="interrupted"))
+                        finish_manifest(run_dir, phases, summary)
+                        raise
+                    first = summary
+                    with phases.phase("execute discovered"):
+                        summary = execute(prepared, run_dir, cache, quiet=quiet, execution=execution)
+                    summary.ran_now += first.ran_now
+                    summary.measured.add(first.measured)
+                    summary.free_text_fallbacks = {**first.free_text_fallbacks, **summary.free_text_fallbacks}
+                with phases.phase("analyze"):
+                    finished = finished_results(prepared.plan, cache)
                     finish_manifest(run_dir, phases, summary)
-                    raise
-                first = summary
-                with phases.phase("execute discovered"):
-                    summary = execute(prepared, run_dir, cache, quiet=quiet, execution=execution)
-                summary.ran_now += first.ran_now
-                summary.measured.add(first.measured)
-                summary.free_text_fallbacks = {**first.free_text_fallbacks, **summary.free_text_fallbacks}
-            with phases.phase("analyze"):
-                finished = finished_results(prepared.plan, cache)
-                finish_manifest(run_dir, phases, summary)
-                if prepared.excluded:  # what the readers left out, beside the counts
-                    _update_manifest(run_dir, lambda manifest: manifest.update(excluded=prepared.excluded))
-                results = analyze_run(prepared, finished, run_dir, origins)
-            if report and not summary.interrupted:
-                from engine.report.render import render_report
+                    if prepared.excluded:  # what the readers left out, beside the counts
+                        _update_manifest(run_dir, lambda manifest: manifest.update(excluded=prepared.excluded))
+                    results = analyze_run(prepared, finished, run_dir, origins)
+                if report and not summary.interrupted:
+                    from engine.report.render import render_report
 
-                with phases.phase("report"):
-                    render_report(results, prepared, run_dir, finished)
-        finally:
-            derived.use(None)
+                    with phases.phase("report"):
+                        render_report(results, prepared, run_dir, finished)
+            finally:
+                derived.use(None)
+    finally:
+        thaw()  # what the phases froze, in a process that may go on (tests, a notebook)
     finish_manifest(run_dir, phases, summary)
     return summary, results, run_dir
 

@@ -169,7 +169,12 @@ class Phases:
 def release_freed_memory() -> None:
     """Hand the heap a phase freed back to the system. A phase's transient structures (discovery's index, the
     analysis' per-pair records) are freed when it ends, but glibc keeps freed heap pages for reuse, so without
-    this the next phase starts from the last one's high-water mark instead of from what is still in use."""
+    this the next phase starts from the last one's high-water mark instead of from what is still in use.
+
+    What outlives a phase (the items, the plan, the results) is then frozen out of the cyclic collector's
+    view: each full collection walks every object it tracks, and a large run holds millions that later phases
+    only read. They are still freed when nothing refers to them; only a reference cycle among them would wait
+    for `thaw`, which the run calls when it ends."""
     import ctypes
     import gc
     import sys
@@ -178,6 +183,14 @@ def release_freed_memory() -> None:
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):  # not glibc (musl, say): no malloc_trim to call
             ctypes.CDLL("libc.so.6").malloc_trim(0)
+    gc.freeze()
+
+
+def thaw() -> None:
+    """Give the objects `release_freed_memory` froze back to the cyclic collector (at the end of a run)."""
+    import gc
+
+    gc.unfreeze()
 
 
 def peak_rss_mb() -> float:

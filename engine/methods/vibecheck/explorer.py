@@ -66,9 +66,11 @@ def write_explorer(env: Environment, vc: VibeCheckResult, prepared: Prepared, ou
     page = f"explore/{prefix}.html"
     folder = run_dir / "explore" / prefix
     folder.mkdir(parents=True, exist_ok=True)
+    made: dict[int, tuple[Any, list[list[Any]]]] = {}  # see `_offline_rows`
     with Background() as background:  # a chunk is compressed and written while the next one is encoded
         for n in range(0, max(1, len(vc.pairs)), CHUNK):
-            chunk = [{**_text(pair, items, outputs), **_conversation(pair, vc, items[pair.item_id], prepared, outputs)}
+            chunk = [{**_text(pair, items, outputs, made),
+                      **_conversation(pair, vc, items[pair.item_id], prepared, outputs)}
                      for pair in vc.pairs[n:n + CHUNK]]
             background.submit(_write_chunk, folder / f"chunk-{n // CHUNK}.js", n // CHUNK, orjson.dumps(chunk))
     _write_script(folder / "index.js", "vibeExplorer.index(", _index(vc, items, kinds, vibe_pages))
@@ -144,21 +146,31 @@ def _flipped(pair: PairVerdicts, vibe: str) -> bool:
     return any(None not in o and o[0] != o[1] for o in pair.orders.get(vibe, {}).values())
 
 
-def _text(pair: PairVerdicts, items: dict[str, Item], outputs: dict[str, Result]) -> dict[str, Any]:
+def _text(pair: PairVerdicts, items: dict[str, Item], outputs: dict[str, Result],
+          made: dict[int, tuple[Any, list[list[Any]]]]) -> dict[str, Any]:
     """One pair's text: its prompt, both answers (raw and rendered), and per vibe each judge's
     [judge, panel-side verdict, A-first verdict, B-first verdict, A-first reason, B-first reason]."""
     a, b = text_of(outputs, pair.output_a), text_of(outputs, pair.output_b)
     judged = {}
     for vibe, scores in pair.by_judge.items():
         orders, raw = pair.orders.get(vibe, {}), pair.rationales.get(vibe, {})
-        judged[vibe] = [[judge, score, *orders.get(judge, NO_ORDERS),
-                         *(map(verdict_reason, raw[judge]) if judge in raw else NO_REASONS)]
-                        for judge, score in scores.items()]
+        judged[vibe] = ([[judge, score, *orders.get(judge, NO_ORDERS),
+                          *(map(verdict_reason, raw[judge]) if judge in raw else NO_REASONS)]
+                         for judge, score in scores.items()] if orders or raw else _offline_rows(scores, made))
     preferred = [[judge, *orders, *map(verdict_reason, pair.preferred_rationales.get(judge, NO_REASONS))]
                  for judge, orders in pair.preferred.items()]
     return {"prompt": items[pair.item_id].prompt, "a": a, "b": b, "a_html": render_markdown(a),
             "b_html": render_markdown(b), "judged": judged, "preferred": preferred,
-            "measures": {vibe: [round(x, 4) for x in values] for vibe, values in pair.measures.items()}}
+            "measures": {vibe: [round(va, 4), round(vb, 4)] for vibe, (va, vb) in pair.measures.items()}}
+
+
+def _offline_rows(scores: dict[str, int | None], made: dict[int, tuple[Any, list[list[Any]]]]) -> list[list[Any]]:
+    """`_text`'s rows of judges that answered once and gave no reason. Pairs with the same scores share one
+    dict (the analysis keeps one per distinct set), so its rows are made once for it and kept in `made` (with
+    the dict, so that its id names it while it is there)."""
+    if id(scores) not in made:
+        made[id(scores)] = (scores, [[judge, score, *NO_ORDERS, *NO_REASONS] for judge, score in scores.items()])
+    return made[id(scores)][1]
 
 
 def _conversation(pair: PairVerdicts, vc: VibeCheckResult, item: Item, prepared: Prepared,
