@@ -287,7 +287,9 @@ def test_discovery_shares_its_metric_values_with_the_measure_pass(tmp_path: Path
     """Discovery measures every candidate metric on the training answers; the run then measures each discovered
     metric's vibe on every answer. The training answers' values are stored once, under the measure pass's own
     keys, so the pass measures only the test answers of a discovered metric (a mined lexicon, new to both, is
-    measured on all), and every value in the run folder is the metric's value for that answer."""
+    measured on all), and every value in the run folder is the metric's value for that answer. What the run's
+    phases froze out of the garbage collector is handed back when it ends."""
+    import gc
     import json
 
     from engine.execute.cache import Cache
@@ -299,6 +301,7 @@ def test_discovery_shares_its_metric_values_with_the_measure_pass(tmp_path: Path
     (tmp_path / "spec.yaml").write_text(SPEC_FRIENDLY.format(data=shared_data))
     _, _, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
                              report=False)
+    assert gc.get_freeze_count() == 0
     found = json.loads((run_dir / "discovered_vibes.json").read_text())
     splits = [json.loads(line)["split"] for line in (run_dir / "vibecheck" / "pairs.jsonl").open()]
     metrics = [v["metric"] for v in found if v.get("metric") in METRICS]
