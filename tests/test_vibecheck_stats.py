@@ -236,6 +236,24 @@ def test_holm_adjustment_by_hand() -> None:
     assert stats.holm([0.01, 0.04, None, 0.03, 0.005]) == pytest.approx([0.03, 0.06, None, 0.06, 0.02])
 
 
+def test_holm_leaves_the_garbage_collector_frozen_or_not_as_it_found_it() -> None:
+    """Holm freezes the heap around statsmodels' own full collection. Outside a run it thaws it again; inside
+    one, whose phases froze what they keep, it must not thaw that (the run does, when it ends)."""
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    stats.holm([0.01, 0.2])
+    assert gc.get_freeze_count() == 0
+    kept = [[n] for n in range(100)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        stats.holm([0.01, 0.2])
+        assert gc.get_freeze_count() >= frozen and kept
+    finally:
+        gc.unfreeze()
+
+
 def test_separability_interval_excludes_zero_only_when_it_should() -> None:
     # mean 0.8, sd √(10·0.16/9) = 0.4216, t(9) = 2.2622: 0.8 ± 0.3016
     low, high = stats.mean_interval([1] * 8 + [0] * 2)
