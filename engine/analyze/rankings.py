@@ -251,8 +251,8 @@ def _rank(method: str, outcomes: Sequence[Outcome], models: list[str], rounds: i
                                                                                   dict[str, float]]]:
         """`count` rounds, each fitted on `draw()` seeded seed + its number: a block of rounds drawn, in order,
         then fitted together (Elo plays them side by side)."""
-        blocks = math.ceil(count / max(1, min(count, BLOCK_BYTES // (12 * max(1, len(outcomes))))))
-        size = math.ceil(count / blocks) if count else 1
+        most = max(1, BLOCK_BYTES // (12 * max(1, len(outcomes))))  # rounds a block may hold
+        size = math.ceil(count / math.ceil(count / most)) if count else 1  # the fewest blocks, of equal size
         for block in range(0, count, size):
             yield from fits([draw() for _ in range(min(size, count - block))], seed + block + 1)
 
