@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.drift.shift import gate, prompts_needed, shift_of
+from engine.drift.shift import gate, shift_of
 
 SPEC = """\
 name: drift
@@ -116,20 +116,31 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     asks = "  - {name: questions, low: states, high: asks, metric: questions_to_user}\n"
     more = SPEC.replace("vibes:\n", "vibes:\n" + asks)
     other = _run(tmp_path, "other", 40, spec_text=more)
-    done = _vibe(tmp_path, "compare", str(base), str(other), "--cache", str(tmp_path / "c.sqlite"), "--quiet")
-    assert done.returncode == 2
-    assert "the two runs' panels differ (vibes): pass --panel base or --panel head" in done.stderr
-    chosen = _vibe(tmp_path, "compare", str(base), str(other), "--panel", "base", "--out", str(tmp_path / "cmp"),
+    by_default = _vibe(tmp_path, "compare", str(base), str(other), "--out", str(tmp_path / "default"),
+                       "--cache", str(tmp_path / "c.sqlite"), "--quiet")
+    assert by_default.returncode == 0, by_default.stderr
+    assert "The two runs' panels differ (vibes); the base's panel judged both runs" in by_default.stdout
+    chosen = _vibe(tmp_path, "compare", str(base), str(other), "--panel", "head", "--out", str(tmp_path / "cmp"),
                    "--cache", str(tmp_path / "c.sqlite"), "--quiet")
     assert chosen.returncode == 0, chosen.stderr
     measured = json.loads((tmp_path / "cmp" / "compare.json").read_text())["comparisons"][0]["shifts"]
+    assert [s["vibe"] for s in measured] == ["questions", "verbosity", "enthusiasm"]  # the head panel's vibes
+    measured = json.loads((tmp_path / "default" / "compare.json").read_text())["comparisons"][0]["shifts"]
     assert [s["vibe"] for s in measured] == ["verbosity", "enthusiasm"]  # the base panel's vibes only
-    # with discovery on, a gate can only be checked against the vibes the runs found: at compare time
+    # a gate on a name nobody declared is a misspelling, with discovery on as well as off
     found = SPEC.replace("vibes:\n", "vibes:\n  - {discover: {method: statistical, max_vibes: 2}}\n")
-    gated = _run(tmp_path, "found", 40, gates="{curtness: {max_shift: 0.1}}", spec_text=found)
-    done = _vibe(tmp_path, "compare", str(gated), str(gated), "--cache", str(tmp_path / "c.sqlite"), "--quiet")
-    assert done.returncode == 2 and "gates: curtness name no vibe the panel measures (verbosity, enthusiasm" \
-        in done.stderr
+    (tmp_path / "found.yaml").write_text(found.replace("DATA", "base.jsonl").replace(
+        "GATES", "{verbosty: {max_shift: 0.1}}"), encoding="utf-8")
+    done = _vibe(tmp_path, "validate", "found.yaml")
+    assert done.returncode == 2 and "found.yaml:9:19: gates.verbosty: gate names no declared " \
+        "vibe 'verbosty' (did you mean 'verbosity'?)" in done.stderr, done.stderr
+    outside = tmp_path / "no-repo"
+    outside.mkdir()
+    (outside / "s.yaml").write_text("name: s\n", encoding="utf-8")
+    done = _vibe(outside, "compare", "--git", "HEAD~1", "s.yaml", "--quiet")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith("is not inside a git repository; compare two run folders instead "
+                                        "(vibe compare BASE_RUN HEAD_RUN)"), done.stderr
     (tmp_path / "typo.yaml").write_text(SPEC.replace("DATA", "base.jsonl").replace(
         "GATES", "{verbosty: {max_shift: 0.1}}"), encoding="utf-8")
     done = _vibe(tmp_path, "validate", "typo.yaml")
@@ -138,40 +149,91 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_the_shift_and_its_tests_by_hand() -> None:
-    """ν = +1 (base higher) on 3 prompts, −1 on 1: shift −(3 − 1)/4 = −0.5; sd of −ν: 1.0, se 0.5, t = 1 on
-    3 df; two-sided p = 0.391. Margin 0.1: beyond by t = (0.5 − 0.1)/0.5 = 0.8, p = 0.241; TOST p =
-    P(T ≥ (−0.5 + 0.1)/0.5 ... ) = max(sf(−0.8), cdf(−1.2)) = 0.759."""
-    from scipy.stats import t
-
-    s = shift_of("v", np.array([1, 1, 1, -1]), margin=0.1)
-    assert (s.n, s.shift) == (4, -0.5)
-    assert s.p_moved == pytest.approx(2 * t(3).sf(1.0)) and s.p_moved == pytest.approx(0.391, abs=1e-3)
-    assert s.p_beyond == pytest.approx(t(3).sf(0.8)) and s.p_equivalent == pytest.approx(t(3).sf(-0.8))
-    (gated,) = gate([s])
-    assert gated.verdict == "inconclusive" and gated.prompts_needed == prompts_needed(gated)
-    # sd 1.0, gap 0.4 beyond the margin: ((1.645 + 0.842) × 1.0 / 0.4)² = 38.7 → 39 prompts
-    assert gated.prompts_needed == 39
+    """Head higher on both of two prompts (ν = −1, −1): shift +1. Moved: the exact sign test, 2 of 2 one way,
+    two-sided p = 2 × ½² = 0.5 (never 0, which the t-test printed for a sample without spread). Beyond ±0.1:
+    the largest statistic is the observed one, so p = sup over the nuisance q = P(−1) of P(n₊ = 2) = (q + 0.1)²,
+    at q = 0.45 (no ties): 0.55² = 0.3025. Tango's interval: with n₊ = n = 2, q̃ = (1 − δ₀)/2 and
+    Z(δ₀) = √(2(1 − δ₀)/(1 + δ₀)); Z = 1.96 at δ₀ = (2 − 1.96²)/(2 + 1.96²) = −0.3153, and no δ₀ up to 1 is
+    rejected above. Inconclusive: Tango's null variance at +0.1 is 2 × 0.45 + 0.1 × 0.9 = 0.99, none observed,
+    so (1.6449 × √0.99 / 0.9)² = 3.31 → 4 prompts."""
+    s = shift_of("v", np.array([-1, -1]), margin=0.1)
+    assert (s.n, s.shift, s.higher, s.lower) == (2, 1.0, 2, 0)
+    assert s.p_moved == pytest.approx(0.5)
+    assert s.p_beyond == pytest.approx(0.3025)
+    assert s.low == pytest.approx((2 - 1.96**2) / (2 + 1.96**2), abs=2e-4) and s.high == 1.0
+    ((gated,),) = gate([[s]])
+    assert gated.verdict == "inconclusive" and gated.prompts_needed == 4
     assert shift_of("v", np.array([np.nan, 1.0])).n == 1  # a prompt without a verdict is left out
 
 
-def test_calibration_no_drift_rarely_fails_and_a_shift_of_the_margin_is_caught() -> None:
-    """Seeded simulations through the real functions, three gated vibes, margin 0.1, 700 prompts (the size at which a
-    shift of the margin has 80% power after Holm over three: ((2.39 + 0.84) × 0.77 / 0.1)² ≈ 620). No drift (both
-    runs drawn alike: ν symmetric, 30% each way): a gate fails in at most 5% of comparisons (it fails in none:
-    failing needs a shift beyond the margin). A shift of the margin's size on one vibe (ν tilted by 0.1) is caught
-    (moved, Holm over the three, and not passed) in at least 80%."""
-    rng = np.random.default_rng(20261124)
-    runs, n, margin = 300, 700, 0.1
-    failed = caught = passed_null = 0
-    for _ in range(runs):
-        null = [shift_of(f"v{j}", rng.choice([-1, 0, 1], size=n, p=[0.3, 0.4, 0.3]), margin) for j in range(3)]
-        checked = gate(null)
-        failed += any(s.verdict == "fail" for s in checked)
-        passed_null += all(s.verdict == "pass" for s in checked)
-        tilted = [shift_of("v0", rng.choice([-1, 0, 1], size=n, p=[0.35, 0.4, 0.25]), margin),
-                  *(shift_of(f"v{j}", rng.choice([-1, 0, 1], size=n, p=[0.3, 0.4, 0.3]), margin) for j in (1, 2))]
-        first = gate(tilted)[0]
-        caught += first.p_moved_adjusted is not None and first.p_moved_adjusted < 0.05 and first.verdict != "pass"
-    assert failed / runs <= 0.05
-    assert caught / runs >= 0.8, caught / runs
-    assert passed_null / runs >= 0.8  # and no drift is shown as such: every gate passes TOST (85% here)
+def test_tied_prompts_never_pass_with_p_zero_and_say_what_would_decide() -> None:
+    """Five tied prompts: the t-test passed them at TOST p = 0. Exactly, a true shift of +0.1 with no prompt
+    moving the other way ties all five with probability 0.9⁵ = 0.59049, so TOST p = 0.59049 and the gate is
+    inconclusive; with q̃ = 0 the null variance at the margin is 0.1 × 0.9 = 0.09, so about
+    (1.6449 × 0.3 / 0.1)² = 24.4 → 25 prompts would decide it. The line says that every prompt tied."""
+    from engine.drift.summary import _verdict
+
+    s = shift_of("v", np.zeros(5), margin=0.1)
+    assert s.p_moved == 1.0 and s.p_equivalent == pytest.approx(0.9**5)
+    ((gated,),) = gate([[s]])
+    assert gated.verdict == "inconclusive" and gated.prompts_needed == 25 and gated.tied == 1.0
+    assert "100% tied; no prompt moved" in _verdict(gated)
+    one = gate([[shift_of("v", np.zeros(1), margin=0.1)]])[0][0]
+    assert one.prompts_needed is None and one.undecidable == "1 prompt: too few for any test"
+
+
+def test_one_holm_family_for_every_slot_and_the_stricter_margin_governs() -> None:
+    """Two slots, each with a gated vibe at beyond-margin p = 0.03 and 0.04: one family of two, so Holm gives
+    0.06 and 0.06 and neither fails (one family per slot would have failed both). A margin both specs declare is
+    the stricter one, and the page says whose."""
+    from dataclasses import replace
+
+    from engine.drift.compare import governing_gates
+
+    base = shift_of("v", np.zeros(50), margin=0.1)
+    slots = gate([[replace(base, p_beyond=0.03)], [replace(base, p_beyond=0.04)]])
+    assert [s.p_beyond_adjusted for (s,) in slots] == pytest.approx([0.06, 0.06])
+    assert all(s.verdict != "fail" for (s,) in slots)
+    governing = governing_gates({"verbosity": 0.1, "tone": 0.2}, {"verbosity": 0.3, "warmth": 0.05})
+    assert {k: (g.margin, g.source) for k, g in governing.items()} == {
+        "verbosity": (0.1, "base's (head's ±0.3 is wider)"), "tone": (0.2, "base's"), "warmth": (0.05, "head's")}
+
+
+def test_a_shift_of_the_margin_made_by_few_prompts_is_not_passed() -> None:
+    """The drift the t-test certified most often: the head adds a habit on a tenth of the prompts (P(+1) = 0.1,
+    P(−1) = 0, a true shift of the margin). At 30 prompts the t-test gate passed 19% of such comparisons; the
+    exact score test passes at most 5% (300 seeded comparisons: a true rate of 10% fails this check 99 times in
+    100). The same shift at 700 prompts is caught as moved in at least 80%."""
+    rng = np.random.default_rng(20261126)
+    runs = 300
+    passed = sum(gate([[shift_of("v", -rng.choice([1.0, 0.0], size=30, p=[0.1, 0.9]), 0.1)]])[0][0].verdict
+                 == "pass" for _ in range(runs))
+    from scipy.stats import binomtest
+    assert binomtest(passed, runs, 0.05, alternative="greater").pvalue > 0.01, passed
+    caught = sum((s := gate([[shift_of("v", -rng.choice([1.0, 0.0], size=700, p=[0.1, 0.9]), 0.1)]])[0][0])
+                 .p_moved_adjusted < 0.05 and s.verdict != "pass" for _ in range(50))
+    assert caught >= 40, caught
+
+
+def test_a_slot_is_compared_on_its_original_prompt_and_first_sample(tmp_path: Path) -> None:
+    """Persona variants and K samples share the item id: the answers compared are the VibeCheck binding's
+    original-variant, first-sample tasks, whatever order the generation records come in."""
+    import gzip
+
+    from engine.drift.compare import _answers
+    from engine.spec.load import load_spec
+
+    records = [("persona", "rewritten prompt's answer"), ("sample1", "second sample"), ("original", "the answer")]
+    with gzip.open(tmp_path / "generation.jsonl.gz", "wt", encoding="utf-8") as fh:
+        for task, text in records:
+            fh.write(json.dumps({"task_id": task, "stage": "generation", "endpoint": "m", "provider": "openai",
+                                 "item_id": "p1", "output": text}) + "\n")
+    bindings = {"personas": [{"item": "p1", "variant": "persona-0", "outputs": {"m": ["persona"]}}],
+                "vibecheck": [{"item": "p1", "variant": "rewritten", "outputs": {"m": ["persona"]}},
+                              {"item": "p1", "variant": "original", "outputs": {"m": ["original", "sample1"]}}]}
+    with gzip.open(tmp_path / "plan.json.gz", "wt", encoding="utf-8") as fh:
+        json.dump({"bindings": bindings}, fh)
+    (tmp_path / "d.jsonl").write_text('{"id": "p1", "q": "?", "terse": "a", "chatty": "b"}\n', encoding="utf-8")
+    (tmp_path / "s.yaml").write_text(SPEC.replace("DATA", "d.jsonl").replace("GATES", "{}"), encoding="utf-8")
+    spec = load_spec(tmp_path / "s.yaml")
+    assert _answers(tmp_path, spec) == {"m": {"p1": "the answer"}}

@@ -28,7 +28,7 @@ from ray.cluster_utils import Cluster  # noqa: E402
 from engine.execute.ray_cluster import ClusterError, connect, disconnect  # noqa: E402
 from engine.pipeline import prepare, run_spec  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # one cluster at a time on this machine
 SPEC = Path(__file__).parent / "specs" / "separability-subset.yaml"
 
 

@@ -84,8 +84,17 @@ def _runs_at(ref: str, spec: Path, out: Path, cache: Path, quiet: bool) -> tuple
     from engine.pipeline import run_spec
 
     spec = spec.resolve()
-    top = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=spec.parent, check=True,
-                              capture_output=True, text=True).stdout.strip())
+    if not spec.is_file():
+        raise FileNotFoundError(f"{spec}: no such spec")
+    try:
+        found = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=spec.parent, capture_output=True,
+                               text=True)
+    except FileNotFoundError:
+        raise FileNotFoundError("--git needs the git command, which is not installed here") from None
+    if found.returncode != 0:
+        raise FileNotFoundError(f"--git {ref}: {spec} is not inside a git repository; compare two run folders "
+                                "instead (vibe compare BASE_RUN HEAD_RUN)")
+    top = Path(found.stdout.strip())
     with tempfile.TemporaryDirectory(prefix="vibe-base-") as folder:
         archive = Path(folder) / "tree.tar"
         made = subprocess.run(["git", "archive", "--format=tar", "-o", str(archive), ref], cwd=top,

@@ -11,6 +11,7 @@ tested (`engine.drift.shift`).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,14 @@ import numpy as np
 
 from engine.discover.stage import read_discovered, vibe_entry
 from engine.drift.shift import Shift, gate, shift_of
-from engine.execute.snapshot import output_text, read_items, read_spec_document, stage_file, task_records
+from engine.execute.snapshot import (
+    output_text,
+    read_bindings,
+    read_items,
+    read_spec_document,
+    stage_file,
+    task_records,
+)
 from engine.registry import PairOptions, get_method
 from engine.spec.build import spec_from_document
 from engine.spec.model import Spec, Vibe
@@ -40,6 +48,7 @@ class Run:
     answers: dict[str, dict[str, str]]  # model slot -> item id -> its (first) answer
     prompts: dict[str, str]  # item id -> prompt
     discovered: list[Vibe] = field(default_factory=list)  # the vibes the run's discovery found
+    panel_note: str = ""  # why this run's panel judged a comparison, when that was a choice
 
     @classmethod
     def open(cls, folder: Path) -> Run:
@@ -50,11 +59,8 @@ class Run:
         if kept is None or items is None:
             raise CompareError(f"{folder}: the run keeps no copy of its spec and prompts (spec.json, items.jsonl.gz): "
                                "it was written by an older vibe; run its spec again to compare it")
-        answers: dict[str, dict[str, str]] = {}
-        if stage_file(folder, "generation").is_file():
-            for row in task_records(folder, "generation"):
-                answers.setdefault(row["endpoint"], {}).setdefault(row["item_id"], output_text(row))
-        return cls(folder, spec_from_document(*kept), answers,
+        spec = spec_from_document(*kept)
+        return cls(folder, spec, _answers(folder, spec),
                    {item.id: item.prompt for dataset in items.values() for item in dataset},
                    read_discovered(folder)[0])
 
@@ -73,6 +79,23 @@ class Run:
         return declared + [v for v in found if v["name"] not in {d["name"] for d in declared}]
 
 
+def _answers(folder: Path, spec: Spec) -> dict[str, dict[str, str]]:
+    """Each model slot's answer per item as the run's panel analysis paired it: the original prompt's first
+    sample (a persona's rewritten prompt and a separability analysis's further samples share the item id)."""
+    panel = next((name for name, a in spec.analyses.items() if get_method(a.method).discovers), None)
+    if panel is None or not stage_file(folder, "generation").is_file():
+        return {}
+    texts = {row["task_id"]: output_text(row) for row in task_records(folder, "generation")}
+    answers: dict[str, dict[str, str]] = {}
+    for binding in read_bindings(folder).get(panel, []):
+        if binding["variant"] != "original":
+            continue
+        for model, tasks in binding["outputs"].items():
+            if tasks and tasks[0] in texts:
+                answers.setdefault(model, {}).setdefault(binding["item"], texts[tasks[0]])
+    return answers
+
+
 @dataclass
 class SlotComparison:
     model: str
@@ -80,13 +103,35 @@ class SlotComparison:
     only_base: int
     only_head: int
     shifts: list[Shift]
+    gates: dict[str, GoverningGate] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GoverningGate:
+    """The margin a gated vibe is held to, and whose spec set it: where both revisions gate a vibe the
+    stricter margin governs, so a change cannot widen the margin it is judged by."""
+
+    margin: float
+    source: str  # e.g. "base's (head's ±0.2 is wider)", "base's and head's", "head's"
+
+
+def governing_gates(base: Mapping[str, float], head: Mapping[str, float]) -> dict[str, GoverningGate]:
+    """Every vibe either spec gates, with the stricter margin where both do."""
+    out = {}
+    for name in dict.fromkeys([*base, *head]):
+        margins = {side: gates[name] for side, gates in ((BASE, base), (HEAD, head)) if name in gates}
+        strictest = min(margins.values())
+        source = " and ".join(f"{side}'s" for side, m in margins.items() if m == strictest)
+        wider = [f"{side}'s ±{m:g}" for side, m in margins.items() if m != strictest]
+        out[name] = GoverningGate(strictest, source + (f" ({wider[0]} is wider)" if wider else ""))
+    return out
 
 
 def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, models: list[str] | None = None,
                  panel: str | None = None, quiet: bool = True,
                  plan_only: bool = False) -> tuple[list[SlotComparison], Run]:
-    """Each shared model slot's shifts, judged by the `panel` run's panel ("base" or "head"; required when the
-    two runs' panels differ). Returns them with the run whose panel judged; with `plan_only`, each slot's plan
+    """Each shared model slot's shifts, judged by the `panel` run's panel ("base" or "head"; by default the
+    base's). Returns them with the run whose panel judged; with `plan_only`, each slot's plan
     is printed and nothing is judged (no shifts)."""
     base, head = Run.open(base_dir), Run.open(head_dir)
     judging = _choose_panel(base, head, panel)
@@ -97,7 +142,7 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
         raise CompareError(f"no model slot {', '.join(unknown) or ''} answered in both runs; shared: "
                            f"{', '.join(shared_models) or 'none'} (base: {', '.join(base.answers) or 'none'}; "
                            f"head: {', '.join(head.answers) or 'none'})")
-    gates = dict(head.spec.gates or base.spec.gates)
+    gates = governing_gates(base.spec.gates or {}, head.spec.gates or {})
     vibes = judging.vibe_entries()
     missing = [name for name in gates if name not in {v["name"] for v in vibes}]
     if missing:
@@ -113,13 +158,20 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
         if judged is None:
             continue
         item_ids, nu = judged
-        shifts = gate([shift_of(v["name"], nu[:, j], gates.get(v["name"])) for j, v in enumerate(vibes)])
         out.append(SlotComparison(model, len(item_ids), len(set(base.answers[model]) - set(ids)),
-                                  len(set(head.answers[model]) - set(ids)), shifts))
+                                  len(set(head.answers[model]) - set(ids)),
+                                  [shift_of(v["name"], nu[:, j], gates[v["name"]].margin if v["name"] in gates
+                                            else None) for j, v in enumerate(vibes)]))
+    for slot, shifts in zip(out, gate([c.shifts for c in out]), strict=True):
+        slot.shifts = shifts
+        slot.gates = gates
     return out, judging
 
 
 def _choose_panel(base: Run, head: Run, panel: str | None) -> Run:
+    """The run whose panel judges both: the one named, else the base's. When the two panels differ (a spec that
+    discovers vibes finds different ones in each run) the base's judges and vibes, declared and discovered,
+    measure both runs, and `Run.panel_note` says so."""
     if panel is not None:
         return base if panel == BASE else head
     judges = {side: {j: run.spec.document["judges"][j] for j in run.panel()[1]}
@@ -127,8 +179,8 @@ def _choose_panel(base: Run, head: Run, panel: str | None) -> Run:
     vibes = {BASE: base.vibe_entries(), HEAD: head.vibe_entries()}
     differ = [what for what, both in (("judges", judges), ("vibes", vibes)) if both[BASE] != both[HEAD]]
     if differ:
-        raise CompareError(f"the two runs' panels differ ({' and '.join(differ)}): pass --panel base or "
-                           "--panel head to say whose judges and vibes measure both")
+        base.panel_note = (f"The two runs' panels differ ({' and '.join(differ)}); the base's panel judged both "
+                           "runs (`--panel head` for the head's).")
     return base
 
 

@@ -1,19 +1,19 @@
 """How far one vibe moved between two runs of the same model slot, and whether that passes a gate.
 
 The unit is the prompt: each shared prompt's two answers (base's and head's) are one pair, judged by the
-panel once, so its verdict ν (−1…+1, +1 when base sits higher on the vibe) is already a paired difference.
-The shift is head minus base: −mean ν. Estimator: the mean over prompts with a t-interval (prompts are the
-independent units; ν is bounded, so the t-interval is close to exact at the sizes a drift check uses).
+panel once, so its verdict ν (−1, 0 or +1; +1 when base sits higher) is already a paired difference. The
+shift is head minus base, δ = P(head higher) − P(base higher), estimated by −mean ν over the prompts.
 
-Three tests per vibe, each with its own question:
-- *moved?* two-sided t-test of shift = 0; across the vibes of one comparison, Holm.
-- *beyond the margin?* (a gated vibe) one-sided t-test of |shift| ≤ margin against |shift| > margin, on the
-  side the shift lies; across the gated vibes, Holm. The gate fails when it holds.
-- *within the margin?* TOST: two one-sided t-tests of shift ≤ −margin and shift ≥ +margin, p the larger;
-  equivalence when p < α, the same as the 90% interval lying inside ±margin. Every gate must pass its own
-  test (an intersection–union test, so no correction is needed for passing all of them).
-Neither: inconclusive, with the number of prompts that would give the deciding test 80% power if the shift
-and its spread were as observed.
+Three tests per vibe, each with its own question (`engine.drift.ternary` for the statistic):
+- *moved?* the exact two-sided sign test over the prompts that moved (VibeCheck's test); Holm over the vibes of
+  one model slot's table.
+- *beyond the margin?* (a gated vibe) Tango's score test of |δ| ≤ margin against |δ| > margin on the side the
+  shift lies, with an exact unconditional p-value; Holm over every (model slot, gated vibe) of the comparison.
+  The gate fails when it holds.
+- *within the margin?* TOST with the same statistic: δ ≥ +margin and δ ≤ −margin each rejected, p the larger
+  (an intersection–union test, so passing every gate needs no correction).
+Neither: inconclusive, with the prompts that would give the deciding test 80% power at the level it faces if
+the observed shift and proportions held. The interval is Tango's 95% score interval.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from engine import stats
+from engine.drift import ternary
 
 ALPHA = 0.05
 POWER = 0.8
@@ -37,78 +38,110 @@ class Shift:
     vibe: str
     n: int  # prompts with a verdict
     shift: float  # head minus base, in verdict units (−1…+1): mean of −ν
-    low: float  # 95% t-interval of the shift
+    low: float  # 95% score interval of the shift (Tango)
     high: float
-    p_moved: float | None  # two-sided t-test of no shift (None: fewer than two prompts)
-    p_moved_adjusted: float | None = None  # Holm over the comparison's vibes
+    p_moved: float | None  # exact two-sided sign test of no shift (None: no prompt)
+    p_moved_adjusted: float | None = None  # Holm over the slot's vibes
     margin: float | None = None  # the gate's max_shift, when the vibe is gated
-    p_beyond: float | None = None  # one-sided test of |shift| > margin
-    p_beyond_adjusted: float | None = None  # Holm over the gated vibes
-    p_equivalent: float | None = None  # TOST against ±margin
+    p_beyond: float | None = None  # score test of |shift| > margin, exact unconditional
+    p_beyond_adjusted: float | None = None  # Holm over the comparison's gated vibes
+    p_equivalent: float | None = None  # TOST against ±margin, same statistic
     verdict: str = ""  # gated vibes: fail | pass | inconclusive
     prompts_needed: int | None = None  # inconclusive: the prompts that would decide it (80% power)
-    detectable: float | None = None  # the |shift| the moved test detects with 80% power at this n (α = 0.05)
+    detectable: float | None = None  # the |shift| the moved test detects with 80% power at Holm's first step
+    higher: int = 0  # prompts on which the head sits higher (verdict −1)
+    lower: int = 0  # prompts on which the base sits higher
+
+    @property
+    def tied(self) -> float:
+        """The share of prompts the panel tied: what a pass cannot speak for."""
+        return 1 - (self.higher + self.lower) / self.n if self.n else float("nan")
+
+    @property
+    def undecidable(self) -> str:
+        """Why an inconclusive gate has no prompts_needed ("" when it has one)."""
+        if self.prompts_needed is not None or self.margin is None:
+            return ""
+        if self.n < 2:
+            return f"{self.n} prompt{'s' if self.n != 1 else ''}: too few for any test"
+        return "the shift sits on the margin itself: no sample size decides it"
 
 
 def shift_of(vibe: str, nu: np.ndarray, margin: float | None = None) -> Shift:
     """The shift of `vibe` from its verdicts ν on the shared prompts (NaN: no verdict, left out), with the
     margin tests when the vibe is gated. Holm and the gate's verdict come later (`gate`), over many vibes."""
-    values = -np.asarray(nu, dtype=float)
-    values = values[np.isfinite(values)]
-    n = len(values)
-    if n < 2:
-        mean = float(values.mean()) if n else 0.0
-        return Shift(vibe, n, mean, float("nan"), float("nan"), None, margin=margin)
-    mean, sd = float(values.mean()), float(values.std(ddof=1))
-    low, high = stats.mean_interval(values.tolist())
-    se = sd / math.sqrt(n)
-    t = scipy_stats.t(df=n - 1)
-    p_moved = 1.0 if se == 0 and mean == 0 else (0.0 if se == 0 else float(2 * t.sf(abs(mean) / se)))
-    detectable = float((scipy_stats.norm.ppf(1 - ALPHA / 2) + scipy_stats.norm.ppf(POWER)) * se)
-    out = Shift(vibe, n, mean, low, high, p_moved, margin=margin, detectable=detectable)
-    if margin is None:
+    higher, lower, n = ternary.counts(-np.asarray(nu, dtype=float))
+    shift = (higher - lower) / n if n else 0.0
+    low, high = ternary.interval(higher, lower, n)
+    p_moved = stats.sign_test(np.r_[np.ones(higher), -np.ones(lower)]) if n else None
+    out = Shift(vibe, n, shift, low, high, p_moved, margin=margin, higher=higher, lower=lower)
+    if margin is None or n == 0:
         return out
-    if se == 0:
-        beyond, equivalent = float(abs(mean) <= margin), float(abs(mean) >= margin)
-    else:
-        beyond = float(t.sf((abs(mean) - margin) / se))
-        equivalent = max(float(t.sf((mean + margin) / se)), float(t.cdf((mean - margin) / se)))
+    beyond = (ternary.p_above(higher, lower, n, margin) if shift >= 0
+              else ternary.p_below(higher, lower, n, -margin))
+    equivalent = max(ternary.p_below(higher, lower, n, margin), ternary.p_above(higher, lower, n, -margin))
     return replace(out, p_beyond=beyond, p_equivalent=equivalent)
 
 
-def gate(shifts: list[Shift]) -> list[Shift]:
-    """The comparison's shifts with Holm applied (moved: over every vibe; beyond: over the gated ones) and each
-    gated vibe's verdict: fail when its shift is beyond the margin (Holm-adjusted p < α), pass when TOST shows
-    it within the margin, else inconclusive with the prompts that would decide it."""
-    moved = stats.holm([s.p_moved for s in shifts])
-    gated = [i for i, s in enumerate(shifts) if s.margin is not None]
-    beyond = dict(zip(gated, stats.holm([shifts[i].p_beyond for i in gated]), strict=True))
+def gate(slots: list[list[Shift]]) -> list[list[Shift]]:
+    """Each model slot's shifts with Holm applied (moved: over the slot's vibes; beyond the margin: over every
+    gated vibe of every slot, one family for the comparison) and each gated vibe's verdict: fail when its shift
+    is beyond the margin (Holm-adjusted p < α), pass when TOST shows it within, else inconclusive with the
+    prompts that would decide it."""
+    gated = [(i, j) for i, shifts in enumerate(slots) for j, s in enumerate(shifts) if s.margin is not None]
+    beyond_p = [slots[i][j].p_beyond for i, j in gated]
+    beyond = dict(zip(gated, stats.holm(beyond_p), strict=True))
+    steps = dict(zip(gated, _holm_steps(beyond_p), strict=True))
     out = []
-    for i, s in enumerate(shifts):
-        s = replace(s, p_moved_adjusted=moved[i])
-        if s.margin is not None:
-            adjusted = beyond[i]
-            s = replace(s, p_beyond_adjusted=adjusted)
-            if adjusted is not None and adjusted < ALPHA:
-                s = replace(s, verdict="fail")
-            elif s.p_equivalent is not None and s.p_equivalent < ALPHA:
-                s = replace(s, verdict="pass")
-            else:
-                s = replace(s, verdict="inconclusive", prompts_needed=prompts_needed(s))
-        out.append(s)
+    for i, shifts in enumerate(slots):
+        moved = stats.holm([s.p_moved for s in shifts])
+        family = sum(s.p_moved is not None for s in shifts)
+        checked = []
+        for j, s in enumerate(shifts):
+            s = replace(s, p_moved_adjusted=moved[j], detectable=_detectable(s, ALPHA / max(family, 1)))
+            if s.margin is not None:
+                s = replace(s, p_beyond_adjusted=beyond[(i, j)])
+                if s.p_beyond_adjusted is not None and s.p_beyond_adjusted < ALPHA:
+                    s = replace(s, verdict="fail")
+                elif s.p_equivalent is not None and s.p_equivalent < ALPHA:
+                    s = replace(s, verdict="pass")
+                else:
+                    s = replace(s, verdict="inconclusive", prompts_needed=prompts_needed(s, steps[(i, j)]))
+            checked.append(s)
+        out.append(checked)
     return out
 
 
-def prompts_needed(s: Shift) -> int | None:
-    """Prompts for 80% power in the test that would decide `s`, if its shift and spread hold: TOST when the
-    shift lies inside the margin, the beyond-margin test when outside. None when the shift sits on the margin
-    (no sample size decides it) or nothing varies."""
-    if s.margin is None or s.n < 2 or not math.isfinite(s.low):
+def _holm_steps(p_values: list[float | None]) -> list[float]:
+    """The level Holm compares each p-value with: α/(m − r + 1) for the r-th smallest of m."""
+    present = sorted((p, k) for k, p in enumerate(p_values) if p is not None)
+    levels = [ALPHA] * len(p_values)
+    for rank, (_, k) in enumerate(present):
+        levels[k] = ALPHA / (len(present) - rank)
+    return levels
+
+
+def _detectable(s: Shift, alpha: float) -> float | None:
+    """The |shift| the two-sided sign test detects with 80% power at `alpha`, at the observed share of ties
+    (None when no prompt moved: then nothing says how many would)."""
+    return stats.sign_test_mde(s.higher + s.lower, s.n, alpha=alpha, power=POWER, one_sided=False)
+
+
+def prompts_needed(s: Shift, beyond_alpha: float = ALPHA) -> int | None:
+    """Prompts for 80% power in the score test that would decide `s`, if its shift and proportions held: TOST
+    (at α) when the shift lies inside the margin, the beyond-margin test at its Holm step `beyond_alpha` when
+    outside. The variance under the null is Tango's at the nearer margin, under the alternative the
+    observed one; power's quantile is z₁₋β, or z₁₋β/₂ for TOST at a shift of exactly 0 (both sides bind).
+    None below two prompts or for a shift on the margin (`Shift.undecidable` says which)."""
+    if s.margin is None or s.n < 2:
         return None
-    sd = (s.high - s.low) / (2 * scipy_stats.t(df=s.n - 1).ppf(0.975)) * math.sqrt(s.n)
+    p_plus, p_minus = s.higher / s.n, s.lower / s.n
     gap = s.margin - abs(s.shift)
-    if sd == 0 or gap == 0:
+    if gap == 0:
         return None
-    z_alpha = scipy_stats.norm.ppf(1 - ALPHA)
-    z_power = scipy_stats.norm.ppf(1 - (1 - POWER) / 2) if gap > 0 else scipy_stats.norm.ppf(POWER)
-    return max(s.n, math.ceil(float((z_alpha + z_power) * sd / abs(gap)) ** 2))
+    side = s.margin if s.shift >= 0 else -s.margin
+    null_sd = math.sqrt(ternary.null_variance(p_plus, p_minus, side))
+    observed_sd = math.sqrt(max(p_plus + p_minus - s.shift**2, 0.0))
+    z_alpha = scipy_stats.norm.ppf(1 - (ALPHA if gap > 0 else beyond_alpha))
+    z_power = scipy_stats.norm.ppf(1 - (1 - POWER) / 2 if gap > 0 and s.shift == 0 else POWER)
+    return max(s.n, math.ceil(float((z_alpha * null_sd + z_power * observed_sd) / abs(gap)) ** 2))

@@ -15,10 +15,12 @@ from engine.drift.shift import ALPHA, Shift
 from engine.judges.kinds import kind_of
 
 MARKER = "<!-- vibe-compare -->"  # the GitHub Action finds and updates its own comment by this first line
-ESTIMATOR = ("shift = head minus base, in verdict units (the panel's mean verdict per prompt, −1 to +1), mean over "
-             "shared prompts with a 95% t-interval; moved: two-sided t-test, Holm over each comparison's vibes; "
-             "gates: beyond the margin by a one-sided t-test (Holm over the gated vibes), within it by TOST at "
-             f"α = {ALPHA}")
+ESTIMATOR = ("shift = head minus base, in verdict units (the panel's verdict per prompt: −1, 0 or +1), the mean "
+             "over shared prompts with Tango's 95% score interval for a paired difference of proportions; moved: the "
+             "exact two-sided sign test, Holm over each model slot's vibes; gates: beyond the margin by Tango's score "
+             "test with an exact unconditional p-value (Holm over every gated vibe of every slot), within it by TOST "
+             f"on the same statistic, at α = {ALPHA}; no shift is a claim about the vibe as this panel measures it")
+TIED_MOSTLY = 0.5  # above this share of tied prompts a pass says how little of the data it speaks for
 
 
 def gate_status(comparisons: list[SlotComparison], inconclusive_fails: bool) -> tuple[bool, list[str]]:
@@ -42,13 +44,23 @@ def _p(x: float | None) -> str:
 def _verdict(s: Shift) -> str:
     if s.verdict == "fail":
         return f"FAIL: shift {_signed(s.shift)} is beyond ±{s.margin:g} (p = {_p(s.p_beyond_adjusted)}, Holm)"
+    seen = _seen(s)
     if s.verdict == "pass":
-        return f"pass: within ±{s.margin:g} (TOST p = {_p(s.p_equivalent)})"
+        within = (f"within ±{s.margin:g} as this panel sees it: {s.tied:.0%} of prompts tied"
+                  if s.tied > TIED_MOSTLY else f"within ±{s.margin:g}")
+        return f"pass: {within} (TOST p = {_p(s.p_equivalent)}; {seen})"
     if s.verdict == "inconclusive":
-        need = (f"about {s.prompts_needed} prompts would decide it" if s.prompts_needed
-                else "no sample size decides a shift this close to the margin")
-        return f"inconclusive: neither beyond nor within ±{s.margin:g} at {s.n} prompts; {need}"
+        need = f"about {s.prompts_needed} prompts would decide it" if s.prompts_needed else s.undecidable
+        return f"inconclusive: neither beyond nor within ±{s.margin:g} at {s.n} prompts; {need} ({seen})"
     return ""
+
+
+def _seen(s: Shift) -> str:
+    """What a pass or an inconclusive gate rests on: the share of tied prompts and the shift the data could
+    have shown."""
+    detects = (f"a shift of ±{s.detectable:.3f} would have been seen with 80% power" if s.detectable is not None
+               else "no prompt moved, so no shift size can be said to be detectable")
+    return f"{s.tied:.0%} tied; {detects}" if s.n else "no prompt"
 
 
 def _rows(c: SlotComparison) -> list[dict[str, Any]]:
@@ -68,7 +80,8 @@ def judged_by(panel: Run) -> str:
 
 
 def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run) -> str:
-    lines = [MARKER, f"## vibe compare: `{base}` → `{head}`", "", f"{judged_by(panel)}. {ESTIMATOR}.", ""]
+    lines = [MARKER, f"## vibe compare: `{base}` → `{head}`", "",
+             f"{judged_by(panel)}. {panel.panel_note + ' ' if panel.panel_note else ''}{ESTIMATOR}.", ""]
     for c in comparisons:
         lines += [f"### {c.model}: {c.shared} shared prompts"
                   + (f" ({c.only_base} only in base, {c.only_head} only in head, left out)"
@@ -79,6 +92,10 @@ def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel
             lines.append(f"| {'**' + r['vibe'] + '**' if r['moved'] else r['vibe']} | {r['shift']} | {r['interval']} | "
                          f"{r['p']} | {r['detects']} | {r['gate']} |")
         lines.append("")
+    margins = comparisons[0].gates if comparisons else {}
+    if margins:
+        lines += ["Gates: " + "; ".join(f"{name} ±{g.margin:g}, {g.source} margin" for name, g in margins.items())
+                  + ". Where both runs' specs gate a vibe, the stricter margin governs.", ""]
     lines.append("Bold: moved (Holm-adjusted p < 0.05). Positive: the head sits higher on the vibe than the base.")
     return "\n".join(lines) + "\n"
 

@@ -137,6 +137,14 @@ def task_records(run_dir: Path, stage: str) -> Iterator[dict[str, Any]]:
             yield record
 
 
+def read_bindings(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
+    """Each analysis's bindings as the run's plan.json.gz keeps them: per item and variant, the generation task
+    ids of every model's outputs (K of them where an analysis samples)."""
+    with gzip.open(run_dir / "plan.json.gz", "rt", encoding="utf-8") as fh:
+        bindings: dict[str, list[dict[str, Any]]] = json.load(fh)["bindings"]
+    return bindings
+
+
 def output_text(record: dict[str, Any]) -> str:
     """A task record's output as text (a structured output as its JSON)."""
     output = record["output"]

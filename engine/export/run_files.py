@@ -5,14 +5,13 @@ its own."""
 
 from __future__ import annotations
 
-import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.datasets import DatasetError, Item, load_items
-from engine.execute.snapshot import output_text, read_items, read_spec_document, task_records
+from engine.execute.snapshot import output_text, read_bindings, read_items, read_spec_document, task_records
 from engine.spec.build import spec_from_document
 from engine.spec.model import Spec
 
@@ -61,8 +60,7 @@ class RunFiles:
         if spec.name != manifest["spec_name"]:
             raise ExportError(f"{source} is spec {spec.name!r}, but {run_dir} ran {manifest['spec_name']!r}; pass "
                               "--spec with the spec that made the run")
-        with gzip.open(run_dir / "plan.json.gz", "rt", encoding="utf-8") as fh:
-            bindings = json.load(fh)["bindings"]
+        bindings = read_bindings(run_dir)
         answers = {row["task_id"]: output_text(row) for row in task_records(run_dir, "generation")}
         return cls(run_dir, spec, manifest, bindings, answers)
 
