@@ -139,28 +139,23 @@ def finish_manifest(run_dir: Path, phases: Any, summary: Any) -> None:
 
 
 def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:
-    """Re-render a finished run's leaderboard from its manifest, discovered vibes and the cache; from the run
-    folder's own copies of its spec, prompts and results where the spec, its data or the cache are gone."""
+    """Re-render a run's leaderboard from the run folder's own copies of its spec and prompts (never the spec
+    file or data as they are now), its discovered vibes, and the cache; from the folder's own results where the
+    cache is gone."""
     import contextlib
     import json
 
     from engine.analyze.run_results import analyze_run
-    from engine.datasets import DatasetError
     from engine.discover.stage import read_discovered, with_vibes
     from engine.execute.cache import Cache
     from engine.execute.measures import finished_results
     from engine.execute.snapshot import prepared_from, read_results
     from engine.report.render import render_report
-    from engine.spec.problems import SpecError
 
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    try:
-        prepared = prepare(manifest["spec_path"])
-    except (SpecError, DatasetError, OSError):
-        kept = prepared_from(run_dir)
-        if kept is None:
-            raise
-        prepared = kept
+    # what the run asked, as it asked it: the spec and data may have changed since, and a report of a finished
+    # run must not become a report of something else
+    prepared = prepared_from(run_dir) or prepare(manifest["spec_path"])  # the latter: folders that keep no copy
     found, origins = read_discovered(run_dir)
     if found:
         prepared = with_vibes(prepared, found)

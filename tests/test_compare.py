@@ -104,6 +104,21 @@ def test_compare_export_and_report_work_from_run_folders_alone(tmp_path: Path) -
     assert "verbosity" in (alone / "head" / "index.html").read_text()
 
 
+def test_report_of_a_finished_run_reads_the_run_not_the_changed_data(tmp_path: Path) -> None:
+    """`vibe report RUN` after the data file changed renders the run as it was made: its results files are
+    byte for byte the run's, and it is not shown as interrupted."""
+    run = _run(tmp_path, "base", 40)
+    made = {p.relative_to(run): p.read_bytes() for p in (run / "vibecheck").rglob("*") if p.is_file()}
+    rows = [{"id": f"p{i}", "q": f"Question {i}?", "terse": "Changed.", "chatty": "Changed too."} for i in range(25)]
+    (tmp_path / "base.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    done = _vibe(tmp_path, "report", str(run))
+    assert done.returncode == 0, done.stderr
+    assert {p.relative_to(run): p.read_bytes() for p in (run / "vibecheck").rglob("*") if p.is_file()
+            and p.suffix != ".html"} == {k: v for k, v in made.items() if k.suffix != ".html"}
+    assert "interrupted" not in (run / "index.html").read_text(encoding="utf-8").lower()
+    assert json.loads((run / "manifest.json").read_text())["status"] != "interrupted"
+
+
 def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     base = _run(tmp_path, "base", 40)
     elsewhere = _run(tmp_path, "elsewhere", 40, prompts=range(100, 120))  # other prompt ids
