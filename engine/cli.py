@@ -15,7 +15,14 @@ from engine.execute.backend import call_endpoints
 from engine.execute.ray_cluster import ClusterError
 from engine.plan import PlanError
 from engine.plan_view import print_plan
-from engine.readiness import label_problems, missing_data, missing_keys, older_kind_names
+from engine.readiness import (
+    label_problems,
+    missing_data,
+    missing_extras,
+    missing_keys,
+    needed_extras,
+    older_kind_names,
+)
 from engine.spec.problems import SpecError
 
 EXIT_OK, EXIT_FAILED_TASKS, EXIT_USAGE = 0, 1, 2
@@ -51,11 +58,14 @@ def _init(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from engine.spec.load import load_spec
 
+    if args.extras:
+        print(",".join(sorted({extra for path in args.specs for extra in needed_extras(load_spec(path))})))
+        return EXIT_OK
     status = EXIT_OK
     for path in args.specs:
         try:
             spec = load_spec(path)
-            problems = label_problems(spec)
+            problems = label_problems(spec) + missing_extras(spec)
         except SpecError as exc:
             spec, problems = None, exc.problems
         for problem in problems:
@@ -128,7 +138,15 @@ def _run(args: argparse.Namespace) -> int:
     from engine.pipeline import default_cache_path, run_spec
     from engine.spec.load import load_spec
 
-    missing = missing_keys(load_spec(args.spec))
+    spec = load_spec(args.spec)
+    absent = missing_extras(spec)
+    if absent:
+        for problem in absent:
+            print(problem, file=sys.stderr)
+        print("error: not started: install the extra first (nothing has run; finished work in the cache is kept).",
+              file=sys.stderr)
+        return EXIT_USAGE
+    missing = missing_keys(spec)
     if missing:
         for problem in missing:
             print(problem, file=sys.stderr)
@@ -278,6 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="check specs; print every problem as FILE:LINE:COL: field: message")
     p.add_argument("specs", nargs="+")
+    p.add_argument("--extras", action="store_true", help="print the vibe-bench extras the specs' models and judges "
+                   "need (comma-separated, e.g. embeddings,local) and stop: what to install before running them")
     p.set_defaults(func=_validate)
 
     p = sub.add_parser("plan", help="compile a spec into its run plan and show calls, tokens and cost")

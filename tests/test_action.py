@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 SPEC = """\
@@ -193,3 +194,73 @@ def test_compare_mode_comments_once_updates_in_place_and_gates_the_check(tmp_pat
                            "--gate", "--out", "cmp", "--cache", "c.sqlite", "--quiet"], cwd=still,
                           capture_output=True, text=True, timeout=600)
     assert same.returncode == 0, same.stderr
+
+
+def _init_repo(root: Path) -> tuple[Path, str]:
+    """A repository holding what `vibe init` writes for a two-model CSV (discovery on, the offline panel with
+    its MiniLM judge), whose head commit makes one model's answers longer and excited."""
+    repo = root / "init-repo"
+    repo.mkdir()
+    rows = [(f"Question number {i} about topic {i % 7}?", f"A plain answer to {i}.", f"Reply {i}, kept short.")
+            for i in range(40)]
+
+    def write(rows: list[tuple[str, str, str]]) -> None:
+        (repo / "answers.csv").write_text("prompt,alpha,beta\n" + "".join(f'"{p}","{a}","{b}"\n' for p, a, b in rows))
+
+    write(rows)
+    done = subprocess.run([sys.executable, "-m", "engine", "init", "answers.csv"], cwd=repo, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    write([(p, a, b + " Wow, this is such an exciting question to think about together!!!") for p, a, b in rows])
+    git(repo, "commit", "-q", "-am", "head")
+    return repo, base
+
+
+def test_compare_mode_runs_on_the_spec_vibe_init_writes(tmp_path: Path) -> None:
+    """The spec `vibe init` writes discovers vibes, so base and head find different ones: the Action's compare
+    step, run as action.yml runs it, judges both runs with the base's panel, says so in the comment, and the
+    install step installs the extra that spec's MiniLM judge needs."""
+    repo, base = _init_repo(tmp_path)
+    steps = {s.get("name"): s for s in yaml.safe_load((Path(__file__).resolve().parent.parent / "action.yml")
+                                                   .read_text())["runs"]["steps"]}
+    assert '--panel "${{ inputs.panel }}"' in steps["Compare the spec at the base and at the head"]["run"]
+    assert "vibe validate --extras" in steps["Install vibe"]["run"]
+    extras = subprocess.run([sys.executable, "-m", "engine", "validate", "--extras", "vibe.yaml"], cwd=repo,
+                            capture_output=True, text=True)
+    assert extras.returncode == 0 and extras.stdout.strip() == "embeddings", extras.stderr
+    done = subprocess.run([sys.executable, "-m", "engine", "compare", "--git", base, "vibe.yaml", "--gate",
+                           "--inconclusive", "pass", "--panel", "base", "--out", "cmp", "--cache", "c.sqlite",
+                           "--quiet"], cwd=repo, capture_output=True, text=True, timeout=600)
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
+    comment = (repo / "cmp" / "compare.md").read_text()
+    assert comment.startswith("<!-- vibe-compare -->") and "### beta:" in comment
+    body = json.loads((repo / "cmp" / "compare.json").read_text())
+    assert body["panel"].endswith("base-run")
+    by_vibe = {s["vibe"]: s for c in body["comparisons"] if c["model"] == "beta" for s in c["shifts"]}
+    assert by_vibe["enthusiasm"]["shift"] > 0.5  # the head's beta is excited on every prompt
+    found = {v["name"] for v in json.loads((repo / "cmp" / "base-run" / "discovered_vibes.json").read_text())}
+    elsewhere = {v["name"] for v in json.loads((repo / "cmp" / "head-run" / "discovered_vibes.json").read_text())}
+    assert found <= set(by_vibe) and found != elsewhere  # the base's discovered vibes measured both runs
+    assert "The two runs' panels differ (vibes); the base's panel judged both runs (`--panel base`)." in comment
+
+
+def test_a_missing_extra_is_a_located_error_at_validate_and_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """An install without the embeddings extra (its modules made unfindable here): the MiniLM judge of the
+    spec `vibe init` writes is refused at validate and run, at the line of the judge's kind, naming the extra
+    and the command that installs it; exit 2, no traceback."""
+    from engine import cli, readiness
+
+    repo, _ = _init_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    monkeypatch.setitem(readiness.EXTRA_MODULES, "embeddings", ("no_such_module_for_this_test",))
+    for command in ("validate", "run"):
+        assert cli.main([command, "vibe.yaml"]) == 2
+        err = capsys.readouterr().err
+        assert "judges.minilm.kind: needs the 'embeddings' extra, which is not installed here " \
+               "(no_such_module_for_this_test is missing): pip install 'vibe-bench[embeddings]' torch==2.13.0" in err, err
+        assert "offline-panel.yaml:" in err  # located in the base file that declares the judge

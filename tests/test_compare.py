@@ -134,7 +134,8 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     by_default = _vibe(tmp_path, "compare", str(base), str(other), "--out", str(tmp_path / "default"),
                        "--cache", str(tmp_path / "c.sqlite"), "--quiet")
     assert by_default.returncode == 0, by_default.stderr
-    assert "The two runs' panels differ (vibes); the base's panel judged both runs" in by_default.stdout
+    assert "The two runs' panels differ (vibes); the base's panel judged both runs (by default; `--panel head` for " \
+        "the head's)." in by_default.stdout
     chosen = _vibe(tmp_path, "compare", str(base), str(other), "--panel", "head", "--out", str(tmp_path / "cmp"),
                    "--cache", str(tmp_path / "c.sqlite"), "--quiet")
     assert chosen.returncode == 0, chosen.stderr

@@ -172,16 +172,16 @@ def _choose_panel(base: Run, head: Run, panel: str | None) -> Run:
     """The run whose panel judges both: the one named, else the base's. When the two panels differ (a spec that
     discovers vibes finds different ones in each run) the base's judges and vibes, declared and discovered,
     measure both runs, and `Run.panel_note` says so."""
-    if panel is not None:
-        return base if panel == BASE else head
+    chosen, side = (head, HEAD) if panel == HEAD else (base, BASE)
     judges = {side: {j: run.spec.document["judges"][j] for j in run.panel()[1]}
               for side, run in ((BASE, base), (HEAD, head))}
     vibes = {BASE: base.vibe_entries(), HEAD: head.vibe_entries()}
     differ = [what for what, both in (("judges", judges), ("vibes", vibes)) if both[BASE] != both[HEAD]]
     if differ:
-        base.panel_note = (f"The two runs' panels differ ({' and '.join(differ)}); the base's panel judged both "
-                           "runs (`--panel head` for the head's).")
-    return base
+        how = f"`--panel {side}`" if panel else "by default; `--panel head` for the head's"
+        chosen.panel_note = (f"The two runs' panels differ ({' and '.join(differ)}); the {side}'s panel judged both "
+                             f"runs ({how}).")
+    return chosen
 
 
 def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes: list[dict[str, Any]],
@@ -192,6 +192,7 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
     from engine.execute.measures import done_ids, finished_results
     from engine.pipeline import prepare, run_spec
     from engine.plan_view import print_plan
+    from engine.readiness import missing_extras
 
     analysis_name, judges = judging.panel()
     block = judging.spec.document["analyses"][analysis_name]
@@ -212,6 +213,9 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
     path = folder / "compare.yaml"
     path.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")  # JSON is YAML
     prepared = prepare(path)
+    absent = missing_extras(prepared.spec)
+    if absent:
+        raise CompareError(f"the panel of {judging.folder} cannot judge here: " + "; ".join(str(p) for p in absent))
     with Cache(cache) as opened:
         cached = done_ids(prepared.plan, opened)
     if not quiet or plan_only:  # what judging the pairs costs, before it is paid for

@@ -68,6 +68,7 @@ class EmbeddingAxisJudge(JudgeKind):
     fields = ("margin",)
     wire = "embedding"  # its name before the two embedding judges were told apart: task hashes keep it
     reads_examples = True
+    extra = "embeddings"
 
     def can_score(self, judge: Judge, vibe: Vibe) -> bool:
         return vibe.metric is None

@@ -67,6 +67,7 @@ class JudgeKind:
     # and the embeddings cached earlier in the run are read back
     measure_in_workers: ClassVar[bool] = False
     dataset_field: ClassVar[str | None] = None  # a dataset column it needs mapped (fields.<name>)
+    extra: ClassVar[str] = ""  # the vibe-bench extra its runtime needs installed ("": none beyond the core)
 
     def does(self, role: str) -> bool:
         return role in self.roles
@@ -197,7 +198,8 @@ class _Either(JudgeKind):
         self.parts = parts
         first = parts[0]
         setattr(self, "name", name)  # noqa: B010  (a class variable elsewhere; this instance stands for an alias)
-        for attr in ("label", "offline", "wire", "measures", "reads_examples", "measure_in_workers", "dataset_field"):
+        for attr in ("label", "offline", "wire", "measures", "reads_examples", "measure_in_workers", "dataset_field",
+                     "extra"):
             setattr(self, attr, getattr(first, attr))
         setattr(self, "roles", frozenset(r for p in parts for r in p.roles))  # noqa: B010
         setattr(self, "fields", tuple(dict.fromkeys(f for p in parts for f in p.fields)))  # noqa: B010

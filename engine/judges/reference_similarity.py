@@ -162,6 +162,7 @@ class ReferenceSimilarityJudge(JudgeKind):
     label = "an offline reference-similarity judge"
     roles = frozenset({"reference"})
     wire = "embedding"  # its name before the two embedding judges were told apart: task hashes keep it
+    extra = "embeddings"
 
     def rating_input(self, judge: Judge, item: Item, corpus: str, repeat: int) -> RatingInput | None:
         """Deterministic, so one repeat says all."""
