@@ -261,6 +261,6 @@ def test_a_missing_extra_is_a_located_error_at_validate_and_run(tmp_path: Path, 
     for command in ("validate", "run"):
         assert cli.main([command, "vibe.yaml"]) == 2
         err = capsys.readouterr().err
-        assert "judges.minilm.kind: needs the 'embeddings' extra, which is not installed here " \
-               "(no_such_module_for_this_test is missing): pip install 'vibe-bench[embeddings]' torch==2.13.0" in err, err
+        assert "judges.minilm.kind: needs the 'embeddings' extra, which is not installed here (no_such_module_for_" \
+               "this_test is missing): pip install 'vibe-bench[embeddings]' torch==2.13.0" in err, err
         assert "offline-panel.yaml:" in err  # located in the base file that declares the judge
