@@ -51,7 +51,10 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
     all 40 pairs (ν = +1), so verbosity's shift is −1 exactly, far beyond ±0.1: the gate fails (exit 1). Enthusiasm
     (exclamation marks per word) is not gated: the 20 answers with a '!' have it in 10 words instead of 40, so the
     head sits higher on those 20 and ties on the rest, a shift of +0.5. A re-run of the base (the same answers in
-    another folder) moved nothing: every verdict is a tie, TOST shows ±0.1 and the gate passes."""
+    another folder) moved nothing: every verdict is a tie, and the gate passes with an exact TOST p no lower than
+    0.9⁴⁰ = 0.0148 (the chance of 40 ties at a true shift of +0.1 made by one-way moves alone).
+    A head whose answers are one word longer (41 against 40, inside the metric judge's 5% tolerance) ties on every
+    prompt too: its pass says that every prompt tied, and the metric's own difference shows the +1 word."""
     base, head, again = _run(tmp_path, "base", 40), _run(tmp_path, "head", 10), _run(tmp_path, "again", 40)
     out = tmp_path / "cmp"
     priced = _vibe(tmp_path, "compare", str(base), str(head), "--model", "chatty", "--out", str(out), "--plan",
@@ -68,16 +71,25 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
     assert chatty["shared"] == 40 and shifts["verbosity"]["shift"] == -1.0
     assert shifts["verbosity"]["verdict"] == "fail"
     assert shifts["enthusiasm"]["shift"] == 0.5 and shifts["enthusiasm"]["margin"] is None
-    assert "| **verbosity** | -1.000 |" in (out / "compare.md").read_text()
+    assert "| **verbosity** | -1.000 | [-1.000, -0.825]" in (out / "compare.md").read_text()
     page = (out / "index.html").read_text()
-    assert "<td><strong>verbosity</strong></td><td>-1.000</td><td>[-1.000, -1.000]</td>" in page
+    assert "<td><strong>verbosity</strong></td><td>-1.000</td><td>[-1.000, -0.825]" in page
+    assert "<td>length_words -30 [-30, -30]</td>" in page
     assert (out / "assets" / "style.css").is_file()
     same = _vibe(tmp_path, "compare", str(base), str(again), "--out", str(tmp_path / "same"), "--gate",
                  "--cache", str(tmp_path / "c.sqlite"), "--quiet")
     assert same.returncode == 0, same.stderr
     for comparison in json.loads((tmp_path / "same" / "compare.json").read_text())["comparisons"]:
         verbosity = next(s for s in comparison["shifts"] if s["vibe"] == "verbosity")
-        assert verbosity["shift"] == 0.0 and verbosity["verdict"] == "pass" and verbosity["p_equivalent"] == 0.0
+        assert verbosity["shift"] == 0.0 and verbosity["verdict"] == "pass"
+        assert 0.9**40 <= verbosity["p_equivalent"] < 0.05
+    longer = _run(tmp_path, "longer", 41)
+    done = _vibe(tmp_path, "compare", str(base), str(longer), "--model", "chatty", "--out",
+                 str(tmp_path / "longer-cmp"), "--gate", "--cache", str(tmp_path / "c.sqlite"), "--quiet")
+    assert done.returncode == 0, done.stderr
+    table = (tmp_path / "longer-cmp" / "compare.md").read_text()
+    assert "| length_words +1 [+1, +1] | pass: within ±0.1 as this panel sees it: 100% of prompts tied (TOST p = " \
+           "0.02; no prompt moved, so no shift size can be said to be detectable) |" in table, table
 
 
 def test_compare_export_and_report_work_from_run_folders_alone(tmp_path: Path) -> None:
@@ -242,14 +254,14 @@ def test_a_slot_is_compared_on_its_original_prompt_and_first_sample(tmp_path: Pa
     records = [("persona", "rewritten prompt's answer"), ("sample1", "second sample"), ("original", "the answer")]
     with gzip.open(tmp_path / "generation.jsonl.gz", "wt", encoding="utf-8") as fh:
         for task, text in records:
-            fh.write(json.dumps({"task_id": task, "stage": "generation", "endpoint": "m", "provider": "openai",
+            fh.write(json.dumps({"task_id": task, "stage": "generation", "endpoint": "chatty", "provider": "openai",
                                  "item_id": "p1", "output": text}) + "\n")
-    bindings = {"personas": [{"item": "p1", "variant": "persona-0", "outputs": {"m": ["persona"]}}],
-                "vibecheck": [{"item": "p1", "variant": "rewritten", "outputs": {"m": ["persona"]}},
-                              {"item": "p1", "variant": "original", "outputs": {"m": ["original", "sample1"]}}]}
+    bindings = {"personas": [{"item": "p1", "variant": "persona-0", "outputs": {"chatty": ["persona"]}}],
+                "vibecheck": [{"item": "p1", "variant": "rewritten", "outputs": {"chatty": ["persona"]}},
+                              {"item": "p1", "variant": "original", "outputs": {"chatty": ["original", "sample1"]}}]}
     with gzip.open(tmp_path / "plan.json.gz", "wt", encoding="utf-8") as fh:
         json.dump({"bindings": bindings}, fh)
     (tmp_path / "d.jsonl").write_text('{"id": "p1", "q": "?", "terse": "a", "chatty": "b"}\n', encoding="utf-8")
     (tmp_path / "s.yaml").write_text(SPEC.replace("DATA", "d.jsonl").replace("GATES", "{}"), encoding="utf-8")
     spec = load_spec(tmp_path / "s.yaml")
-    assert _answers(tmp_path, spec) == {"m": {"p1": "the answer"}}
+    assert _answers(tmp_path, spec) == {"chatty": {"p1": "the answer"}}

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from engine.discover.stage import read_discovered, vibe_entry
-from engine.drift.shift import Shift, gate, shift_of
+from engine.drift.shift import Shift, gate, shift_of, with_metric
 from engine.execute.snapshot import (
     output_text,
     read_bindings,
@@ -93,7 +93,7 @@ def _answers(folder: Path, spec: Spec) -> dict[str, dict[str, str]]:
         for model, tasks in binding["outputs"].items():
             if tasks and tasks[0] in texts:
                 answers.setdefault(model, {}).setdefault(binding["item"], texts[tasks[0]])
-    return answers
+    return {model: answers[model] for model in spec.models if model in answers}  # in the spec's order
 
 
 @dataclass
@@ -158,10 +158,13 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
         if judged is None:
             continue
         item_ids, nu = judged
+        shifts = [shift_of(v["name"], nu[:, j], gates[v["name"]].margin if v["name"] in gates else None)
+                  for j, v in enumerate(vibes)]
+        pairs = ([base.answers[model][i] for i in item_ids], [head.answers[model][i] for i in item_ids])
+        shifts = [with_metric(s, v["metric"], *pairs) if v.get("metric") else s for s, v in zip(shifts, vibes,
+                                                                                                 strict=True)]
         out.append(SlotComparison(model, len(item_ids), len(set(base.answers[model]) - set(ids)),
-                                  len(set(head.answers[model]) - set(ids)),
-                                  [shift_of(v["name"], nu[:, j], gates[v["name"]].margin if v["name"] in gates
-                                            else None) for j, v in enumerate(vibes)]))
+                                  len(set(head.answers[model]) - set(ids)), shifts))
     for slot, shifts in zip(out, gate([c.shifts for c in out]), strict=True):
         slot.shifts = shifts
         slot.gates = gates

@@ -51,6 +51,10 @@ class Shift:
     detectable: float | None = None  # the |shift| the moved test detects with 80% power at Holm's first step
     higher: int = 0  # prompts on which the head sits higher (verdict −1)
     lower: int = 0  # prompts on which the base sits higher
+    metric: str | None = None  # a metric vibe: its metric's own paired difference, which does not discretize
+    metric_difference: float | None = None  # mean over prompts of head's value − base's value
+    metric_low: float | None = None  # its 95% t-interval (prompts are the units)
+    metric_high: float | None = None
 
     @property
     def tied(self) -> float:
@@ -81,6 +85,16 @@ def shift_of(vibe: str, nu: np.ndarray, margin: float | None = None) -> Shift:
               else ternary.p_below(higher, lower, n, -margin))
     equivalent = max(ternary.p_below(higher, lower, n, margin), ternary.p_above(higher, lower, n, -margin))
     return replace(out, p_beyond=beyond, p_equivalent=equivalent)
+
+
+def with_metric(s: Shift, metric: str, base: list[str], head: list[str]) -> Shift:
+    """`s` with the metric's paired difference, head − base, over the same prompts' answers."""
+    from engine.judges.metrics import measure
+
+    differences = [measure(metric, h) - measure(metric, b) for b, h in zip(base, head, strict=True)]
+    low, high = stats.mean_interval(differences) if differences else (float("nan"), float("nan"))
+    return replace(s, metric=metric, metric_difference=float(np.mean(differences)) if differences else None,
+                   metric_low=low, metric_high=high)
 
 
 def gate(slots: list[list[Shift]]) -> list[list[Shift]]:

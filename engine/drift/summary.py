@@ -44,23 +44,26 @@ def _p(x: float | None) -> str:
 def _verdict(s: Shift) -> str:
     if s.verdict == "fail":
         return f"FAIL: shift {_signed(s.shift)} is beyond ±{s.margin:g} (p = {_p(s.p_beyond_adjusted)}, Holm)"
-    seen = _seen(s)
     if s.verdict == "pass":
-        within = (f"within ±{s.margin:g} as this panel sees it: {s.tied:.0%} of prompts tied"
-                  if s.tied > TIED_MOSTLY else f"within ±{s.margin:g}")
-        return f"pass: {within} (TOST p = {_p(s.p_equivalent)}; {seen})"
+        if s.tied > TIED_MOSTLY:
+            return (f"pass: within ±{s.margin:g} as this panel sees it: {s.tied:.0%} of prompts tied (TOST p = "
+                    f"{_p(s.p_equivalent)}; {_detects(s)})")
+        return f"pass: within ±{s.margin:g} (TOST p = {_p(s.p_equivalent)}; {_seen(s)})"
     if s.verdict == "inconclusive":
         need = f"about {s.prompts_needed} prompts would decide it" if s.prompts_needed else s.undecidable
-        return f"inconclusive: neither beyond nor within ±{s.margin:g} at {s.n} prompts; {need} ({seen})"
+        return f"inconclusive: neither beyond nor within ±{s.margin:g} at {s.n} prompts; {need} ({_seen(s)})"
     return ""
 
 
 def _seen(s: Shift) -> str:
     """What a pass or an inconclusive gate rests on: the share of tied prompts and the shift the data could
     have shown."""
-    detects = (f"a shift of ±{s.detectable:.3f} would have been seen with 80% power" if s.detectable is not None
-               else "no prompt moved, so no shift size can be said to be detectable")
-    return f"{s.tied:.0%} tied; {detects}" if s.n else "no prompt"
+    return f"{s.tied:.0%} tied; {_detects(s)}" if s.n else "no prompt"
+
+
+def _detects(s: Shift) -> str:
+    return (f"a shift of ±{s.detectable:.3f} would have been seen with 80% power" if s.detectable is not None
+            else "no prompt moved, so no shift size can be said to be detectable")
 
 
 def _rows(c: SlotComparison) -> list[dict[str, Any]]:
@@ -69,7 +72,20 @@ def _rows(c: SlotComparison) -> list[dict[str, Any]]:
     return [{"vibe": s.vibe, "moved": s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA,
              "shift": _signed(s.shift), "interval": f"[{_signed(s.low)}, {_signed(s.high)}]",
              "p": _p(s.p_moved_adjusted), "detects": "—" if s.detectable is None else f"±{s.detectable:.3f}",
+             "metric": _metric(s),
              "gate": _verdict(s) or "—"} for s in sorted(c.shifts, key=lambda s: -abs(s.shift))]
+
+
+def _metric(s: Shift) -> str:
+    """A metric vibe's own paired difference with its interval: what the verdicts' ties hide (an answer 4%
+    longer on every prompt is a tie for a 5% tolerance, and a difference here)."""
+    if s.metric is None or s.metric_difference is None:
+        return "—"
+    return f"{s.metric} {s.metric_difference:+.3g} [{_g(s.metric_low)}, {_g(s.metric_high)}]"
+
+
+def _g(x: float | None) -> str:
+    return "—" if x is None or not math.isfinite(x) else f"{x:+.3g}"
 
 
 def judged_by(panel: Run) -> str:
@@ -86,11 +102,12 @@ def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel
         lines += [f"### {c.model}: {c.shared} shared prompts"
                   + (f" ({c.only_base} only in base, {c.only_head} only in head, left out)"
                      if c.only_base or c.only_head else ""), "",
-                  "| vibe | shift | 95% interval | p (Holm) | detects (80% power) | gate |",
-                  "|---|---|---|---|---|---|"]
+                  "| vibe | shift | 95% interval | p (Holm) | detects (80% power) | metric, head − base (95% CI) "
+                  "| gate |",
+                  "|---|---|---|---|---|---|---|"]
         for r in _rows(c):
             lines.append(f"| {'**' + r['vibe'] + '**' if r['moved'] else r['vibe']} | {r['shift']} | {r['interval']} | "
-                         f"{r['p']} | {r['detects']} | {r['gate']} |")
+                         f"{r['p']} | {r['detects']} | {r['metric']} | {r['gate']} |")
         lines.append("")
     margins = comparisons[0].gates if comparisons else {}
     if margins:
