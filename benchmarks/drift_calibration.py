@@ -14,7 +14,8 @@ Power is the pass rate with no shift at all (P(+1) = P(−1) = 0.15, 70% tied).
 - fail_at_null_nN: the larger fail rate over no shift and both shapes at the margin. Target ≤ 0.05.
 - pass_no_shift_nN: power, the pass rate at no shift.
 Each rate has its Wilson 95% interval above, beside the rates of the t-test gate this replaced (a t statistic
-with the sample spread, TOST and a one-sided beyond test) on the same draws.
+with the sample spread, TOST and a one-sided beyond test) on the same draws, and the score test's exact
+probability (every outcome of the trinomial summed, no Monte Carlo error).
 
 Last line: pass_at_margin_n10=<f> pass_at_margin_n30=<f> pass_at_margin_n100=<f> pass_at_margin_n200=<f>
   fail_at_null_n30=<f> fail_at_null_n100=<f> pass_no_shift_n100=<f> pass_no_shift_n700=<f>
@@ -32,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sizes import pick
 
+from engine.drift import ternary
 from engine.drift.shift import ALPHA, gate, shift_of
 from engine.methods.vibecheck.heldout import wilson
 
@@ -71,6 +73,27 @@ def rates(shape: str, n: int) -> tuple[dict[str, int], dict[str, int]]:
     return ours, old
 
 
+def exact_rates(shape: str, n: int) -> tuple[float, float]:
+    """The gate's pass and fail probabilities for one shape, summed exactly over every outcome (n₊, n₋) of n
+    prompts under its trinomial law, from the same p-value tables the gate reads: the figures without Monte
+    Carlo error that the simulated rates estimate."""
+    from scipy.special import gammaln, xlogy
+
+    p_plus, p_minus = SHAPES[shape]
+    plus, minus = (a.ravel() for a in np.indices((n + 1, n + 1)))
+    keep = plus + minus <= n
+    plus, minus = plus[keep], minus[keep]
+    rest = n - plus - minus
+    prob = np.exp(gammaln(n + 1) - gammaln(plus + 1) - gammaln(minus + 1) - gammaln(rest + 1)
+                  + xlogy(plus, p_plus) + xlogy(minus, p_minus) + xlogy(rest, 1 - p_plus - p_minus))
+    below_up, above_up = ternary._exact_tails(n, MARGIN)
+    below_down, above_down = ternary._exact_tails(n, -MARGIN)
+    passed = (below_up[plus, minus] < ALPHA) & (above_down[plus, minus] < ALPHA)
+    beyond = np.where(plus >= minus, above_up[plus, minus], below_down[plus, minus])
+    failed = beyond < ALPHA
+    return float(prob[passed & ~failed].sum()), float(prob[failed].sum())
+
+
 def share(hits: int) -> str:
     low, high = wilson(hits, DRAWS)
     return f"{hits / DRAWS:.3f} [{low:.3f}, {high:.3f}]"
@@ -79,12 +102,15 @@ def share(hits: int) -> str:
 def main() -> None:
     figures: dict[str, float] = {}
     print(f"{DRAWS} comparisons per cell, margin ±{MARGIN}; pass and fail rates with Wilson 95% intervals "
-          "(score test, exact unconditional | t-test gate on the same draws)")
+          "(score test, exact unconditional | t-test gate on the same draws), then the score test's exact "
+          "probabilities (every outcome summed under its law)")
     for n in (10, 30, 100, 200, 700):
         for shape in SHAPES:
             ours, old = rates(shape, n)
+            exact_pass, exact_fail = exact_rates(shape, n)
             print(f"n={n:4d} {shape:16s} pass {share(ours['pass'])} | {share(old['pass'])}   "
-                  f"fail {share(ours['fail'])} | {share(old['fail'])}", flush=True)
+                  f"fail {share(ours['fail'])} | {share(old['fail'])}   exact: pass {exact_pass:.4f} "
+                  f"fail {exact_fail:.4f}", flush=True)
             if shape != "no shift":
                 key = f"pass_at_margin_n{n}"
                 figures[key] = max(figures.get(key, 0.0), ours["pass"] / DRAWS)
