@@ -30,4 +30,4 @@ test: install-test
 	$(PY) -m ruff check engine tests benchmarks scripts
 	$(VENV)/bin/lint-imports  # pyproject.toml: no stage imports one above it, no method package imports another
 	$(PY) -m mypy  # engine/, at the settings in pyproject.toml
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadgroup --durations=20  # both cores; a Ray cluster's tests on one worker

@@ -13,6 +13,13 @@ from llm_server import LLMServer
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow tests first. `make test` spreads the suite over the cores (pytest-xdist), each worker taking the next
+    test as it finishes one: a long test handed out last would run alone at the end while the other cores idle.
+    The order is the same in every worker, as xdist requires."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def llm_server() -> Iterator[LLMServer]:
     with LLMServer() as server:

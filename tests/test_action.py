@@ -220,6 +220,7 @@ def _init_repo(root: Path) -> tuple[Path, str]:
     return repo, base
 
 
+@pytest.mark.slow
 def test_compare_mode_runs_on_the_spec_vibe_init_writes(tmp_path: Path) -> None:
     """The spec `vibe init` writes discovers vibes, so base and head find different ones: the Action's compare
     step, run as action.yml runs it, judges both runs with the base's panel, says so in the comment, and the
@@ -248,6 +249,7 @@ def test_compare_mode_runs_on_the_spec_vibe_init_writes(tmp_path: Path) -> None:
     assert "The two runs' panels differ (vibes); the base's panel judged both runs (`--panel base`)." in comment
 
 
+@pytest.mark.slow
 def test_a_missing_extra_is_a_located_error_at_validate_and_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     """An install without the embeddings extra (its modules made unfindable here): the MiniLM judge of the

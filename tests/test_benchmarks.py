@@ -37,7 +37,8 @@ def test_every_benchmark_is_covered() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
+@pytest.mark.parametrize("script", [pytest.param(p, marks=pytest.mark.xdist_group("ray")) if p.stem == "ray_scaling"
+                                    else p for p in SCRIPTS], ids=[p.stem for p in SCRIPTS])
 def test_benchmark_smoke_run_ends_with_its_line(script: Path) -> None:
     env = {**os.environ, "VIBE_BENCH_SMOKE": "1", "PYTHONUNBUFFERED": "1"}
     done = subprocess.run([sys.executable, str(script), "--smoke"], cwd=ROOT, env=env, capture_output=True,

@@ -46,6 +46,7 @@ def _vibe(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=600)
 
 
+@pytest.mark.slow
 def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) -> None:
     """Head's chatty answers have 10 words instead of 40 on every prompt: the metric judge calls the base longer on
     all 40 pairs (ν = +1), so verbosity's shift is −1 exactly, far beyond ±0.1: the gate fails (exit 1). Enthusiasm
@@ -92,6 +93,7 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
            "0.02; no prompt moved, so no shift size can be said to be detectable) |" in table, table
 
 
+@pytest.mark.slow
 def test_compare_export_and_report_work_from_run_folders_alone(tmp_path: Path) -> None:
     """The spec, its data and the cache deleted and the runs moved to an empty folder: the three commands still
     run, on the copies the run folders keep."""
@@ -116,6 +118,7 @@ def test_compare_export_and_report_work_from_run_folders_alone(tmp_path: Path) -
     assert "verbosity" in (alone / "head" / "index.html").read_text()
 
 
+@pytest.mark.slow
 def test_report_of_a_finished_run_reads_the_run_not_the_changed_data(tmp_path: Path) -> None:
     """`vibe report RUN` after the data file changed renders the run as it was made: its results files are
     byte for byte the run's, and it is not shown as interrupted."""
@@ -131,6 +134,7 @@ def test_report_of_a_finished_run_reads_the_run_not_the_changed_data(tmp_path: P
     assert json.loads((run / "manifest.json").read_text())["status"] != "interrupted"
 
 
+@pytest.mark.slow
 def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     base = _run(tmp_path, "base", 40)
     elsewhere = _run(tmp_path, "elsewhere", 40, prompts=range(100, 120))  # other prompt ids

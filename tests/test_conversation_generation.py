@@ -96,6 +96,7 @@ def generation_rows(db: Path) -> dict[str, str]:
             raise
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 def test_a_local_run_killed_after_turn_one_resumes_at_turn_two(tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="needs the 'local' extra (llama-cpp-python)")

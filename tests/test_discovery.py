@@ -118,6 +118,7 @@ analyses:
 """
 
 
+@pytest.mark.slow
 def test_cluster_vibes_pasted_into_a_spec_score_as_discovery_scored_them(tmp_path: Path, shared_data: Path) -> None:
     """Embedding-cluster vibes: written as YAML, pasted into a spec and judged by the run's embedding judge,
     every pair gets the verdict the proposer computed when it ranked them."""
@@ -151,6 +152,7 @@ def test_cluster_vibes_pasted_into_a_spec_score_as_discovery_scored_them(tmp_pat
     assert any(any(p["nu"][v.name] for p in judged) for v in declared)
 
 
+@pytest.mark.slow
 def test_planted_vibe_still_tops_with_embedding_clusters_in_the_running(tmp_path: Path, shared_data: Path) -> None:
     vibes = discover(tmp_path, SPEC_FRIENDLY.format(data=shared_data).replace(
         "judges: {m: {kind: metric}}", "judges: {m: {kind: metric}, e: {kind: embedding}}").replace(

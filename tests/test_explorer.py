@@ -99,6 +99,7 @@ def chunk_rows(run_dir: Path, name: str = "vibecheck") -> list[dict[str, Any]]:
     return rows
 
 
+@pytest.mark.slow
 def test_filters_sort_search_and_links(arena_run: Path, browser: Any) -> None:
     pairs = pairs_of(arena_run)
     explorer = arena_run / "explore" / "vibecheck.html"
@@ -192,6 +193,7 @@ def test_a_link_that_is_cut_short_old_or_odd_still_shows_the_pairs(arena_run: Pa
     assert tab.problems == []
 
 
+@pytest.mark.slow
 def test_judges_reasons_and_their_themes(arena_run: Path, browser: Any) -> None:
     pairs = pairs_of(arena_run)
     vibe = next(v for v in pairs[0]["rationales"])

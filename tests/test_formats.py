@@ -37,6 +37,7 @@ def _items(spec: Path, dataset: str = "d") -> list:
     return load_items(loaded.datasets[dataset])
 
 
+@pytest.mark.slow
 def test_alpaca_eval_reader_gives_the_join_specs_items_and_numbers(shared_data: Path, tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """specs/alpaca-eval-vibes.yaml (format: alpaca-eval) against the nine-join spec it replaced: the same

@@ -85,6 +85,7 @@ analyses:
 """
 
 
+@pytest.mark.slow
 def test_llm_judge_and_discovery_on_local_llama(tmp_path: Path) -> None:
     """The real code path with a real (tiny) model behind an openai-compatible judge: quality is poor at
     135M parameters, the point is that every call, parse and statistic runs for real."""
@@ -112,6 +113,7 @@ def test_llm_judge_and_discovery_on_local_llama(tmp_path: Path) -> None:
     assert discovered.startswith("#") or "vibes:" in discovered
 
 
+@pytest.mark.slow
 def test_local_judge_answers_in_its_schema_through_a_llama_cpp_grammar(tmp_path: Path) -> None:
     """`provider: local` sends the schema in llama-cpp-python's form (a JSON object held by a grammar built from
     it): every answer is an object with a verdict, even cut off by max_tokens in the reason that follows."""

@@ -1,6 +1,6 @@
 """The ray backend on a real two-node Ray cluster started on this machine (a head and a second node, each its
 own raylet process with one CPU; torn down after): the SmolLM2 generations of a subset of
-specs/separability.yaml (10 prompts, K = 3, two replicas) are the local backend's, under the same task
+specs/separability.yaml (6 prompts, K = 2, two replicas) are the local backend's, under the same task
 hashes; encoders on a Ray Data actor pool give the local numbers; a node lost mid-run costs nothing; bad
 addresses and impossible resource requests are refused before any task runs."""
 
@@ -30,6 +30,7 @@ from engine.pipeline import prepare, run_spec  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # one cluster at a time on this machine
 SPEC = Path(__file__).parent / "specs" / "separability-subset.yaml"
+TASKS = 6 * 2 * 2  # the subset's generations: prompts × models × samples
 
 
 @pytest.fixture(scope="module")
@@ -74,13 +75,13 @@ def test_ray_generations_and_similarity_match_local_and_rerun_makes_no_calls(
     db = tmp_path / "cache.sqlite"
     summary, results, run_dir = run_spec(SPEC, tmp_path / "run", db, quiet=True, report=False, backend="ray",
                                          address=cluster.address)
-    assert summary.ran_now == 60 and not summary.failed
+    assert summary.ran_now == TASKS and not summary.failed
     assert outputs(db) == expected  # same task hashes, same texts (fixed seeds)
     assert [s.delta for r in results.of("separability") for s in r.items] == deltas  # BERTScore on Ray Data
     execution = manifest(run_dir)["execution"]
     assert execution["backend"] == "ray" and execution["address"] == cluster.address
     replicas = execution["replicas"]
-    assert len(replicas) == 2 and sum(r["tasks"] for r in replicas) == 60
+    assert len(replicas) == 2 and sum(r["tasks"] for r in replicas) == TASKS
     assert len({r["ran_on"].split(" pid")[0] for r in replicas}) == 2  # one replica on each node
 
     again, _, run_dir = run_spec(SPEC, tmp_path / "run", db, quiet=True, report=False, backend="ray",
@@ -141,7 +142,7 @@ def test_losing_a_node_mid_run_still_stores_every_task_once(
                               cluster.address, "--cache", str(db), "--out", str(run_dir), "--no-report"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
-    while len(outputs(db)) < 12 and time.monotonic() < deadline and child.poll() is None:
+    while len(outputs(db)) < TASKS // 4 and time.monotonic() < deadline and child.poll() is None:
         time.sleep(0.1)
     cluster.remove_node(second)  # its raylet and its replica's worker process die mid-batch
     stored_before = len(outputs(db))
@@ -150,11 +151,11 @@ def test_losing_a_node_mid_run_still_stores_every_task_once(
     finally:
         cluster.add_node(num_cpus=1)
     assert child.returncode == 0, err
-    assert 12 <= stored_before < 60, "the node should be lost mid-run"
+    assert TASKS // 4 <= stored_before < TASKS, "the node should be lost mid-run"
     assert outputs(db) == expected  # every task, each with the local backend's text
     replicas = manifest(run_dir)["execution"]["replicas"]
     assert any(r.get("lost") for r in replicas)
-    assert sum(r["tasks"] for r in replicas) == 60  # each task stored once: none twice, none lost
+    assert sum(r["tasks"] for r in replicas) == TASKS  # each task stored once: none twice, none lost
     assert "lost" in err
 
 
@@ -289,15 +290,15 @@ execution: {{embeddings: {{num_cpus: 1, replicas: 2}}}}
 """
 
 
-def test_the_measure_pass_of_30000_pairs_runs_on_the_workers_with_the_local_values(
+def test_the_measure_pass_of_8000_pairs_runs_on_the_workers_with_the_local_values(
         cluster: Cluster, tmp_path: Path) -> None:
-    """30,000 recorded pairs on the metric panel's seven vibes: on the Ray backend every answer's values are
-    computed by the actor pool's workers, on both nodes, and each value, verdict and held-out figure is the
-    local backend's."""
+    """8,000 recorded pairs on the metric panel's seven vibes (16,000 answers: four of the measure pass's chunks of
+    4,000): on the Ray backend every answer's values are computed by the actor pool's workers, on both nodes, and
+    each value, verdict and held-out figure is the local backend's."""
     words = ["sure", "great", "**bold**", "maybe", "- item", "thanks!", "why?", "the", "answer", "is"]
     rows = [{"id": f"p{i}", "prompt": f"question {i}",
              "a": " ".join(words[(i * k) % len(words)] for k in range(1, 4 + i % 9)),
-             "b": "\n".join(words[(i + k) % len(words)] for k in range(2 + i % 5))} for i in range(30_000)]
+             "b": "\n".join(words[(i + k) % len(words)] for k in range(2 + i % 5))} for i in range(8_000)]
     data = tmp_path / "pairs.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in rows))
     runs = {}
@@ -307,14 +308,14 @@ def test_the_measure_pass_of_30000_pairs_runs_on_the_workers_with_the_local_valu
         runs[backend] = run_spec(spec, tmp_path / backend, tmp_path / f"{backend}.sqlite", quiet=True, report=False,
                                  backend=backend, address=cluster.address if backend == "ray" else None)
     local, ray_run = (np.load(tmp_path / name / "measures.npz") for name in ("local", "ray"))
-    assert local["values"].shape == (60_000, 7) and not np.isnan(local["values"]).any()
+    assert local["values"].shape == (16_000, 7) and not np.isnan(local["values"]).any()
     for column in ("answers", "keys", "values"):
         assert np.array_equal(local[column], ray_run[column])
     ran_on = manifest(tmp_path / "ray")["measured"]["ran_on"]
-    assert sum(ran_on.values()) == 60_000 * 7 and "this process" not in ran_on
+    assert sum(ran_on.values()) == 16_000 * 7 and "this process" not in ran_on
     assert len({where.split(" pid")[0] for where in ran_on}) == 2  # both nodes measured
     on_this_machine = manifest(tmp_path / "local")["measured"]["ran_on"]  # this machine's cores, in worker processes
-    assert sum(on_this_machine.values()) == 60_000 * 7
+    assert sum(on_this_machine.values()) == 16_000 * 7
     assert all(where.startswith("this machine pid") for where in on_this_machine)
     (_, local_results, _), (_, ray_results, _) = runs["local"], runs["ray"]
     assert [(v.name, v.separability) for v in local_results.of("vibecheck")[0].vibes] == [

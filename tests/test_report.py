@@ -46,6 +46,7 @@ def open_pages(pages: list[Path], shots: Path) -> list[tuple[str, str]]:
     return problems
 
 
+@pytest.mark.slow
 def test_arena_report_renders_in_browser(tmp_path: Path, shared_data: Path) -> None:
     spec = tmp_path / "arena-small.yaml"
     spec.write_text(f"name: arena-small\nextends: {ROOT / 'specs' / 'llama-vs-gpt.yaml'}\n"
@@ -131,6 +132,7 @@ def check_reading_aids(vc, run_dir: Path) -> None:
     assert "kind-llm" not in table  # the optional LLM judges had no key here: no llm badge on any vibe
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian chromium")
 def test_local_model_report_renders(tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp")
@@ -255,6 +257,7 @@ analyses:
                       tmp_path) == []
 
 
+@pytest.mark.slow
 def test_publish_and_strict_mkdocs_build(tmp_path: Path, shared_data: Path) -> None:
     site = tmp_path / "site"
     shutil.copytree(ROOT / "site", site, ignore=shutil.ignore_patterns("site"))
@@ -285,6 +288,7 @@ def test_publish_and_strict_mkdocs_build(tmp_path: Path, shared_data: Path) -> N
     assert "fonts.googleapis" not in (built / "index.html").read_text()
 
 
+@pytest.mark.slow
 def test_reference_and_persona_sections_render_escaped(tmp_path: Path) -> None:
     """Reference scores (LLM judge over HTTP) and persona results on one leaderboard, with hostile text in
     prompts, references, answers, the judge's explanations and the persona's description."""

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from llm_server import LLMServer
 from test_providers import make_spec
 
@@ -29,6 +30,7 @@ def cached_outputs(db: Path) -> list[str]:
             raise
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume(tmp_path: Path) -> None:
     with LLMServer(latency_s=0.05) as server:
         prompts = [f"prompt number {i}" for i in range(200)]

@@ -58,6 +58,7 @@ def _vibe(folder: Path, data: Path) -> subprocess.CompletedProcess[str]:
     ("pairs.csv", {"id": "p5"}, f"pairs.csv: row {BAD}: id 'p5' is taken by"),
     ("pairs.jsonl", {"line": '{"id": "p89999", "prompt": "unclosed'}, f"pairs.jsonl:{BAD}: invalid JSON line"),
 ])
+@pytest.mark.slow
 def test_a_fault_in_row_90000_of_100000_is_named_before_any_work(tmp_path: Path, name: str, fault: dict[str, str],
                                                                  said: str) -> None:
     """A first run on the file's first 300 rows finishes; then the whole file, with one fault at row 90,000, is
@@ -119,6 +120,7 @@ def _peak_mb(folder: Path, pairs: int) -> float:
     return max(json.loads((folder / "run" / "manifest.json").read_text())["peak_rss_mb"].values())
 
 
+@pytest.mark.slow
 def test_peak_memory_per_pair_does_not_grow_with_the_pairs(tmp_path: Path) -> None:
     """What a pair adds to a run's peak memory (plan, measure pass, discovery, analysis, rankings, pages) is no
     more between 4,000 and 16,000 pairs than between 1,000 and 4,000: memory grows linearly in the pairs, or

@@ -130,6 +130,7 @@ def mutated_specs(draw: st.DrawFn) -> tuple[str, bytes, bool]:
     return name, text, draw(st.booleans())
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=mutated_specs())
 def test_validate_answers_every_mutated_spec_with_located_errors(specs_copy: Path,
