@@ -246,3 +246,25 @@ def test_profile_says_what_the_persona_asks_for(shared_data: Path) -> None:
     assert novice.asks_for == ("context: academic coursework; wants the assistant as a tutor; when a request is "
                                "vague: ask simple clarifying questions when needed; otherwise proceed with safe "
                                "defaults and explain them step by step")
+
+
+def test_a_personas_analysis_on_recorded_answers_is_refused_at_validate(tmp_path: Path) -> None:
+    """Recorded answers were written to the dataset's prompts as they are, never to a persona's rewrite: a
+    personas analysis over them is refused by `vibe validate` at the model's place in the analysis, saying why
+    (it used to pass validation and end `vibe run` with an AssertionError in the report)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "answers.jsonl").write_text(json.dumps({"id": "p0", "q": "Sort a list.", "a": "x", "b": "y"}) + "\n")
+    (tmp_path / "spec.yaml").write_text(
+        "name: recorded-personas\nextends: vibe:offline-panel\n"
+        "models: {a: {provider: recorded}, b: {provider: recorded}}\n"
+        "datasets: {d: {source: {path: answers.jsonl}, fields: {id: id, prompt: q, outputs: {a: a, b: b}}}}\n"
+        "personas:\n  novice: {description: I am new to Python., dimensions: {clarity: 5}}\n"
+        "analyses:\n  personas: {dataset: d, models: [a, b], personas: [novice], judges: [metrics]}\n")
+    for command in ("validate", "run"):
+        done = subprocess.run([sys.executable, "-m", "engine", command, "spec.yaml"], cwd=tmp_path,
+                              capture_output=True, text=True)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert "spec.yaml:8:35: analyses.personas.models[0]: model 'a' gives recorded answers, written to the " \
+               "dataset's prompts as they are" in done.stderr, done.stderr

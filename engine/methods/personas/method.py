@@ -17,6 +17,7 @@ from engine.judges import prompts
 from engine.judges.kinds import kind_of
 from engine.methods.personas.options import PersonasOptions
 from engine.plan import Builder, estimate_tokens, offset_seed, prompted, reference_corpus
+from engine.provider_table import is_recorded
 from engine.records import OFFLINE_PROVIDER, Prepared, Result
 from engine.registry import AnalysisMethod, Page, analysis_method
 from engine.requests import Preservation, Profile, Prompted, Rewrite, SameTaskCheck
@@ -43,6 +44,11 @@ class Personas(AnalysisMethod):
 
     def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
         c.each_ref((*path, "personas"), analysis["personas"], "personas")
+        for i, model in enumerate(analysis.get("models", [])):
+            if is_recorded(c.section("models").get(model, {}).get("provider")):
+                c.report((*path, "models", i), f"model {model!r} gives recorded answers, written to the dataset's "
+                         "prompts as they are: a personas analysis asks each model its personas' rewritten prompts, "
+                         "so its models must be ones vibe calls (a provider other than recorded)")
         for i, judge in enumerate(analysis.get("judges", [])):
             c.judge_for((*path, "judges", i), judge, "dimension")
         for key in ("rewriter", "verifier"):
