@@ -143,6 +143,18 @@ def to_markdown(diff: SpecDiff, base_label: str, new_label: str) -> str:
     return "\n".join(lines)
 
 
+def git_toplevel(folder: Path, option: str) -> Path:
+    """The top of the git repository that holds `folder`. `option` (e.g. "--git HEAD~1") names what needed git,
+    for the one-line error a folder outside any repository, or a machine without git, gets."""
+    try:
+        found = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=folder, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{option} needs the git command, which is not installed here") from None
+    if found.returncode != 0:
+        raise FileNotFoundError(f"{option}: {folder.resolve()} is not inside a git repository")
+    return Path(found.stdout.strip())
+
+
 @contextmanager
 def spec_at_revision(ref: str, path: Path) -> Iterator[Path]:
     """Materialize `path` (and the chain of specs it extends) as they were at git revision `ref`, beside
@@ -157,8 +169,9 @@ def spec_at_revision(ref: str, path: Path) -> Iterator[Path]:
 
 def _materialize(ref: str, path: Path, made: list[Path]) -> Path:
     path = path.resolve()
-    top = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=path.parent, check=True,
-                              capture_output=True, text=True).stdout.strip())
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such spec")
+    top = git_toplevel(path.parent, f"--git {ref}")
     rel = path.relative_to(top).as_posix()
     shown = subprocess.run(["git", "show", f"{ref}:{rel}"], cwd=top, capture_output=True, text=True)
     if shown.returncode != 0:

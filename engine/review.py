@@ -14,14 +14,15 @@ import subprocess
 from pathlib import Path
 
 from engine.datasets import DatasetError
-from engine.diff import diff_plans, spec_at_revision, to_markdown
+from engine.diff import diff_plans, git_toplevel, spec_at_revision, to_markdown
 from engine.pipeline import prepare
 from engine.plan import PlanError
 from engine.records import Plan
 from engine.spec.problems import SpecError
 
 MARKER = "<!-- vibe-diff -->"
-DEFAULT_PATTERNS = ("specs/**/*.yaml", "specs/**/*.yml", "specs/*.yaml", "specs/*.yml")
+# the specs folder, and the spec `vibe init` writes at the top of a project
+DEFAULT_PATTERNS = ("specs/**/*.yaml", "specs/**/*.yml", "specs/*.yaml", "specs/*.yml", "vibe.yaml", "vibe.yml")
 _EMPTY = Plan("", "")
 
 
@@ -68,8 +69,7 @@ def _section(status: str, path: str, base: str, root: Path) -> str:
 
 def comment(base: str, patterns: tuple[str, ...] = DEFAULT_PATTERNS, root: Path | None = None) -> str:
     """The whole comment body for the specs changed since `base` (see the module docstring)."""
-    root = root or Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True,
-                                       check=True).stdout.strip())
+    root = root or git_toplevel(Path.cwd(), f"--changed {base}")
     changed = changed_specs(base, patterns, root)
     lines = [MARKER, f"## vibe: {len(changed)} spec file(s) changed since `{base}`", ""]
     if not changed:

@@ -266,3 +266,26 @@ def test_a_missing_extra_is_a_located_error_at_validate_and_run(tmp_path: Path, 
         assert "judges.minilm.kind: needs the 'embeddings' extra, which is not installed here (no_such_module_for_" \
                "this_test is missing): pip install 'vibe-bench[embeddings]' torch==2.13.0" in err, err
         assert "offline-panel.yaml:" in err  # located in the base file that declares the judge
+
+
+def test_git_modes_outside_a_repository_are_one_line_errors(tmp_path: Path) -> None:
+    """`vibe diff --changed`, `vibe diff --git` and `vibe compare --git` in a folder no git repository holds:
+    exit 2 with one line naming the option and the folder, never a traceback."""
+    (tmp_path / "vibe.yaml").write_text("name: s\n")
+    for args, option in ((["diff", "--changed", "HEAD"], "--changed HEAD"),
+                         (["diff", "--git", "HEAD", "vibe.yaml"], "--git HEAD"),
+                         (["compare", "--git", "HEAD", "vibe.yaml"], "--git HEAD")):
+        done = subprocess.run([sys.executable, "-m", "engine", *args], cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        (line,) = done.stderr.strip().splitlines()
+        assert line.startswith(f"error: {option}: {tmp_path} is not inside a git repository"), line
+
+
+def test_changed_specs_include_the_spec_vibe_init_writes(tmp_path: Path) -> None:
+    """`vibe diff --changed` looks at the top-level vibe.yaml that `vibe init` writes, as well as specs/."""
+    repo, base = fixture(tmp_path)
+    (repo / "vibe.yaml").write_text(SPEC.format(name="top", vibes="[verbosity]").replace("../data", "data"))
+    done = subprocess.run([sys.executable, "-m", "engine", "diff", "--changed", base], cwd=repo, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    assert "### vibe spec diff: `(none)` → `vibe.yaml`" in done.stdout, done.stdout

@@ -81,20 +81,16 @@ def _runs_at(ref: str, spec: Path, out: Path, cache: Path, quiet: bool) -> tuple
     import tarfile
     import tempfile
 
+    from engine.diff import git_toplevel
     from engine.pipeline import run_spec
 
     spec = spec.resolve()
     if not spec.is_file():
         raise FileNotFoundError(f"{spec}: no such spec")
     try:
-        found = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=spec.parent, capture_output=True,
-                               text=True)
-    except FileNotFoundError:
-        raise FileNotFoundError("--git needs the git command, which is not installed here") from None
-    if found.returncode != 0:
-        raise FileNotFoundError(f"--git {ref}: {spec} is not inside a git repository; compare two run folders "
-                                "instead (vibe compare BASE_RUN HEAD_RUN)")
-    top = Path(found.stdout.strip())
+        top = git_toplevel(spec.parent, f"--git {ref}")
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"{exc}; compare two run folders instead (vibe compare BASE_RUN HEAD_RUN)") from None
     with tempfile.TemporaryDirectory(prefix="vibe-base-") as folder:
         archive = Path(folder) / "tree.tar"
         made = subprocess.run(["git", "archive", "--format=tar", "-o", str(archive), ref], cwd=top,
