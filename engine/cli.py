@@ -312,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--changed", metavar="BASE", help="one Markdown comment for every spec file changed, added or "
                    "removed since git revision BASE (what the GitHub Action posts)")
     p.add_argument("--pattern", action="append", metavar="GLOB", help="with --changed: which files are specs "
-                   "(repeatable; default: specs/**/*.yaml and specs/**/*.yml)")
+                   "(repeatable; default: specs/**/*.yaml, specs/**/*.yml and the vibe.yaml vibe init writes)")
     p.set_defaults(func=_diff)
 
     p = sub.add_parser("discover", help="generate outputs if needed, discover vibes, print them as spec YAML")
