@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sizes import pick
 
-from engine.drift import ternary
+from engine import ternary
 from engine.drift.shift import ALPHA, gate, shift_of
 from engine.methods.vibecheck.heldout import wilson
 

@@ -61,7 +61,9 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
             execution = settle(prepared, backend, address)
         if not quiet:
             say_excluded(prepared)
-        run_dir = run_dir or default_run_dir(prepared.spec, limit)
+        if run_dir is None:
+            run_dir = default_run_dir(prepared.spec, limit)
+            refuse_another_specs_folder(run_dir, prepared.spec)
         origins: dict[str, str] = {}
         with joined(prepared, execution), Cache(cache_path) as cache:
             derived.use(cache)
@@ -164,6 +166,26 @@ def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:
         finished = (finished_results(prepared.plan, opened) if opened is not None
                     else read_results(run_dir, prepared.plan))
         return render_report(analyze_run(prepared, finished, run_dir, origins), prepared, run_dir, finished)
+
+
+def refuse_another_specs_folder(run_dir: Path, spec: Spec) -> None:
+    """Two spec files with the same `name:` share a default run folder: the second would overwrite the first's
+    results without a word. Refused before any work, naming both files and the ways out."""
+    import json
+
+    from engine.plan import PlanError
+
+    manifest = run_dir / "manifest.json"
+    if not manifest.is_file():
+        return
+    try:
+        other = json.loads(manifest.read_text(encoding="utf-8")).get("spec_path")
+    except (ValueError, OSError):
+        return
+    if other and Path(other).resolve() != Path(spec.path).resolve():
+        raise PlanError(f"{run_dir} holds the run of {other}, another spec named {spec.name!r}: running "
+                        f"{spec.path} there would overwrite its results. Give one of them another name:, pass "
+                        f"--out DIR, or delete {run_dir} if that run is no longer wanted")
 
 
 def default_run_dir(spec: Spec, limit: int | None = None) -> Path:

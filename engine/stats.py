@@ -38,6 +38,22 @@ def mean_interval(values: Sequence[float]) -> tuple[float, float]:
     return mean - half, mean + half
 
 
+def verdict_interval(values: Sequence[float], seed: int = 0, rounds: int = 2000) -> tuple[float, float]:
+    """95% interval of a mean verdict that stays inside the verdicts' range [−1, 1] (a t-interval does not:
+    [0.24, 1.36] from a few pairs). Verdicts of −1, 0 and +1: Tango's score interval for P(+1) − P(−1)
+    (`engine.ternary`). Means of several verdicts (a conversation's turns): a percentile bootstrap over them.
+    Unbounded below two values, as `mean_interval`."""
+    from engine import ternary
+
+    array = np.asarray(values, dtype=float)
+    if len(array) < 2:
+        return float("-inf"), float("inf")
+    if np.isin(array, (-1.0, 0.0, 1.0)).all():
+        plus, minus, n = ternary.counts(array)
+        return ternary.interval(plus, minus, n)
+    return bootstrap_interval(array, seed, rounds)
+
+
 def bootstrap_interval(values: np.ndarray, seed: int, rounds: int) -> tuple[float, float]:
     """95% percentile interval of a mean, resampling its independent units (pairs, prompts) `rounds` times."""
     means = bootstrap_means(values, np.random.default_rng(seed), rounds)

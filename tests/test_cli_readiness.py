@@ -74,3 +74,23 @@ def test_data_missing_on_disk_is_reported_by_validate_with_the_fix(tmp_path: Pat
 def test_version(tmp_path: Path) -> None:
     out = vibe(tmp_path, "--version")
     assert out.returncode == 0 and out.stdout.strip() == "vibe 0.1.0"
+
+
+def test_a_second_spec_with_the_same_name_does_not_overwrite_the_first_run(tmp_path: Path) -> None:
+    """Two spec files both `name: same`: the second `vibe run` is refused before any work, naming both files and
+    the ways out, and the first run's folder is as it was; the first spec runs there again."""
+    import json
+
+    rows = [{"id": f"p{i}", "q": f"q{i}", "a": "short", "b": "a much longer answer " * (i + 1)} for i in range(6)]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = SPEC.replace("name: keys", "name: same").replace("judges: [grader, m]", "judges: [m]")
+    (tmp_path / "first.yaml").write_text(spec)
+    (tmp_path / "second.yaml").write_text(spec.replace("short, high: long", "terse, high: long"))
+    assert vibe(tmp_path, "run", "first.yaml", "--no-report", "--quiet").returncode == 0
+    kept = {p.name: p.read_bytes() for p in (tmp_path / "runs" / "same").iterdir() if p.is_file()}
+    done = vibe(tmp_path, "run", "second.yaml", "--no-report", "--quiet")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"runs/same holds the run of {tmp_path / 'first.yaml'}, another spec named 'same': running " \
+           f"{tmp_path / 'second.yaml'} there would overwrite its results" in done.stderr, done.stderr
+    assert {p.name: p.read_bytes() for p in (tmp_path / "runs" / "same").iterdir() if p.is_file()} == kept
+    assert vibe(tmp_path, "run", "first.yaml", "--no-report", "--quiet").returncode == 0

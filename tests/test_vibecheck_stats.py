@@ -336,3 +336,17 @@ def test_bootstrap_draws_a_block_at_a_time_are_the_whole_matrix() -> None:
             whole = np.random.default_rng(11).integers(0, n, size=(rounds, n))
             blocks = list(resampled_rows(np.random.default_rng(11), n, rounds))
             assert max(len(b) for b in blocks) <= 32 and np.array_equal(np.concatenate(blocks), whole)
+
+
+def test_a_separability_interval_stays_inside_the_verdicts_range() -> None:
+    """Three test pairs at +1, +1, 0: the t-interval was 0.667 ± 4.30 × 0.577 / √3 = [−0.768, 2.101], past the
+    +1 every verdict is bounded by. Tango's score interval for P(+1) − P(−1) is [−0.269, 0.939]: each end is
+    where the score statistic reaches ±1.96. Conversation means get a bootstrap interval, inside the range too."""
+    from engine import stats, ternary
+
+    low, high = stats.verdict_interval([1, 1, 0])
+    assert (low, high) == pytest.approx((-0.2692, 0.9385), abs=1e-4)
+    assert float(ternary.score(2, 0, 3, low)) == pytest.approx(1.959964, abs=1e-6)
+    assert float(ternary.score(2, 0, 3, high)) == pytest.approx(-1.959964, abs=1e-6)
+    low, high = stats.verdict_interval([0.5, 1.0, 1.0, 0.25])
+    assert -1 <= low <= high <= 1

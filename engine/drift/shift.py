@@ -4,7 +4,7 @@ The unit is the prompt: each shared prompt's two answers (base's and head's) are
 panel once, so its verdict ν (−1, 0 or +1; +1 when base sits higher) is already a paired difference. The
 shift is head minus base, δ = P(head higher) − P(base higher), estimated by −mean ν over the prompts.
 
-Three tests per vibe, each with its own question (`engine.drift.ternary` for the statistic):
+Three tests per vibe, each with its own question (`engine.ternary` for the statistic):
 - *moved?* the exact two-sided sign test over the prompts that moved (VibeCheck's test); Holm over the vibes of
   one model slot's table.
 - *beyond the margin?* (a gated vibe) Tango's score test of |δ| ≤ margin against |δ| > margin on the side the
@@ -24,8 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats as scipy_stats
 
-from engine import stats
-from engine.drift import ternary
+from engine import stats, ternary
 
 ALPHA = 0.05
 POWER = 0.8

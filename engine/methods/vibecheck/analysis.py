@@ -290,7 +290,7 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
         name=vibe.name, low=vibe.low, high=vibe.high, origin=origins.get(vibe.name, "declared"), metric=vibe.metric,
         judges=judges, judge_kinds=sorted({spec.judges[j].kind for j in judges}),
         separability=stats.separability(nu_test) if nu_test else None,
-        separability_ci=stats.mean_interval(nu_test) if len(nu_test) > 1 else None,
+        separability_ci=stats.verdict_interval(nu_test) if len(nu_test) > 1 else None,
         separability_train=decision.separability_train, separability_train_ci=decision.train_ci, kappa=kappa(test),
         kappa_train=kappa_train, kept=decision.kept, drop_reason="; ".join(decision.reasons), n_pairs=len(pairs),
         invalid_verdicts=invalid,

@@ -60,7 +60,7 @@ class VibeScore:
     pp_p_note: str = ""
     mm_detectable: float | None = None  # the |coefficient| its test detects with 80% power (`heldout.adjust`)
     pp_detectable: float | None = None
-    separability_ci: tuple[float, float] | None = None  # 95% t-interval of the test separability
+    separability_ci: tuple[float, float] | None = None  # 95% interval of the test separability (`verdict_interval`)
     # kept vibes only: the exact sign test of the test verdicts, one-sided in `direction` (the sign of the
     # training separability: +1 model A higher), Holm over the comparison's claims (`analysis.adjust_claims`);
     # and the smallest test separability

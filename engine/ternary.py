@@ -1,5 +1,6 @@
-"""Tests of a shift measured by ternary verdicts: one verdict per prompt, +1 (head higher), −1 (base higher) or
-0 (tied), and the shift δ = P(+1) − P(−1).
+"""Tests and intervals for the mean of ternary verdicts: one verdict per unit, +1, −1 or 0 (tied), and their
+mean δ = P(+1) − P(−1). `vibe compare` tests a shift with them (+1: the head sits higher); a separability is the
+same quantity over pairs (+1: model A sits higher).
 
 δ is a difference of two proportions measured on the same prompts: the two discordant cells of a paired 2×2
 table, n₊ and n₋ of n. Tango (1998) gives its score statistic for δ = δ₀,
