@@ -9,20 +9,14 @@ import signal
 import sys
 from pathlib import Path
 
+from engine import readiness
 from engine.datasets import DatasetError
 from engine.drift.command import add_compare
 from engine.execute.backend import call_endpoints
 from engine.execute.ray_cluster import ClusterError
 from engine.plan import PlanError
 from engine.plan_view import print_plan
-from engine.readiness import (
-    label_problems,
-    missing_data,
-    missing_extras,
-    missing_keys,
-    needed_extras,
-    older_kind_names,
-)
+from engine.readiness import label_problems, missing_data, missing_keys, older_kind_names
 from engine.spec.problems import SpecError
 
 EXIT_OK, EXIT_FAILED_TASKS, EXIT_USAGE = 0, 1, 2
@@ -59,13 +53,13 @@ def _validate(args: argparse.Namespace) -> int:
     from engine.spec.load import load_spec
 
     if args.extras:
-        print(",".join(sorted({extra for path in args.specs for extra in needed_extras(load_spec(path))})))
+        print(",".join(sorted({extra for path in args.specs for extra in readiness.needed_extras(load_spec(path))})))
         return EXIT_OK
     status = EXIT_OK
     for path in args.specs:
         try:
             spec = load_spec(path)
-            problems = label_problems(spec) + missing_extras(spec)
+            problems = label_problems(spec) + readiness.missing_extras(spec)
         except SpecError as exc:
             spec, problems = None, exc.problems
         for problem in problems:
@@ -139,7 +133,7 @@ def _run(args: argparse.Namespace) -> int:
     from engine.spec.load import load_spec
 
     spec = load_spec(args.spec)
-    absent = missing_extras(spec)
+    absent = readiness.missing_extras(spec)
     if absent:
         for problem in absent:
             print(problem, file=sys.stderr)

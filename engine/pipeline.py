@@ -184,7 +184,7 @@ def refuse_another_specs_folder(run_dir: Path, spec: Spec) -> None:
         return
     if other and Path(other).resolve() != Path(spec.path).resolve():
         raise PlanError(f"{run_dir} holds the run of {other}, another spec named {spec.name!r}: running "
-                        f"{spec.path} there would overwrite its results. Give one of them another name:, pass "
+                        f"{spec.path} there would overwrite its results. Give one of them another `name:`, pass "
                         f"--out DIR, or delete {run_dir} if that run is no longer wanted")
 
 

@@ -83,14 +83,16 @@ def test_a_second_spec_with_the_same_name_does_not_overwrite_the_first_run(tmp_p
 
     rows = [{"id": f"p{i}", "q": f"q{i}", "a": "short", "b": "a much longer answer " * (i + 1)} for i in range(6)]
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    spec = SPEC.replace("name: keys", "name: same").replace("judges: [grader, m]", "judges: [m]")
+    spec = SPEC.replace("name: keys", "name: same").replace("judges: [grader, m]", "judges: [m]").replace(
+        "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", "")
     (tmp_path / "first.yaml").write_text(spec)
     (tmp_path / "second.yaml").write_text(spec.replace("short, high: long", "terse, high: long"))
     assert vibe(tmp_path, "run", "first.yaml", "--no-report", "--quiet").returncode == 0
     kept = {p.name: p.read_bytes() for p in (tmp_path / "runs" / "same").iterdir() if p.is_file()}
     done = vibe(tmp_path, "run", "second.yaml", "--no-report", "--quiet")
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-    assert f"runs/same holds the run of {tmp_path / 'first.yaml'}, another spec named 'same': running " \
-           f"{tmp_path / 'second.yaml'} there would overwrite its results" in done.stderr, done.stderr
+    assert "error: runs/same holds the run of first.yaml, another spec named 'same': running second.yaml there " \
+           "would overwrite its results. Give one of them another `name:`, pass --out DIR, or delete runs/same if " \
+           "that run is no longer wanted" in done.stderr, done.stderr
     assert {p.name: p.read_bytes() for p in (tmp_path / "runs" / "same").iterdir() if p.is_file()} == kept
     assert vibe(tmp_path, "run", "first.yaml", "--no-report", "--quiet").returncode == 0

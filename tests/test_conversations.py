@@ -17,6 +17,9 @@ from engine.methods.vibecheck.explorer import read_chunk
 from engine.pipeline import prepare, run_spec
 from engine.scaffold import sniff
 
+# its module-scoped runs are built once: every test of this file on one pytest-xdist worker
+pytestmark = pytest.mark.xdist_group("conversations")
+
 ROOT = Path(__file__).resolve().parent.parent
 TOOL_RESULT = "result " * 400  # a tool's output far longer than any answer: were it measured, it would win
 

@@ -17,6 +17,9 @@ from engine.judges.llm import verdict_reason
 from engine.methods.vibecheck.explorer import read_chunk
 from engine.pipeline import run_spec
 
+# its module-scoped runs are built once: every test of this file on one pytest-xdist worker
+pytestmark = pytest.mark.xdist_group("explorer")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

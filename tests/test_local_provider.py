@@ -94,7 +94,7 @@ def test_llm_judge_and_discovery_on_local_llama(tmp_path: Path) -> None:
 
     rows = [{"id": f"p{i}", "q": f"Tell me about topic {i}.",
              "a": f"Wow! Topic {i} is amazing! I love it so much!", "b": f"Topic {i} is a subject."}
-            for i in range(8)]
+            for i in range(4)]
     (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     with local_server(["smollm2-135m-instruct"]) as server:
         assert server is not None

@@ -19,6 +19,9 @@ from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 from engine.pipeline import run_spec
 from engine.spec.data_model import ComparisonLabels
 
+# its module-scoped runs are built once: every test of this file on one pytest-xdist worker
+pytestmark = pytest.mark.xdist_group("profiles")
+
 ROOT = Path(__file__).resolve().parent.parent
 WORDS = ("the answer depends on the details you give and on how the parts fit together in practice "
          "so check each step carefully before moving on to the next one").split()

@@ -26,6 +26,9 @@ from hypothesis import strategies as st
 
 from engine.cli import main
 
+# its module-scoped runs are built once: every test of this file on one pytest-xdist worker
+pytestmark = pytest.mark.xdist_group("spec-properties")
+
 SPECS = Path(__file__).resolve().parents[1] / "specs"
 BUILTIN = Path(__file__).resolve().parents[1] / "engine" / "builtin"
 # the example specs and the packaged ones, the packaged bases as local files so that a mutated base is what its

@@ -12,6 +12,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+# its module-scoped runs are built once: every test of this file on one pytest-xdist worker
+pytestmark = pytest.mark.xdist_group("vibecheck-heldout")
+
 SPEC = """\
 name: friendly-cold-heldout
 models: {{friendly: {{provider: recorded}}, cold: {{provider: recorded}}}}
