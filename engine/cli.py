@@ -16,7 +16,7 @@ from engine.execute.backend import call_endpoints
 from engine.execute.ray_cluster import ClusterError
 from engine.plan import PlanError
 from engine.plan_view import print_plan
-from engine.readiness import label_problems, missing_data, missing_keys, older_kind_names
+from engine.readiness import missing_data, missing_keys, older_kind_names
 from engine.spec.problems import SpecError
 
 EXIT_OK, EXIT_FAILED_TASKS, EXIT_USAGE = 0, 1, 2
@@ -59,7 +59,7 @@ def _validate(args: argparse.Namespace) -> int:
     for path in args.specs:
         try:
             spec = load_spec(path)
-            problems = label_problems(spec) + readiness.missing_extras(spec)
+            problems = readiness.data_problems(spec) + readiness.missing_extras(spec)
         except SpecError as exc:
             spec, problems = None, exc.problems
         for problem in problems:

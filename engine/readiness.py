@@ -118,14 +118,39 @@ def missing_extras(spec: Spec) -> list[Problem]:
     return out
 
 
-def label_problems(spec: Spec) -> list[Problem]:
+def data_problems(spec: Spec) -> list[Problem]:
+    """What `vibe validate` finds in the data files that are on disk: mapped columns a table does
+    not have, located at the spec's field that maps them; then, for datasets whose columns are all there, their
+    preference labels (`label_problems`)."""
+    from engine.datasets.files import located_rows
+    from engine.datasets.mapped_columns import absent_columns
+    from engine.datasets.shapes import TableRecords
+    from engine.formats import dataset_format
+
+    problems, unreadable = [], set()
+    for name, ds in spec.datasets.items():
+        if not isinstance(dataset_format(ds.format), TableRecords) or not all(p.is_file() for p in ds.source.paths):
+            continue
+        for path in ds.source.paths:
+            try:
+                rows = [row for _, row in located_rows(path, ds.source.format)]
+            except DatasetError:
+                continue  # run says it, with the row; here the columns are the question
+            for where, _, said in absent_columns(ds, rows) if rows else ():
+                unreadable.add(name)
+                problems.append(located(spec, ("datasets", name, "fields", *where), f"{path.name}: {said}"))
+    return problems + label_problems(spec, skip=unreadable)
+
+
+def label_problems(spec: Spec, skip: set[str] | None = None) -> list[Problem]:
     """The data a spec's preference labels come from, read when it is on disk: every label must name a model
-    or 'tie' (see datasets.check_labels), located at the spec's `fields.preference`."""
+    or 'tie' (see datasets.check_labels), located at the spec's `fields.preference`; datasets in `skip` are
+    not read."""
     from engine.datasets import load_items
 
     problems = []
     for name, ds in spec.datasets.items():
-        if "preference" not in ds.fields or not all(p.is_file() for p in ds.source.paths):
+        if "preference" not in ds.fields or not all(p.is_file() for p in ds.source.paths) or name in (skip or ()):
             continue
         try:
             load_items(ds, frozenset(spec.models))

@@ -59,7 +59,7 @@ def score(plus: np.ndarray | float, minus: np.ndarray | float, n: int, delta0: f
     return np.divide(diff, np.sqrt(variance), out=np.zeros_like(diff), where=variance > 0)
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=8)  # ≤ 10 MB a table at 800 prompts; a comparison reads two per margin and n
 def _exact_tails(n: int, delta0: float) -> tuple[np.ndarray, np.ndarray]:
     """For every outcome (n₊, n₋) of n prompts, the exact unconditional p-values of Z(δ₀): lower tail
     sup P(Z ≤ z) and upper tail sup P(Z ≥ z), each an (n+1) × (n+1) array indexed [n₊, n₋]."""

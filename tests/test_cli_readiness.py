@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 SPEC = """\
 name: keys
@@ -79,7 +82,6 @@ def test_version(tmp_path: Path) -> None:
 def test_a_second_spec_with_the_same_name_does_not_overwrite_the_first_run(tmp_path: Path) -> None:
     """Two spec files both `name: same`: the second `vibe run` is refused before any work, naming both files and
     the ways out, and the first run's folder is as it was; the first spec runs there again."""
-    import json
 
     rows = [{"id": f"p{i}", "q": f"q{i}", "a": "short", "b": "a much longer answer " * (i + 1)} for i in range(6)]
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -96,3 +98,56 @@ def test_a_second_spec_with_the_same_name_does_not_overwrite_the_first_run(tmp_p
            "that run is no longer wanted" in done.stderr, done.stderr
     assert {p.name: p.read_bytes() for p in (tmp_path / "runs" / "same").iterdir() if p.is_file()} == kept
     assert vibe(tmp_path, "run", "first.yaml", "--no-report", "--quiet").returncode == 0
+
+
+def test_an_empty_data_file_is_refused_not_run_to_an_empty_page(tmp_path: Path) -> None:
+    """A CSV with a header and no rows (or rows every filter drops) stops `vibe run` before any work, naming the
+    dataset and the file; it used to exit 0 with a leaderboard of [-inf, inf] intervals."""
+    (tmp_path / "data.csv").write_text("id,q,a,b\n", encoding="utf-8")
+    spec = SPEC.replace("data.jsonl", "data.csv").replace("judges: [grader, m]", "judges: [m]").replace(
+        "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", "")
+    (tmp_path / "spec.yaml").write_text(spec, encoding="utf-8")
+    done = vibe(tmp_path, "run", "spec.yaml", "--quiet")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "error: dataset 'd' (data.csv): it has no rows, so there is nothing to compare" in done.stderr, done.stderr
+    assert not (tmp_path / "runs" / "keys").exists()
+
+
+def test_a_csv_excel_saved_with_a_byte_order_mark_reads_its_first_column(tmp_path: Path) -> None:
+    """Excel's "CSV UTF-8" starts the file with a byte-order mark, which used to stick to the first column's
+    name: the spec's `id` column then had "no value". It is read as the column the user sees."""
+    rows = "".join(f"p{i},q{i},short,{'a longer answer ' * (i + 1)}\n" for i in range(6))
+    (tmp_path / "data.csv").write_bytes("\ufeffid,q,a,b\n".encode() + rows.encode())
+    spec = SPEC.replace("data.jsonl", "data.csv").replace("judges: [grader, m]", "judges: [m]").replace(
+        "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", "")
+    (tmp_path / "spec.yaml").write_text(spec, encoding="utf-8")
+    done = vibe(tmp_path, "run", "spec.yaml", "--quiet", "--no-report")
+    assert done.returncode == 0, done.stderr
+    from engine.execute.snapshot import read_items
+
+    kept = read_items(tmp_path / "runs" / "keys")
+    assert kept is not None and [item.id for item in kept["d"]] == [f"p{i}" for i in range(6)]
+
+
+@pytest.mark.parametrize(("field", "wrong", "said"), [
+    ("outputs: {a: a, b: b}", "outputs: {a: a, b: answr}", "spec.yaml:10:52: datasets.d.fields.outputs.b: data.jsonl: "
+     "column 'answr' is not in the file (its columns: id, q, a, b)"),
+    ("prompt: q", "prompt: question", "spec.yaml:10:30: datasets.d.fields.prompt: data.jsonl: column 'question' is "
+     "not in the file (its columns: id, q, a, b)"),
+])
+def test_a_column_the_file_does_not_have_is_located_at_the_field(tmp_path: Path, field: str, wrong: str,
+                                                                 said: str) -> None:
+    """A misspelt answer column passed validation and failed the run naming neither column nor file; a misspelt
+    prompt column was reported at `preference:` as a field with no value. Both are located at the field that
+    maps them by `vibe validate`, and `vibe run` names the file and the column."""
+    rows = [{"id": f"p{i}", "q": f"q{i}", "a": "short", "b": "longer " * (i + 1)} for i in range(4)]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "spec.yaml").write_text(SPEC.replace(field, wrong).replace(
+        "judges: [grader, m]", "judges: [m]").replace(
+        "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", ""))
+    done = vibe(tmp_path, "validate", "spec.yaml")
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    run = vibe(tmp_path, "run", "spec.yaml", "--quiet")
+    column = wrong.split(": ")[-1].strip("}").split()[-1]
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert f"data.jsonl: column {column!r} is not in the file" in run.stderr, run.stderr

@@ -39,6 +39,6 @@ def json_object_with(path: Path, *keys: str) -> bool:
     """A JSON file holding one object with these keys (peeking at its start, not parsing it whole)."""
     if path.is_dir() or path.suffix.lower() != ".json":
         return False
-    with path.open(encoding="utf-8", errors="replace") as fh:
+    with path.open(encoding="utf-8-sig", errors="replace") as fh:
         head = fh.read(1 << 16).lstrip()
     return head.startswith("{") and all(json.dumps(key) in head for key in keys)

@@ -40,7 +40,7 @@ def located_rows(path: Path, fmt: str | None = None) -> list[tuple[str, dict[str
     if fmt == "jsonl":
         rows = []
         # lines end at "\n" alone (not at U+2028, which may sit inside a JSON string)
-        with path.open(encoding="utf-8", newline="\n") as fh:
+        with path.open(encoding="utf-8-sig", newline="\n") as fh:  # -sig: a leading byte-order mark is not data
             for n, line in enumerate(fh, 1):
                 if line.strip():
                     try:
@@ -52,7 +52,7 @@ def located_rows(path: Path, fmt: str | None = None) -> list[tuple[str, dict[str
         return rows
     if fmt == "json":
         try:
-            data = json.loads(text)
+            data = json.loads(text.removeprefix("\ufeff"))
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
         if not isinstance(data, list):
@@ -60,7 +60,8 @@ def located_rows(path: Path, fmt: str | None = None) -> list[tuple[str, dict[str
         for n, row in enumerate(data):
             _refuse_lone_surrogates(row, f"{path}: record {n}")
         return [(f"{path}: record {n}", row) for n, row in enumerate(data)]
-    with path.open(encoding="utf-8", newline="") as fh:
+    # -sig: Excel writes a byte-order mark before the first column's name, which would then not match the spec's
+    with path.open(encoding="utf-8-sig", newline="") as fh:
         return [(f"{path}: row {n}", row) for n, row in enumerate(csv.DictReader(fh), 1)]
 
 

@@ -36,7 +36,12 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list
         key = str(row[id_field]) if id_field else str(n)
         for column, index in joined.items():
             row[column] = index.get(key)
+    read = len(rows)
     rows = [r for r in rows if all(_keep(r, f) for f in ds.filters)]
+    if not rows:  # an empty file runs to a page of [-inf, inf] intervals that reads like a result
+        files = ", ".join(str(p) for p in ds.source.paths) or "its source"
+        why = f"its filters keep none of its {read} rows" if read else "it has no rows"
+        raise DatasetError(f"dataset {ds.name!r} ({files}): {why}, so there is nothing to compare")
     if form.conversations:
         items = [item for row in rows for item in conversation_items(ds, row, excluded if excluded is not None else [])]
         wheres = [f"dataset {ds.name!r}: conversation {item.cluster!r}" for item in items]
