@@ -58,13 +58,17 @@ def missing_keys(spec: Spec) -> list[Problem]:
 
 def missing_data(spec: Spec) -> list[Problem]:
     """Dataset files not on disk. `vibe run` downloads a declared public copy when it can; offline, the data
-    must be where the spec says, and the message names every file and how to point the spec at them."""
+    must be where the spec says, and the message names every file and how to point the spec at them. A format
+    that reads folders (MT-Bench's) finds its folder there."""
+    from engine.formats import dataset_format
+
     out = []
     for name, ds in spec.datasets.items():
         raw = spec.document["datasets"][name]["source"]
         raws = [raw["path"]] if "path" in raw else list(raw.get("paths", []))
+        folders = dataset_format(ds.format).reads_folders
         for i, (path, written) in enumerate(zip(ds.source.paths, raws, strict=True)):
-            if path.is_file():
+            if path.is_file() or (folders and path.is_dir()):
                 continue
             key = ("datasets", name, "source", "path") if "path" in raw else ("datasets", name, "source", "paths", i)
             where = ("set VIBE_DATA to the folder that holds the data (the path reads "
@@ -129,16 +133,17 @@ def data_problems(spec: Spec) -> list[Problem]:
 
     problems, unreadable = [], set()
     for name, ds in spec.datasets.items():
-        if not isinstance(dataset_format(ds.format), TableRecords) or not all(p.is_file() for p in ds.source.paths):
+        form = dataset_format(ds.format)
+        if not isinstance(form, TableRecords) or not all(p.is_file() for p in ds.source.paths):
             continue
-        for path in ds.source.paths:
-            try:
-                rows = [row for _, row in located_rows(path, ds.source.format)]
-            except DatasetError:
-                continue  # run says it, with the row; here the columns are the question
-            for where, _, said in absent_columns(ds, rows) if rows else ():
-                unreadable.add(name)
-                problems.append(located(spec, ("datasets", name, "fields", *where), f"{path.name}: {said}"))
+        try:
+            rows = [row for path in ds.source.paths for _, row in located_rows(path, ds.source.format)]
+        except DatasetError:
+            continue  # run says it, with the row; here the columns are the question
+        files = ", ".join(p.name for p in ds.source.paths)
+        for where, _, said in absent_columns(ds, rows, form.fields) if rows else ():
+            unreadable.add(name)
+            problems.append(located(spec, ("datasets", name, "fields", *where), f"{files}: {said}"))
     return problems + label_problems(spec, skip=unreadable)
 
 

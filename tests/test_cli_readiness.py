@@ -151,3 +151,13 @@ def test_a_column_the_file_does_not_have_is_located_at_the_field(tmp_path: Path,
     column = wrong.split(": ")[-1].strip("}").split()[-1]
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     assert f"data.jsonl: column {column!r} is not in the file" in run.stderr, run.stderr
+
+
+def test_a_folder_format_s_folder_on_disk_is_not_reported_missing(shared_data: Path) -> None:
+    """specs/mt-bench-vibes.yaml reads the MT-Bench folder in ../shared/data: `vibe validate` used to warn that
+    it was not on disk because it looked for a file."""
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-m", "engine", "validate", "specs/mt-bench-vibes.yaml"], cwd=root,
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "not on disk" not in done.stderr, done.stderr
+    assert done.stdout.strip() == "specs/mt-bench-vibes.yaml: valid"

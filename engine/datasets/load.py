@@ -16,7 +16,9 @@ from typing import Any
 from engine.datasets.conversations import conversation_items
 from engine.datasets.files import ensure_local, read_rows
 from engine.datasets.items import DatasetError, Item
+from engine.datasets.mapped_columns import absent_columns
 from engine.datasets.rows import field_value, mapped_label, text_value
+from engine.datasets.shapes import TableRecords
 from engine.datasets.tidy import BATTLES, WHERE
 from engine.formats import dataset_format
 from engine.spec.data_model import ComparisonLabels, Dataset
@@ -29,6 +31,8 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list
     conversations that cannot be compared are left out and said in `excluded` (when given)."""
     form = dataset_format(ds.format)
     located = [record for path in ensure_local(ds) for record in form.records(path, ds)]
+    if isinstance(form, TableRecords) and located:
+        _refuse_absent_columns(ds, [row for _, row in located], form.fields)
     rows = form.rows(ds, _dedupe(located, ds.source.dedupe_on))
     id_field = ds.fields.get("id")
     joined = {column: _index(file, id_field, value) for column, (file, value) in ds.source.join.items()}
@@ -56,6 +60,16 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list
         kept = set(random.Random(ds.seed).sample(clusters, ds.limit))
         items = [it for it in items if it.cluster in kept]
     return items
+
+
+def _refuse_absent_columns(ds: Dataset, rows: list[dict[str, Any]], preset: dict[str, str]) -> None:
+    """A mapped column that none of the dataset's tables has, named with its files (`vibe validate` locates
+    the same problem at the spec's field)."""
+    absent = absent_columns(ds, rows, preset)
+    if absent:
+        where, _, said = absent[0]
+        files = ", ".join(str(p) for p in ds.source.paths)
+        raise DatasetError(f"{files}: {said}; dataset {ds.name!r} maps it as fields.{'.'.join(where)}")
 
 
 def _check_unique(ds: Dataset, items: list[Item], wheres: list[str]) -> None:

@@ -10,8 +10,6 @@ from typing import Any, ClassVar
 from engine.datasets.battles import battle_records
 from engine.datasets.conversations import gathered
 from engine.datasets.files import located_rows
-from engine.datasets.items import DatasetError
-from engine.datasets.mapped_columns import absent_columns
 from engine.datasets.tidy import WHERE, gather, long_answers
 from engine.formats import DatasetFormat, Located
 from engine.spec.data_model import Dataset
@@ -21,12 +19,7 @@ class TableRecords(DatasetFormat):
     """Records read from a CSV, JSONL, JSON or Parquet file (as `source.format` says, else its suffix)."""
 
     def records(self, path: Path, ds: Dataset) -> Located:
-        located = located_rows(path, ds.source.format)
-        absent = absent_columns(ds, [row for _, row in located])
-        if absent and located:
-            path_in_spec, _, said = absent[0]
-            raise DatasetError(f"{path}: {said}; dataset {ds.name!r} maps it as fields.{'.'.join(path_in_spec)}")
-        return located
+        return located_rows(path, ds.source.format)
 
 
 class WideRows(TableRecords):
