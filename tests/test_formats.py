@@ -251,7 +251,8 @@ def test_battle_log_with_three_models(tmp_path: Path) -> None:
     ([BATTLES[0], {**BATTLES[0], "model_b": "c", "rb": "Yo"}, {"q": "Lonely", "model_a": "a", "model_b": "zed",
                                                                   "ra": "x", "rb": "y", "w": "tie"}], None,
      r"battles\.jsonl:3: prompt 'Lonely' is answered by model 'a' only"),
-    ([BATTLES[0]], ("model_a: model_a", "model_a: first_model"), r"battles\.jsonl:1: field 'first_model' is missing"),
+    ([BATTLES[0]], ("model_a: model_a", "model_a: first_model"),  # in no row: the column, for the whole file
+     r"battles\.jsonl: column 'first_model' is not in the file \(its columns: q, model_a, .*fields\.model_a"),
     ([{**BATTLES[0], "id": 1}, {**BATTLES[2], "id": 1}], ("prompt: q,", "id: id, prompt: q,"),
      r"battles\.jsonl:2: prompt '1' has another text in .*battles\.jsonl:1"),
 ])
