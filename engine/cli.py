@@ -339,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "and judge")
     p.add_argument("--out", metavar="DIR", help="where to write (default: RUN_DIR/export/<format>)")
     p.add_argument("--spec", metavar="PATH", help="the spec that made the run (default: the path its manifest "
-                   "records); prompts are read again from its datasets")
+                   "records; where that is gone, the copy of the spec and prompts the run folder keeps)")
     p.set_defaults(func=_export)
 
     p = sub.add_parser("batches", help="the spec's provider batches still to be read, with their state")
