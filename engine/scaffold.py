@@ -76,16 +76,21 @@ def _slug(text: str) -> str:
 KEY_SUFFIXES = ("id", "url", "uri", "path", "file", "filename", "hash", "name")
 
 
+WORD = re.compile(r"[^\W\d_]{2,}")  # a run of two letters or more, in any script
+
+
 def _is_text(rows: list[dict[str, Any]], column: str) -> bool:
     """What an answer or a prompt looks like: strings that differ from row to row and read as words (most hold
-    a space), in a column whose name is not that of a key, a link or a file (an id, a URL, a model's name)."""
+    a space and a word of letters: a column of scores written as lists, "[1.0, -1.0]", is not a model's
+    answers), in a column whose name is not that of a key, a link or a file (an id, a URL, a model's
+    name)."""
     if column.lower().replace("-", "_").rsplit("_", 1)[-1] in KEY_SUFFIXES:
         return False
     present = [r.get(column) for r in rows if r.get(column) not in (None, "")]
     values = [v for v in present if isinstance(v, str)]
     if len(values) < 2 or len(values) < len(present) or len(set(values)) == 1:
         return False
-    worded = sum(any(c.isspace() for c in v.strip()) for v in values)
+    worded = sum(any(c.isspace() for c in v.strip()) and WORD.search(v) is not None for v in values)
     linked = sum(v.startswith(("http://", "https://", "data:")) for v in values)
     return worded >= len(values) / 2 and linked < len(values) / 2
 
@@ -246,6 +251,23 @@ def _named_dataset(layout: Layout, form: str) -> list[str]:
     if layout.votes:
         lines.append("    labels: {source: unknown}    # who voted: human | llm-judge | reward-model | metric")
     return lines
+
+
+def what_was_taken(path: Path) -> str:
+    """What a spec `vibe init` wrote takes for what, in one line for the console: the prompt and each model's
+    column, and the id, category, reference and preference columns where it found them."""
+    import yaml
+
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    (name, dataset), = doc["datasets"].items()
+    fields = dataset.get("fields", {})
+    parts = [f"{role} ← {fields[role]!r}" for role in ("prompt", "id", "category", "reference", "preference", "model",
+                                                        "answer") if role in fields]
+    outputs = fields.get("outputs") or {}
+    parts.append("models: " + ", ".join(f"{model} ← {column!r}" if column != model else model
+                                        for model, column in outputs.items()) if outputs else
+                 "models: " + ", ".join(doc["analyses"]["vibecheck"]["models"]))
+    return f"took, in {name}: " + "; ".join(parts)
 
 
 def init_spec(data: Path | None, out: Path, models: list[str] | None = None) -> Path:

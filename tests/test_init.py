@@ -151,3 +151,18 @@ def test_other_tools_files_are_recognised(shared_data: Path, tmp_path: Path) -> 
     spec = yaml.safe_load(out.read_text())
     assert spec["datasets"]["inspect_logs"]["format"] == "inspect"
     assert set(spec["models"]) == {"gpt-4o-mini", "llama3.1"}  # openai/… and ollama/… after their prefix
+
+
+def test_a_column_of_scores_is_not_taken_for_a_model(tmp_path: Path, shared_data: Path) -> None:
+    """The CNN/DailyMail summaries file holds two judges' scores as lists ("[1.0, -1.0]") beside the two
+    models' summaries: init took a score column for a third model, and the page then reported a model that
+    "writes 0× as many words". Only the two summary columns are models, and init says what it took for what."""
+    data = shared_data / "vibecheck" / "summ_cnndm_train_with_pref.csv"
+    done = subprocess.run([sys.executable, "-m", "engine", "init", str(data)], cwd=tmp_path, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    spec = yaml.safe_load((tmp_path / "vibe.yaml").read_text())
+    (dataset,) = spec["datasets"].values()
+    assert dataset["fields"]["outputs"] == {"command_xlarge_beta": "command_xlarge_beta", "tnlgv2": "TNLGv2"}
+    assert done.stdout.splitlines()[0] == ("took, in summ_cnndm_train_with_pref: prompt ← 'question'; preference ← "
+                                           "'preference'; models: command_xlarge_beta, tnlgv2 ← 'TNLGv2'")
