@@ -148,3 +148,17 @@ def test_labels_that_name_no_model_are_a_validation_error(tmp_path: Path, shared
     assert "preference_values: {'friendly': <model or tie>" in out.stderr
     mapped = text.replace("    labels:", "    preference_values: {friendly: warm, cold: terse}\n    labels:")
     assert run(tmp_path, mapped, "validate").returncode == 0
+
+
+def test_the_page_says_when_a_model_only_equals_the_majority_class(finished: Path) -> None:
+    """Beside each regression's accuracy, the page warns when the model does no better than always naming the
+    training majority on the same test pairs, and when its whole interval lies below chance."""
+    regressions = json.loads((finished / "vibecheck" / "regressions.json").read_text())
+    page = (finished / "vibecheck-regressions.html").read_text()
+    for key in ("model_matching", "preference"):
+        fit = regressions[key]
+        majority = next(b for b in fit["baselines"] if b["rule"] == "majority class")
+        expected = fit["test_accuracy"] <= majority["accuracy"]
+        said = f"does no better than always predicting the training majority ({100 * majority['accuracy']:.1f}%"
+        assert (said in page) == expected, (key, fit["test_accuracy"], majority)
+    assert ("Below chance" in page) == any(regressions[k]["ci_high"] < 0.5 for k in ("model_matching", "preference"))
