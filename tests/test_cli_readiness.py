@@ -161,3 +161,22 @@ def test_a_folder_format_s_folder_on_disk_is_not_reported_missing(shared_data: P
                           capture_output=True, text=True)
     assert done.returncode == 0 and "not on disk" not in done.stderr, done.stderr
     assert done.stdout.strip() == "specs/mt-bench-vibes.yaml: valid"
+
+
+def test_empty_answers_and_repeated_rows_are_left_out_and_said(tmp_path: Path) -> None:
+    """A row whose answer cell is empty and a row that repeats an earlier one (same prompt, same answers) were
+    accepted without a word, the first compared as an empty answer and the second counted twice. Both are left
+    out, counted and named on the console and in the manifest."""
+    rows = [{"id": f"p{i}", "q": f"q{i}", "a": "short", "b": "a longer answer " * (i + 1)} for i in range(6)]
+    rows[2]["b"] = "  "
+    rows.append({**rows[4], "id": "p4-again"})
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = SPEC.replace("judges: [grader, m]", "judges: [m]").replace(
+        "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", "")
+    (tmp_path / "spec.yaml").write_text(spec, encoding="utf-8")
+    done = vibe(tmp_path, "run", "spec.yaml", "--no-report")
+    assert done.returncode == 0, done.stderr
+    said = ["data.jsonl:3: b's answer is empty", "data.jsonl:7: the same prompt and answers as data.jsonl:5"]
+    assert f"dataset 'd': 2 left out: {said[0]}; {said[1]}" in done.stderr, done.stderr
+    manifest = json.loads((tmp_path / "runs" / "keys" / "manifest.json").read_text())
+    assert manifest["excluded"] == {"d": said} and manifest["tasks"]["total"] > 0

@@ -52,6 +52,11 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list
     else:
         wheres = [str(row.get(WHERE) or f"dataset {ds.name!r}: row {n}") for n, row in enumerate(rows)]
         items = [_item(ds, n, where, row) for n, (where, row) in enumerate(zip(wheres, rows, strict=True))]
+        said: list[str] = excluded if excluded is not None else []
+        items, wheres = _leave_out_empty_and_repeated(items, wheres, said)
+        if not items:
+            raise DatasetError(f"dataset {ds.name!r}: every row was left out ({said[0]}; {len(said)} in all), so "
+                               "there is nothing to compare")
     if models is not None:
         check_labels(ds, items, models, wheres)
     _check_unique(ds, items, wheres)
@@ -60,6 +65,26 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list
         kept = set(random.Random(ds.seed).sample(clusters, ds.limit))
         items = [it for it in items if it.cluster in kept]
     return items
+
+
+def _leave_out_empty_and_repeated(items: list[Item], wheres: list[str],
+                                  excluded: list[str]) -> tuple[list[Item], list[str]]:
+    """Rows with an empty answer cell, and rows that repeat an earlier row's prompt and answers, left out and
+    said in `excluded` (a run prints the count and the first few): an empty cell is most often a missing
+    answer, and a repeated row would count one comparison twice."""
+    kept: list[tuple[Item, str]] = []
+    first: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
+    for item, where in zip(items, wheres, strict=True):
+        empty = [model for model, text in item.outputs.items() if not text.strip()]
+        key = (item.prompt, tuple(sorted(item.outputs.items())))
+        if empty:
+            excluded.append(f"{where}: {', '.join(empty)}'s answer is empty")
+        elif item.outputs and key in first:
+            excluded.append(f"{where}: the same prompt and answers as {first[key]}")
+        else:
+            first.setdefault(key, where)
+            kept.append((item, where))
+    return [item for item, _ in kept], [where for _, where in kept]
 
 
 def _refuse_absent_columns(ds: Dataset, rows: list[dict[str, Any]], preset: dict[str, str]) -> None:
