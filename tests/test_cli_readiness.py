@@ -180,3 +180,19 @@ def test_empty_answers_and_repeated_rows_are_left_out_and_said(tmp_path: Path) -
     assert f"dataset 'd': 2 left out: {said[0]}; {said[1]}" in done.stderr, done.stderr
     manifest = json.loads((tmp_path / "runs" / "keys" / "manifest.json").read_text())
     assert manifest["excluded"] == {"d": said} and manifest["tasks"]["total"] > 0
+
+
+def test_piped_output_says_what_starts_and_how_far_each_stage_is(tmp_path: Path) -> None:
+    """Without a terminal (CI, a notebook, `| tee`) a run says each phase as it starts and, while a stage runs,
+    a line at each tenth of its tasks (or after 30 s without one), where it used to stay silent until the end."""
+    rows = [{"id": f"p{i}", "q": f"q{i}", "a": "short", "b": "a longer answer " * (i + 1)} for i in range(10)]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = SPEC.replace("judges: [grader, m]", "judges: [m]").replace(
+        "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", "")
+    (tmp_path / "spec.yaml").write_text(spec, encoding="utf-8")
+    done = vibe(tmp_path, "run", "spec.yaml", "--no-report")
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == "plan …" and "execute …" in lines and "analyze …" in lines
+    progress = [line.split(" tasks")[0] for line in lines if line.startswith("generation: ")]
+    assert progress == [f"generation: {n}/20" for n in range(2, 20, 2)] + ["generation: 20"], lines

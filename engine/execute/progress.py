@@ -53,6 +53,7 @@ class RunProgress:
         self._batch_states: dict[str, str] = {}  # without a terminal: each batch's last logged state
         self._measured = 0  # answers the measure pass has measured
         self._measure_started = self._started
+        self._last_line: dict[str, float] = {}  # without a terminal: when each stage last printed a line
 
     def __enter__(self) -> RunProgress:
         self._progress.__enter__()
@@ -116,14 +117,26 @@ class RunProgress:
         speed = self._progress.tasks[row].speed
         self._progress.update(row, rate=f"{speed:,.0f}/s" if speed else "")
 
+    def _log_task(self, log: Console, stage: str) -> None:
+        """Without a terminal (CI, a notebook, `| tee`): a line when a stage ends, and while it runs at each
+        tenth of its tasks or after 30 s without a line, whichever comes first."""
+        total, done, now = self._total[stage], self._total[stage] - self._left[stage], time.perf_counter()
+        elapsed = now - self._started
+        if done == total:
+            log.print(f"{stage}: {total:,} tasks done after {elapsed:.1f} s", highlight=False)
+        elif 10 * done // total > 10 * (done - 1) // total or now - self._last_line.get(stage, self._started) >= 30:
+            log.print(f"{stage}: {done:,}/{total:,} tasks after {elapsed:.1f} s", highlight=False)
+        else:
+            return
+        self._last_line[stage] = now
+
     def advance(self, task: Task, result: Result | None) -> None:
         if result is not None:
             self.tokens += result.input_tokens + result.output_tokens
             self.cost += result.cost
         self._left[task.stage] -= 1
-        if self._log is not None and self._left[task.stage] == 0:
-            self._log.print(f"{task.stage}: {self._total[task.stage]:,} tasks done after "
-                            f"{time.perf_counter() - self._started:.1f} s", highlight=False)
+        if self._log is not None:
+            self._log_task(self._log, task.stage)
         if not self.enabled:
             return
         task_id = self._ids[task.stage]
@@ -148,6 +161,8 @@ class Phases:
         start = time.perf_counter()
         status = (self.console.status(f"{name} …") if self.console.is_terminal and not self.quiet
                   else contextlib.nullcontext())
+        if not self.quiet and not self.console.is_terminal:  # piped output says what is starting, too
+            self.console.print(f"{name} …", highlight=False)
         with status:
             yield
         self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
