@@ -196,3 +196,22 @@ def test_piped_output_says_what_starts_and_how_far_each_stage_is(tmp_path: Path)
     assert lines[0] == "plan …" and "execute …" in lines and "analyze …" in lines
     progress = [line.split(" tasks")[0] for line in lines if line.startswith("generation: ")]
     assert progress == [f"generation: {n}/20" for n in range(2, 20, 2)] + ["generation: 20"], lines
+
+
+def test_a_trial_too_small_to_show_a_vibe_says_so(tmp_path: Path) -> None:
+    """A `--limit 5` trial leaves two or three test pairs, on which no vibe can be confirmed however strongly the
+    answers differ: the headline says that those pairs could show nothing, and how many test pairs a typical
+    vibe needs, instead of reading as "no difference". Here the family holds two claims (the vibe's sign test and
+    a coefficient), so the test faces α = 0.025: 90 pairs all leaning one way detect a separability of 0.3 with
+    80% power (69 at α = 0.05, 101 at 0.05 / 3)."""
+    rows = [{"id": f"p{i}", "q": f"q{i}", "a": "Short.", "b": "A much, much longer answer " * 9} for i in range(40)]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = SPEC.replace("judges: [grader, m]", "judges: [m]").replace(
+        "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", "")
+    (tmp_path / "spec.yaml").write_text(spec, encoding="utf-8")
+    done = vibe(tmp_path, "run", "spec.yaml", "--limit", "5")
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "runs" / "keys-limit5" / "index.html").read_text(encoding="utf-8")
+    assert "No vibe separates a from b" in page
+    assert "3 test pairs cannot show any vibe at that level, however far they lean; a typical vibe (separability " \
+           "0.3) needs about 90 test pairs." in page

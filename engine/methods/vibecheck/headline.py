@@ -11,8 +11,10 @@ verbosity and paragraphs; terse on formality".
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
+from engine import stats
 from engine.methods.vibecheck.records import VibeCheckResult, VibeScore
 
 MAX_NAMED = 4  # vibes named per model; the chart and the table carry the rest
@@ -42,7 +44,7 @@ def headline(vc: VibeCheckResult) -> str:
     vibes = confirmed(vc)
     if not vibes:
         return (f"No vibe separates {vc.model_a} from {vc.model_b} on the test pairs beyond chance (no kept vibe "
-                "confirms its training direction at a Holm-adjusted p < 0.05).")
+                f"confirms its training direction at a Holm-adjusted p < 0.05). {could_show(vc)}")
     parts = []
     for model, sign in ((vc.model_a, 1), (vc.model_b, -1)):
         mine = [words(v) for v in vibes if (v.separability or 0) * sign > 0][:MAX_NAMED]
@@ -56,6 +58,25 @@ def headline(vc: VibeCheckResult) -> str:
         sentence += f"; no vibe puts {second} higher"
     return sentence + (f" (test pairs, in the direction the training pairs showed; Holm-adjusted p < 0.05 over the "
                        f"{claims(vc)} claims this comparison makes about its vibes).")
+
+
+TYPICAL = 0.3  # a separability of the size the VibeCheck paper's vibes show between two chat models
+
+
+def could_show(vc: VibeCheckResult) -> str:
+    """What the test pairs could have shown, for a headline that names no vibe: the smallest separability the
+    one-sided sign test detects with 80% power at Holm's first step even if every pair leans one way, and about
+    how many test pairs a typical vibe needs. A trial of a few prompts then reads as too small, not as "no
+    difference"."""
+    n = sum(p.split == "test" for p in vc.pairs)
+    alpha = ALPHA / max(claims(vc), 1)
+    smallest = stats.sign_test_mde(n, n, alpha=alpha)
+    need = next(m for m in itertools.count(2)
+                if (found := stats.sign_test_mde(m, m, alpha=alpha)) is not None and found <= TYPICAL)
+    seen = (f"Its {n} test pairs detect a separability of {smallest:.2f} or more with 80% power, even with every "
+            "pair leaning one way" if smallest is not None else
+            f"{n} test pair{'s' if n != 1 else ''} cannot show any vibe at that level, however far they lean")
+    return f"{seen}; a typical vibe (separability {TYPICAL}) needs about {need} test pairs."
 
 
 def claims(vc: VibeCheckResult) -> int:
