@@ -43,6 +43,7 @@ from engine.datasets.column_names import (
 from engine.formats import Sniffed, dataset_format, format_names
 
 TIES = ("tie", "draw", "tie (bothbad)", "both_bad", "equal")
+NO_LABEL = ("n/a", "na", "none", "null", "nan", "-", "?", "unknown", "missing")  # a row nobody labelled
 DEFAULT_SPEC = "smollm2-terse-vs-chatty"
 
 
@@ -60,7 +61,7 @@ class Layout:
     category: str | None = None
     reference: str | None = None
     label: str | None = None
-    label_values: dict[str, str] = field(default_factory=dict)  # label value -> model or tie
+    label_values: dict[str, str | None] = field(default_factory=dict)  # label value -> model, tie or None
     model_column: str | None = None  # long tables only
     answer_column: str | None = None
     format: str | None = None  # a named format other tools write (tidy: the file names the models)
@@ -159,24 +160,34 @@ def _choose(wanted: list[str] | None, found: list[str], what: str) -> list[str]:
     return found
 
 
-def _label_values(rows: list[dict[str, Any]], layout: Layout) -> dict[str, str]:
+def _label_values(rows: list[dict[str, Any]], layout: Layout) -> dict[str, str | None]:
     """Each label value the file holds → the model it favours or tie, where the value says which: a model's
-    name or column, a/b or 1/2 for the first two models, a tie word."""
+    name or column (in any case, or cut short to a prefix of one of them alone, as VibeCheck's files write
+    'TNLGv' for TNLGv2), a/b or 1/2 for the first two models, a tie word; None for a value that gives no label
+    ('N/A')."""
     label = layout.label
     if label is None:
         return {}
     names = list(layout.models)
     columns = {column: name for name, column in layout.models.items()}
     positional = {"a": 0, "b": 1, "model_a": 0, "model_b": 1, "1": 0, "2": 1, "1.0": 0, "2.0": 1}
-    out: dict[str, str] = {}
+    spelled = {written.lower(): name for name, column in layout.models.items() for written in (name, column)}
+    out: dict[str, str | None] = {}
     for value in Counter(str(r[label]) for r in rows if r.get(label) not in (None, "")):
         low = value.lower()
+        prefixed = {name for written, name in spelled.items() if len(low) >= 3 and written.startswith(low)}
         if value in names or value in columns:
             out[value] = columns.get(value, value)
+        elif low in spelled:
+            out[value] = spelled[low]
         elif low in TIES:
             out[value] = "tie"
+        elif low in NO_LABEL:
+            out[value] = None
         elif low in positional and len(names) > positional[low]:
             out[value] = names[positional[low]]
+        elif len(prefixed) == 1:
+            out[value] = prefixed.pop()
     return out
 
 
@@ -219,7 +230,9 @@ def render(layout: Layout, data: Path, spec_dir: Path, size: str) -> str:
         lines += [f"        {_yaml(m)}: {_yaml(column)}" for m, column in layout.models.items()]
     if layout.label_values:
         lines.append("    preference_values:           # label as written -> the model it favours (or tie)")
-        lines += [f"      {_yaml(value)}: {_yaml(model)}" for value, model in layout.label_values.items()]
+        lines += [f"      {_yaml(value)}: {_yaml(model)}" if model is not None
+                  else f"      {_yaml(value)}: null   # gives no label: the row counts as unlabelled"
+                  for value, model in layout.label_values.items()]
         lines.append("    labels: {source: unknown}    # who wrote them: human | llm-judge | reward-model | metric")
     elif layout.label:
         lines.append(f"    # {layout.label!r} looks like a preference label, but its values name no model: map "

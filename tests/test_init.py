@@ -166,3 +166,21 @@ def test_a_column_of_scores_is_not_taken_for_a_model(tmp_path: Path, shared_data
     assert dataset["fields"]["outputs"] == {"command_xlarge_beta": "command_xlarge_beta", "tnlgv2": "TNLGv2"}
     assert done.stdout.splitlines()[0] == ("took, in summ_cnndm_train_with_pref: prompt ← 'question'; preference ← "
                                            "'preference'; models: command_xlarge_beta, tnlgv2 ← 'TNLGv2'")
+
+
+def test_the_spec_init_writes_for_the_vibecheck_files_validates(tmp_path: Path, shared_data: Path) -> None:
+    """The docs promise that the spec `vibe init` writes validates unchanged. On VibeCheck's own files it did not:
+    the summaries' labels write 'TNLGv' for the TNLGv2 column and 'N/A' for rows nobody labelled. A label cut
+    short to a prefix of one model alone is that model, and 'N/A' gives no label (written as null)."""
+    for data in sorted((shared_data / "vibecheck").glob("*.csv")):
+        folder = tmp_path / data.stem
+        folder.mkdir()
+        made = subprocess.run([sys.executable, "-m", "engine", "init", str(data)], cwd=folder, capture_output=True,
+                              text=True)
+        assert made.returncode == 0, (data.name, made.stderr)
+        checked = subprocess.run([sys.executable, "-m", "engine", "validate", "vibe.yaml"], cwd=folder,
+                                 capture_output=True, text=True)
+        assert checked.returncode == 0, (data.name, checked.stderr)
+    values = yaml.safe_load((tmp_path / "summ_cnndm_train_with_pref" / "vibe.yaml").read_text())
+    assert next(iter(values["datasets"].values()))["preference_values"] == {
+        "TNLGv": "tnlgv2", "command_xlarge_beta": "command_xlarge_beta", "N/A": None}

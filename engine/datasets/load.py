@@ -131,7 +131,8 @@ def check_labels(ds: Dataset, items: list[Item], models: frozenset[str], wheres:
     example = ", ".join(f"{value!r}: <model or tie>" for value in list(unmapped)[:3])
     raise DatasetError(
         f"dataset {ds.name!r}: the preference column {column!r} holds values that name no model: {listed}. "
-        f"Models: {', '.join(sorted(models))}. Map each value with preference_values: {{{example}}}")
+        f"Models: {', '.join(sorted(models))}. Map each value with preference_values: {{{example}}} (null for a "
+        "value that gives no label)")
 
 
 def _index(path: Path, id_field: str | None, value_field: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ class Dataset:
     source: DatasetSource
     fields: dict[str, str]
     outputs: dict[str, str]  # model name -> column
-    preference_values: dict[str, str]
+    preference_values: dict[str, str | None]  # raw label -> model or tie; None: the value gives no label
     scores: dict[str, str] = field(default_factory=dict)  # model name -> column of a recorded score
     filters: tuple[dict[str, Any], ...] = ()
     limit: int | None = None

@@ -107,7 +107,7 @@ def _check_datasets(c: SpecChecker) -> None:
             for model in ds.get("fields", {}).get(mapping, {}):
                 c.must_exist((*path, "fields", mapping, model), model, "models")
         for raw, model in ds.get("preference_values", {}).items():
-            if model != "tie":
+            if model not in ("tie", None):  # null: a value that gives no label
                 c.must_exist((*path, "preference_values", raw), model, "models")
         for model, entry in ds.get("fields", {}).get("preferences", {}).items():
             c.must_exist((*path, "fields", "preferences", model), model, "models")
