@@ -159,7 +159,7 @@ def _run(args: argparse.Namespace) -> int:
           f"{failed:,} not done){per_answer}, ${summary.cost:.4f} spent; outputs in {run_dir}")
     from engine.registry import get_method
 
-    for method in map(get_method, results.methods):
+    for method in map(get_method, results.methods if not summary.interrupted else ()):  # no partial "results"
         for section in method.sections:
             for result in results.of(section):
                 if (line := method.summary(section, result)) is not None:

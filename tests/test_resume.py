@@ -67,12 +67,13 @@ def test_sigkill_then_resume(tmp_path: Path) -> None:
 
 
 def test_sigterm_stops_like_ctrl_c(tmp_path: Path) -> None:
-    """A cancelled job (SIGTERM) keeps what finished and says it was interrupted."""
+    """A cancelled job (SIGTERM) keeps what finished and says it was interrupted, and prints no analysis
+    summary ("vibes kept", held-out accuracies) that would read as the results of a run it did not finish."""
     with LLMServer(latency_s=0.05) as server:
         spec = make_spec(tmp_path, server, [f"prompt {i}" for i in range(200)], limits="{concurrency: 2}")
         db = tmp_path / "cache.sqlite"
         child = subprocess.Popen([sys.executable, "-m", "engine", "run", str(spec), "--cache", str(db), "--out",
-                                  str(tmp_path / "run"), "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                  str(tmp_path / "run"), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         def called() -> int:
             return len([o for o in cached_outputs(db) if o.startswith('"echo')]) if db.exists() else 0
@@ -80,8 +81,9 @@ def test_sigterm_stops_like_ctrl_c(tmp_path: Path) -> None:
         while time.monotonic() < deadline and called() < 20:
             time.sleep(0.05)
         child.send_signal(signal.SIGTERM)
-        _, err = child.communicate(timeout=30)
+        out, err = child.communicate(timeout=30)
     assert child.returncode == 130 and b"interrupted" in err
+    assert b"vibes kept" not in out and b"held out" not in out, out
     manifest = (tmp_path / "run" / "manifest.json").read_text()
     assert '"status": "interrupted"' in manifest
     assert 20 <= called() < 200
