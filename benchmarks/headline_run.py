@@ -37,7 +37,7 @@ def run(spec: Path, out: Path, cache: Path) -> float:
 
 
 def main() -> None:
-    spec = sizes.spec(ROOT / "specs" / "llama-vs-gpt.yaml", "datasets: {arena: {limit: 80}}\n")
+    spec = sizes.spec(ROOT / "specs" / "llama-vs-gpt.yaml", "datasets: {arena: {limit: 40}}\n")
     with tempfile.TemporaryDirectory() as folder:
         out, cache = Path(folder) / "runs" / "llama-vs-gpt", Path(folder) / "runs" / "cache.sqlite"
         cold = run(spec, out, cache)

@@ -13,7 +13,7 @@ Every ray configuration is a spec with its own `execution:` block, read and sett
    embed_ray_vs_local = local s / ray s (target >= 0.8); the vectors are checked identical.
 
 Each timed phase includes its start-up (server or actors, model loads), as a run pays it. The smoke run leaves
-out the one-replica, one-CPU configuration: the same code path as the first, with other resources.
+out the two one-replica configurations: the same code path as the two-replica one, with other resources.
 
 Last line: ray_vs_local=<float> two_workers_speedup=<float> embed_ray_vs_local=<float>
 """
@@ -132,9 +132,10 @@ def main() -> None:
                   "answers identical to the local backend's")
             return seconds
 
-        one_full = on_ray("ray-1x", CPUS, 1)
         two_threads = on_ray("ray-2x1", 1, 2)
-        one_thread = one_full if SMOKE else on_ray("ray-1x1", 1, 1)  # smoke: that path is ray-1x's, with 1 CPU
+        # smoke: the two one-replica configurations take the path ray-2x1 took, with other resources
+        one_full = two_threads if SMOKE else on_ray("ray-1x", CPUS, 1)
+        one_thread = two_threads if SMOKE else on_ray("ray-1x1", 1, 1)
 
         texts = paragraphs()
         start = time.perf_counter()

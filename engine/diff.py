@@ -168,9 +168,7 @@ def spec_at_revision(ref: str, path: Path) -> Iterator[Path]:
 
 
 def _materialize(ref: str, path: Path, made: list[Path]) -> Path:
-    path = path.resolve()
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such spec")
+    path = path.resolve()  # a spec removed since `ref` is not on disk, but its folder is
     top = git_toplevel(path.parent, f"--git {ref}")
     rel = path.relative_to(top).as_posix()
     shown = subprocess.run(["git", "show", f"{ref}:{rel}"], cwd=top, capture_output=True, text=True)
