@@ -12,8 +12,7 @@ sample spread is smallest exactly when few prompts moved (one +1 among tied prom
 to the margin it certified "within the margin" in a third of comparisons at 10 prompts and printed p = 0 for
 samples without spread.
 
-Every p-value here is exact and unconditional (the approach of StatXact's paired-proportion tests): the
-largest probability, over the nuisance P(−1) on a fine grid of the values δ = δ₀ allows, that the trinomial
+Every p-value here is exact and unconditional: the largest probability, over the nuisance P(−1) on a fine grid of the values δ = δ₀ allows, that the trinomial
 counts (n₊, n₋) give a statistic at least as extreme as the one observed. It is never 0, and it holds its level
 at every n, including the one-directional shifts (P(−1) = 0) on which the normal approximation is too liberal
 (5.8% at 100 prompts). Above `EXACT_UP_TO` prompts the normal approximation of the same statistic is used,
@@ -30,12 +29,12 @@ from scipy import optimize
 from scipy import stats as scipy_stats
 from scipy.special import gammaln, xlogy
 
-EXACT_UP_TO = 800  # prompts; a table of every outcome costs n²/2 × NUISANCE_GRID evaluations (≈1 s at 800)
+EXACT_UP_TO = 800  # units; a table of every outcome costs n²/2 × NUISANCE_GRID evaluations (1–3 s at 800 here)
 NUISANCE_GRID = 201
 
 
 def counts(verdicts: np.ndarray) -> tuple[int, int, int]:
-    """(n₊, n₋, n) of head-minus-base verdicts, NaN (no verdict) left out; each must be −1, 0 or +1."""
+    """(n₊, n₋, n) of ternary verdicts, NaN (no verdict) left out; each must be −1, 0 or +1."""
     values = np.asarray(verdicts, dtype=float)
     values = values[np.isfinite(values)]
     if not np.isin(values, (-1.0, 0.0, 1.0)).all():
