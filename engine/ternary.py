@@ -12,12 +12,12 @@ sample spread is smallest exactly when few prompts moved (one +1 among tied prom
 to the margin it certified "within the margin" in a third of comparisons at 10 prompts and printed p = 0 for
 samples without spread.
 
-Every p-value here is exact and unconditional: the largest probability, over the nuisance P(−1) on a fine grid of the values δ = δ₀ allows, that the trinomial
-counts (n₊, n₋) give a statistic at least as extreme as the one observed. It is never 0, and it holds its level
-at every n, including the one-directional shifts (P(−1) = 0) on which the normal approximation is too liberal
-(5.8% at 100 prompts). Above `EXACT_UP_TO` prompts the normal approximation of the same statistic is used,
-where the trinomial is close to normal. Intervals invert the same statistic with normal quantiles (Tango's
-score interval).
+Every p-value here is exact and unconditional: the largest probability, over the nuisance P(−1) on a fine
+grid of the values δ = δ₀ allows, that the trinomial counts (n₊, n₋) give a statistic at least as extreme as
+the one observed. It is never 0, and it holds its level at every n, including the one-directional shifts
+(P(−1) = 0) on which the normal approximation is too liberal (5.8% at 100 prompts). Above `EXACT_UP_TO`
+units the normal approximation of the same statistic is used, where the trinomial is close to normal. Intervals
+invert the same statistic with normal quantiles (Tango's score interval).
 """
 
 from __future__ import annotations

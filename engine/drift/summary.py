@@ -109,12 +109,20 @@ def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel
             lines.append(f"| {'**' + r['vibe'] + '**' if r['moved'] else r['vibe']} | {r['shift']} | {r['interval']} | "
                          f"{r['p']} | {r['detects']} | {r['metric']} | {r['gate']} |")
         lines.append("")
+    for note in notes(comparisons):
+        lines += [note, ""]
+    return "\n".join(lines[:-1]) + "\n"
+
+
+def notes(comparisons: list[SlotComparison]) -> list[str]:
+    """What the tables' marks mean and which margin governs each gate, under the tables of both the comment
+    and the page."""
     margins = comparisons[0].gates if comparisons else {}
-    if margins:
-        lines += ["Gates: " + "; ".join(f"{name} ±{g.margin:g}, {g.source} margin" for name, g in margins.items())
-                  + ". Where both runs' specs gate a vibe, the stricter margin governs.", ""]
-    lines.append("Bold: moved (Holm-adjusted p < 0.05). Positive: the head sits higher on the vibe than the base.")
-    return "\n".join(lines) + "\n"
+    gates = (["Gates: " + "; ".join(f"{name} ±{g.margin:g}, {g.source} margin" for name, g in margins.items())
+              + ". Where both runs' specs gate a vibe, the stricter margin governs."] if margins else [])
+    return [*gates, "Bold: moved (Holm-adjusted p < 0.05). Positive: the head sits higher on the vibe than the base. "
+                    "Detects: the shift the sign test sees with 80% power at Holm's first step (α over the slot's "
+                    "vibes), at the observed share of tied prompts."]
 
 
 def write(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, out: Path) -> Path:
@@ -143,6 +151,7 @@ def _page(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run,
     shutil.copyfile(TEMPLATES / "style.css", out / "assets" / "style.css")
     page = env.get_template("compare.html.j2").render(
         comparisons=tables, base=base, head=head, judged_by=judged_by(panel), estimator=ESTIMATOR, root=".",
+        notes=notes(comparisons), panel_note=panel.panel_note,
         results=None)
     (out / "index.html").write_text(page, encoding="utf-8")
 
