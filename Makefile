@@ -5,7 +5,7 @@
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
-PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check -q
+PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check --no-compile -q  # .pyc written when imported
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc)
 # mypy's cache outside the checkout, like pip's: a fresh clone re-checks only the modules whose content changed
 # (mypy compares each file's hash, so a stale entry is never used); cold, the check costs over a minute on 2 cores
@@ -33,4 +33,4 @@ test: install-test
 	$(PY) -m ruff check engine tests benchmarks scripts
 	$(VENV)/bin/lint-imports  # pyproject.toml: no stage imports one above it, no method package imports another
 	$(PY) -m mypy  # engine/, at the settings in pyproject.toml
-	$(PY) -m pytest -q -n 3 --dist loadgroup --durations=20  # 2 cores kept busy while tests wait; Ray on one worker
+	$(PY) -m pytest -q -n 2 --dist loadgroup --durations=20  # both cores; a Ray cluster's tests on one worker

@@ -45,7 +45,7 @@ def arena_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Pa
         server.state.reply = length_judge
         (tmp / "spec.yaml").write_text(
             f"name: arena-explorer\nextends: {ROOT / 'specs' / 'llama-vs-gpt.yaml'}\n"
-            "datasets: {arena: {limit: 100, seed: 3}}\n"
+            "datasets: {arena: {limit: 60, seed: 3}}\n"
             f"judges: {{loop: {{kind: llm, provider: openai-compatible, base_url: {server.base_url}, model: m}}}}\n"
             "vibes: [{discover: {method: statistical, max_vibes: 4}}]\n"
             "analyses: {vibecheck: {judges: [loop, metrics, minilm]}}\n")

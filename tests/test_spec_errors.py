@@ -208,11 +208,14 @@ def test_python_object_tag_refused(workdir: Path) -> None:
 
 
 def test_alias_bomb_refused_quickly(workdir: Path) -> None:
+    """Nine levels of ten aliases each expand to 10^10 nodes: a loader that expanded them would run for hours.
+    The bound is loose (30 s) so that a machine busy with the suite's other workers does not fail it; the bug it
+    guards misses it by orders of magnitude."""
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
     start = time.perf_counter()
     found = problems_for(workdir, "\n".join(lines) + "\nname: demo\n")
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 30.0
     assert "alias bomb" in found[0]
 
 
