@@ -29,6 +29,17 @@ analyses:
 """
 
 
+# the spec with its metric judge alone: runs offline, with no key to set
+METRIC_ONLY = SPEC.replace("judges: [grader, m]", "judges: [m]").replace(
+    "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", "")
+
+
+def recorded(tmp_path: Path, rows: list[dict[str, str]], spec: str = METRIC_ONLY) -> None:
+    """data.jsonl with `rows` and spec.yaml reading it, in `tmp_path`."""
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "spec.yaml").write_text(spec, encoding="utf-8")
+
+
 def vibe(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("VIBE_TEST_UNSET_KEY", "VIBE_DATA")}
     return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, cwd=tmp_path,
@@ -85,8 +96,7 @@ def test_a_second_spec_with_the_same_name_does_not_overwrite_the_first_run(tmp_p
 
     rows = [{"id": f"p{i}", "q": f"q{i}", "a": "short", "b": "a much longer answer " * (i + 1)} for i in range(6)]
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    spec = SPEC.replace("name: keys", "name: same").replace("judges: [grader, m]", "judges: [m]").replace(
-        "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", "")
+    spec = METRIC_ONLY.replace("name: keys", "name: same")
     (tmp_path / "first.yaml").write_text(spec)
     (tmp_path / "second.yaml").write_text(spec.replace("short, high: long", "terse, high: long"))
     assert vibe(tmp_path, "run", "first.yaml", "--no-report", "--quiet").returncode == 0
@@ -104,8 +114,7 @@ def test_an_empty_data_file_is_refused_not_run_to_an_empty_page(tmp_path: Path) 
     """A CSV with a header and no rows (or rows every filter drops) stops `vibe run` before any work, naming the
     dataset and the file; it used to exit 0 with a leaderboard of [-inf, inf] intervals."""
     (tmp_path / "data.csv").write_text("id,q,a,b\n", encoding="utf-8")
-    spec = SPEC.replace("data.jsonl", "data.csv").replace("judges: [grader, m]", "judges: [m]").replace(
-        "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", "")
+    spec = METRIC_ONLY.replace("data.jsonl", "data.csv")
     (tmp_path / "spec.yaml").write_text(spec, encoding="utf-8")
     done = vibe(tmp_path, "run", "spec.yaml", "--quiet")
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
@@ -118,8 +127,7 @@ def test_a_csv_excel_saved_with_a_byte_order_mark_reads_its_first_column(tmp_pat
     name: the spec's `id` column then had "no value". It is read as the column the user sees."""
     rows = "".join(f"p{i},q{i},short,{'a longer answer ' * (i + 1)}\n" for i in range(6))
     (tmp_path / "data.csv").write_bytes("\ufeffid,q,a,b\n".encode() + rows.encode())
-    spec = SPEC.replace("data.jsonl", "data.csv").replace("judges: [grader, m]", "judges: [m]").replace(
-        "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", "")
+    spec = METRIC_ONLY.replace("data.jsonl", "data.csv")
     (tmp_path / "spec.yaml").write_text(spec, encoding="utf-8")
     done = vibe(tmp_path, "run", "spec.yaml", "--quiet", "--no-report")
     assert done.returncode == 0, done.stderr
@@ -141,10 +149,7 @@ def test_a_column_the_file_does_not_have_is_located_at_the_field(tmp_path: Path,
     prompt column was reported at `preference:` as a field with no value. Both are located at the field that
     maps them by `vibe validate`, and `vibe run` names the file and the column."""
     rows = [{"id": f"p{i}", "q": f"q{i}", "a": "short", "b": "longer " * (i + 1)} for i in range(4)]
-    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (tmp_path / "spec.yaml").write_text(SPEC.replace(field, wrong).replace(
-        "judges: [grader, m]", "judges: [m]").replace(
-        "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", ""))
+    recorded(tmp_path, rows, METRIC_ONLY.replace(field, wrong))
     done = vibe(tmp_path, "validate", "spec.yaml")
     assert done.returncode == 2 and said in done.stderr, done.stderr
     run = vibe(tmp_path, "run", "spec.yaml", "--quiet")
@@ -170,10 +175,7 @@ def test_empty_answers_and_repeated_rows_are_left_out_and_said(tmp_path: Path) -
     rows = [{"id": f"p{i}", "q": f"q{i}", "a": "short", "b": "a longer answer " * (i + 1)} for i in range(6)]
     rows[2]["b"] = "  "
     rows.append({**rows[4], "id": "p4-again"})
-    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    spec = SPEC.replace("judges: [grader, m]", "judges: [m]").replace(
-        "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", "")
-    (tmp_path / "spec.yaml").write_text(spec, encoding="utf-8")
+    recorded(tmp_path, rows)
     done = vibe(tmp_path, "run", "spec.yaml", "--no-report")
     assert done.returncode == 0, done.stderr
     said = ["data.jsonl:3: b's answer is empty", "data.jsonl:7: the same prompt and answers as data.jsonl:5"]
@@ -186,10 +188,7 @@ def test_piped_output_says_what_starts_and_how_far_each_stage_is(tmp_path: Path)
     """Without a terminal (CI, a notebook, `| tee`) a run says each phase as it starts and, while a stage runs,
     a line at each tenth of its tasks (or after 30 s without one), where it used to stay silent until the end."""
     rows = [{"id": f"p{i}", "q": f"q{i}", "a": "short", "b": "a longer answer " * (i + 1)} for i in range(10)]
-    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    spec = SPEC.replace("judges: [grader, m]", "judges: [m]").replace(
-        "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", "")
-    (tmp_path / "spec.yaml").write_text(spec, encoding="utf-8")
+    recorded(tmp_path, rows)
     done = vibe(tmp_path, "run", "spec.yaml", "--no-report")
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
@@ -205,10 +204,7 @@ def test_a_trial_too_small_to_show_a_vibe_says_so(tmp_path: Path) -> None:
     a coefficient), so the test faces α = 0.025: 90 pairs all leaning one way detect a separability of 0.3 with
     80% power (69 at α = 0.05, 101 at 0.05 / 3)."""
     rows = [{"id": f"p{i}", "q": f"q{i}", "a": "Short.", "b": "A much, much longer answer " * 9} for i in range(40)]
-    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    spec = SPEC.replace("judges: [grader, m]", "judges: [m]").replace(
-        "  grader: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_UNSET_KEY}\n", "")
-    (tmp_path / "spec.yaml").write_text(spec, encoding="utf-8")
+    recorded(tmp_path, rows)
     done = vibe(tmp_path, "run", "spec.yaml", "--limit", "5")
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "runs" / "keys-limit5" / "index.html").read_text(encoding="utf-8")

@@ -123,13 +123,14 @@ def _peak_mb(folder: Path, pairs: int) -> float:
 @pytest.mark.slow
 def test_peak_memory_per_pair_does_not_grow_with_the_pairs(tmp_path: Path) -> None:
     """What a pair adds to a run's peak memory (plan, measure pass, discovery, analysis, rankings, pages) is no
-    more between 4,000 and 16,000 pairs than between 1,000 and 4,000: memory grows linearly in the pairs, or
-    less, never faster. Measured here: 8.4–8.6 and 8.2–8.3 KB a pair (13.7 and 14.4 before the measure workers
-    and the per-comparison measure table); the 25% allowed is for the few megabytes by which a process's peak
-    varies between runs (an n² term would double the second figure)."""
-    peaks = {n: _peak_mb(tmp_path / str(n), n) for n in (1_000, 4_000, 16_000)}
+    more between 4,000 and 10,000 pairs than between 1,000 and 4,000: memory grows linearly in the pairs, or
+    less, never faster. Measured with 16,000 as the last size: 8.4–8.6 and 8.2–8.3 KB a pair (13.7 and 14.4
+    before the measure workers and the per-comparison measure table); the 25% allowed is for the few megabytes
+    by which a process's peak varies between runs (an n² term would make the second figure 2.3 times the first
+    at these sizes). `benchmarks/scale.py` measures the growth exponent up to 100,000 pairs."""
+    peaks = {n: _peak_mb(tmp_path / str(n), n) for n in (1_000, 4_000, 10_000)}
     early = (peaks[4_000] - peaks[1_000]) / 3_000
-    late = (peaks[16_000] - peaks[4_000]) / 12_000
+    late = (peaks[10_000] - peaks[4_000]) / 6_000
     assert late <= 1.25 * early, (peaks, early * 1024, late * 1024)
 
 
