@@ -91,19 +91,17 @@ def needed_extras(spec: Spec) -> dict[str, list[tuple[str | int, ...]]]:
     from engine.judges.kinds import kind_of
     from engine.provider_table import PROVIDERS
 
+    asked: list[tuple[str, tuple[str | int, ...]]] = [(kind_of(judge).extra, ("judges", name, "kind"))
+                                                       for name, judge in spec.judges.items()]
+    providers = [(("models", name), model.provider) for name, model in spec.models.items()]
+    providers += [(("judges", name), judge.endpoint.provider) for name, judge in spec.judges.items()
+                  if judge.endpoint is not None]
+    asked += [(info.extra, (*where, "provider")) for where, provider in providers
+              if (info := PROVIDERS.get(provider)) is not None]
     out: dict[str, list[tuple[str | int, ...]]] = {}
-    for name, model in spec.models.items():
-        info = PROVIDERS.get(model.provider)
-        if info is not None and info.extra:
-            out.setdefault(info.extra, []).append(("models", name, "provider"))
-    for name, judge in spec.judges.items():
-        kind = kind_of(judge)
-        if kind.extra:
-            out.setdefault(kind.extra, []).append(("judges", name, "kind"))
-        if judge.endpoint is not None:
-            info = PROVIDERS.get(judge.endpoint.provider)
-            if info is not None and info.extra:
-                out.setdefault(info.extra, []).append(("judges", name, "provider"))
+    for extra, path in asked:
+        if extra:
+            out.setdefault(extra, []).append(path)
     return out
 
 

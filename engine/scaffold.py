@@ -175,7 +175,6 @@ def _label_values(rows: list[dict[str, Any]], layout: Layout) -> dict[str, str |
     out: dict[str, str | None] = {}
     for value in Counter(str(r[label]) for r in rows if r.get(label) not in (None, "")):
         low = value.lower()
-        prefixed = {name for written, name in spelled.items() if len(low) >= 3 and written.startswith(low)}
         if value in names or value in columns:
             out[value] = columns.get(value, value)
         elif low in spelled:
@@ -186,7 +185,8 @@ def _label_values(rows: list[dict[str, Any]], layout: Layout) -> dict[str, str |
             out[value] = None
         elif low in positional and len(names) > positional[low]:
             out[value] = names[positional[low]]
-        elif len(prefixed) == 1:
+        elif len(low) >= 3 and len(prefixed := {name for written, name in spelled.items()
+                                                 if written.startswith(low)}) == 1:
             out[value] = prefixed.pop()
     return out
 

@@ -43,9 +43,8 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list
     read = len(rows)
     rows = [r for r in rows if all(_keep(r, f) for f in ds.filters)]
     if not rows:  # an empty file runs to a page of [-inf, inf] intervals that reads like a result
-        files = ", ".join(str(p) for p in ds.source.paths) or "its source"
         why = f"its filters keep none of its {read} rows" if read else "it has no rows"
-        raise DatasetError(f"dataset {ds.name!r} ({files}): {why}, so there is nothing to compare")
+        raise DatasetError(f"dataset {ds.name!r} ({_files(ds)}): {why}, so there is nothing to compare")
     if form.conversations:
         items = [item for row in rows for item in conversation_items(ds, row, excluded if excluded is not None else [])]
         wheres = [f"dataset {ds.name!r}: conversation {item.cluster!r}" for item in items]
@@ -93,8 +92,12 @@ def _refuse_absent_columns(ds: Dataset, rows: list[dict[str, Any]], preset: dict
     absent = absent_columns(ds, rows, preset)
     if absent:
         where, _, said = absent[0]
-        files = ", ".join(str(p) for p in ds.source.paths)
-        raise DatasetError(f"{files}: {said}; dataset {ds.name!r} maps it as fields.{'.'.join(where)}")
+        raise DatasetError(f"{_files(ds)}: {said}; dataset {ds.name!r} maps it as fields.{'.'.join(where)}")
+
+
+def _files(ds: Dataset) -> str:
+    """The dataset's source files, as an error names them."""
+    return ", ".join(str(p) for p in ds.source.paths) or "its source"
 
 
 def _check_unique(ds: Dataset, items: list[Item], wheres: list[str]) -> None:
