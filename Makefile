@@ -5,7 +5,7 @@
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
-PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check --no-compile -q  # .pyc written when imported
+PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check -q
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc)
 # mypy's cache outside the checkout, like pip's: a fresh clone re-checks only the modules whose content changed
 # (mypy compares each file's hash, so a stale entry is never used); cold, the check costs over a minute on 2 cores
