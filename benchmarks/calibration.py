@@ -25,8 +25,25 @@ the exact one-sided binomial test of each error rate against its 5% target.
 Also printed: the coin-flip simulation on real Arena answers (two "models" that differ in nothing, through
 statistical discovery): how often its headline names a vibe, and how often against its training direction.
 
+The conversation arm (`tests/conversation_sims.py`): conversations of 2–6 turns whose verdicts, values and
+lengths are correlated within a conversation, one label per conversation, 600 analyses per rate:
+- conv_headline_fwer: null analyses (30 noise vibes, 60 training and 60 test conversations) that claim
+  anything (headline or a Holm-significant coefficient). Target ≤ 0.05.
+- conv_pref_noise_admitted: analyses (length truly predictive, ten noise vibes) whose preference model keeps a
+  noise vibe. Target ≤ 0.05.
+- conv_refit_fwer: the same analyses with a Holm-significant vibe coefficient in either held-out refit.
+  Target ≤ 0.05.
+- conv_lc_coverage: the length-controlled win rate's 95% interval covers the win rate at equal length (80
+  conversations, 300 bootstrap rounds). Target ≥ 0.93.
+- conv_rank_coverage: Bradley–Terry 95% intervals (240 battles, each a conversation; 200 rounds) cover their
+  model's true rating, over the four models' intervals. Target ≥ 0.93.
+- conv_compare_false_fail: `vibe compare` gates that fail a shift exactly at the margin (60 conversations).
+  Target ≤ 0.05.
+`--conversations` runs this arm alone and prints only its figures.
+
 Last line: fwer=<f> fwer_given_tested=<f> pref_noise_admitted=<f> pooled_fwer=<f> power_sep05_n200=<f>
-  power_sep10_n200=<f> power_sep25_n200=<f> mde_n200=<f>
+  power_sep10_n200=<f> power_sep25_n200=<f> mde_n200=<f> conv_headline_fwer=<f> conv_pref_noise_admitted=<f>
+  conv_refit_fwer=<f> conv_lc_coverage=<f> conv_rank_coverage=<f> conv_compare_false_fail=<f>
 """
 
 from __future__ import annotations
@@ -41,6 +58,7 @@ from scipy.stats import binomtest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+import conversation_sims  # noqa: E402
 import test_selection_calibration as sims  # noqa: E402
 from sizes import pick  # noqa: E402
 
@@ -48,6 +66,7 @@ from engine import stats  # noqa: E402
 from engine.methods.vibecheck.heldout import wilson  # noqa: E402
 
 RUNS = pick(600, 3)
+CONVERSATION_RUNS = pick(600, 2)
 POWER_RUNS = pick(200, 2)
 COIN_FLIPS = pick(200, 3)  # each runs statistical discovery on real answers: about a second apiece
 SEPARABILITIES = (0.05, 0.10, 0.15, 0.25)
@@ -128,7 +147,35 @@ def coin_flips() -> None:
     report("  headline names a vibe", named, COIN_FLIPS, 0.05)
 
 
+def conversation_arm() -> str:
+    """The conversation arm's figures, as its part of the last line."""
+    runs = CONVERSATION_RUNS
+    start = time.perf_counter()
+    rng = np.random.default_rng(5)
+    headline = report("conversations: any claim in a null analysis", sum(
+        conversation_sims.headline_claims(rng, run) for run in range(runs)), runs, 0.05)
+    rng = np.random.default_rng(6)
+    admitted, refit = zip(*(conversation_sims.preference_null(rng, run) for run in range(runs)), strict=True)
+    pref = report("conversations: noise vibe kept in the preference model", sum(admitted), runs, 0.05)
+    refits = report("conversations: Holm-significant refit coefficient", sum(refit), runs, 0.05)
+    rng = np.random.default_rng(7)
+    lc = report("conversations: LC interval covers", sum(conversation_sims.lc_covers(rng, run) for run in range(runs)),
+                runs)
+    rng = np.random.default_rng(8)
+    covered, intervals = np.sum([conversation_sims.rank_coverage(rng, run) for run in range(runs)], axis=0)
+    ranks = report("conversations: Bradley–Terry intervals cover", int(covered), int(intervals))
+    rng = np.random.default_rng(9)
+    fails = report("conversations: compare fails a shift at the margin", sum(
+        conversation_sims.compare_fails_at_margin(rng) for _ in range(runs)), runs, 0.05)
+    print(f"conversation arm: {time.perf_counter() - start:.0f} s", flush=True)
+    return (f"conv_headline_fwer={headline:.4f} conv_pref_noise_admitted={pref:.4f} conv_refit_fwer={refits:.4f} "
+            f"conv_lc_coverage={lc:.4f} conv_rank_coverage={ranks:.4f} conv_compare_false_fail={fails:.4f}")
+
+
 def main() -> None:
+    if "--conversations" in sys.argv[1:]:
+        print(conversation_arm())
+        return
     fwer, fwer_tested = null_analyses()
     rng = np.random.default_rng(2)
     admitted = sum(any(name.startswith("v") for name in sims._preference_analysis(rng, 0.0, run).features)
@@ -144,9 +191,10 @@ def main() -> None:
     coin_flips()
     mde = stats.sign_test_mde(round(200 * (1 - TIES)), 200)
     power = {f"power_sep{round(100 * s):02d}_n200": curve.get((s, 200), float("nan")) for s in (0.05, 0.10, 0.25)}
+    conversations = conversation_arm()
     print(f"fwer={fwer:.4f} fwer_given_tested={fwer_tested:.4f} pref_noise_admitted={pref:.4f} "
           f"pooled_fwer={pooled:.4f} " + " ".join(f"{key}={value:.4f}" for key, value in power.items())
-          + f" mde_n200={mde:.4f}")
+          + f" mde_n200={mde:.4f} {conversations}")
 
 
 if __name__ == "__main__":

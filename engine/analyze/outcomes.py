@@ -30,10 +30,15 @@ def style_vector(text_a: str | None, text_b: str | None) -> tuple[float, ...]:
 def human_outcomes(items: list[Item], models: list[str], with_style: bool = True) -> list[Outcome]:
     """Every labelled comparison between two of `models`: each battle a battle log holds on an item, or (two
     models, a wide table) the item's one label. The unit is the item, so battles on one prompt resample
-    together. `with_style=False` leaves the style vectors empty, for rankings that do not control for style
-    (counting them reads every answer)."""
-    out = []
+    together; the turns of a conversation share its battle, which counts once, its unit the conversation and
+    its style read off each model's answers in every turn. `with_style=False` leaves the style vectors empty,
+    for rankings that do not control for style (counting them reads every answer)."""
+    units: dict[str, list[Item]] = {}
     for item in items:
+        units.setdefault(item.cluster, []).append(item)
+    out = []
+    for unit, group in units.items():
+        item = group[0]  # a conversation's battle is on every one of its turns
         pairs = ([(b.model_a, b.model_b) for b in item.battles if b.model_a in models and b.model_b in models]
                  if item.battles else [tuple(models)] if len(models) == 2 else [])
         for model_a, model_b in pairs:
@@ -41,22 +46,32 @@ def human_outcomes(items: list[Item], models: list[str], with_style: bool = True
             if label not in (model_a, model_b, "tie"):
                 continue
             score = 0.5 if label == "tie" else float(label == model_a)
-            style = style_vector(item.outputs.get(model_a), item.outputs.get(model_b)) if with_style else ()
-            out.append(Outcome(model_a, model_b, score, style=style, unit=item.id))
+            style = style_vector(*(_answers(group, model) for model in (model_a, model_b))) if with_style else ()
+            out.append(Outcome(model_a, model_b, score, style=style, unit=unit))
     return out
+
+
+def _answers(group: list[Item], model: str) -> str | None:
+    """`model`'s answers in a unit: a prompt's one answer, or a conversation's turns in order."""
+    texts = [item.outputs[model] for item in group if model in item.outputs]
+    return "\n\n".join(texts) if len(texts) == len(group) else None
 
 
 def score_outcomes(items: list[Item], models: list[str], tie_gap: float = 1.0,
                    with_style: bool = True) -> list[Outcome]:
-    """Per-item comparisons of the scores a dataset records for each model (`with_style`: as `human_outcomes`)."""
+    """Per-item comparisons of the scores a dataset records for each model (`with_style`: as `human_outcomes`).
+    A turn scored on its own is its own comparison, in its conversation's unit."""
     texts = {(item.id, model): text for item in items for model, text in item.outputs.items()} if with_style else {}
-    return rating_outcomes({item.id: item.scores for item in items}, models, texts, tie_gap)
+    return rating_outcomes({item.id: item.scores for item in items}, models, texts, tie_gap,
+                           {item.id: item.cluster for item in items})
 
 
 def rating_outcomes(ratings: dict[str, dict[str, float]], models: list[str], texts: dict[tuple[str, str], str],
-                    tie_gap: float) -> list[Outcome]:
+                    tie_gap: float, units: dict[str, str] | None = None) -> list[Outcome]:
     """`ratings`: item → model → score. Every pair of models on every item both were scored on, the higher
-    score winning; a gap below `tie_gap` is a tie. `texts` ((item, model) → answer) gives the style vector."""
+    score winning; a gap below `tie_gap` is a tie. `texts` ((item, model) → answer) gives the style vector;
+    `units` (item → the unit the bootstrap resamples: its conversation) defaults to the item."""
+    units = units or {}
     out = []
     for item_id, scored in ratings.items():
         present = [m for m in models if m in scored]
@@ -64,5 +79,5 @@ def rating_outcomes(ratings: dict[str, dict[str, float]], models: list[str], tex
             gap = scored[a] - scored[b]
             score = 0.5 if abs(gap) < tie_gap else float(gap > 0)
             out.append(Outcome(a, b, score, style=style_vector(texts.get((item_id, a)), texts.get((item_id, b))),
-                               unit=item_id))
+                               unit=units.get(item_id, item_id)))
     return out

@@ -115,23 +115,36 @@ def score_percent(ratings: list[float]) -> float:
     return float(np.mean([25.0 * (r - 1.0) for r in ratings])) if ratings else float("nan")
 
 
-def subset_scores(per_item: dict[str, tuple[str, float]], rounds: int, seed: int) -> list[SubsetScore]:
-    """`per_item`: item id → (subset, mean rating). Percentile bootstrap over items, seeded, per subset."""
-    groups: dict[str, list[float]] = defaultdict(list)
-    for subset, rating in per_item.values():
-        groups[ALL].append(rating)
-        groups[subset].append(rating)
+def subset_scores(per_item: dict[str, tuple[str, float]], rounds: int, seed: int,
+                  units: dict[str, str] | None = None) -> list[SubsetScore]:
+    """`per_item`: item id → (subset, mean rating). Percentile bootstrap over items, seeded, per subset; over
+    whole conversations where `units` (item → its conversation) puts several items in one."""
+    groups: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    for item_id, (subset, rating) in per_item.items():
+        unit = (units or {}).get(item_id, item_id)
+        groups[ALL].append((rating, unit))
+        groups[subset].append((rating, unit))
     out = []
     rng = np.random.default_rng(seed)
     for subset in [ALL, *sorted(g for g in groups if g != ALL)]:
-        values = np.array(groups[subset])
+        values = np.array([rating for rating, _ in groups[subset]])
         if not len(values):
             out.append(SubsetScore(subset, 0, float("nan"), float("nan"), float("nan")))
             continue
-        boot = 25.0 * (stats.bootstrap_means(values, rng, rounds) - 1.0) if rounds else None
+        boot = 25.0 * (_resampled_means(values, [unit for _, unit in groups[subset]], rng, rounds) - 1.0) \
+            if rounds else None
         low, high = np.percentile(boot, [2.5, 97.5]) if boot is not None else (np.nan, np.nan)
         out.append(SubsetScore(subset, len(values), score_percent(list(values)), float(low), float(high)))
     return out
+
+
+def _resampled_means(values: np.ndarray, units: list[str], rng: np.random.Generator, rounds: int) -> np.ndarray:
+    """The mean of each bootstrap round, drawing units (an item, or a conversation's items together)."""
+    if len(set(units)) == len(units):
+        return stats.bootstrap_means(values, rng, rounds)
+    index = {u: k for k, u in enumerate(dict.fromkeys(units))}
+    group = np.array([index[u] for u in units])
+    return stats.bootstrap_ratios(np.bincount(group, weights=values), np.bincount(group).astype(float), rng, rounds)
 
 
 def rating_of(output: Any) -> float | None:
@@ -155,7 +168,8 @@ def item_rating(raw: list[Result], llm: bool) -> tuple[float | None, tuple[float
 
 
 def subset_rankings(per_model: dict[str, dict[str, tuple[str, float]]], texts: dict[tuple[str, str], str],
-                    tie_gap: float, models: list[str], ties: str, seed: int) -> list[Ranking]:
+                    tie_gap: float, models: list[str], ties: str, seed: int,
+                    units: dict[str, str] | None = None) -> list[Ranking]:
     """Bradley–Terry and Elo on the derived preferences, over all prompts and then each difficulty, with
     bootstrap intervals that resample prompts. Every model is ranked on the same prompts, those each of them has
     a rating for: a model missing the hard prompts would otherwise be ranked on easier ones than the rest.
@@ -168,12 +182,13 @@ def subset_rankings(per_model: dict[str, dict[str, tuple[str, float]]], texts: d
     for subset in subsets:
         chosen = {m: {i: v for i, v in per_model[m].items() if i in common and (subset == "all" or v[0] == subset)}
                   for m in rated}
-        outcomes = preference_outcomes(chosen, texts, tie_gap)
+        outcomes = preference_outcomes(chosen, texts, tie_gap, units)
         if len(rated) < 2 or not any(o.score != 0.5 for o in outcomes):
             continue
+        unit = "conversation" if units and len(set(units.values())) < len(units) else "prompt"
         for method in ("bradley_terry", "elo"):
             out.append(replace(rank(method, outcomes, rated, rounds=RANKING_ROUNDS, seed=seed, ties=ties,
-                                    unit="prompt"), subset=subset))
+                                    unit=unit), subset=subset))
     return out
 
 
@@ -216,7 +231,7 @@ def judge_label(judge: Judge, repeats: int) -> str:
 
 
 def preference_outcomes(per_model: dict[str, dict[str, tuple[str, float]]], texts: dict[tuple[str, str], str],
-                        tie_gap: float) -> list[Outcome]:
+                        tie_gap: float, units: dict[str, str] | None = None) -> list[Outcome]:
     """The pairwise preferences the mean ratings imply (`per_model`: model → item → (subset, rating)). A
     gap below `tie_gap` rating points is a tie; the default, 2, is Vibe-Eval's: a one-point difference on the
     1–5 scale is no preference."""
@@ -224,7 +239,7 @@ def preference_outcomes(per_model: dict[str, dict[str, tuple[str, float]]], text
     for model, rated in per_model.items():
         for item_id, (_, rating) in rated.items():
             ratings[item_id][model] = rating
-    return rating_outcomes(dict(sorted(ratings.items())), sorted(per_model), texts, tie_gap)
+    return rating_outcomes(dict(sorted(ratings.items())), sorted(per_model), texts, tie_gap, units)
 
 
 def agreement(rows: list[ItemRating], scores: list[ModelScore]) -> Agreement | None:

@@ -101,6 +101,7 @@ def turns(where: str, messages: list[Message]) -> tuple[list[Message], list[Turn
     out: list[Turn] = []
     user: str | None = None
     replies: list[Message] = []
+    calling = False  # the last assistant message called a tool, so tool results may follow
     for k in range(n, len(messages)):
         message, previous = messages[k], messages[k - 1]["role"] if k > n else None
         role = message["role"]
@@ -118,10 +119,12 @@ def turns(where: str, messages: list[Message]) -> tuple[list[Message], list[Turn
         elif role == "assistant" and previous == "assistant" and not messages[k - 1].get("tool_calls"):
             raise DatasetError(f"{where}: messages.{k} is an assistant message right after another; the roles do "
                                "not alternate")
-        elif role == "tool" and previous not in ("assistant", "tool"):
+        elif role == "tool" and (previous not in ("assistant", "tool") or not calling):
             raise DatasetError(f"{where}: messages.{k} is a tool result that follows no assistant tool call")
         else:
             replies.append(message)
+        if role in ("user", "assistant"):
+            calling = bool(message.get("tool_calls"))
     if user is not None:
         out.append(_turn(user, replies))
     return system, out

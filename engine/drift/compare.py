@@ -18,7 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from engine.datasets.items import Item
 from engine.discover.stage import read_discovered, vibe_entry
+from engine.drift.conversations import FILE as CONVERSATIONS_FILE
+from engine.drift.conversations import messages, whole
+from engine.drift.conversations import turns_of as conversation_turns
 from engine.drift.shift import Shift, gate, shift_of, with_metric
 from engine.execute.snapshot import (
     output_text,
@@ -49,6 +53,7 @@ class Run:
     prompts: dict[str, str]  # item id -> prompt
     discovered: list[Vibe] = field(default_factory=list)  # the vibes the run's discovery found
     panel_note: str = ""  # why this run's panel judged a comparison, when that was a choice
+    items: dict[str, Item] = field(default_factory=dict)  # item id -> the item (a conversation's turn: its context)
 
     @classmethod
     def open(cls, folder: Path) -> Run:
@@ -60,9 +65,9 @@ class Run:
             raise CompareError(f"{folder}: the run keeps no copy of its spec and prompts (spec.json, items.jsonl.gz): "
                                "it was written by an older vibe; run its spec again to compare it")
         spec = spec_from_document(*kept)
-        return cls(folder, spec, _answers(folder, spec),
-                   {item.id: item.prompt for dataset in items.values() for item in dataset},
-                   read_discovered(folder)[0])
+        by_id = {item.id: item for dataset in items.values() for item in dataset}
+        return cls(folder, spec, _answers(folder, spec), {i: item.prompt for i, item in by_id.items()},
+                   read_discovered(folder)[0], items=by_id)
 
     def panel(self) -> tuple[str, list[str]]:
         """The analysis whose panel judges the pairs (the first whose method judges vibes on pairs) and its
@@ -104,6 +109,7 @@ class SlotComparison:
     only_head: int
     shifts: list[Shift]
     gates: dict[str, GoverningGate] = field(default_factory=dict)
+    conversations: int = 0  # the conversations the shared prompts are turns of (0: independent prompts)
 
 
 @dataclass(frozen=True)
@@ -152,19 +158,25 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
     for model in chosen:
         ids = [i for i in base.answers[model] if i in head.answers[model] and i in base.prompts
                and base.prompts[i] == head.prompts.get(i)]
+        conversations = conversation_turns(base.items)
+        if conversations:
+            ids = whole(conversations, ids)
         if not ids:
-            raise CompareError(f"model {model!r}: the runs share no prompt (same id and text)")
+            raise CompareError(f"model {model!r}: the runs share no prompt (same id and text)"
+                               + (" and no whole conversation" if conversations else ""))
         judged = _judge(base, head, judging, model, ids, vibes, out_dir / model, cache, quiet, plan_only)
         if judged is None:
             continue
         item_ids, nu = judged
-        shifts = [shift_of(v["name"], nu[:, j], gates[v["name"]].margin if v["name"] in gates else None)
+        clusters = [base.items[i].cluster for i in item_ids] if conversations else None
+        shifts = [shift_of(v["name"], nu[:, j], gates[v["name"]].margin if v["name"] in gates else None, clusters)
                   for j, v in enumerate(vibes)]
         pairs = ([base.answers[model][i] for i in item_ids], [head.answers[model][i] for i in item_ids])
         shifts = [with_metric(s, v["metric"], *pairs) if v.get("metric") else s for s, v in zip(shifts, vibes,
                                                                                                  strict=True)]
         out.append(SlotComparison(model, len(item_ids), len(set(base.answers[model]) - set(ids)),
-                                  len(set(head.answers[model]) - set(ids)), shifts))
+                                  len(set(head.answers[model]) - set(ids)), shifts,
+                                  conversations=len(set(clusters or ()))))
     for slot, shifts in zip(out, gate([c.shifts for c in out]), strict=True):
         slot.shifts = shifts
         slot.gates = gates
@@ -200,16 +212,12 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
     analysis_name, judges = judging.panel()
     block = judging.spec.document["analyses"][analysis_name]
     folder.mkdir(parents=True, exist_ok=True)
-    rows = [{"id": i, "prompt": base.prompts[i], BASE: base.answers[model][i], HEAD: head.answers[model][i]}
-            for i in ids]
-    (folder / "pairs.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
-                                        encoding="utf-8")
+    dataset = _dataset(base, head, judging, model, ids, folder)
     spec = {"name": f"compare-{model}",
             "description": f"{model}: {base.folder} (base) against {head.folder} (head)",
             "models": {BASE: {"provider": "recorded"}, HEAD: {"provider": "recorded"}},
             "judges": {j: judging.spec.document["judges"][j] for j in judges},
-            "datasets": {"shared": {"source": {"path": "pairs.jsonl"},
-                                    "fields": {"id": "id", "prompt": "prompt", "outputs": {BASE: BASE, HEAD: HEAD}}}},
+            "datasets": {"shared": dataset},
             "vibes": vibes,
             "analyses": {"drift": {"method": block["method"], "dataset": "shared", "models": [BASE, HEAD],
                                    "judges": judges}}}
@@ -233,3 +241,31 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
     order = {v["name"]: j for j, v in enumerate(vibes)}
     declared.sort(key=lambda v: order[v.name])
     return get_method(analysis.method).pair_verdicts(prepared, analysis, results, declared)
+
+
+def _dataset(base: Run, head: Run, judging: Run, model: str, ids: list[str], folder: Path) -> dict[str, Any]:
+    """The shared prompts as the comparison's dataset, written into `folder`: a pair per prompt, base's answer
+    then head's; for turns of conversations, each side's conversations as OpenAI messages (each run's own
+    earlier turns, tool traffic included), cut into the same turns and shown to an LLM judge within the panel
+    dataset's `context_tokens`, as in the runs."""
+    conversations = conversation_turns(base.items)
+    rows: list[dict[str, Any]]
+    if not conversations:
+        rows = [{"id": i, "prompt": base.prompts[i], BASE: base.answers[model][i], HEAD: head.answers[model][i]}
+                for i in ids]
+        _write_rows(folder / "pairs.jsonl", rows)
+        return {"source": {"path": "pairs.jsonl"},
+                "fields": {"id": "id", "prompt": "prompt", "outputs": {BASE: BASE, HEAD: HEAD}}}
+    chosen = {base.items[i].cluster for i in ids}
+    turns = {side: conversation_turns(run.items) for side, run in ((BASE, base), (HEAD, head))}
+    rows = [{"id": cid, "model": side, "messages": messages(turns[side][cid], model, run.answers[model])}
+            for cid in conversations if cid in chosen for side, run in ((BASE, base), (HEAD, head))]
+    _write_rows(folder / CONVERSATIONS_FILE, rows)
+    panel = judging.spec.analyses[judging.panel()[0]]
+    source = judging.spec.datasets[panel.dataset]
+    return {"source": {"path": CONVERSATIONS_FILE}, "format": "openai-messages", "unit": source.unit,
+            "context_tokens": source.context_tokens}
+
+
+def _write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")

@@ -14,6 +14,11 @@ Three tests per vibe, each with its own question (`engine.ternary` for the stati
   (an intersection–union test, so passing every gate needs no correction).
 Neither: inconclusive, with the prompts that would give the deciding test 80% power at the level it faces if
 the observed shift and proportions held. The interval is Tango's 95% score interval.
+
+Turns of conversations are not independent prompts: there the unit is the conversation, whose shift is the
+mean of −ν over its turns (no longer −1, 0 or +1). The shift is the mean over conversations with a t-interval;
+moved is the exact sign test over the conversations' means; beyond and within the margin are one-sided t-tests
+of that mean against the margin (TOST for within), each conversation one observation.
 """
 
 from __future__ import annotations
@@ -54,6 +59,8 @@ class Shift:
     metric_difference: float | None = None  # mean over prompts of head's value − base's value
     metric_low: float | None = None  # its 95% t-interval (prompts are the units)
     metric_high: float | None = None
+    unit: str = "prompts"  # what n counts: prompts, or conversations (each the mean over its turns)
+    unit_sd: float | None = None  # conversations: the SD of their mean shifts (the t-tests' and power's)
 
     @property
     def tied(self) -> float:
@@ -65,14 +72,20 @@ class Shift:
         """Why an inconclusive gate has no prompts_needed ("" when it has one)."""
         if self.prompts_needed is not None or self.margin is None:
             return ""
+        if self.unit == "conversations" and self.n >= 2 and not self.unit_sd:
+            return "every conversation moved by the same amount: no t-test, and no count of conversations, decides it"
         if self.n < 2:
-            return f"{self.n} prompt{'s' if self.n != 1 else ''}: too few for any test"
+            return f"{self.n} {self.unit if self.n != 1 else self.unit[:-1]}: too few for any test"
         return "the shift sits on the margin itself: no sample size decides it"
 
 
-def shift_of(vibe: str, nu: np.ndarray, margin: float | None = None) -> Shift:
+def shift_of(vibe: str, nu: np.ndarray, margin: float | None = None,
+             clusters: list[str] | None = None) -> Shift:
     """The shift of `vibe` from its verdicts ν on the shared prompts (NaN: no verdict, left out), with the
-    margin tests when the vibe is gated. Holm and the gate's verdict come later (`gate`), over many vibes."""
+    margin tests when the vibe is gated. Holm and the gate's verdict come later (`gate`), over many vibes.
+    `clusters` (each prompt's conversation, where the prompts are its turns): the conversation is the unit."""
+    if clusters is not None and len(set(clusters)) < len(clusters):
+        return _conversation_shift(vibe, nu, margin, clusters)
     higher, lower, n = ternary.counts(-np.asarray(nu, dtype=float))
     shift = (higher - lower) / n if n else 0.0
     low, high = ternary.interval(higher, lower, n)
@@ -83,6 +96,27 @@ def shift_of(vibe: str, nu: np.ndarray, margin: float | None = None) -> Shift:
     beyond = (ternary.p_above(higher, lower, n, margin) if shift >= 0
               else ternary.p_below(higher, lower, n, -margin))
     equivalent = max(ternary.p_below(higher, lower, n, margin), ternary.p_above(higher, lower, n, -margin))
+    return replace(out, p_beyond=beyond, p_equivalent=equivalent)
+
+
+def _conversation_shift(vibe: str, nu: np.ndarray, margin: float | None, clusters: list[str]) -> Shift:
+    """`shift_of` over conversations: each one's mean of −ν over its turns with a verdict is one observation."""
+    judged = ~np.isnan(np.asarray(nu, dtype=float))
+    means = np.array(stats.cluster_means((-np.asarray(nu, dtype=float)[judged]).tolist(),
+                                         [c for c, ok in zip(clusters, judged, strict=True) if ok]))
+    n = len(means)
+    shift = float(means.mean()) if n else 0.0
+    low, high = stats.mean_interval(means.tolist()) if n else (float("nan"), float("nan"))
+    sd = float(means.std(ddof=1)) if n > 1 else None
+    out = Shift(vibe, n, shift, max(low, -1.0), min(high, 1.0), stats.sign_test(means) if n else None,
+                margin=margin, higher=int((means > 0).sum()), lower=int((means < 0).sum()), unit="conversations",
+                unit_sd=sd)
+    if margin is None or not sd:  # below two conversations, or all alike: no t-test exists
+        return out
+    t = scipy_stats.t(n - 1)
+    se = sd / math.sqrt(n)
+    beyond = float(t.sf((shift - margin) / se) if shift >= 0 else t.cdf((shift + margin) / se))
+    equivalent = max(float(t.cdf((shift - margin) / se)), float(t.sf((shift + margin) / se)))
     return replace(out, p_beyond=beyond, p_equivalent=equivalent)
 
 
@@ -136,7 +170,10 @@ def _holm_steps(p_values: list[float | None]) -> list[float]:
 
 def _detectable(s: Shift, alpha: float) -> float | None:
     """The |shift| the two-sided sign test detects with 80% power at `alpha`, at the observed share of ties
-    (None when no prompt moved: then nothing says how many would)."""
+    (None when no prompt moved: then nothing says how many would, and over conversations, whose means are not
+    −1, 0 or +1, where that formula does not hold)."""
+    if s.unit == "conversations":
+        return None
     return stats.sign_test_mde(s.higher + s.lower, s.n, alpha=alpha, power=POWER, one_sided=False)
 
 
@@ -152,6 +189,12 @@ def prompts_needed(s: Shift, beyond_alpha: float = ALPHA) -> int | None:
     gap = s.margin - abs(s.shift)
     if gap == 0:
         return None
+    if s.unit == "conversations":  # the t-tests' normal approximation, at the conversations' observed SD
+        if not s.unit_sd:
+            return None
+        z_alpha = scipy_stats.norm.ppf(1 - (ALPHA if gap > 0 else beyond_alpha))
+        z_power = scipy_stats.norm.ppf(1 - (1 - POWER) / 2 if gap > 0 and s.shift == 0 else POWER)
+        return max(s.n, math.ceil(float((z_alpha + z_power) * s.unit_sd / abs(gap)) ** 2))
     side = s.margin if s.shift >= 0 else -s.margin
     null_sd = math.sqrt(ternary.null_variance(p_plus, p_minus, side))
     observed_sd = math.sqrt(max(p_plus + p_minus - s.shift**2, 0.0))

@@ -46,12 +46,12 @@ def _verdict(s: Shift) -> str:
         return f"FAIL: shift {_signed(s.shift)} is beyond ±{s.margin:g} (p = {_p(s.p_beyond_adjusted)}, Holm)"
     if s.verdict == "pass":
         if s.tied > TIED_MOSTLY:
-            return (f"pass: within ±{s.margin:g} as this panel sees it: {s.tied:.0%} of prompts tied (TOST p = "
+            return (f"pass: within ±{s.margin:g} as this panel sees it: {s.tied:.0%} of {s.unit} tied (TOST p = "
                     f"{_p(s.p_equivalent)}; {_detects(s)})")
         return f"pass: within ±{s.margin:g} (TOST p = {_p(s.p_equivalent)}; {_seen(s)})"
     if s.verdict == "inconclusive":
-        need = f"about {s.prompts_needed} prompts would decide it" if s.prompts_needed else s.undecidable
-        return f"inconclusive: neither beyond nor within ±{s.margin:g} at {s.n} prompts; {need} ({_seen(s)})"
+        need = f"about {s.prompts_needed} {s.unit} would decide it" if s.prompts_needed else s.undecidable
+        return f"inconclusive: neither beyond nor within ±{s.margin:g} at {s.n} {s.unit}; {need} ({_seen(s)})"
     return ""
 
 
@@ -62,8 +62,11 @@ def _seen(s: Shift) -> str:
 
 
 def _detects(s: Shift) -> str:
-    return (f"a shift of ±{s.detectable:.3f} would have been seen with 80% power" if s.detectable is not None
-            else "no prompt moved, so no shift size can be said to be detectable")
+    if s.detectable is not None:
+        return f"a shift of ±{s.detectable:.3f} would have been seen with 80% power"
+    if s.unit == "conversations":
+        return "no detectable size: a conversation's mean verdict is not −1, 0 or +1, which that formula assumes"
+    return "no prompt moved, so no shift size can be said to be detectable"
 
 
 def _rows(c: SlotComparison) -> list[dict[str, Any]]:
@@ -120,9 +123,16 @@ def notes(comparisons: list[SlotComparison]) -> list[str]:
     margins = comparisons[0].gates if comparisons else {}
     gates = (["Gates: " + "; ".join(f"{name} ±{g.margin:g}, {g.source} margin" for name, g in margins.items())
               + ". Where both runs' specs gate a vibe, the stricter margin governs."] if margins else [])
+    conversations = [CONVERSATIONS] if any(s.unit == "conversations" for c in comparisons for s in c.shifts) else []
     return [*gates, "Bold: moved (Holm-adjusted p < 0.05). Positive: the head sits higher on the vibe than the base. "
                     "Detects: the shift the sign test sees with 80% power at Holm's first step (α over the slot's "
-                    "vibes), at the observed share of tied prompts."]
+                    "vibes), at the observed share of tied prompts.", *conversations]
+
+
+CONVERSATIONS = ("The prompts are turns of conversations, judged with the earlier turns each run's model saw, so the "
+                 "unit is the conversation: its shift is the mean over its turns, the interval a t-interval over "
+                 "conversations, moved the sign test over their means, and the gates one-sided t-tests of the mean "
+                 "against the margin (TOST within it), every n a count of conversations.")
 
 
 def write(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, out: Path) -> Path:

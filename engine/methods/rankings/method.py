@@ -111,7 +111,8 @@ def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
     source += f"; {TIE_WORDS[opts.tie_rule()]}" + ("" if opts.ties else " (the default for these outcomes)")
     has_style = bool(outcomes) and all(len(o.style) == len(STYLE_FEATURES) for o in outcomes)
     # as Vibe-Eval's tables do: all prompts, then each difficulty the dataset labels
-    difficulty = {item.id: subset_of(item.difficulty) for item in items if item.difficulty}
+    difficulty = {item.cluster: subset_of(item.difficulty) for item in items if item.difficulty}
+    unit = "conversation" if any(item.conversation for item in items) else "prompt"
     subsets = [("all", outcomes)] + [(name, [o for o in outcomes if difficulty.get(o.unit) == name])
                                      for name in sorted(set(difficulty.values()))]
     rankings = []
@@ -123,7 +124,7 @@ def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
                 rankings.append(replace(rank(method, chosen, list(analysis.models) or None, rounds=opts.bootstrap,
                                              seed=opts.seed, ties=opts.tie_rule(), k=opts.k,
                                              style_names=STYLE_FEATURES if method == "style_controlled" else (),
-                                             unit="prompt"), subset=subset))
+                                             unit=unit), subset=subset))
     return RankingResult(analysis.name, source, rankings, warnings)
 
 

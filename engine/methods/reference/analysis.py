@@ -60,6 +60,7 @@ def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str,
             if mean is not None:
                 per_model[model][item.id] = (subset, mean)
             rows.append(ItemRating(item.id, subset, model, mean, each, explanation, item.scores.get(model)))
+    units = {i: item.cluster for i, item in items.items()}  # a conversation's turns resample together
     recorded_per_model = {m: {i: (subset_of(item.difficulty), float(item.scores[m]))
                               for i, item in items.items() if m in item.scores} for m in analysis.models}
     recorded_per_model = {m: rated for m, rated in recorded_per_model.items() if rated}
@@ -67,16 +68,16 @@ def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str,
     for model in analysis.models:  # recorded scores on the answers this judge rated, side by side
         mine = recorded_per_model.get(model, {})
         recorded = {i: mine[i] for i in per_model[model] if i in mine}
-        scores.append(ModelScore(model, subset_scores(per_model[model], rounds, seed), invalid[model],
-                                 subset_scores(recorded, rounds, seed) if recorded else []))
+        scores.append(ModelScore(model, subset_scores(per_model[model], rounds, seed, units), invalid[model],
+                                 subset_scores(recorded, rounds, seed, units) if recorded else []))
     scores.sort(key=lambda s: -s.subsets[0].score if s.subsets[0].n else float("inf"))
     ties = opts.ties
     return ReferenceResult(analysis.name, analysis.dataset, judge.name, judge_label(judge, repeats),
                            repeats, tie_gap, scores, rows,
-                           subset_rankings(per_model, texts, tie_gap, list(analysis.models), ties, seed),
+                           subset_rankings(per_model, texts, tie_gap, list(analysis.models), ties, seed, units),
                            agreement(rows, scores), ties, pair_agreement(per_model, recorded_per_model, tie_gap),
                            subset_rankings(recorded_per_model, texts, RECORDED_TIE_GAP, list(analysis.models), ties,
-                                           seed))
+                                           seed, units))
 
 
 def write_reference(result: ReferenceResult, run_dir: Path) -> Path:

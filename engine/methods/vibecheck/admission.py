@@ -117,11 +117,15 @@ def _score_statistics(z: np.ndarray, x: np.ndarray, y: np.ndarray, p: np.ndarray
 
 
 def admit(base: np.ndarray, candidates: dict[str, np.ndarray], y: np.ndarray,
-          seed: int) -> tuple[list[str], list[str]]:
+          seed: int, groups: np.ndarray | None = None) -> tuple[list[str], list[str]]:
     """Forward selection from the model on `base` (pairs × terms) with a calibrated admission test: at each
     step the largest score statistic among the candidates left is compared with its parametric-bootstrap null
     (labels drawn from the current model, which is refitted to each draw), and the best candidate enters only
-    when p <= ADMISSION_ALPHA. Returns the admitted names in order and one line per step."""
+    when p <= ADMISSION_ALPHA. Returns the admitted names in order and one line per step.
+
+    `groups` (each row's conversation, as 0..k−1) draws the null per conversation: one uniform per
+    conversation and draw, shared by its turns, so turns whose labels go together in the data go together in
+    the null too (labels drawn independently per turn would make the null too narrow, and noise would enter)."""
     rng = np.random.default_rng(seed)
     chosen: list[str] = []
     steps: list[str] = []
@@ -135,7 +139,8 @@ def admit(base: np.ndarray, candidates: dict[str, np.ndarray], y: np.ndarray,
         if observed[best] <= 0:
             steps.append("no candidate left adds to the model")
             break
-        draws = rng.random((ADMISSION_DRAWS, len(y)))
+        draws = (rng.random((ADMISSION_DRAWS, len(y))) if groups is None
+                 else rng.random((ADMISSION_DRAWS, int(groups.max()) + 1))[:, groups])
         np.less(draws, p, out=draws)  # 1.0 where the label drawn is 1: the uniform draws' own array
         # each draw's fit starts from the model the draws come from: its maximum lies near, a few Newton steps away
         null = _score_statistics(z, x, draws, _probabilities(z, draws, start=fitted[0])).max(axis=1)
@@ -150,35 +155,46 @@ def admit(base: np.ndarray, candidates: dict[str, np.ndarray], y: np.ndarray,
 
 
 def admit_staged(base: np.ndarray, stages: Sequence[dict[str, np.ndarray]], y: np.ndarray,
-                 seed: int) -> tuple[list[str], list[str]]:
+                 seed: int, groups: np.ndarray | None = None) -> tuple[list[str], list[str]]:
     """`admit`, stage after stage: a later stage's candidates compete only once the earlier stages' admissions
     are in the model (each stage tested at ADMISSION_ALPHA for the largest of its own candidates)."""
     chosen: list[str] = []
     steps: list[str] = []
     columns = {name: column for stage in stages for name, column in stage.items()}
     for stage in stages:
-        more, lines = admit(np.column_stack([base, *(columns[n] for n in chosen)]), stage, y, seed)
+        more, lines = admit(np.column_stack([base, *(columns[n] for n in chosen)]), stage, y, seed, groups)
         chosen += more
         steps += lines
     return chosen, steps
 
 
+def folds(n: int, seed: int, groups: np.ndarray | None = None) -> list[np.ndarray]:
+    """The rows of each of `FOLDS` folds (fewer where there are fewer units), units dealt out in a seeded order:
+    a row is a unit, or with `groups` (each row's conversation, 0..k−1) a conversation's rows stay together."""
+    unit = np.arange(n) if groups is None else groups
+    units = int(unit.max()) + 1 if n else 0
+    return [np.flatnonzero(np.isin(unit, g))
+            for g in np.array_split(np.random.default_rng(seed).permutation(units), min(FOLDS, units)) if len(g)]
+
+
 def transfers(rule: np.ndarray, stages: Sequence[dict[str, np.ndarray]], y: np.ndarray, seed: int,
-              intercept: str) -> tuple[float, float]:
+              intercept: str, groups: np.ndarray | None = None) -> tuple[float, float]:
     """Cross-fitted accuracy on the training pairs of the whole procedure (admission re-run on each fold's other
     pairs, the admitted model fitted there, the fold predicted), and of the rule on the same pairs. A model that
-    fits its own pairs better but predicts new ones no better than the rule would cost accuracy held out."""
+    fits its own pairs better but predicts new ones no better than the rule would cost accuracy held out.
+    `groups` (as in `admit`): folds are cut by conversation, so no fold is predicted by its own conversations'
+    other turns."""
     n = len(y)
-    groups = [g for g in np.array_split(np.random.default_rng(seed).permutation(n), min(FOLDS, n)) if len(g)]
     columns = {name: column for stage in stages for name, column in stage.items()}
     right = np.empty(n)
-    for held in groups:
+    for held in folds(n, seed, groups):
         fit_on = np.setdiff1d(np.arange(n), held)
         if len(set(y[fit_on].tolist())) < 2:  # one label throughout: the model is the rule there
             right[held] = correct(rule[held], y[held])
             continue
         part = [{name: column[fit_on] for name, column in stage.items()} for stage in stages]
-        chosen, _ = admit_staged(rule[fit_on, None], part, y[fit_on], seed)
+        sub = None if groups is None else np.unique(groups[fit_on], return_inverse=True)[1]
+        chosen, _ = admit_staged(rule[fit_on, None], part, y[fit_on], seed, sub)
         design = np.column_stack([rule, *(columns[c] for c in chosen if c != intercept)])
         model = firth(design[fit_on], y[fit_on], intercept=intercept in chosen, tests=False)
         right[held] = correct(model.decision(design[held]), y[held])

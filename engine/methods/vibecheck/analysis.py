@@ -220,10 +220,14 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                                                                       split_seed(analysis)))
     vibe_scores = [_with_coefficients(s, mm, pp, dropped.get(s.name, "")) for s in vibe_scores]
     judged = _judge_reliability(analysis, (model_a, model_b), items, two_orders, preference_answers, verdicts, labels)
-    texts: dict[str, list[tuple[str, str]]] = {"train": [], "test": []}
+    # the classifier reads what model matching reads: a pair, or a conversation's turns joined (its unit there)
+    units: dict[str, dict[str, list[tuple[str, str]]]] = {"train": {}, "test": {}}
     for p in pairs:
         if p.output_a in results and p.output_b in results:
-            texts[p.split].append((str(results[p.output_a].output), str(results[p.output_b].output)))
+            units[p.split].setdefault(p.cluster, []).append((str(results[p.output_a].output),
+                                                             str(results[p.output_b].output)))
+    texts = {split: [("\n\n".join(a for a, _ in turns), "\n\n".join(b for _, b in turns))
+                     for turns in by_unit.values()] for split, by_unit in units.items()}
     return VibeCheckResult(analysis.name, model_a, model_b, vibe_scores, pairs, mm, pp, sum(invalid_by_vibe.values()),
                            notes, labels, selection, *judged, dataset=analysis.dataset,
                            ceiling=ceiling(texts["train"], texts["test"], mm.test_accuracy if mm else None))
@@ -285,7 +289,8 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
 
     kappa_train = kappa(train)
     decision = decide(nu_train, nu_test, kappa_train=kappa_train, kappa_min=kappa_min, sep_min=sep_min,
-                      origin=origins.get(vibe.name, ""), sides=discovery_sides(analysis))
+                      origin=origins.get(vibe.name, ""), sides=discovery_sides(analysis),
+                      ternary=len(nu_test) == len(tested))
     return VibeScore(
         name=vibe.name, low=vibe.low, high=vibe.high, origin=origins.get(vibe.name, "declared"), metric=vibe.metric,
         judges=judges, judge_kinds=sorted({spec.judges[j].kind for j in judges}),
@@ -309,8 +314,8 @@ def _crossfit_lexicons(pairs: list[PairVerdicts], vibes: list[Vibe], origins: di
     train = [p for p in pairs if p.split == "train" and p.output_a in results and p.output_b in results]
     if not mined or not train:
         return {}
-    texts = [discovery.TrainingPair(str(results[p.output_a].output), str(results[p.output_b].output), None)
-             for p in train]
+    texts = [discovery.TrainingPair(str(results[p.output_a].output), str(results[p.output_b].output), None,
+                                    unit=p.conversation) for p in train]
     columns = discovery.crossfit_lexicon_scores(texts, *discovery_sides(analysis), seed=split_seed(analysis))
     return {name: {p.item_id: float(v) for p, v in zip(train, columns[name][0], strict=True)}
             for name in mined if name in columns}

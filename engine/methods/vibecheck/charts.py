@@ -95,7 +95,7 @@ def accuracy_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
         color=alt.Color("what:N", scale=alt.Scale(domain=["vibes' model", "baseline"], range=["#333333", "#bbbbbb"]),
                         title=None),
         tooltip=["task", "rule", alt.Tooltip("accuracy:Q", format=".1%"), alt.Tooltip("ci_low:Q", format=".1%"),
-                 alt.Tooltip("ci_high:Q", format=".1%"), alt.Tooltip("n_test:Q", title="test pairs")])
+                 alt.Tooltip("ci_high:Q", format=".1%"), alt.Tooltip("n_test:Q", title="n (test)")])
     errors = base.mark_rule().encode(x="ci_low:Q", x2="ci_high:Q")
     chance = alt.Chart(pd.DataFrame({"x": [0.5], "label": ["chance (50%)"]}))
     rule = chance.mark_rule(strokeDash=[4, 4]).encode(x="x:Q")

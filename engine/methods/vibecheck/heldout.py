@@ -34,6 +34,11 @@ Its estimates stay finite under (quasi-)separation, which a handful of sharp vib
 coefficient on every seed comes from the same estimator and means the same thing; p-values come from
 penalized likelihood-ratio tests (Heinze & Schemper 2002). Accuracies carry Wilson 95% intervals over test
 pairs, and the gain over the rule a paired bootstrap over test pairs.
+
+Turns of a conversation are not independent pairs. Model matching, and preference where a conversation carries
+one label, are fitted on one row per conversation (`regressions`), so every n, interval and p-value counts
+conversations. Preference labelled turn by turn keeps its turn rows, with admission's null and folds drawn by
+conversation, intervals resampling conversations and no refit p-values (`preference`).
 """
 
 from __future__ import annotations
@@ -65,6 +70,8 @@ INTERCEPT = "intercept"
 DESCRIPTIVE = ("descriptive: the fit on the training pairs that chose these terms, what predicts the test pairs; "
                "no standard errors or p-values, since those pairs did the choosing")
 BOOTSTRAP_ROUNDS = 2000
+TURN_LABELS = ("no p-value: the labels are per turn, and a likelihood-ratio test on the refit would count a "
+               "conversation's turns as independent")
 Z95 = 1.959963984540054
 POWER_Z = Z95 + 0.8416212335729143  # z of 97.5% plus z of 80%: a two-sided 5% Wald test at 80% power
 
@@ -113,6 +120,7 @@ class HeldOutFit:
     train_coefficients_are: str = DESCRIPTIVE
     rule: str = RULE  # the length rule the fit is scored against (preference: oriented on the training pairs)
     detectable: list[float | None] = field(default_factory=list)  # see `adjust`
+    unit: str = "pairs"  # what n_train, n_test and every interval count: pairs, conversations, or turns
 
     def baseline(self, rule: str) -> Accuracy | None:
         return next((b for b in self.baselines if b.rule == rule), None)
@@ -128,8 +136,13 @@ def wilson(successes: float, n: int) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def _accuracy(rule: str, correct: np.ndarray) -> Accuracy:
-    low, high = wilson(float(correct.sum()), len(correct))
+def _accuracy(rule: str, correct: np.ndarray, clusters: list[str] | None = None) -> Accuracy:
+    """Wilson's interval over independent rows; over turns of conversations, a bootstrap of whole
+    conversations (n: turns)."""
+    if clusters is not None:
+        low, high = stats.cluster_bootstrap_interval(correct, clusters, 0, BOOTSTRAP_ROUNDS)
+    else:
+        low, high = wilson(float(correct.sum()), len(correct))
     return Accuracy(rule, float(correct.mean()) if len(correct) else float("nan"), low, high, len(correct))
 
 
@@ -210,11 +223,18 @@ def model_matching(names: list[str], x_train: np.ndarray, x_test: np.ndarray, le
 
 def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
                y_test: np.ndarray, length_train: np.ndarray, length_test: np.ndarray,
-               seed: int = 0, clusters: list[str] | None = None) -> HeldOutFit:
+               seed: int = 0, clusters: list[str] | None = None,
+               train_clusters: list[str] | None = None) -> HeldOutFit:
     """Did the label go to model A? The length rule oriented on the training pairs (longer or shorter wins),
     then the intercept and length, then vibes, admitted by the calibrated test on the training pairs, the rule
     left only where that whole procedure predicts better cross-fitted; scored on the test pairs beside the rule
-    and refitted there for inference (see module docstring)."""
+    and refitted there for inference (see module docstring).
+
+    Rows that are turns of conversations, each turn with its own label (`train_clusters` and `clusters` name
+    each row's conversation): admission draws its null and cuts its folds by conversation, the intervals
+    resample conversations, and the refit prints no p-values, since its likelihood-ratio tests would count
+    turns as independent. Labels given per conversation are fitted one row per conversation instead
+    (`regressions`), where every test holds."""
     if len(set(y_train.tolist())) < 2:
         raise ValueError("preference: every training label names the same model, so there is nothing to "
                          "predict (check the dataset's preference values)")
@@ -224,10 +244,11 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
     rule_train, rule_test = longer_rule(lean * length_train, majority), longer_rule(lean * length_test, majority)
     stages = [{INTERCEPT: np.ones(len(y_train)), LENGTH: length_train},
               {name: x_train[:, j] for j, name in enumerate(names)}]
-    chosen, steps = admit_staged(rule_train[:, None], stages, y_train, seed)
+    groups = None if train_clusters is None else np.unique(train_clusters, return_inverse=True)[1]
+    chosen, steps = admit_staged(rule_train[:, None], stages, y_train, seed, groups)
     transfer = ""
     if chosen:
-        model_cv, rule_cv = transfers(rule_train, stages, y_train, seed, INTERCEPT)
+        model_cv, rule_cv = transfers(rule_train, stages, y_train, seed, INTERCEPT, groups)
         kept = model_cv > rule_cv
         transfer = (f" Cross-fitted on the training pairs ({FOLDS} folds, admission re-run on each), the procedure "
                     f"was right on {model_cv:.1%} against the rule's {rule_cv:.1%}: "
@@ -240,13 +261,15 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
     design_train = np.column_stack([rule_train, *(columns[n][0] for n in terms)])
     design_test = np.column_stack([rule_test, *(columns[n][1] for n in terms)])
     fit = firth(design_train, y_train, intercept=with_intercept, tests=False)
-    refit = firth(design_test, y_test, intercept=with_intercept)
+    refit = firth(design_test, y_test, intercept=with_intercept, tests=clusters is None)
+    if clusters is not None:
+        refit = replace(refit, p_notes=[note or TURN_LABELS for note in refit.p_notes])
     right = correct(fit.decision(design_test), y_test)
     rule_right = correct(rule_test, y_test)
     length_fit = firth(length_train[:, None], y_train, intercept=True, tests=False)
     vibes_only = firth(x_train, y_train, intercept=True, tests=False)
     gain, gain_low, gain_high = _gain(right, rule_right, seed, clusters)
-    accuracy = _accuracy("vibes", right)
+    accuracy = _accuracy("vibes", right, clusters)
     admitted = [n for n in chosen if n in names]
     selection = (f"starts as the rule “{rule_name}” (the direction the training pairs favour; equal lengths to "
                  f"the training majority); the intercept and length were candidates first, then {len(names)} "
@@ -260,12 +283,13 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
         "preference", [RULE_TERM, *terms], refit.coefficients.tolist(), refit.std_errors, refit.p_values,
         refit.p_notes, refit.intercept, float(correct(fit.decision(design_train), y_train).mean()),
         accuracy.accuracy, len(y_train), len(y_test), accuracy.ci_low, accuracy.ci_high,
-        [_accuracy(rule_name, rule_right),
-         _accuracy(LENGTH_FIT, correct(length_fit.decision(length_test[:, None]), y_test)),
-         _accuracy(VIBES_ALONE, correct(vibes_only.decision(x_test), y_test)),
-         _accuracy(MAJORITY, (y_test == (majority > 0)).astype(float))],
-        gain, gain_low, gain_high, selection, tested=[False] + [n in names for n in terms],
-        train_coefficients=fit.coefficients.tolist(), train_intercept=fit.intercept, rule=rule_name)
+        [_accuracy(rule_name, rule_right, clusters),
+         _accuracy(LENGTH_FIT, correct(length_fit.decision(length_test[:, None]), y_test), clusters),
+         _accuracy(VIBES_ALONE, correct(vibes_only.decision(x_test), y_test), clusters),
+         _accuracy(MAJORITY, (y_test == (majority > 0)).astype(float), clusters)],
+        gain, gain_low, gain_high, selection, tested=[False] + [n in names and clusters is None for n in terms],
+        train_coefficients=fit.coefficients.tolist(), train_intercept=fit.intercept, rule=rule_name,
+        unit="pairs" if clusters is None else "turns")
 
 
 def cached_fit(fit: Callable[..., HeldOutFit], *args: Any) -> HeldOutFit:

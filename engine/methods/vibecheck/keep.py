@@ -34,9 +34,10 @@ class Decision:
 
 
 def decide(train: Sequence[float], test: Sequence[float], *, kappa_train: float | None, kappa_min: float,
-           sep_min: float, origin: str, sides: tuple[str, str]) -> Decision:
+           sep_min: float, origin: str, sides: tuple[str, str], ternary: bool = True) -> Decision:
     """Keep or drop on the training verdicts (`drop_reasons`, `against_own_lexicon`), then, for a kept vibe,
-    the one-sided test of its training direction on the test verdicts."""
+    the one-sided test of its training direction on the test verdicts. `ternary`: each test value is one
+    −1/0/+1 verdict, not a conversation's mean, so the sign test's detectable separability has its formula."""
     sep_train, ci = stats.separability(train), stats.mean_interval(train)
     reasons = drop_reasons(sep_train, ci, kappa_train, kappa_min, sep_min)
     if against := against_own_lexicon(origin, sides, sep_train):
@@ -45,7 +46,7 @@ def decide(train: Sequence[float], test: Sequence[float], *, kappa_train: float 
         return Decision(sep_train, ci, reasons)
     direction = int(np.sign(sep_train))
     return Decision(sep_train, ci, [], direction, stats.sign_test(test, direction),
-                    stats.sign_test_mde(sum(v != 0 for v in test), len(test)))
+                    stats.sign_test_mde(sum(v != 0 for v in test), len(test)) if ternary else None)
 
 
 def drop_reasons(sep_train: float, ci: tuple[float, float], kappa_train: float | None, kappa_min: float,

@@ -66,6 +66,8 @@ def vibecheck_section(env: Environment, vc: VibeCheckResult, prepared: Prepared,
             "explore": explore,
             "pairs": len(vc.pairs),
             "n_train": sum(p.split == "train" for p in vc.pairs), "n_test": sum(p.split == "test" for p in vc.pairs),
+            # turns of conversations: the intervals' units, where they differ from the pairs
+            "test_conversations": len({p.cluster for p in vc.pairs if p.split == "test" and p.conversation}),
             "chart_file": f"charts/{slug(vc.analysis)}-separability.svg"}
 
 

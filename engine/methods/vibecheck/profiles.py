@@ -59,7 +59,10 @@ CELL_TEST = ("an exact sign test of each cell's verdicts over prompts (one-sided
              "discovered vibe, two-sided for a declared one), Benjamini–Hochberg over every cell of the profile (false "
              "discovery rate 5%)")
 CLUSTERED = ("; the pairs are turns of conversations, so each conversation's mean verdict is one unit of the test "
-             "and of the interval")
+             "and of the interval (n counts conversations), and the turn-by-turn cells join the grid's "
+             "Benjamini–Hochberg family. No detectable separability is printed there: a conversation's mean "
+             "verdict is not a −1/0/+1 verdict, which that formula assumes")
+TURNS_WITH_GRID = "; in one Benjamini–Hochberg family with the overall grid's cells"
 ALPHA = 0.05
 
 
@@ -80,6 +83,7 @@ class ProfileCell:
     p_adjusted: float | None = None  # Benjamini–Hochberg over every cell of the profile
     direction: int = 0  # a discovered vibe: the sign its training prompts showed, tested one-sided; 0: two-sided
     mde: float | None = None  # the |separability| this cell's test detects with 80% power at 5% (unadjusted)
+    unit: str = "prompts"  # what n counts: prompts, or conversations (each its turns' mean verdict)
 
     def clear(self) -> bool:
         """The model differs from the reference on this vibe beyond what the grid's many cells explain."""
@@ -89,7 +93,7 @@ class ProfileCell:
 @dataclass(frozen=True)
 class WinRate:
     model: str
-    win_rate: float  # share of labelled prompts the model won (a tie counts half)
+    win_rate: float  # share of labelled rows (`unit`) the model won (a tie counts half)
     ci_low: float
     ci_high: float
     lc_win_rate: float | None
@@ -97,8 +101,9 @@ class WinRate:
     lc_ci_high: float | None
     n: int
     ties: int
-    shorter: float = 0.0  # share of labelled prompts where the model's answer is the shorter one
+    shorter: float = 0.0  # share of labelled rows where the model's answer (all its turns) is the shorter one
     note: str = ""  # why the length-controlled rate is missing, or how many resamples had no fit
+    unit: str = "prompts"  # what n counts: prompts, conversations, or turns (then resampled by conversation)
 
     def extrapolates(self) -> bool:
         """Equal length is far outside what the labels saw: the length-controlled rate then rests on the
@@ -148,15 +153,18 @@ def profile(comparisons: list[VibeCheckResult], reference: str, vibes: list[Vibe
             labels: Labels, seed: int = 0, rounds: int = BOOTSTRAP_ROUNDS) -> ProfileResult:
     """The profile of every compared model from its comparison with the reference (model A: the model)."""
     cells = [_cell(vc, vibe, _held_out_only(vibe, origins), seed, rounds) for vc in comparisons for vibe in vibes]
-    adjusted = stats.benjamini_hochberg([c.p_value for c in cells])
-    cells = [replace(c, p_adjusted=q) for c, q in zip(cells, adjusted, strict=True)]
+    turns = turn_cells(comparisons, vibes, {v.name: _held_out_only(v, origins) for v in vibes}, seed, rounds)
+    # the grid and its turn-by-turn breakdown are claims on one page: one Benjamini–Hochberg family
+    adjusted = stats.benjamini_hochberg([c.p_value for c in cells] + [t.p_value for t in turns])
+    cells = [replace(c, p_adjusted=q) for c, q in zip(cells, adjusted, strict=False)]
+    turns = [replace(c, p_adjusted=q) for c, q in zip(turns, adjusted[len(cells):], strict=True)]
     winrates = [w for vc in comparisons if (w := _winrate(vc, seed, rounds)) is not None]
     result = ProfileResult(comparisons[0].analysis if comparisons else "", reference,
                            [vc.model_a for vc in comparisons], vibes, origins, cells, comparisons, labels, winrates,
-                           turns=turn_cells(comparisons, vibes, {v.name: _held_out_only(v, origins) for v in vibes},
-                                            seed, rounds))
+                           turns=turns)
     if any(p.conversation for vc in comparisons for p in vc.pairs):
         result.cell_test += CLUSTERED
+        result.turn_test += TURNS_WITH_GRID
     if winrates:
         _pooled(result, any(_held_out_only(v, origins) for v in vibes))
     return result
@@ -170,6 +178,7 @@ def _cell(vc: VibeCheckResult, vibe: Vibe, held_out: bool, seed: int, rounds: in
     pairs = [p for p in vc.pairs if (not held_out or p.split == "test") and p.nu[vibe.name] is not None]
     # the turns of one conversation are one unit: a conversation's mean verdict enters the interval and test
     nu = np.array(stats.cluster_means([float(p.nu[vibe.name] or 0) for p in pairs], [p.cluster for p in pairs]))
+    ternary = len(nu) == len(pairs)  # each verdict its own unit; a conversation's mean is not −1, 0 or +1
     where = "test" if held_out else "all"
     if not len(nu):
         return ProfileCell(vc.model_a, vibe.name, None, None, None, 0, where)
@@ -184,7 +193,8 @@ def _cell(vc: VibeCheckResult, vibe: Vibe, held_out: bool, seed: int, rounds: in
                        float((values[:, 0] > 0).mean()) if has else None,
                        float((values[:, 1] > 0).mean()) if has else None, stats.sign_test(nu, direction),
                        direction=direction,
-                       mde=stats.sign_test_mde(int((nu != 0).sum()), len(nu), one_sided=direction != 0))
+                       mde=stats.sign_test_mde(int((nu != 0).sum()), len(nu), one_sided=direction != 0)
+                       if ternary else None, unit="prompts" if ternary else "conversations")
 
 
 def _outcome(pair: PairVerdicts, model: str) -> float | None:
@@ -194,10 +204,9 @@ def _outcome(pair: PairVerdicts, model: str) -> float | None:
     return 0.5 if pair.preference == "tie" else float(pair.preference == model)
 
 
-def _length_term(pairs: list[PairVerdicts]) -> np.ndarray:
-    difference = np.array([p.chars[0] - p.chars[1] for p in pairs], dtype=float)
+def _length_term(difference: np.ndarray) -> np.ndarray:
     sd = difference.std()
-    return np.tanh(difference / sd) if sd > 0 else np.zeros(len(pairs))
+    return np.tanh(difference / sd) if sd > 0 else np.zeros(len(difference))
 
 
 def _logistic_glm(y: np.ndarray, design: np.ndarray, **fit_options: Any) -> Any:
@@ -239,27 +248,51 @@ def _lc_penalized(y: np.ndarray, length: np.ndarray) -> float:
     return float(expit(model.intercept_))
 
 
-def _winrate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:
+def _labelled_rows(vc: VibeCheckResult) -> tuple[np.ndarray, np.ndarray, list[str], str]:
+    """The labelled outcomes (1, 0, ½ for a tie), the character differences A − B, each row's unit and what a
+    row is. A conversation whose turns share one label (a battle's winner) is one row, its characters summed
+    over the turns; turns labelled apart stay rows, resampled by conversation."""
     pairs = [p for p in vc.pairs if _outcome(p, vc.model_a) is not None]
-    if not pairs:
-        return None
     y = np.array([_outcome(p, vc.model_a) for p in pairs], dtype=float)
-    low, high = stats.cluster_bootstrap_interval(y, [p.cluster for p in pairs], seed, rounds)
-    length = _length_term(pairs)
+    difference = np.array([p.chars[0] - p.chars[1] for p in pairs], dtype=float)
+    clusters = [p.cluster for p in pairs]
+    if not any(p.conversation for p in pairs):
+        return y, difference, clusters, "prompts"
+    labels: dict[str, set[float]] = {}
+    for value, cluster in zip(y.tolist(), clusters, strict=True):
+        labels.setdefault(cluster, set()).add(value)
+    if any(len(found) > 1 for found in labels.values()):
+        return y, difference, clusters, "turns"
+    index = {c: k for k, c in enumerate(labels)}
+    row = np.array([index[c] for c in clusters], dtype=np.intp)
+    return (np.array([next(iter(found)) for found in labels.values()]),
+            np.bincount(row, weights=difference, minlength=len(index)), list(labels), "conversations")
+
+
+def _winrate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:
+    y, difference, clusters, unit = _labelled_rows(vc)
+    if not len(y):
+        return None
+    low, high = stats.cluster_bootstrap_interval(y, clusters, seed, rounds)
+    length = _length_term(difference)
     ties = int((y == 0.5).sum())
-    shorter = float(np.mean([p.chars[0] < p.chars[1] for p in pairs]))
+    shorter = float(np.mean(difference < 0))
     if 0 < length.std() < FLAT_LENGTH:
         return WinRate(vc.model_a, float(y.mean()), low, high, None, None, None, len(y), ties, shorter,
                        "no length-controlled rate: the length term is nearly the same on every prompt, so the "
-                       "GLM cannot tell its intercept from its length slope")
+                       "GLM cannot tell its intercept from its length slope", unit)
     try:
         lc = _lc_fit(y, length)
     except FIT_FAILURES as exc:  # degenerate labels: the page says which
         return WinRate(vc.model_a, float(y.mean()), low, high, None, None, None, len(y), ties, shorter,
-                       f"no length-controlled rate: the GLM could not be fitted ({type(exc).__name__})")
+                       f"no length-controlled rate: the GLM could not be fitted ({type(exc).__name__})", unit)
     rng = np.random.default_rng(seed)
+    index = {c: k for k, c in enumerate(dict.fromkeys(clusters))}
+    group = np.array([index[c] for c in clusters], dtype=np.intp)
+    members = np.split(np.argsort(group, kind="stable"), np.cumsum(np.bincount(group))[:-1])
     draws, penalized = [], 0
-    for rows in (row for block in stats.resampled_rows(rng, len(y), rounds) for row in block):
+    for drawn in (row for block in stats.resampled_rows(rng, len(members), rounds) for row in block):
+        rows = drawn if len(members) == len(y) else np.concatenate([members[k] for k in drawn])
         try:
             draws.append(_lc_fit(y[rows], length[rows]))
         except FIT_FAILURES:  # separation: no finite GLM fit; Firth's is finite, and dropping would bias the interval
@@ -268,7 +301,7 @@ def _winrate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:
     lc_low, lc_high = float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
     note = (f"{penalized} of {rounds} resamples had no finite GLM fit and were refitted with Firth's penalty"
             if penalized else "")
-    return WinRate(vc.model_a, float(y.mean()), low, high, lc, lc_low, lc_high, len(y), ties, shorter, note)
+    return WinRate(vc.model_a, float(y.mean()), low, high, lc, lc_low, lc_high, len(y), ties, shorter, note, unit)
 
 
 def _pooled(result: ProfileResult, held_out: bool) -> None:
@@ -325,7 +358,7 @@ def write_profiles(result: ProfileResult, run_dir: Path) -> Path:
                                       "p_adjusted"], result.cells)
     if result.winrates:
         _write_csv(out / "winrates.csv", ["model", "win_rate", "lc_win_rate", "n", "ci_low", "ci_high", "lc_ci_low",
-                                          "lc_ci_high", "ties", "shorter", "note"], result.winrates)
+                                          "lc_ci_high", "ties", "shorter", "note", "unit"], result.winrates)
     summary = {"analysis": result.analysis, "reference": result.reference, "models": result.models,
                "vibes": [{**asdict(v), "origin": result.origins.get(v.name, "declared")} for v in result.vibes],
                "labels": asdict(result.labels), "cells": [asdict(c) for c in result.cells],

@@ -4,7 +4,7 @@ scored on the test pairs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -86,33 +86,82 @@ def fit_regressions(kept: list[str], features: Features, model_a: str, notes: li
     if not test:
         notes.append("The split leaves no test pairs, so nothing is held out and no regression is scored.")
         return None, None
-    if any(p.conversation for p in test):
-        notes.append(CLUSTERED_FITS)
-    mm = heldout.cached_fit(heldout.model_matching, kept, features.matrix(train, kept), features.matrix(test, kept),
-                            features.length(train), features.length(test), seed, *_clusters(test))
+    conversations = any(p.conversation for p in train + test)
+    if conversations:
+        notes.append(CONVERSATION_ROWS)
+    mm_train, mm_test = (_rows(features, pairs, kept, model_a, conversations) for pairs in (train, test))
+    mm = heldout.cached_fit(heldout.model_matching, kept, mm_train.x, mm_test.x, mm_train.length, mm_test.length, seed)
+    if conversations:
+        mm = replace(mm, unit="conversations")
     labelled_train = [p for p in train if p.preference not in (None, "tie")]
     labelled_test = [p for p in test if p.preference not in (None, "tie")]
     pp = None
     if labelled_train and labelled_test:
+        whole = _one_label_each(labelled_train + labelled_test)
+        train_rows, test_rows = (_rows(features, pairs, kept, model_a, conversations and whole)
+                                 for pairs in (labelled_train, labelled_test))
+        per_turn = conversations and not whole
+        if conversations:
+            notes.append(TURN_LABELS if per_turn else CONVERSATION_LABELS)
         try:
             pp = heldout.cached_fit(
-                heldout.preference, kept, features.matrix(labelled_train, kept),
-                np.array([p.preference == model_a for p in labelled_train], dtype=float),
-                features.matrix(labelled_test, kept),
-                np.array([p.preference == model_a for p in labelled_test], dtype=float),
-                features.length(labelled_train), features.length(labelled_test), seed, *_clusters(labelled_test))
+                heldout.preference, kept, train_rows.x, train_rows.y, test_rows.x, test_rows.y, train_rows.length,
+                test_rows.length, seed, test_rows.clusters if per_turn else None,
+                train_rows.clusters if per_turn else None)
         except ValueError as exc:
             notes.append(str(exc))
+        if pp is not None and conversations and whole:
+            pp = replace(pp, unit="conversations")
     else:
         notes.append("No preference labels on both splits, so preference prediction was skipped.")
     return mm, pp
 
 
-CLUSTERED_FITS = ("The pairs are turns of conversations: the split keeps a conversation's turns together and the "
-                  "gain over the rule resamples conversations, but the Wilson intervals and the refit's p-values "
-                  "count turns as independent, so they are narrower than the data supports.")
+CONVERSATION_ROWS = ("The pairs are turns of conversations. Model matching is fitted on one row per conversation "
+                     "(its turns' vibe values and length averaged), so its n, intervals and p-values count "
+                     "conversations.")
+CONVERSATION_LABELS = ("Each conversation carries one preference label on all its turns, so preference is fitted on "
+                       "one row per conversation as well (its turns' values averaged): admission, folds, intervals "
+                       "and p-values count conversations.")
+TURN_LABELS = ("Preference labels differ between a conversation's turns, so preference is fitted on turns: admission "
+               "draws its null and cuts its folds by conversation, the intervals resample conversations, and the "
+               "refit prints no p-values (its tests would count turns as independent).")
 
 
-def _clusters(pairs: list[PairVerdicts]) -> list[list[str]]:
-    """Turns of conversations: the extra argument that makes the gain's bootstrap resample conversations."""
-    return [[p.cluster for p in pairs]] if any(p.conversation for p in pairs) else []
+@dataclass(frozen=True)
+class Rows:
+    """What one fit reads: a row per pair, or per conversation (its turns' values averaged)."""
+
+    x: np.ndarray  # rows × vibes
+    length: np.ndarray
+    y: np.ndarray  # 1 where the label went to model A
+    clusters: list[str]  # each row's conversation (or pair)
+
+
+def _rows(features: Features, pairs: list[PairVerdicts], vibes: list[str], model_a: str,
+          per_conversation: bool) -> Rows:
+    x, length = features.matrix(pairs, vibes), features.length(pairs)
+    y = np.array([p.preference == model_a for p in pairs], dtype=float)
+    clusters = [p.cluster for p in pairs]
+    if not per_conversation:
+        return Rows(x, length, y, clusters)
+    index = {unit: k for k, unit in enumerate(dict.fromkeys(clusters))}
+    units = list(index)
+    row = np.array([index[c] for c in clusters], dtype=np.intp)
+    counts = np.bincount(row, minlength=len(units)).astype(float)
+
+    def means(values: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(units), *values.shape[1:]))
+        np.add.at(out, row, values)
+        out /= counts.reshape(-1, *([1] * (values.ndim - 1)))
+        return out
+
+    return Rows(means(x), means(length), means(y), units)
+
+
+def _one_label_each(pairs: list[PairVerdicts]) -> bool:
+    """Every conversation's labelled turns carry the same label (a battle's single winner copied to its turns)."""
+    labels: dict[str, set[str | None]] = {}
+    for p in pairs:
+        labels.setdefault(p.cluster, set()).add(p.preference)
+    return all(len(found) == 1 for found in labels.values())

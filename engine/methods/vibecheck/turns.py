@@ -7,7 +7,7 @@ interval is a bootstrap over them and its p-value an exact sign test (one-sided 
 held-out conversations only, for a discovered vibe; two-sided for a declared one). The change from turn 1 is
 paired within conversations (ν on turn k minus ν on turn 1, over conversations that have both), with a
 bootstrap interval over those conversations. Every turn cell of the profile is one family under
-Benjamini–Hochberg (5% false discovery rate), apart from the overall grid's family.
+Benjamini–Hochberg (5% false discovery rate); a profile adds its overall grid's cells to that family.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ class TrainingPair:
     output_b: str
     a_preferred: bool | None  # None when the pair has no (non-tie) human label
     answers: tuple[str, str] | None = None  # the two answers' task ids, where they come from a run
+    unit: str | None = None  # the conversation a turn belongs to (the independent unit); None: the pair itself
 
 
 def metric_columns(metrics: Sequence[str], pairs: Sequence[TrainingPair],

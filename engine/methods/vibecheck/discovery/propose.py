@@ -58,7 +58,8 @@ def training_pairs(prepared: Prepared, analysis: Analysis, cache: Cache) -> list
             preference = items[b.item].label(model_a, model_b)
             label = None if preference in (None, "tie") else preference == model_a
             pairs.append(discovery.TrainingPair(str(ra.output), str(rb.output), label,
-                                                (b.outputs[model_a][0], b.outputs[model_b][0])))
+                                                (b.outputs[model_a][0], b.outputs[model_b][0]),
+                                                items[b.item].conversation))
     return pairs
 
 
@@ -92,7 +93,7 @@ def _statistical(pairs: list[discovery.TrainingPair], settings: dict, cache: Cac
                                   exclude_metrics=frozenset(settings["exclude_metrics"]),
                                   clusters=settings["clusters"], seed=settings["seed"], store=cache)
 
-    inputs = {"settings": settings, "pairs": [[p.output_a, p.output_b, p.a_preferred] for p in pairs]}
+    inputs = {"settings": settings, "pairs": [[p.output_a, p.output_b, p.a_preferred, p.unit] for p in pairs]}
     return derived.cached("discovery", inputs, compute,
                           lambda found: json.dumps([{**asdict(c.vibe), "origin": c.origin, "members": c.members}
                                                     for c in found]).encode("utf-8"),

@@ -307,8 +307,7 @@ def crossfit_lexicons(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
     from."""
     pairs = list(pairs)
     corpus = _tokenized(pairs) if corpus is None else corpus
-    order = np.random.default_rng(seed).permutation(len(pairs))
-    halves = [sorted(order[: len(pairs) // 2]), sorted(order[len(pairs) // 2:])]
+    halves = _halves(pairs, seed)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for mine, score in ((halves[0], halves[1]), (halves[1], halves[0])):
         half = corpus.subset([*mine, *(len(pairs) + i for i in mine)])  # their A answers, then their B's
@@ -321,6 +320,18 @@ def crossfit_lexicons(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
     return out
 
 
+def _halves(pairs: list[TrainingPair], seed: int) -> list[list[int]]:
+    """Two halves of the pairs' indices, drawn with `seed`, each conversation's turns in one half: a phrase
+    mined from one turn would otherwise score its sibling turns in the other half as if they were new pairs.
+    Pairs that are each their own unit get the halves they always had."""
+    units = {unit: k for k, unit in enumerate(dict.fromkeys(p.unit or i for i, p in enumerate(pairs)))}
+    unit_of = np.array([units[p.unit or i] for i, p in enumerate(pairs)], dtype=np.intp)
+    order = np.random.default_rng(seed).permutation(len(units))
+    first = np.zeros(len(units), dtype=bool)
+    first[order[: len(units) // 2]] = True
+    return [np.flatnonzero(first[unit_of]).tolist(), np.flatnonzero(~first[unit_of]).tolist()]
+
+
 def crossfit_lexicon_scores(pairs: Sequence[TrainingPair], model_a: str, model_b: str, seed: int = 0,
                             corpus: ngrams.Tokenized | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """`crossfit_lexicons`, read back from the run cache when the same pairs were cross-fitted before: discovery
@@ -328,7 +339,8 @@ def crossfit_lexicon_scores(pairs: Sequence[TrainingPair], model_a: str, model_b
     def compute() -> dict[str, tuple[np.ndarray, np.ndarray]]:
         return crossfit_lexicons(pairs, model_a, model_b, seed, corpus)
 
-    inputs = {"pairs": [[p.output_a, p.output_b] for p in pairs], "models": [model_a, model_b], "seed": seed}
+    inputs = {"pairs": [[p.output_a, p.output_b] for p in pairs], "models": [model_a, model_b], "seed": seed,
+              "units": [p.unit for p in pairs]}
     return derived.cached("crossfit", inputs, compute,
                           lambda columns: json.dumps({k: [s.tolist(), v.tolist()] for k, (s, v) in columns.items()}
                                                      ).encode("utf-8"),
