@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -93,6 +94,12 @@ def _local_pool() -> ProcessPoolExecutor:
         context = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
         if sys.platform != "win32":
             context.set_forkserver_preload(["engine.execute.measures"])
-        _pool.append(ProcessPoolExecutor(cores(), mp_context=context))
+        _pool.append(ProcessPoolExecutor(cores(), mp_context=context, initializer=_leave_interrupts_to_the_run))
         atexit.register(_pool[0].shutdown)
     return _pool[0]
+
+
+def _leave_interrupts_to_the_run() -> None:
+    """A worker ignores Ctrl-C, which the terminal sends its whole process group: the run's process stops and
+    cancels what is queued; a worker that died of it would break the pool instead, mid-part."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

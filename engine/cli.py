@@ -377,8 +377,14 @@ def _positive(text: str) -> int:
 
 def _terminate(signum: int, frame: object) -> None:
     """SIGTERM (a cancelled CI job, `kill`) stops a run the way Ctrl-C does: finished work stays cached, the
-    manifest records the interruption, and a local llama.cpp server is stopped rather than orphaned."""
-    raise KeyboardInterrupt
+    manifest records the interruption, and a local llama.cpp server is stopped rather than orphaned. It goes
+    through whatever handles Ctrl-C at that moment: while asyncio runs, its handler cancels the running task
+    cleanly, where a KeyboardInterrupt raised at an arbitrary instruction could land inside a library's own
+    bookkeeping (anyio's cancel scopes) and end in a traceback instead."""
+    if callable(signal.getsignal(signal.SIGINT)):
+        signal.raise_signal(signal.SIGINT)
+    else:  # Ctrl-C is ignored here (a job started in the background): stop at once
+        raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:

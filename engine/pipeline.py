@@ -46,7 +46,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     start, end, task counts and the time of every phase. `backend` and `address` override the spec's
     `execution:`; a backend that cannot run raises ClusterError before any task runs."""
     from engine import derived, embeddings
-    from engine.analyze.run_results import analyze_run
+    from engine.analyze.run_results import analyze_run, unanalyzed
     from engine.discover.stage import discover_vibes, with_vibes, write_discovered
     from engine.execute.backend import joined, settle
     from engine.execute.cache import Cache
@@ -91,12 +91,15 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                     summary.ran_now += first.ran_now
                     summary.measured.add(first.measured)
                     summary.free_text_fallbacks = {**first.free_text_fallbacks, **summary.free_text_fallbacks}
-                with phases.phase("analyze"):
-                    finished = finished_results(prepared.plan, cache)
-                    finish_manifest(run_dir, phases, summary)
-                    if prepared.excluded:  # what the readers left out, beside the counts
-                        _update_manifest(run_dir, lambda manifest: manifest.update(excluded=prepared.excluded))
-                    results = analyze_run(prepared, finished, run_dir, origins)
+                if summary.interrupted:  # Ctrl-C: no analysis of what happened to finish; it stays cached
+                    results = unanalyzed(prepared, run_dir)
+                else:
+                    with phases.phase("analyze"):
+                        finished = finished_results(prepared.plan, cache)
+                        finish_manifest(run_dir, phases, summary)
+                        if prepared.excluded:  # what the readers left out, beside the counts
+                            _update_manifest(run_dir, lambda manifest: manifest.update(excluded=prepared.excluded))
+                        results = analyze_run(prepared, finished, run_dir, origins)
                 if report and not summary.interrupted:
                     from engine.report.render import render_report
 

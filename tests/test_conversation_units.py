@@ -227,6 +227,7 @@ def test_compare_judges_whole_conversations_and_counts_them(tmp_path: Path) -> N
     from llm_server import LLMServer
 
     from engine.drift.compare import compare_runs
+    from engine.drift.summary import to_markdown
     from engine.pipeline import run_spec
 
     runs = {}
@@ -242,7 +243,8 @@ def test_compare_judges_whole_conversations_and_counts_them(tmp_path: Path) -> N
             assert summary.done == summary.total
         judged_in_runs = [e.text for e in server.state.log if "[Answer 1]" in e.text]
         before = len(server.state.log)
-        (slot,), _ = compare_runs(runs["base"], runs["head"], tmp_path / "cmp", tmp_path / "c.sqlite", models=["a"])
+        (slot,), panel = compare_runs(runs["base"], runs["head"], tmp_path / "cmp", tmp_path / "c.sqlite",
+                                      models=["a"])
         judged = [e.text for e in server.state.log[before:] if "[Answer 1]" in e.text]
     # the runs' judge and the comparison's read turn 3 after the earlier turns, each told what was cut
     for prompts in (judged_in_runs, judged):
@@ -252,6 +254,9 @@ def test_compare_judges_whole_conversations_and_counts_them(tmp_path: Path) -> N
                    for t in third)
     assert any("a second answer number 1, a little longer." in t for t in judged if "Third question 1." in t)
     assert slot.shared == 12 and slot.conversations == 4
+    markdown = to_markdown([slot], runs["base"], runs["head"], panel)
+    assert "### a: 12 shared prompts (the turns of 4 conversations)" in markdown
+    assert "so the unit is the conversation" in markdown
     by_vibe = {s.vibe: s for s in slot.shifts}
     assert by_vibe["verbosity"].unit == "conversations" and by_vibe["verbosity"].n == 4
     assert by_vibe["verbosity"].shift == pytest.approx(1 / 3)  # turn 3 of 3 longer in every conversation

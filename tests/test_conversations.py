@@ -17,7 +17,8 @@ from engine.methods.vibecheck.explorer import read_chunk
 from engine.pipeline import prepare, run_spec
 from engine.scaffold import sniff
 
-# its module-scoped runs are built once: every test of this file on one pytest-xdist worker
+# its runs are built once (session-scoped: a worker runs other files between this one's tests, and a module
+# scope would build them again after each): every test of this file on one pytest-xdist worker
 pytestmark = pytest.mark.xdist_group("conversations")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +35,7 @@ def hand_verdict(a: float, b: float, tolerance: float = 0.05) -> int:
     return 0 if abs(a - b) <= tolerance * max(a, b, 1e-9) else (1 if a > b else -1)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def mt_bench_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
     tmp = tmp_path_factory.mktemp("mt-bench")
     summary, _, run_dir = run_spec(ROOT / "specs" / "mt-bench-vibes.yaml", tmp / "run", tmp / "c.sqlite", quiet=True)

@@ -17,7 +17,8 @@ from engine.judges.llm import verdict_reason
 from engine.methods.vibecheck.explorer import read_chunk
 from engine.pipeline import run_spec
 
-# its module-scoped runs are built once: every test of this file on one pytest-xdist worker
+# its runs are built once (session-scoped: a worker runs other files between this one's tests, and a module
+# scope would build them again after each): every test of this file on one pytest-xdist worker
 pytestmark = pytest.mark.xdist_group("explorer")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +39,7 @@ def length_judge(text: str) -> str | None:
     return "Both are about as plain and as long as each other.\nVerdict: N/A"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def arena_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
     tmp = tmp_path_factory.mktemp("arena-explorer")
     with LLMServer() as server:
@@ -239,7 +240,7 @@ MARKDOWN_PAYLOADS = [
 ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("hostile-explorer")
     payloads = PAYLOADS + MARKDOWN_PAYLOADS
@@ -339,7 +340,7 @@ def test_reason_themes_group_what_the_judges_said() -> None:
     assert [t.size for t in themes(numbered)] == [30, 8]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def hostile_trace_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Agent transcripts whose earlier turns, tool calls and tool results carry every hostile payload."""
     tmp = tmp_path_factory.mktemp("hostile-traces")

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("packaging")]  # the wheel is built once, on one worker
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sdist and the wheel, built from a copy of the files git would commit (a build in the checkout would
     leave build folders behind and could pick up stray files)."""
@@ -45,7 +45,7 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def installed(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     venv = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)

@@ -19,7 +19,8 @@ from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 from engine.pipeline import run_spec
 from engine.spec.data_model import ComparisonLabels
 
-# its module-scoped runs are built once: every test of this file on one pytest-xdist worker
+# its runs are built once (session-scoped: a worker runs other files between this one's tests, and a module
+# scope would build them again after each): every test of this file on one pytest-xdist worker
 pytestmark = pytest.mark.xdist_group("profiles")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,7 +90,7 @@ def _write(tmp_path: Path, analysis: str) -> Path:
     return spec
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def planted_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
     tmp_path = tmp_path_factory.mktemp("profiles")
     summary, results, run_dir = run_spec(_write(tmp_path, MANY), tmp_path / "run", tmp_path / "cache.sqlite",

@@ -33,7 +33,7 @@ SPEC = Path(__file__).parent / "specs" / "separability-subset.yaml"
 TASKS = 6 * 2 * 2  # the subset's generations: prompts × models × samples
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cluster() -> Iterator[Cluster]:
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     cluster.add_node(num_cpus=1)
@@ -43,7 +43,7 @@ def cluster() -> Iterator[Cluster]:
         cluster.shutdown()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def local_outputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], list[float]]:
     """The local backend's run of the subset: cached outputs by task hash, and its separability deltas."""
     tmp = tmp_path_factory.mktemp("local")

@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 
 from engine.cli import main
 
-# its module-scoped runs are built once: every test of this file on one pytest-xdist worker
+# its runs are built once (session-scoped: a worker runs other files between this one's tests, and a module
+# scope would build them again after each): every test of this file on one pytest-xdist worker
 pytestmark = pytest.mark.xdist_group("spec-properties")
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
@@ -53,7 +54,7 @@ VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=
                       max_leaves=6)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def specs_copy(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("specs")
     shutil.copytree(SPECS, folder, dirs_exist_ok=True)

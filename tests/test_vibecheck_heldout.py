@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-# its module-scoped runs are built once: every test of this file on one pytest-xdist worker
+# its runs are built once (session-scoped: a worker runs other files between this one's tests, and a module
+# scope would build them again after each): every test of this file on one pytest-xdist worker
 pytestmark = pytest.mark.xdist_group("vibecheck-heldout")
 
 SPEC = """\
@@ -43,7 +44,7 @@ def run(tmp_path: Path, text: str, *args: str) -> subprocess.CompletedProcess[st
     return subprocess.run([sys.executable, "-m", "engine", *args, str(spec), *extra], capture_output=True, text=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def finished(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
     tmp_path = tmp_path_factory.mktemp("heldout")
     out = run(tmp_path, SPEC.format(data=shared_data), "run")

@@ -30,13 +30,20 @@ def analyze_run(prepared: Prepared, results: dict[str, Result], run_dir: Path,
                 origins: dict[str, str] | None = None) -> RunResults:
     """`results`: the finished tasks' results (from the cache), read once by the caller and shared with the
     report stage. `origins`: a discovered vibe's name -> how it was found (discovery's held-out rule)."""
+    out = unanalyzed(prepared, run_dir)
     spec = prepared.spec
-    manifest_path = run_dir / "manifest.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-    out = RunResults(spec.name, spec.report.get("title") or spec.name, spec.description, manifest)
     out.methods = list(dict.fromkeys(a.method for a in spec.analyses.values()))
     for analysis in spec.analyses.values():
         found = get_method(analysis.method).analyze(prepared, analysis, results, run_dir, origins or {})
         for section, section_results in found.items():
             out.sections.setdefault(section, []).extend(section_results)
     return out
+
+
+def unanalyzed(prepared: Prepared, run_dir: Path) -> RunResults:
+    """A run's results with no analysis in them: what an interrupted run returns, since figures computed on
+    whatever finished before Ctrl-C would read as the run's results (and take time the user asked back)."""
+    spec = prepared.spec
+    manifest_path = run_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    return RunResults(spec.name, spec.report.get("title") or spec.name, spec.description, manifest)

@@ -103,6 +103,7 @@ def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel
              f"{judged_by(panel)}. {panel.panel_note + ' ' if panel.panel_note else ''}{ESTIMATOR}.", ""]
     for c in comparisons:
         lines += [f"### {c.model}: {c.shared} shared prompts"
+                  + (f" (the turns of {c.conversations} conversations)" if c.conversations else "")
                   + (f" ({c.only_base} only in base, {c.only_head} only in head, left out)"
                      if c.only_base or c.only_head else ""), "",
                   "| vibe | shift | 95% interval | p (Holm) | detects (80% power) | metric, head − base (95% CI) "
@@ -155,8 +156,8 @@ def _page(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run,
 
     env = Environment(loader=ChoiceLoader([FileSystemLoader([Path(__file__).parent / "templates", TEMPLATES])]),
                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
-    tables = [{"model": c.model, "shared": c.shared, "only_base": c.only_base, "only_head": c.only_head,
-               "rows": _rows(c)} for c in comparisons]
+    tables = [{"model": c.model, "shared": c.shared, "conversations": c.conversations, "only_base": c.only_base,
+               "only_head": c.only_head, "rows": _rows(c)} for c in comparisons]
     (out / "assets").mkdir(exist_ok=True)
     shutil.copyfile(TEMPLATES / "style.css", out / "assets" / "style.css")
     page = env.get_template("compare.html.j2").render(

@@ -18,6 +18,8 @@ import functools
 import hashlib
 import json
 import platform
+import signal
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -178,7 +180,8 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
     try:
         for stage in STAGES:
             if stage in measured_stages:  # reads only earlier stages' answers: first, whatever the stage's tasks
-                _measure(stage, prepared, cache, progress, summary)
+                with interruptible():
+                    _measure(stage, prepared, cache, progress, summary)
             stage_tasks = [t for t in pending if t.stage == stage]
             if not stage_tasks:
                 continue
@@ -216,7 +219,8 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
             new_offline = []
             for start in range(0, len(offline), OFFLINE_CHUNK):  # in chunks, so the bar moves as they finish
                 chunk = offline[start:start + OFFLINE_CHUNK]
-                new_offline += run_offline(chunk, cache, corpora)
+                with interruptible():
+                    new_offline += run_offline(chunk, cache, corpora)
                 for task in chunk:
                     progress.advance(task, None)
             summary.ran_now += len(recorded) + len(new_offline)
@@ -227,6 +231,21 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
         summary.endpoint_errors.update(scheduler.stop_messages)
         summary.free_text_fallbacks.update(scheduler.fallbacks)
         await _close(providers)
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Ctrl-C stops synchronous work on the event loop's thread where it stands. `asyncio.run` turns the first
+    Ctrl-C into a cancellation that the coroutine sees only at its next `await`, so a measure pass (minutes at
+    scale) used to run to its end first; inside, Python's own handler raises KeyboardInterrupt at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _measure(stage: str, prepared: Prepared, cache: Cache, progress: RunProgress, summary: RunSummary) -> None:
