@@ -37,8 +37,8 @@ lengths are correlated within a conversation, one label per conversation, 600 an
   conversations, 300 bootstrap rounds). Target ≥ 0.93.
 - conv_rank_coverage: Bradley–Terry 95% intervals (240 battles, each a conversation; 200 rounds) cover their
   model's true rating, over the four models' intervals. Target ≥ 0.93.
-- conv_compare_false_fail: `vibe compare` gates that fail a shift exactly at the margin (60 conversations).
-  Target ≤ 0.05.
+- conv_compare_false_fail: `vibe compare` gates that fail a shift exactly at the margin (60 conversations;
+  4,000 comparisons, milliseconds each). Target ≤ 0.05.
 `--conversations` runs this arm alone and prints only its figures.
 
 Last line: fwer=<f> fwer_given_tested=<f> pref_noise_admitted=<f> pooled_fwer=<f> power_sep05_n200=<f>
@@ -67,6 +67,7 @@ from engine.methods.vibecheck.heldout import wilson  # noqa: E402
 
 RUNS = pick(600, 3)
 CONVERSATION_RUNS = pick(600, 2)
+COMPARE_RUNS = pick(4000, 2)  # milliseconds each: enough to tell a test at its level from one 2 points above
 POWER_RUNS = pick(200, 2)
 COIN_FLIPS = pick(200, 3)  # each runs statistical discovery on real answers: about a second apiece
 SEPARABILITIES = (0.05, 0.10, 0.15, 0.25)
@@ -166,7 +167,7 @@ def conversation_arm() -> str:
     ranks = report("conversations: Bradley–Terry intervals cover", int(covered), int(intervals))
     rng = np.random.default_rng(9)
     fails = report("conversations: compare fails a shift at the margin", sum(
-        conversation_sims.compare_fails_at_margin(rng) for _ in range(runs)), runs, 0.05)
+        conversation_sims.compare_fails_at_margin(rng) for _ in range(COMPARE_RUNS)), COMPARE_RUNS, 0.05)
     print(f"conversation arm: {time.perf_counter() - start:.0f} s", flush=True)
     return (f"conv_headline_fwer={headline:.4f} conv_pref_noise_admitted={pref:.4f} conv_refit_fwer={refits:.4f} "
             f"conv_lc_coverage={lc:.4f} conv_rank_coverage={ranks:.4f} conv_compare_false_fail={fails:.4f}")
