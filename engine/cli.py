@@ -13,6 +13,7 @@ from engine import readiness
 from engine.datasets import DatasetError
 from engine.drift.command import add_compare
 from engine.execute.backend import call_endpoints
+from engine.execute.interrupts import terminate_as_interrupt
 from engine.execute.ray_cluster import ClusterError
 from engine.plan import PlanError
 from engine.plan_view import print_plan
@@ -375,21 +376,9 @@ def _positive(text: str) -> int:
     return int(text)
 
 
-def _terminate(signum: int, frame: object) -> None:
-    """SIGTERM (a cancelled CI job, `kill`) stops a run the way Ctrl-C does: finished work stays cached, the
-    manifest records the interruption, and a local llama.cpp server is stopped rather than orphaned. It goes
-    through whatever handles Ctrl-C at that moment: while asyncio runs, its handler cancels the running task
-    cleanly, where a KeyboardInterrupt raised at an arbitrary instruction could land inside a library's own
-    bookkeeping (anyio's cancel scopes) and end in a traceback instead."""
-    if callable(signal.getsignal(signal.SIGINT)):
-        signal.raise_signal(signal.SIGINT)
-    else:  # Ctrl-C is ignored here (a job started in the background): stop at once
-        raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGTERM, terminate_as_interrupt)
     try:
         return int(args.func(args))
     except SpecError as exc:

@@ -100,7 +100,7 @@ def test_turn_labels_within_conversations_print_no_refit_p_values() -> None:
                              clusters[half:], clusters[:half])
     assert fit.unit == "turns" and fit.n_test == half
     assert all(p is None for p in fit.p_values) and not any(fit.tested)
-    assert all(note for note in fit.p_notes)
+    assert fit.p_notes[0] == heldout.TURN_LABELS  # the rule's term, always estimable here
 
 
 def result_of(pairs: list[PairVerdicts]) -> VibeCheckResult:

@@ -18,8 +18,6 @@ import functools
 import hashlib
 import json
 import platform
-import signal
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -33,6 +31,7 @@ from engine.datasets import Item
 from engine.execute.backend import call_endpoints
 from engine.execute.batches import BatchLog, run_batches
 from engine.execute.cache import Cache
+from engine.execute.interrupts import interruptible
 from engine.execute.measures import MeasurePass, measure_columns, run_measures
 from engine.execute.messages import render
 from engine.execute.offline_judges import run_offline
@@ -231,21 +230,6 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
         summary.endpoint_errors.update(scheduler.stop_messages)
         summary.free_text_fallbacks.update(scheduler.fallbacks)
         await _close(providers)
-
-
-@contextlib.contextmanager
-def interruptible() -> Iterator[None]:
-    """Ctrl-C stops synchronous work on the event loop's thread where it stands. `asyncio.run` turns the first
-    Ctrl-C into a cancellation that the coroutine sees only at its next `await`, so a measure pass (minutes at
-    scale) used to run to its end first; inside, Python's own handler raises KeyboardInterrupt at once."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _measure(stage: str, prepared: Prepared, cache: Cache, progress: RunProgress, summary: RunSummary) -> None:

@@ -263,7 +263,7 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
     fit = firth(design_train, y_train, intercept=with_intercept, tests=False)
     refit = firth(design_test, y_test, intercept=with_intercept, tests=clusters is None)
     if clusters is not None:
-        refit = replace(refit, p_notes=[note or TURN_LABELS for note in refit.p_notes])
+        refit = replace(refit, p_notes=[TURN_LABELS if note in ("", "not tested") else note for note in refit.p_notes])
     right = correct(fit.decision(design_test), y_test)
     rule_right = correct(rule_test, y_test)
     length_fit = firth(length_train[:, None], y_train, intercept=True, tests=False)
