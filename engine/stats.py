@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 
 import numpy as np
 
@@ -96,17 +96,26 @@ def cluster_means(values: Sequence[float], clusters: Sequence[str]) -> list[floa
     return [float(np.mean(group)) for group in grouped.values()]
 
 
+def cluster_index(clusters: Sequence[Hashable]) -> np.ndarray:
+    """Each value's cluster as 0..k−1, clusters numbered in order of first appearance."""
+    index = {c: n for n, c in enumerate(dict.fromkeys(clusters))}
+    return np.array([index[c] for c in clusters], dtype=np.intp)
+
+
+def cluster_bootstrap_means(values: np.ndarray, clusters: Sequence[str], rng: np.random.Generator,
+                            rounds: int) -> np.ndarray:
+    """The mean of each of `rounds` resamples of whole clusters (`bootstrap_means` where each value is its own)."""
+    if len(set(clusters)) == len(clusters):
+        return bootstrap_means(values, rng, rounds)
+    group = cluster_index(clusters)
+    return bootstrap_ratios(np.bincount(group, weights=values), np.bincount(group).astype(float), rng, rounds)
+
+
 def cluster_bootstrap_interval(values: np.ndarray, clusters: Sequence[str], seed: int,
                                rounds: int) -> tuple[float, float]:
     """95% percentile interval of a mean over values that come in clusters (the turns of a conversation),
     resampling whole clusters; values that are each their own cluster give `bootstrap_interval`'s numbers."""
-    if len(set(clusters)) == len(clusters):
-        return bootstrap_interval(values, seed, rounds)
-    index = {c: n for n, c in enumerate(dict.fromkeys(clusters))}
-    group = np.array([index[c] for c in clusters])
-    sums = np.bincount(group, weights=values, minlength=len(index))
-    counts = np.bincount(group, minlength=len(index)).astype(float)
-    means = bootstrap_ratios(sums, counts, np.random.default_rng(seed), rounds)
+    means = cluster_bootstrap_means(values, clusters, np.random.default_rng(seed), rounds)
     return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
 
 

@@ -131,20 +131,11 @@ def subset_scores(per_item: dict[str, tuple[str, float]], rounds: int, seed: int
         if not len(values):
             out.append(SubsetScore(subset, 0, float("nan"), float("nan"), float("nan")))
             continue
-        boot = 25.0 * (_resampled_means(values, [unit for _, unit in groups[subset]], rng, rounds) - 1.0) \
-            if rounds else None
+        boot = 25.0 * (stats.cluster_bootstrap_means(values, [unit for _, unit in groups[subset]], rng, rounds)
+                       - 1.0) if rounds else None
         low, high = np.percentile(boot, [2.5, 97.5]) if boot is not None else (np.nan, np.nan)
         out.append(SubsetScore(subset, len(values), score_percent(list(values)), float(low), float(high)))
     return out
-
-
-def _resampled_means(values: np.ndarray, units: list[str], rng: np.random.Generator, rounds: int) -> np.ndarray:
-    """The mean of each bootstrap round, drawing units (an item, or a conversation's items together)."""
-    if len(set(units)) == len(units):
-        return stats.bootstrap_means(values, rng, rounds)
-    index = {u: k for k, u in enumerate(dict.fromkeys(units))}
-    group = np.array([index[u] for u in units])
-    return stats.bootstrap_ratios(np.bincount(group, weights=values), np.bincount(group).astype(float), rng, rounds)
 
 
 def rating_of(output: Any) -> float | None:

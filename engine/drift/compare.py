@@ -155,16 +155,17 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
         raise CompareError(f"gates: {', '.join(missing)} name no vibe the panel measures "
                            f"({', '.join(v['name'] for v in vibes)})")
     out = []
+    conversations = conversation_turns(base.items)
     for model in chosen:
         ids = [i for i in base.answers[model] if i in head.answers[model] and i in base.prompts
                and base.prompts[i] == head.prompts.get(i)]
-        conversations = conversation_turns(base.items)
         if conversations:
             ids = whole(conversations, ids)
         if not ids:
             raise CompareError(f"model {model!r}: the runs share no prompt (same id and text)"
                                + (" and no whole conversation" if conversations else ""))
-        judged = _judge(base, head, judging, model, ids, vibes, out_dir / model, cache, quiet, plan_only)
+        judged = _judge(base, head, judging, model, ids, vibes, out_dir / model, cache, quiet, plan_only,
+                        conversations)
         if judged is None:
             continue
         item_ids, nu = judged
@@ -200,7 +201,8 @@ def _choose_panel(base: Run, head: Run, panel: str | None) -> Run:
 
 
 def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes: list[dict[str, Any]],
-           folder: Path, cache: Path, quiet: bool, plan_only: bool) -> tuple[list[str], np.ndarray] | None:
+           folder: Path, cache: Path, quiet: bool, plan_only: bool,
+           conversations: dict[str, list[Item]]) -> tuple[list[str], np.ndarray] | None:
     """The panel's ν on every shared prompt (+1: base's answer sits higher), through the pipeline, its plan
     printed first (and only, with `plan_only`: then None)."""
     from engine.execute.cache import Cache
@@ -212,7 +214,7 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
     analysis_name, judges = judging.panel()
     block = judging.spec.document["analyses"][analysis_name]
     folder.mkdir(parents=True, exist_ok=True)
-    dataset = _dataset(base, head, judging, model, ids, folder)
+    dataset = _dataset(base, head, judging, model, ids, folder, conversations)
     spec = {"name": f"compare-{model}",
             "description": f"{model}: {base.folder} (base) against {head.folder} (head)",
             "models": {BASE: {"provider": "recorded"}, HEAD: {"provider": "recorded"}},
@@ -243,12 +245,12 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
     return get_method(analysis.method).pair_verdicts(prepared, analysis, results, declared)
 
 
-def _dataset(base: Run, head: Run, judging: Run, model: str, ids: list[str], folder: Path) -> dict[str, Any]:
+def _dataset(base: Run, head: Run, judging: Run, model: str, ids: list[str], folder: Path,
+             conversations: dict[str, list[Item]]) -> dict[str, Any]:
     """The shared prompts as the comparison's dataset, written into `folder`: a pair per prompt, base's answer
     then head's; for turns of conversations, each side's conversations as OpenAI messages (each run's own
     earlier turns, tool traffic included), cut into the same turns and shown to an LLM judge within the panel
-    dataset's `context_tokens`, as in the runs."""
-    conversations = conversation_turns(base.items)
+    dataset's `context_tokens`, as in the runs. `conversations`: the base's (`turns_of`)."""
     rows: list[dict[str, Any]]
     if not conversations:
         rows = [{"id": i, "prompt": base.prompts[i], BASE: base.answers[model][i], HEAD: head.answers[model][i]}
@@ -257,7 +259,7 @@ def _dataset(base: Run, head: Run, judging: Run, model: str, ids: list[str], fol
         return {"source": {"path": "pairs.jsonl"},
                 "fields": {"id": "id", "prompt": "prompt", "outputs": {BASE: BASE, HEAD: HEAD}}}
     chosen = {base.items[i].cluster for i in ids}
-    turns = {side: conversation_turns(run.items) for side, run in ((BASE, base), (HEAD, head))}
+    turns = {BASE: conversations, HEAD: conversation_turns(head.items)}
     rows = [{"id": cid, "model": side, "messages": messages(turns[side][cid], model, run.answers[model])}
             for cid in conversations if cid in chosen for side, run in ((BASE, base), (HEAD, head))]
     _write_rows(folder / CONVERSATIONS_FILE, rows)

@@ -263,10 +263,8 @@ def _labelled_rows(vc: VibeCheckResult) -> tuple[np.ndarray, np.ndarray, list[st
         labels.setdefault(cluster, set()).add(value)
     if any(len(found) > 1 for found in labels.values()):
         return y, difference, clusters, "turns"
-    index = {c: k for k, c in enumerate(labels)}
-    row = np.array([index[c] for c in clusters], dtype=np.intp)
-    return (np.array([next(iter(found)) for found in labels.values()]),
-            np.bincount(row, weights=difference, minlength=len(index)), list(labels), "conversations")
+    return (np.array([next(iter(found)) for found in labels.values()]),  # `labels` in order of first appearance
+            np.bincount(stats.cluster_index(clusters), weights=difference), list(labels), "conversations")
 
 
 def _winrate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:
@@ -287,8 +285,7 @@ def _winrate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:
         return WinRate(vc.model_a, float(y.mean()), low, high, None, None, None, len(y), ties, shorter,
                        f"no length-controlled rate: the GLM could not be fitted ({type(exc).__name__})", unit)
     rng = np.random.default_rng(seed)
-    index = {c: k for k, c in enumerate(dict.fromkeys(clusters))}
-    group = np.array([index[c] for c in clusters], dtype=np.intp)
+    group = stats.cluster_index(clusters)
     members = np.split(np.argsort(group, kind="stable"), np.cumsum(np.bincount(group))[:-1])
     draws, penalized = [], 0
     for drawn in (row for block in stats.resampled_rows(rng, len(members), rounds) for row in block):

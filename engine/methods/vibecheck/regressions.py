@@ -145,9 +145,8 @@ def _rows(features: Features, pairs: list[PairVerdicts], vibes: list[str], model
     clusters = [p.cluster for p in pairs]
     if not per_conversation:
         return Rows(x, length, y, clusters)
-    index = {unit: k for k, unit in enumerate(dict.fromkeys(clusters))}
-    units = list(index)
-    row = np.array([index[c] for c in clusters], dtype=np.intp)
+    units = list(dict.fromkeys(clusters))
+    row = stats.cluster_index(clusters)
     counts = np.bincount(row, minlength=len(units)).astype(float)
 
     def means(values: np.ndarray) -> np.ndarray:

@@ -324,11 +324,11 @@ def _halves(pairs: list[TrainingPair], seed: int) -> list[list[int]]:
     """Two halves of the pairs' indices, drawn with `seed`, each conversation's turns in one half: a phrase
     mined from one turn would otherwise score its sibling turns in the other half as if they were new pairs.
     Pairs that are each their own unit get the halves they always had."""
-    units = {unit: k for k, unit in enumerate(dict.fromkeys(p.unit or i for i, p in enumerate(pairs)))}
-    unit_of = np.array([units[p.unit or i] for i, p in enumerate(pairs)], dtype=np.intp)
-    order = np.random.default_rng(seed).permutation(len(units))
-    first = np.zeros(len(units), dtype=bool)
-    first[order[: len(units) // 2]] = True
+    unit_of = stats.cluster_index([p.unit or i for i, p in enumerate(pairs)])
+    units = int(unit_of.max()) + 1 if len(pairs) else 0
+    order = np.random.default_rng(seed).permutation(units)
+    first = np.zeros(units, dtype=bool)
+    first[order[: units // 2]] = True
     return [np.flatnonzero(first[unit_of]).tolist(), np.flatnonzero(~first[unit_of]).tolist()]
 
 
