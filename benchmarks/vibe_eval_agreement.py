@@ -59,7 +59,7 @@ def interval(values: np.ndarray) -> str:
 
 
 def main() -> None:
-    spec = sizes.spec(ROOT / "specs" / "vibe-eval.yaml", "datasets: {vibe-eval: {limit: 12}}\n")
+    spec = sizes.spec(ROOT / "specs" / "vibe-eval.yaml", "datasets: {vibe-eval: {limit: 8}}\n")
     prepared = reference_only(prepare(spec))
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()

@@ -52,7 +52,12 @@ ROOT = Path(__file__).resolve().parent.parent
 ALPACA = ROOT.parent / "shared" / "data" / "alpaca_eval"
 ARENA_SPLITS = positional(0, pick(10, 1))
 ALPACA_SPLITS = positional(1, pick(10, 1))
-PAIRS = pick(None, 120)  # the first pairs of each set (smoke: enough for both regressions to fit)
+PAIRS = pick(None, 80)  # the first pairs of each set (smoke: enough for both regressions to fit)
+# (annotator, model) of each AlpacaEval set; the smoke run reads the weighted annotator's, whose probabilities
+# take the one path the other set does not (a preference read by which side of 1.5 it falls)
+ALPACA_SETS = pick([("alpaca_eval_gpt4_turbo_fn", "Mixtral-8x7B-Instruct-v0.1"),
+                    ("weighted_alpaca_eval_gpt4_turbo", "gpt-3.5-turbo-1106")],
+                   [("weighted_alpaca_eval_gpt4_turbo", "gpt-3.5-turbo-1106")])
 MAX_VIBES = 10
 
 
@@ -135,8 +140,7 @@ def main() -> None:
     result = evaluate("Arena (human votes)", arena, a, b, ARENA_SPLITS)
     alpaca_gains = []
     below = sum(high < 0 for high in result["gain_high"])
-    for annotator, model in (("alpaca_eval_gpt4_turbo_fn", "Mixtral-8x7B-Instruct-v0.1"),
-                             ("weighted_alpaca_eval_gpt4_turbo", "gpt-3.5-turbo-1106")):
+    for annotator, model in ALPACA_SETS:
         alpaca = evaluate(f"AlpacaEval {model} (LLM-judge labels, {annotator})", alpaca_pairs(annotator, model),
                           "gpt4_1106_preview", model, ALPACA_SPLITS)
         alpaca_gains += alpaca["gain"]

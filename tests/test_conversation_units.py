@@ -141,7 +141,9 @@ def test_a_conversations_battle_counts_once_in_the_rankings() -> None:
 def test_compare_tests_the_mean_shift_of_each_conversation() -> None:
     """Head against base on six turns of three conversations. −ν per turn: c1 (+1, +1, 0) → 2/3, c2 (−1, 0) →
     −1/2, c3 (+1) → 1. Shift = (2/3 − 1/2 + 1)/3 = 7/18 over n = 3 conversations; moved: the sign test, 2 up and
-    1 down, two-sided p = 1; beyond ±0.2: a one-sided t-test on 2 df of the mean against 0.2."""
+    1 down, two-sided p = 1; beyond ±0.2: a one-sided t-test on 2 df of the mean against 0.2, on Hall's
+    skew-corrected statistic: s = 0.78764, skewness γ = mean((x − x̄)³)/s³ = −0.150892/0.488624 = −0.30881,
+    S = (7/18 − 0.2)/s, T = √3 (S + γS²/3 + γ²S³/27 + γ/18) = 0.37549 against +0.2 and 1.16817 against −0.2."""
     nu = -np.array([1, 1, 0, -1, 0, 1], dtype=float)
     clusters = ["c1", "c1", "c1", "c2", "c2", "c3"]
     s = shift_of("v", nu, margin=0.2, clusters=clusters)
@@ -153,9 +155,9 @@ def test_compare_tests_the_mean_shift_of_each_conversation() -> None:
     assert s.p_moved == pytest.approx(1.0)
     half = scipy_stats.t.ppf(0.975, 2) * se
     assert (s.low, s.high) == pytest.approx((max(7 / 18 - half, -1), min(7 / 18 + half, 1)))
-    assert s.p_beyond == pytest.approx(scipy_stats.t.sf((7 / 18 - 0.2) / se, 2))
-    assert s.p_equivalent == pytest.approx(max(scipy_stats.t.cdf((7 / 18 - 0.2) / se, 2),
-                                               scipy_stats.t.sf((7 / 18 + 0.2) / se, 2)))
+    assert s.p_beyond == pytest.approx(scipy_stats.t.sf(0.375492, 2), abs=1e-6)
+    assert s.p_equivalent == pytest.approx(max(scipy_stats.t.cdf(0.375492, 2), scipy_stats.t.sf(1.168173, 2)),
+                                           abs=1e-6)
     ((gated,),) = gate([[s]])
     assert gated.verdict == "inconclusive" and gated.detectable is None
     z = scipy_stats.norm.ppf(0.95) + scipy_stats.norm.ppf(0.8)

@@ -291,6 +291,16 @@ def test_sign_test_by_hand() -> None:
     assert stats.sign_test([1] * 7 + [-1], 1) == pytest.approx(9 / 256)
 
 
+def test_skew_corrected_t_by_hand() -> None:
+    """Symmetric data has no skew to correct: [1, 2, 3] against 1 is the plain t, √3·(2 − 1)/1. Skewed data
+    moves it: [0, 0, 0, 3] against 0 has x̄ = 3/4, s = 3/2, γ = (3·(−3/4)³ + (9/4)³)/4 / (3/2)³ = 0.75, S = 1/2,
+    so T = 2·(1/2 + 0.75/12 + 0.5625/216 + 0.75/24) = 1.19271 against the plain t's 1. Under a skew to the
+    right the plain t rejects too rarely in its upper tail (a high mean comes with a large s) and too often in
+    its lower one; the correction draws the statistic up."""
+    assert stats.skew_corrected_t([1, 2, 3], 1) == pytest.approx(math.sqrt(3))
+    assert stats.skew_corrected_t([0, 0, 0, 3], 0) == pytest.approx(2 * (0.5 + 0.75 / 12 + 0.5625 / 216 + 0.75 / 24))
+
+
 def test_sign_test_mde_by_hand() -> None:
     """Ten non-zero verdicts of ten: the one-sided exact test at 5% needs 9 or more +1s (P(X ≥ 9) = 11/1024
     under the null; 8 or more would be 56/1024 > 5%), and P(X ≥ 9 | q) reaches 80% at q = 0.917, a
