@@ -42,7 +42,7 @@ def _init(args: argparse.Namespace) -> int:
 
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
     try:
-        path = init_spec(Path(args.data) if args.data else None, Path(args.out), models)
+        path = init_spec([Path(d) for d in args.data], Path(args.out), models, args.prompt)
     except InitError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -285,9 +285,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_schema)
 
     p = sub.add_parser("init", help="write a commented, valid spec for a data file (or the embedded default)")
-    p.add_argument("data", nargs="?", help="CSV, JSONL, JSON or Parquet of prompts and answers (wide: a column "
-                   "per model; long: a model column and an answer column); none: the embedded default spec")
+    p.add_argument("data", nargs="*", help="CSV, JSONL, JSON or Parquet of prompts and answers (wide: a column "
+                   "per model; long: a model column and an answer column), a file another tool writes, or several "
+                   "files of one kind (a file per model) or their folder; none: the embedded default spec")
     p.add_argument("--models", metavar="A,B", help="the answer columns (wide) or model names (long) to compare")
+    p.add_argument("--prompt", metavar="COLUMN", help="the column holding the prompts, where none is named like one")
     p.add_argument("--out", metavar="PATH", default="vibe.yaml", help="where to write the spec (default: vibe.yaml)")
     p.set_defaults(func=_init)
 

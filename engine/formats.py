@@ -55,6 +55,7 @@ class Sniffed:
     names: dict[str, str] = field(default_factory=dict)
     fields: dict[str, str] = field(default_factory=dict)
     votes: bool = False  # the file holds votes between models: `vibe init` ranks them too
+    source: Path | None = None  # what the spec should read, where it is not the path given (the folder around it)
 
 
 class DatasetFormat:

@@ -168,19 +168,85 @@ def test_a_column_of_scores_is_not_taken_for_a_model(tmp_path: Path, shared_data
                                            "'preference'; models: command_xlarge_beta, tnlgv2 ← 'TNLGv2'")
 
 
-def test_the_spec_init_writes_for_the_vibecheck_files_validates(tmp_path: Path, shared_data: Path) -> None:
-    """The docs promise that the spec `vibe init` writes validates unchanged. On VibeCheck's own files it did not:
-    the summaries' labels write 'TNLGv' for the TNLGv2 column and 'N/A' for rows nobody labelled. A label cut
-    short to a prefix of one model alone is that model, and 'N/A' gives no label (written as null)."""
-    for data in sorted((shared_data / "vibecheck").glob("*.csv")):
-        folder = tmp_path / data.stem
-        folder.mkdir()
-        made = subprocess.run([sys.executable, "-m", "engine", "init", str(data)], cwd=folder, capture_output=True,
-                              text=True)
-        assert made.returncode == 0, (data.name, made.stderr)
-        checked = subprocess.run([sys.executable, "-m", "engine", "validate", "vibe.yaml"], cwd=folder,
-                                 capture_output=True, text=True)
-        assert checked.returncode == 0, (data.name, checked.stderr)
-    values = yaml.safe_load((tmp_path / "summ_cnndm_train_with_pref" / "vibe.yaml").read_text())
-    assert next(iter(values["datasets"].values()))["preference_values"] == {
-        "TNLGv": "tnlgv2", "command_xlarge_beta": "command_xlarge_beta", "N/A": None}
+def _cli(*argv: str) -> tuple[int, str, str]:
+    """`vibe ARGV` as a user runs it, in this process (the exit code, stdout, stderr)."""
+    import contextlib
+    import io
+
+    from engine.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+DATA_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
+
+
+def test_init_on_every_tabular_file_writes_a_spec_that_plans_or_says_in_one_line_why_not(
+        tmp_path: Path, shared_data: Path) -> None:
+    """Every table in ../shared/data goes through `vibe init`: either the spec it writes validates and plans
+    (the data read, every task compiled), or init exits 2 with one line that says what it could not decide and
+    how to say it. Before, init took the Vibe-Eval results' 'generation' and 'evaluator_explanation' for two
+    models, MT-Bench's judge prompts' template and description for two more, a topic column ('category_labels')
+    for a third Arena model, and wrote an MT-Bench spec from question.jsonl that read no answers (its plan
+    failed). VibeCheck's summaries also write 'TNLGv' for the TNLGv2 column and 'N/A' where nobody labelled:
+    a label cut short to one model's prefix is that model, and 'N/A' no label."""
+    files = sorted(p for p in shared_data.rglob("*") if p.suffix in DATA_SUFFIXES and p.is_file())
+    assert len(files) > 70
+    written = {}
+    for n, data in enumerate(files):
+        out = tmp_path / f"{n}" / "vibe.yaml"
+        code, _, err = _cli("init", str(data), "--out", str(out))
+        where = data.relative_to(shared_data)
+        if code == 0:
+            assert _cli("validate", str(out))[0] == 0, where
+            planned = _cli("plan", str(out))
+            assert planned[0] == 0, (where, planned[2])
+            written[str(where)] = yaml.safe_load(out.read_text())
+        else:
+            assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, (where, err)
+            assert not out.exists()
+    assert len(written) >= 12
+    models = {where: list(spec["models"]) for where, spec in written.items()}
+    assert models["arena/vibecheck_llama3-70b_vs_not_llama_soft_questions.csv"] == ["llama-3-70b-instruct",
+                                                                                    "not_llama"]
+    assert "mt_bench/judge_prompts.jsonl" not in models
+    assert not any(where.startswith("vibe_eval/results/") for where in models)
+    assert written["mt_bench/question.jsonl"]["datasets"]["mt_bench"]["source"]["path"].endswith("mt_bench")
+    assert next(iter(written["vibecheck/summ_cnndm_train_with_pref.csv"]["datasets"].values()))[
+        "preference_values"] == {"TNLGv": "tnlgv2", "command_xlarge_beta": "command_xlarge_beta", "N/A": None}
+
+
+@pytest.mark.slow
+def test_a_file_per_model_goes_through_init_and_runs(tmp_path: Path, shared_data: Path) -> None:
+    """Per-model files could not go through `vibe init` (it took one file, and its hint, --models, could not
+    help). Several files (or their folder) are one dataset: AlpacaEval's model_outputs.json per model, whose
+    rows name their generator; Vibe-Eval's results per model, whose rows name none, so each file's answers are
+    the model it is named after. The second spec runs to a leaderboard; files of different columns are refused
+    in one line."""
+    alpaca = [shared_data / "alpaca_eval" / m / "model_outputs.json" for m in ("gpt4_1106_preview",
+                                                                           "gpt-3.5-turbo-1106")]
+    code, said, err = _cli("init", *map(str, alpaca), "--out", str(tmp_path / "alpaca.yaml"))
+    assert code == 0, err
+    assert "model ← 'generator'; answer ← 'output'; models: gpt4_1106_preview, gpt-3.5-turbo-1106" in said
+    items = prepare(tmp_path / "alpaca.yaml").items["model_outputs"]
+    assert len(items) == 805 and set(items[0].outputs) == {"gpt4_1106_preview", "gpt-3.5-turbo-1106"}
+
+    one = alpaca[0]
+    code, _, err = _cli("init", str(one), "--out", str(tmp_path / "one.yaml"))
+    assert code == 2 and "vibe init FILE FILE" in err
+
+    results = shared_data / "vibe_eval" / "results" / "reka-core-20240415-evaluator"
+    per_model = [results / f"{m}.jsonl" for m in ("gemini-1.5-pro-002", "reka-flash-20241127")]
+    code, said, err = _cli("init", *map(str, per_model), "--out", str(tmp_path / "ve.yaml"))
+    assert code == 0, err
+    assert "id ← 'example_id'" in said
+    assert "answer ← 'generation'; models: gemini-1.5-pro-002, reka-flash-20241127" in said
+    code, _, err = _cli("init", str(results), "--out", str(tmp_path / "folder.yaml"))  # the summaries differ
+    assert code == 2 and "do not have the same columns" in err and err.count("\n") == 1
+    done = subprocess.run([sys.executable, "-m", "engine", "run", str(tmp_path / "ve.yaml"), "--limit", "6",
+                           "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "run" / "index.html").is_file()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 PROMPT_NAMES = ("prompt", "question", "instruction", "input", "query", "user_prompt", "turns.0", "problem")
-ID_NAMES = ("id", "question_id", "prompt_id", "uid", "idx", "item_id", "sample_id")
+ID_NAMES = ("id", "question_id", "prompt_id", "uid", "idx", "item_id", "sample_id", "example_id")
 CATEGORY_NAMES = ("category", "topic", "task", "subset", "domain")
 LABEL_NAMES = ("preference", "winner", "label", "preferred", "choice", "human_preference")
 MODEL_NAMES = ("model", "model_name", "generator", "system")

@@ -72,4 +72,5 @@ class MTBench(ConversationRows):
             return None
         models = sorted(p.stem for p in (folder / ANSWERS).glob("*.jsonl"))
         return Sniffed("turns", models, f"{len(models)} models' answers" if models else "questions only",
-                       fields={"id": "question_id", "category": "category"})
+                       fields={"id": "question_id", "category": "category"},
+                       source=folder if models and not path.is_dir() else None)  # the answers beside it too

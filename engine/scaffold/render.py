@@ -1,0 +1,116 @@
+"""The spec `vibe init` writes for a layout, with a comment on every choice, and the one line it prints of what it
+took for what."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from engine.formats import dataset_format
+from engine.scaffold.layout import Layout, slug
+
+
+def _yaml(value: str) -> str:
+    """A YAML scalar for a name or path: quoted when plain style would misread it."""
+    plain = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.\-/ ]*", value) and value.lower() not in (
+        "yes", "no", "true", "false", "null", "on", "off", "y", "n", "~")
+    return value if plain and value == value.strip() else '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _spec_path(data: Path, spec_dir: Path) -> str:
+    """`data` as the spec names it: relative to the spec's folder where it lies below it."""
+    try:
+        return data.resolve().relative_to(spec_dir.resolve()).as_posix()
+    except ValueError:
+        return str(data.resolve())
+
+
+def render(layout: Layout, files: list[Path], spec_dir: Path, size: str) -> str:
+    """The spec's text, with a comment on every choice `vibe init` made."""
+    data = files[0]
+    several = len(files) > 1
+    parent = data.parent.name if several and len({f.parent for f in files}) == 1 else ""
+    name = slug(parent or data.stem)
+    models = list(layout.models)
+    paths = [_spec_path(f, spec_dir) for f in files]
+    source = f"{{paths: [{', '.join(_yaml(p) for p in paths)}]}}" if several else f"{{path: {_yaml(paths[0])}}}"
+    read_from = (f"{len(files)} files" + (f" in {parent}/" if parent else "")) if several else data.name
+    lines = ["# Written by `vibe init` from " + read_from + f" ({size}). Edit freely; `vibe validate` checks it.",
+             f"name: {name}",
+             "extends: vibe:offline-panel   # the packaged offline judges (text metrics, MiniLM) and style vibes",
+             "", "models:                        # answers recorded in the file: nothing is generated"]
+    lines += [f"  {_yaml(m)}: {{provider: recorded}}" for m in models]
+    lines += ["  # a model to call instead: {provider: openai, model: gpt-4o-mini, api_key_env: OPENAI_API_KEY}",
+              "", "datasets:", f"  {name}:", f"    source: {source}"]
+    if layout.format:
+        lines += _named_dataset(layout, layout.format)
+    fields = [("prompt", layout.prompt), ("id", layout.id), ("category", layout.category),
+              ("reference", layout.reference), ("preference", layout.label if layout.label_values else None)]
+    if layout.format:
+        fields = []
+    elif layout.model_column:
+        lines.append("    format: long                 # one row per prompt and model")
+        fields += [("model", layout.model_column), ("answer", layout.answer_column)]
+    elif layout.answer_column:
+        lines.append("    format: long                 # a file per model: rows that name no model are the "
+                     "model the file is named after")
+        fields.append(("answer", layout.answer_column))
+    if fields:
+        lines.append("    fields:")
+    lines += [f"      {key}: {_yaml(column)}" for key, column in fields if column]
+    if not layout.model_column and not layout.answer_column and not layout.format:
+        lines.append("      outputs:                   # model -> the column holding its answers")
+        lines += [f"        {_yaml(m)}: {_yaml(column)}" for m, column in layout.models.items()]
+    if layout.label_values:
+        lines.append("    preference_values:           # label as written -> the model it favours (or tie)")
+        lines += [f"      {_yaml(value)}: {_yaml(model)}" if model is not None
+                  else f"      {_yaml(value)}: null   # gives no label: the row counts as unlabelled"
+                  for value, model in layout.label_values.items()]
+        lines.append("    labels: {source: unknown}    # who wrote them: human | llm-judge | reward-model | metric")
+    elif layout.label:
+        lines.append(f"    # {layout.label!r} looks like a preference label, but its values name no model: map "
+                     "them with preference_values and add fields.preference")
+    analysis = [f"    models: [{', '.join(_yaml(m) for m in models)}]"]
+    if len(models) > 2:
+        analysis.append(f"    reference: {_yaml(models[0])}          # every other model is compared with this one")
+    lines += ["", "vibes:", "  - discover: {method: statistical, max_vibes: 10}   # found on the training prompts only",
+              "", "analyses:", "  vibecheck:", f"    dataset: {name}", *analysis,
+              "    judges: [metrics, minilm]", "    split: {train: 0.5, seed: 0}"]
+    if layout.votes:
+        listed = ", ".join(_yaml(m) for m in models)
+        lines += ["  rankings:                      # the battles' votes, every model rated", "    method: rankings",
+                  f"    dataset: {name}", f"    models: [{listed}]", "    outcomes: labels"]
+    return "\n".join([*lines, ""])
+
+
+def _named_dataset(layout: Layout, form: str) -> list[str]:
+    """A named format's own lines: the format, its battle columns, and the models renamed for the spec."""
+    lines = [f"    format: {form:<22}# {dataset_format(form).description}"]
+    if layout.format_fields:
+        columns = [("prompt", layout.prompt), ("id", layout.id), ("category", layout.category),
+                   *layout.format_fields.items()]
+        lines.append("    fields:")
+        lines += [f"      {key}: {_yaml(column)}" for key, column in columns if column]
+    if layout.names:
+        lines.append("    model_names:                 # the file's names -> the spec's")
+        lines += [f"      {_yaml(raw)}: {_yaml(name)}" for raw, name in layout.names.items()]
+    if layout.votes:
+        lines.append("    labels: {source: unknown}    # who voted: human | llm-judge | reward-model | metric")
+    return lines
+
+
+def what_was_taken(path: Path) -> str:
+    """What a spec `vibe init` wrote takes for what, in one line for the console: the prompt and each model's
+    column, and the id, category, reference and preference columns where it found them."""
+    import yaml
+
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    (name, dataset), = doc["datasets"].items()
+    fields = dataset.get("fields", {})
+    parts = [f"{role} ← {fields[role]!r}" for role in ("prompt", "id", "category", "reference", "preference", "model",
+                                                        "answer") if role in fields]
+    outputs = fields.get("outputs") or {}
+    parts.append("models: " + ", ".join(f"{model} ← {column!r}" if column != model else model
+                                        for model, column in outputs.items()) if outputs else
+                 "models: " + ", ".join(doc["analyses"]["vibecheck"]["models"]))
+    return f"took, in {name}: " + "; ".join(parts)
