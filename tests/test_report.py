@@ -57,6 +57,7 @@ def test_arena_report_renders_in_browser(tmp_path: Path, shared_data: Path) -> N
     assert len(vc.pairs) == 160 and vc.model_matching is not None and vc.preference is not None
     mined = [v.name for v in vc.vibes if v.kept and v.origin.startswith("discovered (phrases:")]
     assert mined and any("cross-fitted" in note and mined[0] in note for note in vc.notes)
+    check_lexicons_kept_on_crossfit_verdicts(vc, spec)
     index = (run_dir / "index.html").read_text()
     assert "model matching" in index and "llama-3-70b-instruct" in index
     assert (run_dir / "charts" / "vibecheck-separability.svg").read_text().startswith("<svg")
@@ -93,6 +94,24 @@ def colour_scales(spec: object) -> list[dict]:
         for value in spec:
             out += colour_scales(value)
     return out
+
+
+def check_lexicons_kept_on_crossfit_verdicts(vc, spec: Path) -> None:
+    """A mined lexicon is kept or dropped on its cross-fitted training verdicts as discovery judged them: a
+    difference within the metric's tolerance is a tie. The analysis took the sign of the cross-fitted strength
+    instead, so a lexicon that barely moved a pair counted it as a full verdict."""
+    from engine.methods.vibecheck.discovery import statistical as discovery
+    from engine.pipeline import prepare
+
+    items = {item.id: item for item in prepare(spec).items["arena"]}
+    train = [p for p in vc.pairs if p.split == "train"]
+    texts = [discovery.TrainingPair(items[p.item_id].outputs[vc.model_a], items[p.item_id].outputs[vc.model_b],
+                                    None, unit=p.conversation) for p in train]
+    columns = discovery.crossfit_lexicon_scores(texts, vc.model_a, vc.model_b, seed=0)
+    lexicons = [v for v in vc.vibes if v.origin.startswith("discovered (phrases:")]
+    assert lexicons
+    for vibe in lexicons:
+        assert vibe.separability_train == pytest.approx(float(columns[vibe.name][1].mean())), vibe.name
 
 
 def check_reading_aids(vc, run_dir: Path) -> None:

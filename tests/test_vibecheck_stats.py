@@ -281,6 +281,9 @@ def test_collinear_and_constant_vibes_are_named_not_fatal() -> None:
     assert fit.coefficients[1] == fit.coefficients[2] == 0 and fit.p_values[1] is fit.p_values[2] is None
     assert "linear combination" in fit.p_notes[1] and "constant" in fit.p_notes[2]
     assert fit.p_notes[0] == ""
+    # the notes are the test refit's: they name the test pairs (they said "training pairs")
+    assert fit.p_notes[2] == "constant on the test pairs: not estimable"
+    assert fit.p_notes[1].endswith("on the test pairs: not estimable")
 
 
 def test_sign_test_by_hand() -> None:

@@ -203,9 +203,9 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                                   item.label(model_a, model_b), ga, gb, nu, by_judge, rationales,
                                   table.row(row), chars, orders_by_vibe, preferred, preferred_raw, item.conversation,
                                   item.turn))
-    crossfit = _crossfit_lexicons(pairs, vibes, origins, results, analysis)
+    crossfit, crossfit_verdicts = _crossfit_lexicons(pairs, vibes, origins, results, analysis)
     vibe_scores = [_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min, sep_min,
-                               crossfit.get(v.name)) for v in vibes]
+                               crossfit_verdicts.get(v.name)) for v in vibes]
     kept = [s.name for s in vibe_scores if s.kept]
     crossfit = {name: values for name, values in crossfit.items() if name in kept}
     notes: list[str] = []
@@ -272,7 +272,7 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
     train = [p for p in pairs if p.split == "train"]
     test = [p for p in pairs if p.split == "test"]
     if crossfit:  # a lexicon mined from the training pairs: judged on each by the lexicon mined without it
-        scored = [(int(np.sign(crossfit[p.item_id])), p.cluster) for p in train if p.item_id in crossfit]
+        scored = [(crossfit[p.item_id], p.cluster) for p in train if p.item_id in crossfit]
     else:
         scored = [(v, p.cluster) for p in train if (v := p.nu[vibe.name]) is not None]
     tested = [(v, p.cluster) for p in test if (v := p.nu[vibe.name]) is not None]
@@ -305,20 +305,23 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
 
 
 def _crossfit_lexicons(pairs: list[PairVerdicts], vibes: list[Vibe], origins: dict[str, str],
-                       results: dict[str, Result], analysis: Analysis) -> dict[str, dict[str, float]]:
-    """Training-pair strengths of discovered phrase lexicons, cross-fitted: vibe -> item -> strength. A
-    lexicon mined from the training pairs separates them almost perfectly by construction, which says
-    nothing of how it generalizes; scored by the lexicon from the other half, it weighs what it would on
-    new pairs."""
+                       results: dict[str, Result], analysis: Analysis
+                       ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """Training-pair strengths (the regressions' columns) and verdicts (keep/drop's: −1, 0 or +1, a difference
+    within the metric's tolerance a tie, as discovery and the benchmarks judge them) of discovered phrase
+    lexicons, cross-fitted: vibe -> item -> value. A lexicon mined from the training pairs separates them
+    almost perfectly by construction, which says nothing of how it generalizes; scored by the lexicon from the
+    other half, it weighs what it would on new pairs."""
     mined = [v.name for v in vibes if origins.get(v.name, "").startswith("discovered (phrases:")]
     train = [p for p in pairs if p.split == "train" and p.output_a in results and p.output_b in results]
     if not mined or not train:
-        return {}
+        return {}, {}
     texts = [discovery.TrainingPair(str(results[p.output_a].output), str(results[p.output_b].output), None,
                                     unit=p.conversation) for p in train]
     columns = discovery.crossfit_lexicon_scores(texts, *discovery_sides(analysis), seed=split_seed(analysis))
-    return {name: {p.item_id: float(v) for p, v in zip(train, columns[name][0], strict=True)}
-            for name in mined if name in columns}
+    strengths, verdicts = ({name: {p.item_id: float(v) for p, v in zip(train, columns[name][k], strict=True)}
+                            for name in mined if name in columns} for k in (0, 1))
+    return strengths, verdicts
 
 
 def _with_coefficients(score: VibeScore, mm: heldout.HeldOutFit | None, pp: heldout.HeldOutFit | None,

@@ -24,31 +24,33 @@ class FirthFit:
         return np.asarray(x @ self.coefficients + (self.intercept or 0.0))
 
 
-def estimable(x: np.ndarray, intercept: bool) -> tuple[list[int], dict[int, str]]:
+def estimable(x: np.ndarray, intercept: bool, pairs: str = "training") -> tuple[list[int], dict[int, str]]:
     """The columns a fit can estimate, in order, and why each other one cannot: constant on these pairs, or a
-    linear combination of the columns before it (two vibes with the same verdicts on every pair)."""
+    linear combination of the columns before it (two vibes with the same verdicts on every pair). `pairs` says
+    which pairs the reasons name (training, test, labelled)."""
     usable: list[int] = []
     reasons: dict[int, str] = {}
     base = [np.ones(len(x))] if intercept else []
     for j in range(x.shape[1]):
         column = x[:, j]
         if (column.std() == 0) if intercept else not np.any(column):
-            reasons[j] = "constant on the training pairs: not estimable"
+            reasons[j] = f"constant on the {pairs} pairs: not estimable"
             continue
         stacked = np.column_stack([*base, *(x[:, k] for k in usable), column])
         if np.linalg.matrix_rank(stacked) < stacked.shape[1]:
-            reasons[j] = "a linear combination of the features before it on the training pairs: not estimable"
+            reasons[j] = f"a linear combination of the features before it on the {pairs} pairs: not estimable"
             continue
         usable.append(j)
     return usable, reasons
 
 
-def firth(x: np.ndarray, y: np.ndarray, intercept: bool, *, tests: bool = True) -> FirthFit:
+def firth(x: np.ndarray, y: np.ndarray, intercept: bool, *, tests: bool = True, pairs: str = "training") -> FirthFit:
     """Firth fit on the estimable columns; any other column is reported with coefficient 0 and no p-value.
-    `tests`: penalized likelihood-ratio p-values (the held-out refit); without, a predicting fit."""
+    `tests`: penalized likelihood-ratio p-values (the held-out refit); without, a predicting fit. `pairs`: which
+    pairs `x` holds, as the notes name them."""
     from firthmodels import FirthLogisticRegression
 
-    usable, reasons = estimable(x, intercept)
+    usable, reasons = estimable(x, intercept, pairs)
     coefficients = np.zeros(x.shape[1])
     std_errors: list[float | None] = [None] * x.shape[1]
     p_values: list[float | None] = [None] * x.shape[1]

@@ -202,7 +202,7 @@ def model_matching(names: list[str], x_train: np.ndarray, x_test: np.ndarray, le
     flip = _random_orders(len(x_train), rng)
     fit = firth(x_train * flip[:, None], (flip > 0).astype(float), intercept=False, tests=False)
     flip_test = _random_orders(len(x_test), rng)
-    refit = firth(x_test * flip_test[:, None], (flip_test > 0).astype(float), intercept=False)
+    refit = firth(x_test * flip_test[:, None], (flip_test > 0).astype(float), intercept=False, pairs="test")
     ones_train, ones_test = np.ones(len(x_train)), np.ones(len(x_test))
     right = correct(fit.decision(x_test), ones_test)
     # the rule: the longer answer is the model's that wrote the longer answer on more training pairs
@@ -261,7 +261,7 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
     design_train = np.column_stack([rule_train, *(columns[n][0] for n in terms)])
     design_test = np.column_stack([rule_test, *(columns[n][1] for n in terms)])
     fit = firth(design_train, y_train, intercept=with_intercept, tests=False)
-    refit = firth(design_test, y_test, intercept=with_intercept, tests=clusters is None)
+    refit = firth(design_test, y_test, intercept=with_intercept, tests=clusters is None, pairs="test")
     if clusters is not None:
         refit = replace(refit, p_notes=[TURN_LABELS if note in ("", "not tested") else note for note in refit.p_notes])
     right = correct(fit.decision(design_test), y_test)

@@ -321,7 +321,7 @@ def _pooled(result: ProfileResult, held_out: bool) -> None:
     fixed = np.array([[float(vc.model_a == m) for m in models[1:]] for vc, _ in rows]).reshape(len(rows), -1)
     design = np.column_stack([fixed, length, x])
     features = [heldout.LENGTH, *names]
-    usable, reasons = estimable(design, intercept=True)
+    usable, reasons = estimable(design, intercept=True, pairs="labelled")
     controls = [j for j in usable if j < fixed.shape[1]]  # the model intercepts: not reported
     shown = {j - fixed.shape[1]: k + len(controls) for k, j in enumerate(j for j in usable if j >= fixed.shape[1])}
     reasons = {j - fixed.shape[1]: why for j, why in reasons.items() if j >= fixed.shape[1]}

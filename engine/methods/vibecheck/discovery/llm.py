@@ -108,7 +108,11 @@ def _validated(vibes: list[Vibe], nu: np.ndarray, d: Discovery) -> tuple[list[Vi
     """The vibes that separate the models on the training pairs (|sep| ≥ separability_min, and an exact sign
     test that survives Benjamini–Hochberg over every candidate of the round, as statistical discovery screens
     its candidates), less any whose verdicts repeat an earlier one's (correlation above discovery's
-    MAX_CORRELATION), with their verdict columns: VibeCheck's filter and dedup, applied every round. Judge
+    MAX_CORRELATION), with their verdict columns: VibeCheck's filter and dedup, applied every round. The BH step
+    here is a screen, not a false-discovery-rate guarantee: the proposer read these same training pairs before
+    naming the vibes it tests, so the p-values are not those of hypotheses fixed in advance; the guarantee a
+    reader gets is the headline's one-sided test on the test pairs, which neither the proposer nor this screen
+    saw. Judge
     agreement (κ) needs every judge's score and is checked by the analysis. A pair with no readable verdict
     (NaN) is missing from the columns it lacks, never a 0."""
     columns = [nu[np.isfinite(nu[:, j]), j] for j in range(len(vibes))]
