@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import importlib.util
 import json
 from collections.abc import Callable, Iterable
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
@@ -46,14 +47,14 @@ def active() -> Store | None:
     return _store[0] if _store else None
 
 
-ENGINE = Path(__file__).resolve().parent
-
-
 @functools.cache
 def code_digest(module: str) -> str:
-    """What `module` computes with, hashed: the syntax of its source and of every engine module it imports,
-    directly or through another (docstrings dropped, so rewording one keeps the key; comments are not in the
-    syntax), and the installed version of each library those modules import."""
+    """What `module` computes with, hashed: the syntax of its source and of every module of its own package and
+    of the engine that it imports, directly or through another (docstrings dropped, so rewording one keeps the
+    key; comments are not in the syntax), and the installed version of each library those modules import. A
+    module is read where Python imports it from: a plug-in outside `engine/` (a judge kind in its own package)
+    is hashed from its own file and its package's imports, never from an engine file with the same tail name."""
+    own = {"engine", module.split(".")[0]}
     seen: set[str] = set()
     libraries: set[str] = set()
     parts: list[str] = []
@@ -63,17 +64,27 @@ def code_digest(module: str) -> str:
         if name in seen:
             continue
         seen.add(name)
-        base = ENGINE.joinpath(*name.split(".")[1:])
-        path = next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
+        path = _source(name)
         if path is None:  # a name imported from a module, not a module
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         parts.append(f"{name}\0{_without_docstrings(tree)}")
         for imported in _imported(tree):
-            (todo.append if imported.split(".")[0] == "engine" else libraries.add)(imported)
+            (todo.append if imported.split(".")[0] in own else libraries.add)(imported)
     versions = sorted({f"{dist}=={_version(dist)}" for library in libraries
                        for dist in _distributions().get(library.split(".")[0], [])})
     return hashlib.sha256("\n".join(sorted(parts) + versions).encode("utf-8")).hexdigest()[:16]
+
+
+def _source(name: str) -> Path | None:
+    """The source file module `name` is imported from; None for a name that is not a module (`engine.stats.mean`)
+    or one with no Python source."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):  # its parent is a module, not a package; or it cannot be found
+        return None
+    origin = spec.origin if spec is not None else None
+    return Path(origin) if origin and origin.endswith(".py") else None
 
 
 def _imported(tree: ast.AST) -> set[str]:

@@ -173,3 +173,32 @@ def test_a_fit_is_computed_again_when_the_code_behind_it_changes(tmp_path: Path)
     assert "ADMISSION_DRAWS = 199" in text
     admission.write_text(text.replace("ADMISSION_DRAWS = 199", "ADMISSION_DRAWS = 99"))
     assert fit() == {"computed": 1, "read": 0}
+
+
+def test_a_plug_ins_digest_is_of_its_own_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A judge kind in its own package keys its cached values by its own code: editing the module, or a module of
+    its package that it imports, changes the digest. The digest was read from engine/<its tail name>.py, so a
+    plug-in's `metrics.py` got the engine's judges' digest and one with no engine namesake the digest of
+    nothing: editing the plug-in never invalidated what it had measured."""
+    from engine import derived
+
+    package = tmp_path / "my_vibes"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    kind = "from my_vibes.scoring import weight\n\ndef score(text):\n    return {}weight(text)\n"
+    (package / "kind.py").write_text(kind.format(""))
+    (package / "scoring.py").write_text("def weight(text):\n    return len(text)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def digest() -> str:
+        derived.code_digest.cache_clear()
+        return derived.code_digest("my_vibes.kind")
+
+    first = digest()
+    assert first != derived.code_digest("engine.nothing_here")  # not the digest of no code
+    (package / "scoring.py").write_text("def weight(text):\n    return 2 * len(text)\n")
+    second = digest()
+    assert second != first
+    (package / "kind.py").write_text(kind.format("-"))
+    assert digest() not in (first, second)
+    derived.code_digest.cache_clear()

@@ -46,7 +46,9 @@ class Ceiling:
     ci_high: float
     n_train: int
     n_test: int
-    captured: float | None = None  # (named vibes' accuracy − ½) / (this − ½); None where this is not above ½
+    # (named vibes' accuracy − ½) / (this − ½), a point estimate printed as one (no interval: the two accuracies
+    # are each noisy, and on different pairs beyond CAP); None where this is not above ½
+    captured: float | None = None
     estimator: str = ESTIMATOR
     label: str = LABEL
 
