@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engine import stats
 from engine.datasets.load import _comparison_label
 from engine.methods.vibecheck.profiles import _winrate
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
@@ -108,6 +109,15 @@ def test_planted_vibes_land_on_the_right_model(planted_run: tuple[Path, object])
     assert formatted.separability > 0.9 and formatted.ci_low > 0
     assert profile.cell("listy", "emphasis").ci_low > 0 and profile.cell("longer", "emphasis").separability == 0
     assert verbose.measure > 2.5 * verbose.measure_reference
+    # a cell's detectable size is at the level its corrected test faces: BH's α·(R + 1)/m, R clear of m tested
+    # (it was the uncorrected 5% test's, a size the grid's test could not detect with that power)
+    tested = [c for c in profile.cells if c.p_value is not None] + [t for t in profile.turns if t.p_value is not None]
+    level = 0.05 * (sum(c.clear() for c in tested) + 1) / len(tested)
+    for cell in profile.cells:
+        if cell.nonzero is not None:
+            assert cell.power_alpha == pytest.approx(min(level, 0.05))
+            assert cell.mde == stats.sign_test_mde(cell.nonzero, cell.n, alpha=cell.power_alpha,
+                                                   one_sided=cell.direction != 0)
     with (run_dir / "vibes-vs-ref" / "profiles.csv").open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert list(rows[0])[:6] == ["model", "vibe", "separability", "ci_low", "ci_high", "measure"]

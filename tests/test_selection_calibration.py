@@ -66,7 +66,8 @@ def scored(name: str, train: Sequence[float], test: Sequence[float], origin: str
     return VibeScore(name, "low", "high", origin, None, [], [], stats.separability(test) if len(test) else None,
                      decision.separability_train, decision.train_ci, None, None, decision.kept,
                      "; ".join(decision.reasons), len(train) + len(test), 0, separability_p=decision.p_value,
-                     direction=decision.direction, separability_mde=decision.detectable)
+                     direction=decision.direction, separability_mde=decision.detectable, test_verdicts=len(test),
+                     test_nonzero=sum(v != 0 for v in test))
 
 
 def named(scores: list[VibeScore], mm: heldout.HeldOutFit | None = None,

@@ -304,6 +304,37 @@ def test_skew_corrected_t_by_hand() -> None:
     assert stats.skew_corrected_t([0, 0, 0, 3], 0) == pytest.approx(2 * (0.5 + 0.75 / 12 + 0.5625 / 216 + 0.75 / 24))
 
 
+def test_the_detectable_size_is_at_the_level_the_corrected_test_faces() -> None:
+    """Beside a Holm p the page printed the size the uncorrected 5% test detects: at 200 test pairs (a third
+    tied) 0.147, where a test corrected over ten claims needs 0.196, and power at 0.147 is 45%. Each kept vibe's
+    detectable separability is now at Holm's bound 5%/m over the comparison's m claims: here three kept vibes
+    and no regression, so 5%/3 (the first two's 133 non-zero verdicts of 200; the third's 20 of 30)."""
+    from test_selection_calibration import scored
+
+    from engine.methods.vibecheck.analysis import adjust_claims
+
+    lean = [1.0] * 70 + [-1.0] * 63 + [0.0] * 67
+    scores = [scored("a", [1.0] * 30, lean), scored("b", [-1.0] * 30, lean),
+              scored("c", [1.0] * 30, [1.0] * 12 + [-1.0] * 8 + [0.0] * 10)]
+    assert all(s.kept for s in scores)
+    adjusted, _, _ = adjust_claims(scores, None, None)
+    assert [s.power_alpha for s in adjusted] == [pytest.approx(0.05 / 3)] * 3
+    assert adjusted[0].separability_mde == pytest.approx(stats.sign_test_mde(133, 200, alpha=0.05 / 3))
+    assert adjusted[2].separability_mde == pytest.approx(stats.sign_test_mde(20, 30, alpha=0.05 / 3))
+    assert adjusted[0].separability_mde > scores[0].separability_mde  # the uncorrected size promised too much
+    assert stats.sign_test_mde(133, 200) == pytest.approx(0.1472, abs=1e-4)
+    assert stats.sign_test_mde(133, 200, alpha=0.005) == pytest.approx(0.1962, abs=1e-4)
+    # a regression's vibe coefficient joins the family: m = 4, and its detectable size is (z at 1 − 5%/8 + z₀.₈)·SE
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(4)
+    x = rng.choice([-1.0, 0.0, 1.0], size=(60, 1))
+    mm = heldout.model_matching(["a"], x, x, np.zeros(60), np.zeros(60))
+    adjusted, mm, _ = adjust_claims(scores, mm, None)
+    assert mm is not None and mm.power_alpha == pytest.approx(0.05 / 4) and adjusted[0].power_alpha == mm.power_alpha
+    assert mm.detectable[0] == pytest.approx((norm.ppf(1 - 0.05 / 8) + norm.ppf(0.8)) * mm.std_errors[0])
+
+
 def test_sign_test_mde_by_hand() -> None:
     """Ten non-zero verdicts of ten: the one-sided exact test at 5% needs 9 or more +1s (P(X ≥ 9) = 11/1024
     under the null; 8 or more would be 56/1024 > 5%), and P(X ≥ 9 | q) reaches 80% at q = 0.917, a

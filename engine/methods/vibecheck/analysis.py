@@ -257,9 +257,19 @@ def adjust_claims(scores: list[VibeScore], mm: heldout.HeldOutFit | None,
     test-pair separability (what the headline names) and each vibe coefficient of both held-out regressions.
     Corrected apart, two families of 5% would let a page with nothing to find claim something nearly twice
     that often."""
-    fits, adjusted = heldout.adjust([f for f in (mm, pp) if f is not None], [s.separability_p for s in scores])
-    scores = [replace(s, separability_p_adjusted=q) for s, q in zip(scores, adjusted, strict=True)]
+    fits, adjusted, alpha = heldout.adjust([f for f in (mm, pp) if f is not None], [s.separability_p for s in scores])
+    scores = [replace(s, separability_p_adjusted=q, separability_mde=_corrected_mde(s, alpha), power_alpha=alpha)
+              if s.separability_p is not None else s for s, q in zip(scores, adjusted, strict=True)]
     return scores, (fits.pop(0) if mm else None), (fits.pop(0) if pp else None)
+
+
+def _corrected_mde(score: VibeScore, alpha: float) -> float | None:
+    """The test separability the vibe's one-sided sign test detects with 80% power at `alpha`, the level its
+    Holm-corrected test faces, from its test verdicts' counts (None over conversation means, whose values are
+    not −1, 0 or +1)."""
+    if score.test_nonzero is None:
+        return None
+    return stats.sign_test_mde(score.test_nonzero, score.test_verdicts, alpha=alpha)
 
 
 def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepared: Prepared,
@@ -301,7 +311,9 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
         invalid_verdicts=invalid,
         examples=vibe.examples, n_train=len(train), n_test=len(test),
         missing_verdicts=sum(p.nu[vibe.name] is None for p in pairs),
-        separability_p=decision.p_value, direction=decision.direction, separability_mde=decision.detectable)
+        separability_p=decision.p_value, direction=decision.direction, separability_mde=decision.detectable,
+        test_verdicts=len(nu_test),
+        test_nonzero=sum(v != 0 for v in nu_test) if len(nu_test) == len(tested) else None)
 
 
 def _crossfit_lexicons(pairs: list[PairVerdicts], vibes: list[Vibe], origins: dict[str, str],

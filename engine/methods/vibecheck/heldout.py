@@ -73,7 +73,8 @@ BOOTSTRAP_ROUNDS = 2000
 TURN_LABELS = ("no p-value: the labels are per turn, and a likelihood-ratio test on the refit would count a "
                "conversation's turns as independent")
 Z95 = 1.959963984540054
-POWER_Z = Z95 + 0.8416212335729143  # z of 97.5% plus z of 80%: a two-sided 5% Wald test at 80% power
+Z80 = 0.8416212335729143  # z of 80%: the power a "detectable" size is stated at
+CLAIMS_ALPHA = 0.05  # the level of the Holm family of one comparison's claims
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ class HeldOutFit:
     train_coefficients_are: str = DESCRIPTIVE
     rule: str = RULE  # the length rule the fit is scored against (preference: oriented on the training pairs)
     detectable: list[float | None] = field(default_factory=list)  # see `adjust`
+    power_alpha: float | None = None  # the two-sided level `detectable` is stated at: Holm's 5%/m (`adjust`)
     unit: str = "pairs"  # what n_train, n_test and every interval count: pairs, conversations, or turns
 
     def baseline(self, rule: str) -> Accuracy | None:
@@ -305,25 +307,32 @@ def _decode_fit(data: bytes) -> HeldOutFit:
     return HeldOutFit(**{**fields, "baselines": [Accuracy(**b) for b in fields["baselines"]]})
 
 
-def adjust(fits: list[HeldOutFit], also: Sequence[float | None] = ()) -> tuple[list[HeldOutFit], list[float | None]]:
+def adjust(fits: list[HeldOutFit], also: Sequence[float | None] = ()
+           ) -> tuple[list[HeldOutFit], list[float | None], float]:
     """Holm-adjusted p-values over the vibe coefficients of one comparison's regressions (all from the held-out
     refits) and the other p-values `also` gives (the same comparison's claims about its vibes, adjusted in the
     same family; returned adjusted, in order); the rule, length and intercept terms are controls, outside the
-    family. Beside each vibe coefficient, the smallest |coefficient| its refit detects with 80% power at the 5%
-    level before correction, (z₀.₉₇₅ + z₀.₈₀)·SE from its standard error: where a test is not significant,
-    what it could have found."""
+    family. Beside each vibe coefficient, the smallest |coefficient| its refit detects with 80% power at the
+    level the corrected test faces, Holm's bound 5%/m over the m claims ((z at 1 − 5%/2m + z₀.₈₀)·SE from its
+    standard error; at 5% before correction it would promise power the corrected test does not have): where a
+    test is not significant, what it could have found. Returned with the fits and the adjusted `also`: that
+    level, for the claims in `also` to state their power at."""
+    from scipy.stats import norm
+
     flat = [p if tested else None for f in fits for p, tested in zip(f.p_values, f.tested, strict=True)]
     coefficients = sum(p is not None for p in flat)
     others = sum(p is not None for p in also)
+    alpha = CLAIMS_ALPHA / max(coefficients + others, 1)
+    power_z = float(norm.ppf(1 - alpha / 2)) + Z80
     adjusted = stats.holm(flat + list(also))
     out, start = [], 0
     for f in fits:
         correction = (f"Holm over the {coefficients + others} claims this comparison makes about its vibes: "
                       f"{coefficients} vibe coefficient test(s) of its regressions (held-out refits on the "
                       f"{f.n_test} test pairs) and {others} test-pair separability test(s)")
-        detectable = [POWER_Z * se if tested and se is not None else None
+        detectable = [power_z * se if tested and se is not None else None
                       for se, tested in zip(f.std_errors, f.tested, strict=True)]
         out.append(replace(f, p_adjusted=adjusted[start:start + len(f.p_values)], correction=correction,
-                           detectable=detectable))
+                           detectable=detectable, power_alpha=alpha))
         start += len(f.p_values)
-    return out, adjusted[len(flat):]
+    return out, adjusted[len(flat):], alpha

@@ -82,8 +82,13 @@ class ProfileCell:
     p_value: float | None = None  # exact sign test of the verdicts over prompts (see `direction`)
     p_adjusted: float | None = None  # Benjamini–Hochberg over every cell of the profile
     direction: int = 0  # a discovered vibe: the sign its training prompts showed, tested one-sided; 0: two-sided
-    mde: float | None = None  # the |separability| this cell's test detects with 80% power at 5% (unadjusted)
+    # the |separability| this cell's test detects with 80% power at `power_alpha`: once the grid is corrected, the
+    # level a cell that is not clear would have to reach to join the clear ones (BH's α·(R + 1)/m with R clear
+    # of m), 5% before; from `nonzero` of the `n` verdicts (None over conversation means)
+    mde: float | None = None
     unit: str = "prompts"  # what n counts: prompts, or conversations (each its turns' mean verdict)
+    nonzero: int | None = None
+    power_alpha: float | None = None
 
     def clear(self) -> bool:
         """The model differs from the reference on this vibe beyond what the grid's many cells explain."""
@@ -158,6 +163,9 @@ def profile(comparisons: list[VibeCheckResult], reference: str, vibes: list[Vibe
     adjusted = stats.benjamini_hochberg([c.p_value for c in cells] + [t.p_value for t in turns])
     cells = [replace(c, p_adjusted=q) for c, q in zip(cells, adjusted, strict=False)]
     turns = [replace(c, p_adjusted=q) for c, q in zip(turns, adjusted[len(cells):], strict=True)]
+    tested = sum(q is not None for q in adjusted)
+    alpha = ALPHA * (sum(c.clear() for c in cells) + sum(t.clear() for t in turns) + 1) / max(tested, 1)
+    cells = [_powered(c, min(alpha, ALPHA)) for c in cells]
     winrates = [w for vc in comparisons if (w := _winrate(vc, seed, rounds)) is not None]
     result = ProfileResult(comparisons[0].analysis if comparisons else "", reference,
                            [vc.model_a for vc in comparisons], vibes, origins, cells, comparisons, labels, winrates,
@@ -194,7 +202,16 @@ def _cell(vc: VibeCheckResult, vibe: Vibe, held_out: bool, seed: int, rounds: in
                        float((values[:, 1] > 0).mean()) if has else None, stats.sign_test(nu, direction),
                        direction=direction,
                        mde=stats.sign_test_mde(int((nu != 0).sum()), len(nu), one_sided=direction != 0)
-                       if ternary else None, unit="prompts" if ternary else "conversations")
+                       if ternary else None, unit="prompts" if ternary else "conversations",
+                       nonzero=int((nu != 0).sum()) if ternary else None)
+
+
+def _powered(cell: ProfileCell, alpha: float) -> ProfileCell:
+    """`cell` with its detectable separability at `alpha`, the level its corrected test faces."""
+    if cell.nonzero is None or cell.p_value is None:
+        return cell
+    return replace(cell, mde=stats.sign_test_mde(cell.nonzero, cell.n, alpha=alpha, one_sided=cell.direction != 0),
+                   power_alpha=alpha)
 
 
 def _outcome(pair: PairVerdicts, model: str) -> float | None:

@@ -63,12 +63,16 @@ class VibeScore:
     separability_ci: tuple[float, float] | None = None  # 95% interval of the test separability (`verdict_interval`)
     # kept vibes only: the exact sign test of the test verdicts, one-sided in `direction` (the sign of the
     # training separability: +1 model A higher), Holm over the comparison's claims (`analysis.adjust_claims`);
-    # and the smallest test separability
-    # that test detects with 80% power at the 5% level before correction (at the observed share of ties)
+    # and the smallest test separability that test detects with 80% power (at the observed share of ties) at
+    # `power_alpha`: Holm's 5%/m over the comparison's m claims once they are corrected, the level the corrected
+    # test faces (5% before); from `test_nonzero` of the `test_verdicts` (None over conversation means)
     separability_p: float | None = None
     separability_p_adjusted: float | None = None
     direction: int = 0
     separability_mde: float | None = None
+    power_alpha: float | None = None
+    test_verdicts: int = 0
+    test_nonzero: int | None = None
     missing_verdicts: int = 0  # pairs where no judge gave a readable verdict: left out, never a tie
 
 
