@@ -95,7 +95,7 @@ CASES = [
     ("    kind: metric", "    kind: oracle", 11, "judges.m.kind", "is not one of"),
     ("{path: data.jsonl}", "{path: missing.jsonl}", 15, "datasets.d.source.path", "file not found"),
     ("    source: {path: data.jsonl}\n", "    source: {path: data.jsonl}\n    format: long\n", 17,
-     "datasets.d.fields", "format: long needs fields.model"),
+     "datasets.d.fields", "format: long needs fields.answer"),
     ("    source: {path: data.jsonl}\n", "    source: {path: data.jsonl}\n    format: long\n", 17,
      "datasets.d.fields.outputs", "fields.outputs is read by format: wide, not long"),
     ("{prompt: q, outputs: {a: out_a}}", "{prompt: q, model: m, outputs: {a: out_a}}", 16, "datasets.d.fields.model",
