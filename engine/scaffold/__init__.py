@@ -27,6 +27,8 @@ from engine.scaffold.render import render, what_was_taken
 __all__ = ["InitError", "Layout", "detect", "init_spec", "sniff", "what_was_taken"]
 
 DEFAULT_SPEC = "smollm2-terse-vs-chatty"
+DATA_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet")
+
 
 def init_spec(data: Path | Sequence[Path] | None, out: Path, models: list[str] | None = None,
               prompt: str | None = None) -> Path:
@@ -67,9 +69,6 @@ def init_spec(data: Path | Sequence[Path] | None, out: Path, models: list[str] |
     return out
 
 
-DATA_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet")
-
-
 def _read_one(data: Path) -> tuple[Layout, str, list[dict[str, Any]]] | None:
     """A file (or a folder a format claims): its layout when a format recognises it (rows unread), else its
     rows for `detect`; None for a folder no format claims (its files are read as several)."""
@@ -80,6 +79,7 @@ def _read_one(data: Path) -> tuple[Layout, str, list[dict[str, Any]]] | None:
         return None
     rows = read_rows(data)
     found = sniff(data, rows)
+    # no format: an empty layout, which `detect` replaces from the rows
     return (found[0], found[1], rows) if found else (Layout("", {}), f"{len(rows)} rows", rows)
 
 
@@ -122,9 +122,10 @@ def _read_several(files: list[Path]) -> tuple[Layout, str, list[dict[str, Any]]]
         return layout, f"{len(files)} files", []
     columns = [set(columns_of(rows)) for _, rows, _ in read]
     if any(c != columns[0] for c in columns[1:]):
-        first, odd = files[0], next(p for p, c in zip(files, columns, strict=True) if c != columns[0])
-        raise InitError(f"{odd.name} and {first.name} do not have the same columns ({', '.join(sorted(columns[0]))} "
-                        f"against {', '.join(sorted(columns[files.index(odd)]))}): the files are read as one table")
+        odd = next(k for k, c in enumerate(columns) if c != columns[0])
+        raise InitError(f"{files[odd].name} and {files[0].name} do not have the same columns ({files[0].name}: "
+                        f"{', '.join(sorted(columns[0]))}; {files[odd].name}: {', '.join(sorted(columns[odd]))}): "
+                        "the files are read as one table")
     return Layout("", {}), f"{sum(len(r) for _, r, _ in read)} rows", [
         row for _, rows, _ in read for row in rows]
 

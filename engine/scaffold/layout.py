@@ -29,7 +29,6 @@ TIES = ("tie", "draw", "tie (bothbad)", "both_bad", "equal")
 NO_LABEL = ("n/a", "na", "none", "null", "nan", "-", "?", "unknown", "missing")  # a row nobody labelled
 
 
-
 class InitError(Exception):
     """What `vibe init` cannot infer, said with what to pass instead."""
 
@@ -178,6 +177,8 @@ def _named_layout(form: str, found: Sniffed) -> Layout:
 
 
 def choose(wanted: list[str] | None, found: list[str], what: str, single_file: bool = True) -> list[str]:
+    """The models to compare: those `--models` names (each must be among `found`), else every one found, of
+    which there must be two; the refusal says how to give more (`single_file`: the data was one file)."""
     if wanted:
         missing = [m for m in wanted if m not in found]
         if missing:

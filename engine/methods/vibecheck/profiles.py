@@ -200,10 +200,8 @@ def _cell(vc: VibeCheckResult, vibe: Vibe, held_out: bool, seed: int, rounds: in
                        float(values[:, 0].mean()) if has else None, float(values[:, 1].mean()) if has else None,
                        float((values[:, 0] > 0).mean()) if has else None,
                        float((values[:, 1] > 0).mean()) if has else None, stats.sign_test(nu, direction),
-                       direction=direction,
-                       mde=stats.sign_test_mde(int((nu != 0).sum()), len(nu), one_sided=direction != 0)
-                       if ternary else None, unit="prompts" if ternary else "conversations",
-                       nonzero=int((nu != 0).sum()) if ternary else None)
+                       direction=direction, unit="prompts" if ternary else "conversations",
+                       nonzero=int((nu != 0).sum()) if ternary else None)  # its detectable size: `_powered`
 
 
 def _powered(cell: ProfileCell, alpha: float) -> ProfileCell:
