@@ -33,4 +33,4 @@ test: install-test
 	$(PY) -m ruff check engine tests benchmarks scripts
 	$(VENV)/bin/lint-imports  # pyproject.toml: no stage imports one above it, no method package imports another
 	$(PY) -m mypy  # engine/, at the settings in pyproject.toml
-	$(PY) -m pytest -q -n 3 --dist loadgroup --durations=20  # 3 workers keep both cores busy while one waits on a subprocess or a Ray node; a Ray cluster's tests on one worker
+	$(PY) -m pytest -q -n 2 --dist loadgroup --durations=20  # both cores; a Ray cluster's tests on one worker

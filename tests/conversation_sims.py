@@ -106,7 +106,7 @@ def preference_null(rng: np.random.Generator, seed: int, conversations: int = 12
     pairs = _pairs(verdicts(latent), row, chars, labels, conversations // 2)
     names = [f"v{j}" for j in range(vibes)]
     mm, pp = vibecheck.fit_regressions(names, Features(pairs, {}), "a", [], seed)
-    fits, _ = heldout.adjust([f for f in (mm, pp) if f is not None])
+    fits, _, _ = heldout.adjust([f for f in (mm, pp) if f is not None])
     return (pp is not None and any(name in names for name in pp.features)), any(significant(f) for f in fits)
 
 
