@@ -250,3 +250,23 @@ def test_a_file_per_model_goes_through_init_and_runs(tmp_path: Path, shared_data
                            "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "run" / "index.html").is_file()
+
+
+def test_an_agents_messages_per_file_are_one_dataset(tmp_path: Path) -> None:
+    """The docs' "a file per model" form of OpenAI messages: one file per agent, the rows naming no model. Init
+    takes both files as one dataset whose models are the files' names, and the conversations pair by id."""
+    for agent, opening in (("old-agent", "Sure! "), ("new-agent", "")):
+        rows = [{"id": f"c{i}", "messages": [{"role": "user", "content": f"Question {i}?"},
+                                             {"role": "assistant", "content": f"{opening}Answer {i}, in words."}]}
+                for i in range(6)]
+        (tmp_path / f"{agent}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    code, _, err = _cli("init", str(tmp_path / "old-agent.jsonl"), str(tmp_path / "new-agent.jsonl"), "--out",
+                        str(tmp_path / "vibe.yaml"))
+    assert code == 0, err
+    spec = yaml.safe_load((tmp_path / "vibe.yaml").read_text())
+    (dataset,) = spec["datasets"].values()
+    assert dataset["format"] == "openai-messages" and list(spec["models"]) == ["old-agent", "new-agent"]
+    assert dataset["source"]["paths"] == ["old-agent.jsonl", "new-agent.jsonl"]
+    (items,) = prepare(tmp_path / "vibe.yaml").items.values()
+    assert len(items) == 6 and items[0].outputs == {"old-agent": "Sure! Answer 0, in words.",
+                                                    "new-agent": "Answer 0, in words."}
