@@ -156,6 +156,7 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
                            f"({', '.join(v['name'] for v in vibes)})")
     out = []
     conversations = conversation_turns(base.items)
+    turns = {BASE: conversations, HEAD: conversation_turns(head.items)} if conversations else {}
     for model in chosen:
         ids = [i for i in base.answers[model] if i in head.answers[model] and i in base.prompts
                and base.prompts[i] == head.prompts.get(i)]
@@ -164,8 +165,7 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
         if not ids:
             raise CompareError(f"model {model!r}: the runs share no prompt (same id and text)"
                                + (" and no whole conversation" if conversations else ""))
-        judged = _judge(base, head, judging, model, ids, vibes, out_dir / model, cache, quiet, plan_only,
-                        conversations)
+        judged = _judge(base, head, judging, model, ids, vibes, out_dir / model, cache, quiet, plan_only, turns)
         if judged is None:
             continue
         item_ids, nu = judged
@@ -202,7 +202,7 @@ def _choose_panel(base: Run, head: Run, panel: str | None) -> Run:
 
 def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes: list[dict[str, Any]],
            folder: Path, cache: Path, quiet: bool, plan_only: bool,
-           conversations: dict[str, list[Item]]) -> tuple[list[str], np.ndarray] | None:
+           turns: dict[str, dict[str, list[Item]]]) -> tuple[list[str], np.ndarray] | None:
     """The panel's ν on every shared prompt (+1: base's answer sits higher), through the pipeline, its plan
     printed first (and only, with `plan_only`: then None)."""
     from engine.execute.cache import Cache
@@ -214,7 +214,7 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
     analysis_name, judges = judging.panel()
     block = judging.spec.document["analyses"][analysis_name]
     folder.mkdir(parents=True, exist_ok=True)
-    dataset = _dataset(base, head, judging, model, ids, folder, conversations)
+    dataset = _dataset(base, head, judging, model, ids, folder, turns)
     spec = {"name": f"compare-{model}",
             "description": f"{model}: {base.folder} (base) against {head.folder} (head)",
             "models": {BASE: {"provider": "recorded"}, HEAD: {"provider": "recorded"}},
@@ -246,22 +246,22 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
 
 
 def _dataset(base: Run, head: Run, judging: Run, model: str, ids: list[str], folder: Path,
-             conversations: dict[str, list[Item]]) -> dict[str, Any]:
+             turns: dict[str, dict[str, list[Item]]]) -> dict[str, Any]:
     """The shared prompts as the comparison's dataset, written into `folder`: a pair per prompt, base's answer
     then head's; for turns of conversations, each side's conversations as OpenAI messages (each run's own
     earlier turns, tool traffic included), cut into the same turns and shown to an LLM judge within the panel
-    dataset's `context_tokens`, as in the runs. `conversations`: the base's (`turns_of`)."""
+    dataset's `context_tokens`, as in the runs. `turns`: each side's conversations (`turns_of`), none where the
+    prompts are not turns."""
     rows: list[dict[str, Any]]
-    if not conversations:
+    if not turns:
         rows = [{"id": i, "prompt": base.prompts[i], BASE: base.answers[model][i], HEAD: head.answers[model][i]}
                 for i in ids]
         _write_rows(folder / "pairs.jsonl", rows)
         return {"source": {"path": "pairs.jsonl"},
                 "fields": {"id": "id", "prompt": "prompt", "outputs": {BASE: BASE, HEAD: HEAD}}}
     chosen = {base.items[i].cluster for i in ids}
-    turns = {BASE: conversations, HEAD: conversation_turns(head.items)}
     rows = [{"id": cid, "model": side, "messages": messages(turns[side][cid], model, run.answers[model])}
-            for cid in conversations if cid in chosen for side, run in ((BASE, base), (HEAD, head))]
+            for cid in turns[BASE] if cid in chosen for side, run in ((BASE, base), (HEAD, head))]
     _write_rows(folder / CONVERSATIONS_FILE, rows)
     panel = judging.spec.analyses[judging.panel()[0]]
     source = judging.spec.datasets[panel.dataset]

@@ -69,18 +69,25 @@ def init_spec(data: Path | Sequence[Path] | None, out: Path, models: list[str] |
     return out
 
 
+def _read(path: Path) -> tuple[tuple[Layout, str] | None, list[dict[str, Any]]]:
+    """What a format recognises in `path` and its rows: a file a format tells by itself (an Inspect log, a folder
+    a format claims) is not read as a table; any other is, and its rows are offered to the formats again."""
+    found = sniff(path, None)
+    if found or path.is_dir():
+        return found, []
+    rows = read_rows(path)
+    return sniff(path, rows), rows
+
+
 def _read_one(data: Path) -> tuple[Layout, str, list[dict[str, Any]]] | None:
-    """A file (or a folder a format claims): its layout when a format recognises it (rows unread), else its
-    rows for `detect`; None for a folder no format claims (its files are read as several)."""
-    found = sniff(data, None)
+    """A file (or a folder a format claims): its layout when a format recognises it, else its rows for `detect`;
+    None for a folder no format claims (its files are read as several)."""
+    found, rows = _read(data)
     if found:
-        return found[0], found[1], []
+        return found[0], found[1], rows
     if data.is_dir():
         return None
-    rows = read_rows(data)
-    found = sniff(data, rows)
-    # no format: an empty layout, which `detect` replaces from the rows
-    return (found[0], found[1], rows) if found else (Layout("", {}), f"{len(rows)} rows", rows)
+    return Layout("", {}), f"{len(rows)} rows", rows  # no format: an empty layout, which `detect` replaces
 
 
 def _data_files(paths: list[Path]) -> list[Path]:
@@ -102,11 +109,7 @@ def _read_several(files: list[Path]) -> tuple[Layout, str, list[dict[str, Any]]]
     """Several files of one shape, read as one dataset (`source.paths`): a format other tools write, recognised
     in every file (their models joined: an agent's messages per file), or tables of the same columns whose rows
     are joined (a model column on each row tells the models apart; AlpacaEval's model_outputs.json per model)."""
-    read = []
-    for path in files:
-        found = sniff(path, None)  # a file a format tells by itself (an Inspect log) is not a table to read
-        rows = [] if found else read_rows(path)
-        read.append((path, rows, found or sniff(path, rows)))
+    read = [(path, *reversed(_read(path))) for path in files]
     forms = {path: found[0].format if found else None for path, _, found in read}
     if len(set(forms.values())) > 1:
         said = "; ".join(f"{p.name}: {form or 'a plain table'}" for p, form in forms.items())
