@@ -138,7 +138,7 @@ def rank_coverage(rng: np.random.Generator, seed: int, battles: int = 240, round
         winner = a if rng.random() < 1 / (1 + 10 ** ((ELO[other] - ELO[a]) / 400)) else other
         items += [Item(f"b{b}#{k}", f"turn {k}", outputs={a: "x", other: "y"}, battles=(Battle(a, other, winner),),
                        conversation=f"b{b}", turn=k) for k in range(1, int(rng.integers(2, 7)) + 1)]
-    ranking = rank("bradley_terry", human_outcomes(items, models, with_style=False), models, rounds=rounds, seed=seed,
+    ranking = rank("bradley_terry", human_outcomes(items, models, features=None), models, rounds=rounds, seed=seed,
                    unit="conversation")
     return sum(r.ci_low <= ELO[r.model] <= r.ci_high for r in ranking.ratings), len(ranking.ratings)
 

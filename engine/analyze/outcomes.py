@@ -7,12 +7,16 @@ unit it was observed on (its item, the prompt), which the bootstrap resamples.""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 from engine.analyze.rankings import Outcome
 from engine.datasets import Item
 from engine.judges.metrics import BOLD, HEADING_LINE, LIST_LINE, words
 
 STYLE_FEATURES = ("length", "headers", "bold", "lists")
+
+# an outcome's covariates from its two answers' text (A's, then B's; None where a model has no answer)
+Features = Callable[[str | None, str | None], tuple[float, ...]]
 
 
 def style_vector(text_a: str | None, text_b: str | None) -> tuple[float, ...]:
@@ -27,12 +31,13 @@ def style_vector(text_a: str | None, text_b: str | None) -> tuple[float, ...]:
     return tuple((a - b) / (a + b) if a + b else 0.0 for a, b in zip(counts(text_a), counts(text_b), strict=True))
 
 
-def human_outcomes(items: list[Item], models: list[str], with_style: bool = True) -> list[Outcome]:
+def human_outcomes(items: list[Item], models: list[str], features: Features | None = style_vector) -> list[Outcome]:
     """Every labelled comparison between two of `models`: each battle a battle log holds on an item, or (two
     models, a wide table) the item's one label. The unit is the item, so battles on one prompt resample
     together; the turns of a conversation share its battle, which counts once, its unit the conversation and
-    its style read off each model's answers in every turn. `with_style=False` leaves the style vectors empty,
-    for rankings that do not control for style (counting them reads every answer)."""
+    its style read off each model's answers in every turn. The covariates are `features` of the two answers
+    (Arena's style features unless told otherwise); None leaves them empty, for rankings that control for
+    nothing (measuring reads every answer)."""
     units: dict[str, list[Item]] = {}
     for item in items:
         units.setdefault(item.cluster, []).append(item)
@@ -46,7 +51,7 @@ def human_outcomes(items: list[Item], models: list[str], with_style: bool = True
             if label not in (model_a, model_b, "tie"):
                 continue
             score = 0.5 if label == "tie" else float(label == model_a)
-            style = style_vector(*(_answers(group, model) for model in (model_a, model_b))) if with_style else ()
+            style = features(*(_answers(group, model) for model in (model_a, model_b))) if features else ()
             out.append(Outcome(model_a, model_b, score, style=style, unit=unit))
     return out
 
@@ -58,19 +63,21 @@ def _answers(group: list[Item], model: str) -> str | None:
 
 
 def score_outcomes(items: list[Item], models: list[str], tie_gap: float = 1.0,
-                   with_style: bool = True) -> list[Outcome]:
-    """Per-item comparisons of the scores a dataset records for each model (`with_style`: as `human_outcomes`).
+                   features: Features | None = style_vector) -> list[Outcome]:
+    """Per-item comparisons of the scores a dataset records for each model (`features`: as `human_outcomes`).
     A turn scored on its own is its own comparison, in its conversation's unit."""
-    texts = {(item.id, model): text for item in items for model, text in item.outputs.items()} if with_style else {}
+    texts = {(item.id, model): text for item in items for model, text in item.outputs.items()} if features else {}
     return rating_outcomes({item.id: item.scores for item in items}, models, texts, tie_gap,
-                           {item.id: item.cluster for item in items})
+                           {item.id: item.cluster for item in items}, features or style_vector)
 
 
 def rating_outcomes(ratings: dict[str, dict[str, float]], models: list[str], texts: dict[tuple[str, str], str],
-                    tie_gap: float, units: dict[str, str] | None = None) -> list[Outcome]:
+                    tie_gap: float, units: dict[str, str] | None = None,
+                    features: Features = style_vector) -> list[Outcome]:
     """`ratings`: item → model → score. Every pair of models on every item both were scored on, the higher
-    score winning; a gap below `tie_gap` is a tie. `texts` ((item, model) → answer) gives the style vector;
-    `units` (item → the unit the bootstrap resamples: its conversation) defaults to the item."""
+    score winning; a gap below `tie_gap` is a tie. `texts` ((item, model) → answer) gives the covariates
+    (`features` of the two answers; none without both texts); `units` (item → the unit the bootstrap
+    resamples: its conversation) defaults to the item."""
     units = units or {}
     out = []
     for item_id, scored in ratings.items():
@@ -78,6 +85,6 @@ def rating_outcomes(ratings: dict[str, dict[str, float]], models: list[str], tex
         for a, b in itertools.combinations(present, 2):
             gap = scored[a] - scored[b]
             score = 0.5 if abs(gap) < tie_gap else float(gap > 0)
-            out.append(Outcome(a, b, score, style=style_vector(texts.get((item_id, a)), texts.get((item_id, b))),
+            out.append(Outcome(a, b, score, style=features(texts.get((item_id, a)), texts.get((item_id, b))),
                                unit=units.get(item_id, item_id)))
     return out

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.formats import dataset_format
+from engine.names import did_you_mean
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Options, Page, analysis_method
 from engine.spec.checker import SpecChecker
@@ -20,6 +21,16 @@ from engine.spec.yaml_source import PathKey
 
 if TYPE_CHECKING:
     from engine.analyze.rankings import Ranking
+    from engine.methods.rankings.vibe_control import VibeControl
+
+
+@dataclass(frozen=True)
+class ControlOptions:
+    """`control:` of a rankings analysis: which vibes to control for and how the prompts are split."""
+
+    vibes: list[str] | str = "discover"  # "discover": chosen from every text metric on the training prompts
+    max_vibes: int = 4
+    train: float = 0.5  # share of the prompts (or conversations) that choose the vibes
 
 
 @dataclass(frozen=True)
@@ -31,6 +42,7 @@ class RankingsOptions(Options):
     tie_gap: float = 1.0
     ties: str | None = None  # None: the convention of where the outcomes come from (see TIE_RULES)
     k: float = 4.0
+    control: ControlOptions = field(default_factory=ControlOptions)  # for the vibe_controlled method
 
     def tie_rule(self) -> str:
         return self.ties or TIE_RULES["scores" if self.outcomes == "scores" else "labels"]
@@ -55,6 +67,25 @@ class Rankings(AnalysisMethod):
             c.report((*path, "models"), "a battle log's labels rank 2 or more models" if battles else
                      "a wide table's preference labels compare exactly 2 models (a battle log ranks more: "
                      "format: battles)")
+        named = analysis.get("control", {}).get("vibes", "discover")
+        if isinstance(named, list):
+            self._check_control_vibes(c, (*path, "control", "vibes"), named)
+
+    @staticmethod
+    def _check_control_vibes(c: SpecChecker, path: PathKey, named: list[str]) -> None:
+        """Each vibe a control names is measured from the answers' text: a built-in metric, or a declared vibe
+        with a metric (a rankings analysis calls no judge, so a vibe a panel reads cannot be controlled for)."""
+        from engine.judges.metrics import METRICS, is_metric
+
+        declared = {v.get("name"): v for v in c.doc.get("vibes") or [] if isinstance(v, dict) and "name" in v}
+        for i, name in enumerate(named):
+            if name in declared and not is_metric(str(declared[name].get("metric", ""))):
+                c.report((*path, i), f"vibe {name!r} is read by a judge panel, and a rankings analysis calls no "
+                         "judge: control for vibes measured from the text (a declared vibe with metric:, or a "
+                         "built-in metric)")
+            elif name not in declared and name not in METRICS:
+                c.report((*path, i), f"unknown vibe {name!r}{did_you_mean(name, [*declared, *METRICS])}: name a "
+                         f"declared vibe with a metric, or a built-in metric ({', '.join(METRICS)})")
 
     def analyze(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result], run_dir: Path,
                 origins: dict[str, str]) -> dict[str, list[Any]]:
@@ -71,10 +102,18 @@ class Rankings(AnalysisMethod):
         for ranking in (r for r in result.rankings if r.subset == "all"):
             spec = charts.ratings_chart([asdict(r) for r in ranking.ratings], f"{ranking.method} rating (95% CI)")
             charts.export(spec, page.run_dir / "charts" / f"{slug(result.analysis)}-{ranking.method}")
-            out.append({"analysis": result.analysis, "source": result.outcomes, "ranking": ranking,
+            out.append({"analysis": result.analysis, "source": result.outcomes, "ranking": ranking, "control": None,
                         "warnings": result.warnings, "subsets": [r for r in result.rankings if r.method ==
                                                                  ranking.method and r.subset != "all"],
                         "chart": spec, "chart_file": f"charts/{slug(result.analysis)}-{ranking.method}.svg"})
+        control = result.control
+        if control is not None and control.controlled is not None:
+            spec = charts.ratings_chart([asdict(r) for r in control.controlled.ratings],
+                                        "vibe-controlled rating, test prompts (95% CI)")
+            charts.export(spec, page.run_dir / "charts" / f"{slug(result.analysis)}-vibe_controlled")
+            out.append({"analysis": result.analysis, "source": result.outcomes, "control": control,
+                        "warnings": [], "chart": spec,
+                        "chart_file": f"charts/{slug(result.analysis)}-vibe_controlled.svg"})
         return out
 
 
@@ -84,48 +123,64 @@ class RankingResult:
     outcomes: str  # where the pairwise outcomes came from
     rankings: list[Ranking]
     warnings: list[str] = field(default_factory=list)  # shown in red above the ratings
+    control: VibeControl | None = None  # the vibe_controlled method's fits, on the held-out prompts
 
 
 
 def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
     """The outcomes the analysis names (labels or recorded scores), rated by every method it asks for."""
-    from engine.analyze.outcomes import STYLE_FEATURES, human_outcomes, score_outcomes
+    from engine.analyze.outcomes import STYLE_FEATURES, human_outcomes, score_outcomes, style_vector
     from engine.analyze.rankings import rank
     from engine.analyze.reference import subset_of
+    from engine.methods.rankings import vibe_control
 
     opts = RankingsOptions.of(analysis)
     items = prepared.items[analysis.dataset]
     warnings: list[str] = []
-    styled = "style_controlled" in opts.methods
+    controlled = "vibe_controlled" in opts.methods
+    candidates = vibe_control.covariates(opts.control.vibes, {v.name: v.metric for v in prepared.spec.vibes
+                                                              if v.metric}) if controlled else []
+    features = (vibe_control.feature_function(candidates) if controlled
+                else style_vector if "style_controlled" in opts.methods else None)
     if opts.outcomes in ("labels", "human"):  # "human" is the older name of the same choice
-        outcomes = human_outcomes(items, list(analysis.models), styled)
+        outcomes = human_outcomes(items, list(analysis.models), features)
         labels = prepared.spec.datasets[analysis.dataset].labels
         source = (f"preference labels written by {labels.who()}"
                   f"{f' ({labels.description})' if labels.description else ''}: {len(outcomes)} votes")
         warnings = _thin_outcomes(outcomes, analysis)
     else:
         models = list(analysis.models) or sorted(prepared.spec.datasets[analysis.dataset].scores)
-        outcomes = score_outcomes(items, models, opts.tie_gap, styled)
+        outcomes = score_outcomes(items, models, opts.tie_gap, features)
         source = (f"per-item comparisons of recorded scores ({len(outcomes)} pairs; a gap below {opts.tie_gap:g} "
                   "is a tie)")
     source += f"; {TIE_WORDS[opts.tie_rule()]}" + ("" if opts.ties else " (the default for these outcomes)")
-    has_style = bool(outcomes) and all(len(o.style) == len(STYLE_FEATURES) for o in outcomes)
+    has_style = bool(outcomes) and all(len(o.style) >= len(STYLE_FEATURES) for o in outcomes)
     # as Vibe-Eval's tables do: all prompts, then each difficulty the dataset labels
     difficulty = {item.cluster: subset_of(item.difficulty) for item in items if item.difficulty}
     unit = "conversation" if any(item.conversation for item in items) else "prompt"
     subsets = [("all", outcomes)] + [(name, [o for o in outcomes if difficulty.get(o.unit) == name])
                                      for name in sorted(set(difficulty.values()))]
     rankings = []
-    for method in opts.methods:
+    for method in (m for m in opts.methods if m != "vibe_controlled"):
         if method == "style_controlled" and not has_style:
             continue  # style control needs both outputs' text for every outcome
         for subset, chosen in subsets:
             if chosen:  # both kinds of outcome carry their item: a prompt's battles resample together
-                rankings.append(replace(rank(method, chosen, list(analysis.models) or None, rounds=opts.bootstrap,
+                styled = method == "style_controlled"
+                fitted = [replace(o, style=o.style[:len(STYLE_FEATURES)] if styled else ()) for o in chosen]
+                rankings.append(replace(rank(method, fitted, list(analysis.models) or None, rounds=opts.bootstrap,
                                              seed=opts.seed, ties=opts.tie_rule(), k=opts.k,
-                                             style_names=STYLE_FEATURES if method == "style_controlled" else (),
-                                             unit=unit), subset=subset))
-    return RankingResult(analysis.name, source, rankings, warnings)
+                                             style_names=STYLE_FEATURES if styled else (), unit=unit),
+                                        subset=subset))
+    result = RankingResult(analysis.name, source, rankings, warnings)
+    if controlled and has_style:
+        models = list(analysis.models) or sorted({o.model_a for o in outcomes} | {o.model_b for o in outcomes})
+        result.control = vibe_control.control(outcomes, models, candidates, opts.control, ties=opts.tie_rule(),
+                                              rounds=opts.bootstrap, seed=opts.seed, unit=unit)
+    elif controlled:
+        result.warnings.append("vibe control needs both answers' text for every comparison, and some have none: "
+                               "no controlled ranking.")
+    return result
 
 
 MIN_VOTES = 30
