@@ -197,9 +197,11 @@ def test_the_rule_stays_unless_what_was_admitted_predicts_better_cross_fitted() 
     y = (2.0 * vibe + 0.5 * length + rng.logistic(size=n) > 0).astype(float)
     rule = heldout.longer_rule(length, 1.0)
     stages = [{heldout.INTERCEPT: np.ones(n), heldout.LENGTH: length}, {"vibe": vibe}]
-    model_cv, rule_cv = transfers(rule, stages, y, 0, heldout.INTERCEPT)
-    assert rule_cv == pytest.approx(float(np.mean((length > 0) == (y > 0.5))))
-    assert model_cv > rule_cv + 0.1  # a strong vibe transfers
+    cv = transfers(rule, stages, y, 0, heldout.INTERCEPT)
+    assert cv.rule == pytest.approx(float(np.mean((length > 0) == (y > 0.5))))
+    assert cv.model > cv.rule + 0.1 and cv.kept  # a strong vibe transfers
+    # the standard error of the mean paired difference, by hand: the 300 pairs' differences are what it reads
+    assert 0 < cv.error < 0.05
     fit = heldout.preference(["vibe"], vibe[:150, None], y[:150], vibe[150:, None], y[150:], length[:150],
                              length[150:])
     assert "Cross-fitted on the training pairs (10 folds" in fit.selection
@@ -394,3 +396,16 @@ def test_a_separability_interval_stays_inside_the_verdicts_range() -> None:
     assert float(ternary.score(2, 0, 3, high)) == pytest.approx(-1.959964, abs=1e-6)
     low, high = stats.verdict_interval([0.5, 1.0, 1.0, 0.25])
     assert -1 <= low <= high <= 1
+
+
+def test_a_cross_fitted_gain_within_one_standard_error_leaves_the_rule() -> None:
+    """The preference model leaves the length rule only when its cross-fitted gain exceeds one standard error
+    of that gain (before, any gain above 0 did, and on unseen pairs such models lost to the rule). The error is
+    the mean paired difference's, by hand: differences 1, 0, −1, 1 have SD √(2.75/3), so SE 0.479; as two
+    conversations of two turns, their sums 1 and 0 around 0.25 × 2 give √(2 × 0.5) / 4 = 0.25."""
+    from engine.methods.vibecheck.admission import Transfer, _mean_error
+
+    assert not Transfer(0.62, 0.60, 0.03).kept and Transfer(0.64, 0.60, 0.03).kept
+    differences = np.array([1.0, 0.0, -1.0, 1.0])
+    assert _mean_error(differences, None) == pytest.approx(math.sqrt(2.75 / 3) / 2)
+    assert _mean_error(differences, np.array([0, 0, 1, 1])) == pytest.approx(0.25)

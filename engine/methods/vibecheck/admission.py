@@ -1,13 +1,15 @@
 """Which terms enter the preference model, all on the training pairs: features admitted one at a time by a
 score test, each p-value calibrated by labels drawn from the model fitted so far; controls (intercept, length)
 before vibes, so a vibe that stands in for length enters only over and above length; and the rule left only
-for a model that predicts better on training pairs it was not chosen on (`transfers`)."""
+for a model that predicts better on training pairs it was not chosen on, by more than one standard error
+(`transfers`)."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
@@ -178,12 +180,12 @@ def folds(n: int, seed: int, groups: np.ndarray | None = None) -> list[np.ndarra
 
 
 def transfers(rule: np.ndarray, stages: Sequence[dict[str, np.ndarray]], y: np.ndarray, seed: int,
-              intercept: str, groups: np.ndarray | None = None) -> tuple[float, float]:
+              intercept: str, groups: np.ndarray | None = None) -> Transfer:
     """Cross-fitted accuracy on the training pairs of the whole procedure (admission re-run on each fold's other
-    pairs, the admitted model fitted there, the fold predicted), and of the rule on the same pairs. A model that
-    fits its own pairs better but predicts new ones no better than the rule would cost accuracy held out.
-    `groups` (as in `admit`): folds are cut by conversation, so no fold is predicted by its own conversations'
-    other turns."""
+    pairs, the admitted model fitted there, the fold predicted), and of the rule on the same pairs, with the
+    standard error of their difference. A model that fits its own pairs better but predicts new ones no better
+    than the rule would cost accuracy held out. `groups` (as in `admit`): folds are cut by conversation, so no
+    fold is predicted by its own conversations' other turns, and the standard error counts conversations."""
     n = len(y)
     columns = {name: column for stage in stages for name, column in stage.items()}
     right = np.empty(n)
@@ -198,5 +200,33 @@ def transfers(rule: np.ndarray, stages: Sequence[dict[str, np.ndarray]], y: np.n
         design = np.column_stack([rule, *(columns[c] for c in chosen if c != intercept)])
         model = firth(design[fit_on], y[fit_on], intercept=intercept in chosen, tests=False)
         right[held] = correct(model.decision(design[held]), y[held])
-    return float(right.mean()), float(correct(rule, y).mean())
+    rule_right = correct(rule, y)
+    return Transfer(float(right.mean()), float(rule_right.mean()), _mean_error(right - rule_right, groups))
 
+
+@dataclass(frozen=True)
+class Transfer:
+    """`transfers`' verdict: the procedure leaves the rule only when its cross-fitted gain over the rule is more
+    than one standard error (the one-standard-error rule): a gain inside its own noise is not expected to hold
+    on new pairs, and a model that leaves the rule must be expected to beat it."""
+
+    model: float  # cross-fitted accuracy of the whole procedure on the training pairs
+    rule: float  # the rule's accuracy on the same pairs
+    error: float  # standard error of the difference (pairs, or conversations, as the unit)
+
+    @property
+    def kept(self) -> bool:
+        return self.model - self.rule > self.error
+
+
+def _mean_error(values: np.ndarray, groups: np.ndarray | None) -> float:
+    """Standard error of the mean of `values`; with `groups`, of the ratio estimator over whole groups."""
+    n = len(values)
+    if groups is None:
+        return float(values.std(ddof=1) / np.sqrt(n)) if n > 1 else float("inf")
+    sums, sizes = np.bincount(groups, values), np.bincount(groups).astype(float)
+    k = len(sums)
+    if k < 2:
+        return float("inf")
+    deviations = sums - values.mean() * sizes
+    return float(np.sqrt(k / (k - 1) * np.sum(deviations**2)) / n)

@@ -229,8 +229,8 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
                train_clusters: list[str] | None = None) -> HeldOutFit:
     """Did the label go to model A? The length rule oriented on the training pairs (longer or shorter wins),
     then the intercept and length, then vibes, admitted by the calibrated test on the training pairs, the rule
-    left only where that whole procedure predicts better cross-fitted; scored on the test pairs beside the rule
-    and refitted there for inference (see module docstring).
+    left only where that whole procedure predicts better cross-fitted (by more than one standard error); scored
+    on the test pairs beside the rule and refitted there for inference (see module docstring).
 
     Rows that are turns of conversations, each turn with its own label (`train_clusters` and `clusters` name
     each row's conversation): admission draws its null and cuts its folds by conversation, the intervals
@@ -250,12 +250,13 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
     chosen, steps = admit_staged(rule_train[:, None], stages, y_train, seed, groups)
     transfer = ""
     if chosen:
-        model_cv, rule_cv = transfers(rule_train, stages, y_train, seed, INTERCEPT, groups)
-        kept = model_cv > rule_cv
+        cv = transfers(rule_train, stages, y_train, seed, INTERCEPT, groups)
         transfer = (f" Cross-fitted on the training pairs ({FOLDS} folds, admission re-run on each), the procedure "
-                    f"was right on {model_cv:.1%} against the rule's {rule_cv:.1%}: "
-                    + ("the admitted terms stay." if kept else "it does not beat the rule, so the model is the rule."))
-        chosen = chosen if kept else []
+                    f"was right on {cv.model:.1%} against the rule's {cv.rule:.1%} (a gain of "
+                    f"{100 * (cv.model - cv.rule):+.1f} points, standard error {100 * cv.error:.1f}): "
+                    + ("the admitted terms stay." if cv.kept else "it does not beat the rule by more than one "
+                       "standard error, so the model is the rule."))
+        chosen = chosen if cv.kept else []
     terms = [n for n in chosen if n != INTERCEPT]
     with_intercept = INTERCEPT in chosen
     columns = {LENGTH: (length_train, length_test),

@@ -127,6 +127,8 @@ class VibeCheck(AnalysisMethod):
         for i, judge in enumerate(analysis.get("preference_judges", [])):
             c.judge_for((*path, "preference_judges", i), judge, "text")
         check_vibes_have_judges(c, path, analysis)
+        for i, raw in enumerate((analysis.get("validation") or {}).get("files", [])):
+            c.file_problem((*path, "validation", "files", i), raw)
 
     def plan(self, builder: Builder, a: Analysis) -> None:
         """Each comparison (a model and its reference, or the two models) is judged on every vibe, pair by

@@ -22,10 +22,21 @@ class Regression:
 
 
 @dataclass(frozen=True)
+class Validation:
+    """People's labels of the pairs (`files`, each shaped as Inspect Scout's validation sets: id, label_<vibe>,
+    split, labeller), relative to the spec; `dev`: the share of labelled prompts put in the dev split where a
+    file gives none."""
+
+    files: list[str] = field(default_factory=list)
+    dev: float = 0.5
+
+
+@dataclass(frozen=True)
 class VibeCheckOptions(PairOptions):
     vibes: list[str] | None = None  # None: every declared (and discovered) vibe
     regression: Regression = field(default_factory=Regression)
     preference_judges: list[str] = field(default_factory=list)
+    validation: Validation | None = None
 
     def measured(self, declared: tuple[Vibe, ...]) -> list[Vibe]:
         """The vibes of `declared` the analysis measures: those it lists, or all of them."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import ItemsView, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,6 +14,9 @@ from engine.methods.vibecheck import heldout
 from engine.methods.vibecheck.ceiling import Ceiling
 from engine.spec.data_model import Labels
 from engine.spec.model import VibeExamples
+
+if TYPE_CHECKING:
+    from engine.methods.vibecheck.validation import Validation
 
 
 @dataclass(frozen=True)
@@ -209,3 +213,4 @@ class VibeCheckResult:
     ceiling: Ceiling | None = None  # a text classifier's model matching on the same test pairs: descriptive
     turns: list[TurnCell] = field(default_factory=list)  # conversations: each vibe on the test pairs, turn by turn
     turn_test: str = ""  # how the turn cells are tested
+    validation: Validation | None = None  # people's labels against the judges, where the spec gives them

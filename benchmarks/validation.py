@@ -1,0 +1,130 @@
+"""People check the judges on real labels: the offline panel against two people on 500 CNN/DailyMail summary pairs.
+
+../shared/data/vibecheck/summ_cnndm_train_with_pref.csv holds 500 articles, a summary by command_xlarge_beta (A)
+and one by TNLGv2 (B), and two people's verdicts on which summary is better (`Judge_0_diff_score`,
+`Judge_1_diff_score`: A's score and B's; the higher wins, equal is neither). The run (through `vibe run`'s own
+path, a copy of the rows with ids in a temporary folder) declares one vibe, `quality` ("a faithful summary that
+covers the article's key facts" against one that misses them), read by the offline panel's judge of a vibe
+with no metric: the MiniLM embedding axis (which answer's embedding lies nearer the high description). Each
+person's labels are a labels file (`validation: files:`), so the analysis reports the panel's agreement and κ
+with people on dev and test labels, and the two people's leave-one-out agreement beside the panel's on the
+same pairs.
+
+The prediction-powered separability is checked on the same pairs: in each of 1,000 seeded simulations a simple
+random sample of 100 pairs keeps one person's real labels (the estimator post-stratifies them by the panel's
+verdict), and `corrected_separability` estimates that person's mean verdict over all 500 pairs, which is known
+here because every pair was labelled. Coverage is the share of 95% intervals that hold it (target ≥ 0.93); the
+width ratio is the prediction-powered interval's width over the labels-alone interval's, averaged (target < 1).
+Both people take the labeller's place, half the simulations each.
+
+Last line: judge_human_agreement=<float> human_human_agreement=<float> judge_human_kappa=<float>
+  ppi_coverage=<float> ppi_width_ratio=<float>
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import sizes
+
+from engine.methods.vibecheck.validation import HumanLabel, corrected_separability, judge_verdicts
+from engine.pipeline import run_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data" / "vibecheck" / "summ_cnndm_train_with_pref.csv"
+PAIRS = sizes.pick(500, 40)
+SIMULATIONS = sizes.pick(1000, 40)
+SAMPLE = sizes.pick(100, 15)
+PEOPLE = ("Judge_0_diff_score", "Judge_1_diff_score")
+SPEC = """\
+name: cnndm-people
+extends: vibe:offline-panel
+models: {command_xlarge_beta: {provider: recorded}, TNLGv2: {provider: recorded}}
+vibes:
+  - name: quality
+    low: A summary that misses or distorts the article's key facts.
+    high: A faithful summary that covers the article's key facts.
+datasets:
+  cnndm:
+    source: {path: pairs.jsonl}
+    fields: {id: id, prompt: article, outputs: {command_xlarge_beta: a, TNLGv2: b}}
+analyses:
+  vc:
+    method: vibecheck
+    dataset: cnndm
+    models: [command_xlarge_beta, TNLGv2]
+    judges: [metrics, minilm]
+    vibes: [quality]
+    validation: {files: [person-0.csv, person-1.csv]}
+"""
+
+
+def verdict(cell: str) -> int:
+    """A person's [A's score, B's score] as −1/0/+1."""
+    a, b = ast.literal_eval(cell)
+    return int(np.sign(a - b))
+
+
+def main() -> None:
+    with DATA.open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))[:PAIRS]
+    people = [[verdict(r[column]) for r in rows] for column in PEOPLE]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "pairs.jsonl").write_text("".join(
+            json.dumps({"id": f"cnndm-{i}", "article": r["question"], "a": r["command_xlarge_beta"].strip(),
+                        "b": r["TNLGv2"].strip()}) + "\n" for i, r in enumerate(rows)), encoding="utf-8")
+        words = {1: "a", -1: "b", 0: "neither"}
+        for n, labels in enumerate(people):
+            (folder / f"person-{n}.csv").write_text("id,label_quality,labeller\n" + "".join(
+                f"cnndm-{i},{words[v]},person-{n}\n" for i, v in enumerate(labels)), encoding="utf-8")
+        (folder / "spec.yaml").write_text(SPEC, encoding="utf-8")
+        _, results, _ = run_spec(folder / "spec.yaml", folder / "run", folder / "cache.sqlite", quiet=True,
+                                 report=False)
+    (vc,) = results.of("vibecheck")
+    checked = vc.validation
+    print(f"{len(rows)} pairs, labelled by {', '.join(checked.labellers)}; people give the same three-way verdict "
+          f"on {sum(a == b for a, b in zip(*people, strict=True))} of {len(rows)}")
+    print(f"{'judge':8s} {'split':5s} {'labels':>6s} {'agreement':>22s} {'κ':>20s}")
+    for a in checked.agreements:
+        kappa = [float("nan") if k is None else k for k in (a.kappa, a.kappa_low, a.kappa_high)]
+        print(f"{a.judge:8s} {a.split:5s} {a.labels:6d} {a.agreement:8.3f} [{a.agreement_low:.3f}, "
+              f"{a.agreement_high:.3f}] {kappa[0]:7.3f} [{kappa[1]:.3f}, {kappa[2]:.3f}]")
+    for h in checked.human_human:
+        print(f"leave-one-out on {h.pairs} pairs: people {h.human:.3f}, {h.judge} in a person's place "
+              f"{h.judge_agreement:.3f}")
+    for vibe, why in checked.flagged.items():
+        print(f"flagged: {vibe}: {why}")
+    panel_test = [a for a in checked.agreements if a.judge == "panel" and a.split == "test"]
+    between = next(h for h in checked.human_human if h.judge == "panel")
+
+    panel = judge_verdicts(vc.pairs, "quality", "panel")
+    ids = list(panel)
+    covered, ratios = 0, []
+    for seed in range(SIMULATIONS):
+        rng = np.random.default_rng(seed)
+        person = people[seed % 2]
+        truth = {f"cnndm-{i}": v for i, v in enumerate(person)}
+        chosen = rng.choice(ids, SAMPLE, replace=False).tolist()
+        labels = [HumanLabel(p, "quality", truth[p], f"person-{seed % 2}", "test") for p in chosen]
+        corrected = corrected_separability(labels, panel, {}, "quality")
+        assert corrected is not None
+        target = float(np.mean([truth[p] for p in ids]))
+        covered += corrected.low <= target <= corrected.high
+        ratios.append(corrected.width_ratio)
+    print(f"prediction-powered separability: {SIMULATIONS} simulations of {SAMPLE} labelled pairs (a simple "
+          f"random sample) among {len(ids)}; covered {covered}; mean width ratio {np.mean(ratios):.3f}")
+    print("targets: ppi_coverage ≥ 0.93, ppi_width_ratio < 1")
+    print(f"judge_human_agreement={np.mean([a.agreement for a in panel_test]):.4f} "
+          f"human_human_agreement={between.human:.4f} "
+          f"judge_human_kappa={np.mean([a.kappa for a in panel_test if a.kappa is not None]):.4f} "
+          f"ppi_coverage={covered / SIMULATIONS:.4f} ppi_width_ratio={np.mean(ratios):.4f}")
+
+
+if __name__ == "__main__":
+    main()

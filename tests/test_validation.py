@@ -1,0 +1,165 @@
+"""People check the judges: labels files read right or refused where they are wrong, agreement and κ equal to a
+hand count, people's leave-one-out agreement, and the prediction-powered separability against hand arithmetic
+and in seeded simulations."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.datasets import DatasetError
+from engine.methods.vibecheck import validation
+from engine.methods.vibecheck.records import PairVerdicts
+from engine.methods.vibecheck.validation import HumanLabel
+
+
+def _pairs(panel: list[int], judge: list[int] | None = None) -> list[PairVerdicts]:
+    judge = judge or panel
+    return [PairVerdicts(f"p{i}", "test", None, f"a{i}", f"b{i}", {"tone": nu}, {"tone": {"m": s}})
+            for i, (nu, s) in enumerate(zip(panel, judge, strict=True))]
+
+
+def _labels(values: list[int], labeller: str = "ann", split: str = "test") -> list[HumanLabel]:
+    return [HumanLabel(f"p{i}", "tone", v, labeller, split) for i, v in enumerate(values)]
+
+
+def test_agreement_and_kappa_equal_a_hand_count() -> None:
+    """Ten pairs. The panel and a person agree on 7 (p_o = 0.7). The panel says +1 five times, 0 twice, −1
+    three times; the person +1 four times, 0 three times, −1 three times; chance agreement
+    p_e = (5·4 + 2·3 + 3·3) / 100 = 0.35, so κ = (0.7 − 0.35) / 0.65."""
+    panel = [1, 1, 1, 1, 1, 0, 0, -1, -1, -1]
+    person = [1, 1, 1, 0, -1, 0, 0, -1, -1, 1]
+    assert sum(a == b for a, b in zip(panel, person, strict=True)) == 7
+    row = validation.agreement(_labels(person), validation.judge_verdicts(_pairs(panel), "tone", "panel"), {},
+                               "tone", "panel", "test", seed=0)
+    assert row.labels == 10 and row.agreement == pytest.approx(0.7)
+    assert row.kappa == pytest.approx((0.7 - 0.35) / 0.65)
+    assert row.agreement_low <= 0.7 <= row.agreement_high and row.kappa_low <= row.kappa <= row.kappa_high
+
+
+def test_people_agree_with_each_other_leave_one_out() -> None:
+    """Two people on three pairs: they agree on p0 and p1 and not on p2, so each label matches the other's on 2
+    of 3: 4/6. The panel, in each person's place: on p0 it matches both, on p1 neither, on p2 one of the two:
+    3/6, below the people, so the panel's reading of the vibe is flagged."""
+    labels = _labels([1, 0, 1]) + _labels([1, 0, -1], labeller="bob")
+    pairs = _pairs([1, 1, 1])
+    between = validation.human_human(labels, validation.judge_verdicts(pairs, "tone", "panel"), "tone", "panel")
+    assert between is not None and between.pairs == 3
+    assert between.human == pytest.approx(4 / 6) and between.judge_agreement == pytest.approx(3 / 6)
+    out = validation.validate(labels, pairs, {"tone": ["m"]}, {}, 0, ["f.csv"])
+    assert "the panel agrees with people 50% of the time, people with each other 67%" in out.flagged["tone"]
+    assert out.labellers == ["ann", "bob"]
+
+
+def test_prediction_powered_separability_by_hand() -> None:
+    """Eight pairs; people labelled p0–p3 (1, 0, 0, −1: mean 0) where the panel said 1, 1, 0, −1 (mean 1/4); on
+    the four nobody labelled the panel says 1, 1, 1, 0 (mean 3/4). The panel's eight verdicts have variance 4/7
+    and covary with the people's by 2/3 on the labelled four, so PPI++'s λ = (2/3) / ((1 + 4/4) · 4/7) = 7/12,
+    and the estimate is 0 + 7/12 · (3/4 − 1/4) = 7/24."""
+    pairs = _pairs([1, 1, 0, -1, 1, 1, 1, 0])
+    panel = validation.judge_verdicts(pairs, "tone", "panel")
+    labels = _labels([1, 0, 0, -1])
+    corrected = validation.corrected_separability(labels, panel, {}, "tone")
+    assert corrected is not None and (corrected.pairs, corrected.labelled) == (8, 4)
+    assert corrected.weight == pytest.approx(7 / 12) and corrected.estimate == pytest.approx(7 / 24)
+    residual = np.array([1, 0, 0, -1]) - 7 / 12 * np.array([1, 1, 0, -1])
+    variance = np.var(residual, ddof=1) / 4 + (7 / 12) ** 2 * np.var([1, 1, 1, 0], ddof=1) / 4
+    assert corrected.high - corrected.estimate == pytest.approx(1.96 * math.sqrt(variance))
+    assert corrected.labels_only == 0 and corrected.panel == pytest.approx(4 / 8)
+    assert corrected.labels_high == pytest.approx(1.96 * math.sqrt(np.var([1, 0, 0, -1], ddof=1) / 4))
+
+
+def test_prediction_powered_interval_covers_and_is_narrower_than_the_labels_alone() -> None:
+    """300 seeded simulations through the real function: 400 pairs judged, a random 60 of them labelled; people
+    agree with the panel 75% of the time. The 95% interval covers the people's true mean at least 90% of the
+    time (the benchmark runs 1,000 on real labels), and is narrower than the labels-only interval on average;
+    with a panel that predicts nothing it is no wider than the labels alone by more than a few percent."""
+    covered, ratios, useless = 0, [], []
+    for seed in range(300):
+        rng = np.random.default_rng(seed)
+        truth = rng.choice([-1, 0, 1], size=400, p=[0.2, 0.3, 0.5])
+        chosen = rng.choice(400, 60, replace=False)
+        labels = [HumanLabel(f"p{i}", "tone", int(truth[i]), "ann", "test") for i in chosen]
+        for agree, out in ((0.75, ratios), (0.0, useless)):
+            panel_values = np.where(rng.random(400) < agree, truth, rng.choice([-1, 0, 1], size=400))
+            corrected = validation.corrected_separability(
+                labels, validation.judge_verdicts(_pairs(panel_values.tolist()), "tone", "panel"), {}, "tone")
+            assert corrected is not None
+            out.append(corrected.width_ratio)
+            if agree:
+                covered += corrected.low <= 0.3 <= corrected.high  # the true mean, 0.5 − 0.2
+    assert covered >= 0.9 * 300, covered
+    assert np.mean(ratios) < 0.85 and np.mean(useless) < 1.03, (np.mean(ratios), np.mean(useless))
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ({"label_tone": "a"}, r"labels\.jsonl:1: field 'id' is missing"),
+    ({"id": "p0", "split": "<script>", "label_tone": "a"}, r"labels\.jsonl:1: field 'split' holds '<script>'"),
+    ({"id": "p0", "label_tone": "maybe"}, r"labels\.jsonl:1: field 'label_tone' holds 'maybe': a, b or neither"),
+    ({"id": "p0", "label_humour": "a"}, r"labels\.jsonl:1: field 'label_humour' names no vibe this analysis "
+                                        r"measures \(tone\)"),
+])
+def test_a_bad_labels_file_is_refused_at_its_line_and_field(tmp_path: Path, row: dict, message: str) -> None:
+    path = tmp_path / "labels.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    with pytest.raises(DatasetError, match=message):
+        validation.read_labels(path, ["tone"], "a-model", "b-model")
+
+
+def test_a_labels_file_reads_words_model_names_and_who_labelled(tmp_path: Path) -> None:
+    path = tmp_path / "scout.csv"
+    path.write_text("id,label_tone,split,labeller\np0,a,dev,ann\np1,B-Model,,\np2,neither,test,ann\np3,,test,ann\n")
+    labels = validation.read_labels(path, ["tone"], "a-model", "b-model")
+    assert [(x.pair, x.verdict, x.split, x.labeller) for x in labels] == [
+        ("p0", 1, "dev", "ann"), ("p1", -1, "", "scout"), ("p2", 0, "test", "ann")]  # an empty value: no label
+    assigned = validation.assign_splits(labels, {}, 0.5, 0)
+    assert {x.split for x in assigned} <= {"dev", "test"} and assigned[0].split == "dev"
+
+
+SPEC = """\
+name: people
+models: {a: {provider: recorded}, b: {provider: recorded}}
+judges: {m: {kind: metric, tolerance: 0.05}}
+vibes:
+  - {name: enthusiasm, low: calm, high: excited, metric: exclamations}
+datasets:
+  d:
+    source: {path: d.jsonl}
+    fields: {id: id, prompt: q, outputs: {a: a, b: b}}
+analyses:
+  vc:
+    method: vibecheck
+    dataset: d
+    models: [a, b]
+    judges: [m]
+    validation: {files: [labels.csv]}
+"""
+
+
+def test_a_run_reads_the_labels_and_shows_the_judges_against_people(tmp_path: Path) -> None:
+    """Twenty prompts: A exclaims on the even ones, B on the odd ones. A person labels all twenty and gets four
+    wrong; three labels name a prompt the run does not have. The page shows 16/20 agreement and the
+    unmatched count; the JSON holds the same numbers."""
+    from engine.pipeline import run_spec
+
+    rows = [{"id": f"p{i}", "q": f"Say something {i}", "a": "Great news!" if i % 2 == 0 else "Fine news.",
+             "b": "Fine news." if i % 2 == 0 else "Great news!"} for i in range(20)]
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lines = ["id,label_enthusiasm,split,labeller"]
+    lines += [f"p{i},{('b' if i % 2 == 0 else 'a') if i < 4 else ('a' if i % 2 == 0 else 'b')},test,ann"
+              for i in range(20)]
+    lines += ["ghost-1,a,test,ann", "ghost-2,b,test,ann", "<img src=x onerror=alert(1)>,a,test,ann"]
+    (tmp_path / "labels.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    _, results, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+    (vc,) = results.of("vibecheck")
+    (row,) = [a for a in vc.validation.agreements if a.judge == "panel"]
+    assert (row.split, row.labels, row.agreement) == ("test", 20, pytest.approx(16 / 20))
+    assert vc.validation.unmatched == 3
+    page = (run_dir / "index.html").read_text()
+    assert "People check the judges" in page and "3 label(s) name a pair this comparison does not have" in page
+    assert "80.0%" in page and "<img src=x" not in page
