@@ -185,10 +185,14 @@ def test_the_preference_model_rarely_admits_a_noise_vibe() -> None:
 
 
 def test_the_preference_model_admits_a_planted_vibe() -> None:
+    """A vibe with a real effect (1 on the logit, 200 training pairs) enters the preference model in most
+    analyses. Since the model leaves the length rule only for a cross-fitted gain above one standard error, it
+    enters in about two thirds (67 of 100 seeded analyses; over 80% before that rule): the price of not
+    leaving the rule for gains inside their own noise."""
     rng = np.random.default_rng(12)
     analyses = 30
     found = sum("v0" in _preference_analysis(rng, 1.0, seed).features for seed in range(analyses))
-    assert found >= 0.8 * analyses, f"the planted vibe entered {found} of {analyses} analyses"
+    assert found >= 0.6 * analyses, f"the planted vibe entered {found} of {analyses} analyses"
 
 
 def _profile(rng: np.random.Generator, within: float) -> profiles.ProfileResult:
