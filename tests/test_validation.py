@@ -163,3 +163,61 @@ def test_a_run_reads_the_labels_and_shows_the_judges_against_people(tmp_path: Pa
     page = (run_dir / "index.html").read_text()
     assert "People check the judges" in page and "3 label(s) name a pair this comparison does not have" in page
     assert "80.0%" in page and "<img src=x" not in page
+
+
+def test_twenty_pairs_labelled_by_keyboard_in_the_label_view_are_read_back_by_a_run(tmp_path: Path) -> None:
+    """In headless Chromium, from disk: the label view draws 20 of a run's 40 pairs, shows them blind, takes a
+    label per pair from the keyboard (1, 2 or 0 for neither), reveals the panel only after it, and downloads
+    the labels; a run whose spec reads that file reports agreement and κ equal to a hand count of the file
+    against the panel's verdicts, split by split."""
+    from test_report import BROWSER_ARGS, CHROMIUM
+
+    if CHROMIUM is None:
+        pytest.skip("Debian chromium is not installed (make install-test installs it)")
+    from playwright.sync_api import sync_playwright
+
+    from engine.pipeline import run_spec
+
+    rows = [{"id": f"p{i}", "q": f"Say something {i}", "a": "Great news!" if i % 3 else "Fine news.",
+             "b": "Fine news." if i % 2 else "Good news!!"} for i in range(40)]
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "spec.yaml").write_text(SPEC.replace("    validation: {files: [labels.csv]}\n", ""))
+    _, results, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+    (vc,) = results.of("vibecheck")
+    panel = {p.item_id: p.nu["enthusiasm"] for p in vc.pairs}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        page = browser.new_page(accept_downloads=True)
+        page.goto((run_dir / "explore" / "vc-label.html").as_uri())
+        page.wait_for_selector("body[data-ready='1']")
+        page.fill("input[name=labeller]", "ann")
+        page.fill("input[name=size]", "20")
+        page.fill("input[name=seed]", "3")
+        page.click("#begin")
+        seen = []
+        for k in range(20):
+            card = page.wait_for_selector(f"article.labelling[data-k='{k}']")
+            seen.append(card.get_attribute("data-id"))
+            assert "panel said" not in page.inner_text("#label-card")  # nothing of the panel before the label
+            page.keyboard.press("120"[k % 3])
+            assert f"Pair {k + 1}, enthusiasm: you said" in page.inner_text("#reveal")
+        page.wait_for_function("document.getElementById('label-status').textContent.startsWith('All 20')")
+        with page.expect_download() as download:
+            page.click("#download")
+        download.value.save_as(tmp_path / "labels.csv")
+        browser.close()
+    assert len(set(seen)) == 20 and set(seen) <= set(panel)
+    labels = validation.read_labels(tmp_path / "labels.csv", ["enthusiasm"], "a", "b")
+    assert len(labels) == 20 and {x.labeller for x in labels} == {"ann"}
+    assert {x.split for x in labels} == {"dev", "test"}
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    _, results, _ = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
+                             report=False)
+    (vc,) = results.of("vibecheck")
+    for split in ("dev", "test"):
+        mine = [(x.verdict, panel[x.pair]) for x in labels if x.split == split]
+        observed = sum(h == j for h, j in mine) / len(mine)
+        chance = sum(sum(h == v for h, _ in mine) * sum(j == v for _, j in mine) for v in (-1, 0, 1)) / len(mine) ** 2
+        (row,) = [a for a in vc.validation.agreements if a.split == split]
+        assert row.labels == len(mine) and row.agreement == pytest.approx(observed)
+        assert row.kappa == pytest.approx((observed - chance) / (1 - chance))

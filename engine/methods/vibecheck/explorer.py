@@ -1,6 +1,8 @@
 """The pair explorer: every pair of a comparison on one static page that filters, sorts and searches them.
 
     explore/<name>.html           the page: controls and an empty list, filled by assets/explorer.js
+    explore/<name>-label.html     the label view (assets/labeler.js): people label a sample of the pairs
+                                  blind and download the labels for `validation: files:`
     explore/<name>/index.js       what filters and sorts read, one compact column per field (a character per
                                   pair where it can be): ids, split, label, category, lengths, and per vibe
                                   the panel verdict, how many judge answers differ from it (up to 9) and
@@ -73,10 +75,18 @@ def write_explorer(env: Environment, vc: VibeCheckResult, prepared: Prepared, ou
                       **_conversation(pair, vc, items[pair.item_id], prepared, outputs)}
                      for pair in vc.pairs[n:n + CHUNK]]
             background.submit(_write_chunk, folder / f"chunk-{n // CHUNK}.js", n // CHUNK, orjson.dumps(chunk))
-    _write_script(folder / "index.js", "vibeExplorer.index(", _index(vc, items, kinds, vibe_pages))
+    _write_script(folder / "index.js", "vibeExplorer.index(",
+                  {**_index(vc, items, kinds, vibe_pages), "run": prepared.spec.name})
     html = env.get_template("explore.html.j2").render(vc=vc, data=prefix, back=f"../{back}", root="..")
     (run_dir / page).write_text(html, encoding="utf-8")
+    label = env.get_template("label.html.j2").render(vc=vc, data=prefix, back=f"../{back}", root="..")
+    (run_dir / label_page(page)).write_text(label, encoding="utf-8")
     return page
+
+
+def label_page(explorer: str) -> str:
+    """The label view beside an explorer page: it reads the same data files."""
+    return explorer.removesuffix(".html") + "-label.html"
 
 
 def _write_chunk(path: Path, number: int, text: bytes) -> None:

@@ -13,7 +13,7 @@ from jinja2 import Environment
 
 from engine.methods.vibecheck import charts as own_charts
 from engine.methods.vibecheck import headline
-from engine.methods.vibecheck.explorer import link, write_explorer
+from engine.methods.vibecheck.explorer import label_page, link, write_explorer
 from engine.methods.vibecheck.heldout import Accuracy, HeldOutFit
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.records import Prepared, Result
@@ -62,7 +62,7 @@ def vibecheck_section(env: Environment, vc: VibeCheckResult, prepared: Prepared,
     ranked = sorted(vc.vibes, key=lambda v: (not v.kept, -abs(_lean(v))))
     return {"result": vc, "ranked": ranked, "sep_chart": sep_chart, "regressions_page": regressions_page,
             "headline": headline.headline(vc),
-            "acc_chart": acc_chart, "vibe_pages": vibe_pages, "explorer": explorer,
+            "acc_chart": acc_chart, "vibe_pages": vibe_pages, "explorer": explorer, "label_page": label_page(explorer),
             "explore": explore,
             "pairs": len(vc.pairs),
             "n_train": sum(p.split == "train" for p in vc.pairs), "n_test": sum(p.split == "test" for p in vc.pairs),
