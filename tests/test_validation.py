@@ -163,6 +163,10 @@ def test_a_run_reads_the_labels_and_shows_the_judges_against_people(tmp_path: Pa
     page = (run_dir / "index.html").read_text()
     assert "People check the judges" in page and "3 label(s) name a pair this comparison does not have" in page
     assert "80.0%" in page and "<img src=x" not in page
+    written = json.loads((run_dir / "vc" / "validation.json").read_text())
+    assert written["unmatched"] == 3 and written["agreements"][0]["agreement"] == pytest.approx(0.8)
+    vibe_page = (run_dir / "vibes" / "vc-enthusiasm.html").read_text()
+    assert "Against people" in vibe_page and "80.0%" in vibe_page
 
 
 def test_twenty_pairs_labelled_by_keyboard_in_the_label_view_are_read_back_by_a_run(tmp_path: Path) -> None:

@@ -397,6 +397,8 @@ def write_vibecheck(result: VibeCheckResult, run_dir: Path, folder: str | None =
     reliability.write(result.reliability, result.agreements, out)
     if result.turns:
         (out / "turns.json").write_text(json.dumps([asdict(t) for t in result.turns], indent=1), encoding="utf-8")
+    if result.validation is not None:  # the judges against people: agreement, κ, people's own, PPI++
+        (out / "validation.json").write_text(json.dumps(asdict(result.validation), indent=1), encoding="utf-8")
     if result.themes:
         (out / "reason_themes.json").write_text(json.dumps({v: [asdict(t) for t in ts]
                                                             for v, ts in result.themes.items()}, indent=1),
