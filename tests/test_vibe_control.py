@@ -159,3 +159,12 @@ def test_a_run_writes_the_controlled_ranking_and_its_page(tmp_path: Path) -> Non
     assert "ranks: controlled for vibes" in page and "Held-out fit" in page
     assert "Arena&#39;s four style features" in page or "Arena's four style features" in page
     assert "Holm" in page and "cheer" in page
+
+
+def test_too_few_prompts_to_split_is_said_not_fitted() -> None:
+    """One prompt cannot be split into training and test prompts: no control, and the caller says why."""
+    items = _battle_log(5, 1, [0.3, 1.0, 2.0, 4.0], [0.0] * 4, 1.0)
+    candidates = vibe_control.covariates("discover", {})
+    outcomes = human_outcomes(items, MODELS, vibe_control.feature_function(candidates))
+    assert vibe_control.control(outcomes, MODELS, candidates, ControlOptions(), ties="half", rounds=10, seed=0,
+                                unit="prompt") is None

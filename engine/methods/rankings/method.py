@@ -177,6 +177,9 @@ def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
         models = list(analysis.models) or sorted({o.model_a for o in outcomes} | {o.model_b for o in outcomes})
         result.control = vibe_control.control(outcomes, models, candidates, opts.control, ties=opts.tie_rule(),
                                               rounds=opts.bootstrap, seed=opts.seed, unit=unit)
+        if result.control is None:
+            result.warnings.append(f"vibe control splits the {unit}s into training and test, and one side has no "
+                                   f"comparison to fit: too few {unit}s for a controlled ranking.")
     elif controlled:
         result.warnings.append("vibe control needs both answers' text for every comparison, and some have none: "
                                "no controlled ranking.")

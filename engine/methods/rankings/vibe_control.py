@@ -141,13 +141,16 @@ def feature_function(chosen: Sequence[Covariate]) -> Callable[[str | None, str |
 
 
 def control(outcomes: Sequence[Outcome], models: list[str], candidates: Sequence[Covariate], opts: ControlOptions,
-            *, ties: str, rounds: int, seed: int, unit: str) -> VibeControl:
-    """The whole control (see the module docstring); each outcome's style holds `feature_function`'s values."""
+            *, ties: str, rounds: int, seed: int, unit: str) -> VibeControl | None:
+    """The whole control (see the module docstring); each outcome's style holds `feature_function`'s values.
+    None when the split leaves either side without a comparison to fit."""
     units = sorted({o.unit for o in outcomes})
     train_units, _ = stats.split(units, opts.train, seed)
     training = set(train_units)
     train = _kept([o for o in outcomes if o.unit in training], ties)
     test = _kept([o for o in outcomes if o.unit not in training], ties)
+    if not train or not test:
+        return None
     names = [c.name for c in candidates]
     columns = {name: len(STYLE_FEATURES) + i for i, name in enumerate(names)}
     notes: list[str] = []
