@@ -225,3 +225,30 @@ def test_twenty_pairs_labelled_by_keyboard_in_the_label_view_are_read_back_by_a_
         (row,) = [a for a in vc.validation.agreements if a.split == split]
         assert row.labels == len(mine) and row.agreement == pytest.approx(observed)
         assert row.kappa == pytest.approx((observed - chance) / (1 - chance))
+
+
+def test_labels_a_dataset_ships_in_its_columns_are_read_as_people(tmp_path: Path) -> None:
+    """Two people's verdicts in the dataset's own columns, as VibeCheck's CNN/DM files write them (scores
+    [A's, B's]): read with `validation: columns:`, each column its labeller, so people's leave-one-out agreement
+    is there beside the panel's; a value that is none of the forms is refused at its line."""
+    from engine.pipeline import run_spec
+
+    rows = [{"id": f"p{i}", "q": f"Say something {i}", "a": "Great news!" if i % 2 == 0 else "Fine news.",
+             "b": "Fine news." if i % 2 == 0 else "Great news!",
+             "ann": "[1.0, -1.0]" if i % 2 == 0 else "[-1.0, 1.0]",
+             "bob": "[1.0, -1.0]" if i % 4 == 0 else "[0.0, 0.0]"} for i in range(12)]
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    columns = "validation: {columns: [{vibe: enthusiasm, column: ann}, {vibe: enthusiasm, column: bob, labeller: b}]}"
+    (tmp_path / "spec.yaml").write_text(SPEC.replace("validation: {files: [labels.csv]}", columns))
+    _, results, _ = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
+                             report=False)
+    (vc,) = results.of("vibecheck")
+    assert vc.validation.labellers == ["ann", "b"]
+    (between,) = vc.validation.human_human
+    # ann matches the panel everywhere; bob on p0, p4, p8 (3 of 12) and says neither elsewhere: people agree on
+    # 3 of 12 pairs (6 of 24 labels), the panel in a person's place: against bob's label 3/12, against ann's 12/12
+    assert between.human == pytest.approx(6 / 24) and between.judge_agreement == pytest.approx(15 / 24)
+    rows[5]["bob"] = "[1.0; -1.0]"
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(DatasetError, match=r"d\.jsonl:6: field 'bob' holds '\[1\.0; -1\.0\]'"):
+        run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True, report=False)

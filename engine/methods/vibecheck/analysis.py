@@ -39,7 +39,7 @@ from engine.methods.vibecheck.keep import decide
 from engine.methods.vibecheck.options import VibeCheckOptions
 from engine.methods.vibecheck.records import MeasureTable, PairVerdicts, VibeCheckResult, VibeScore
 from engine.methods.vibecheck.regressions import Features, fit_regressions, select_vibes
-from engine.methods.vibecheck.validation import Validation, assign_splits, read_labels, validate
+from engine.methods.vibecheck.validation import Validation, assign_splits, read_columns, read_labels, validate
 from engine.records import Measured, Prepared, Result
 from engine.requests import PairJudgment
 from engine.spec.data_model import Labels
@@ -241,10 +241,14 @@ def _validation(prepared: Prepared, analysis: Analysis, pairs: list[PairVerdicts
                 judges: dict[str, list[str]]) -> Validation | None:
     """People's labels (the analysis' `validation.files`) against the judges of this comparison."""
     opts = VibeCheckOptions.of(analysis).validation
-    if opts is None or not opts.files:
+    if opts is None or not (opts.files or opts.columns):
         return None
     paths = [resolve_path(prepared.spec.path.parent, raw) for raw in opts.files]
     labels = [label for path in paths for label in read_labels(path, list(judges), *models)]
+    dataset = prepared.spec.datasets[analysis.dataset]
+    labels += read_columns(dataset, opts.columns, list(judges), *models)
+    paths += [Path(f"{path} ({', '.join(c['column'] for c in opts.columns)})") for path in dataset.source.paths
+              if opts.columns]
     clusters = {p.item_id: p.cluster for p in pairs}
     seed = split_seed(analysis)
     return validate(assign_splits(labels, clusters, opts.dev, seed), pairs, judges, clusters, seed,

@@ -23,11 +23,12 @@ class Regression:
 
 @dataclass(frozen=True)
 class Validation:
-    """People's labels of the pairs (`files`, each shaped as Inspect Scout's validation sets: id, label_<vibe>,
-    split, labeller), relative to the spec; `dev`: the share of labelled prompts put in the dev split where a
-    file gives none."""
+    """People's labels of the pairs: `files`, each shaped as Inspect Scout's validation sets (id, label_<vibe>,
+    split, labeller), relative to the spec, and `columns` of the dataset itself (each {vibe, column, labeller});
+    `dev`: the share of labelled prompts put in the dev split where a label has none."""
 
     files: list[str] = field(default_factory=list)
+    columns: list[dict[str, str]] = field(default_factory=list)
     dev: float = 0.5
 
 

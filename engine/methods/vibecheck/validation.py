@@ -23,8 +23,9 @@ the labels alone when the panel predicts nothing, narrower when it predicts them
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from engine import stats
 from engine.datasets import DatasetError
 from engine.datasets.files import located_rows
 from engine.methods.vibecheck.records import PairVerdicts
+from engine.spec.data_model import Dataset
 
 LABEL_PREFIX = "label_"
 SPLITS = ("dev", "test")
@@ -75,13 +77,49 @@ def read_labels(path: Path, vibes: Sequence[str], model_a: str, model_b: str) ->
             if vibe not in vibes:
                 raise DatasetError(f"{where}: field {_shown(key)} names no vibe this analysis measures "
                                    f"({', '.join(vibes)})")
-            text = str(value).strip().lower()
-            verdict = WORDS.get(text, names.get(text))
-            if verdict is None:
-                raise DatasetError(f"{where}: field {_shown(key)} holds {_shown(text)}: a, b or neither "
-                                   f"(or {model_a} / {model_b})")
-            labels.append(HumanLabel(str(pair), vibe, verdict, labeller, split, where))
+            labels.append(HumanLabel(str(pair), vibe, _verdict(value, names, where, key, (model_a, model_b)),
+                                     labeller, split, where))
     return labels
+
+
+def read_columns(dataset: Dataset, columns: Sequence[Mapping[str, str]], vibes: Sequence[str], model_a: str,
+                 model_b: str) -> list[HumanLabel]:
+    """Labels a dataset ships in its own columns (`validation.columns`: each a `vibe`, the `column` and who
+    wrote it, `labeller`), one row per prompt, keyed as the dataset keys its prompts. A value reads as in a
+    labels file, or as a pair of scores [A's, B's] (the higher one sits higher; equal is neither)."""
+    from engine.datasets.rows import field_value
+    from engine.datasets.tidy import key_of
+
+    names = {model_a.lower(): 1, model_b.lower(): -1}
+    labels = []
+    for entry in columns:
+        if entry["vibe"] not in vibes:
+            raise DatasetError(f"validation.columns: vibe {entry['vibe']!r} is not one this analysis measures "
+                               f"({', '.join(vibes)})")
+        for path in dataset.source.paths:
+            for where, row in located_rows(path):
+                value = field_value(row, entry["column"])
+                if value is None or str(value).strip() == "":
+                    continue
+                verdict = _verdict(value, names, where, entry["column"], (model_a, model_b))
+                labels.append(HumanLabel(key_of(dataset, row, where), entry["vibe"], verdict,
+                                         entry.get("labeller") or entry["column"], "", where))
+    return labels
+
+
+SCORE_PAIR = re.compile(r"^\[\s*(-?[0-9.]+)\s*,\s*(-?[0-9.]+)\s*\]$")
+
+
+def _verdict(value: object, names: dict[str, int], where: str, field_name: str, models: tuple[str, str]) -> int:
+    """A label's value as −1/0/+1 (see `read_labels` and `read_columns`), or a `DatasetError` at its place."""
+    text = str(value).strip().lower()
+    verdict = WORDS.get(text, names.get(text))
+    if verdict is None and (pair := SCORE_PAIR.match(text)):
+        verdict = int(np.sign(float(pair.group(1)) - float(pair.group(2))))
+    if verdict is None:
+        raise DatasetError(f"{where}: field {_shown(field_name)} holds {_shown(text)}: a, b or neither "
+                           f"(or {models[0]} / {models[1]}, or scores [A's, B's])")
+    return verdict
 
 
 def _shown(text: str, most: int = 60) -> str:
