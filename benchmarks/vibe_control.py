@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 import sizes
 
-from engine.methods.rankings.method import RankingsOptions, rank_outcomes
+from engine.methods.rankings.method import rank_outcomes
+from engine.methods.rankings.options import RankingsOptions
 from engine.pipeline import prepare
 from engine.spec.model import Analysis
 

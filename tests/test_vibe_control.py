@@ -15,7 +15,7 @@ from engine.analyze.outcomes import human_outcomes
 from engine.datasets import Item
 from engine.datasets.items import Battle
 from engine.methods.rankings import vibe_control
-from engine.methods.rankings.method import ControlOptions
+from engine.methods.rankings.options import ControlOptions
 from engine.spec.problems import SpecError
 
 MODELS = ["w", "x", "y", "z"]

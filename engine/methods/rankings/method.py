@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.formats import dataset_format
+from engine.methods.rankings.options import RankingsOptions
 from engine.names import did_you_mean
 from engine.records import Prepared, Result
-from engine.registry import AnalysisMethod, Options, Page, analysis_method
+from engine.registry import AnalysisMethod, Page, analysis_method
 from engine.spec.checker import SpecChecker
 from engine.spec.model import Analysis
 from engine.spec.yaml_source import PathKey
@@ -24,33 +25,6 @@ if TYPE_CHECKING:
     from engine.methods.rankings.vibe_control import VibeControl
 
 
-@dataclass(frozen=True)
-class ControlOptions:
-    """`control:` of a rankings analysis: which vibes to control for and how the prompts are split."""
-
-    vibes: list[str] | str = "discover"  # "discover": chosen from every text metric on the training prompts
-    max_vibes: int = 4
-    train: float = 0.5  # share of the prompts (or conversations) that choose the vibes
-
-
-@dataclass(frozen=True)
-class RankingsOptions(Options):
-    outcomes: str = "labels"  # labels (or its older name, human) | scores
-    methods: list[str] = field(default_factory=lambda: ["bradley_terry", "elo"])
-    bootstrap: int = 200
-    seed: int = 0
-    tie_gap: float = 1.0
-    ties: str | None = None  # None: the convention of where the outcomes come from (see TIE_RULES)
-    k: float = 4.0
-    control: ControlOptions = field(default_factory=ControlOptions)  # for the vibe_controlled method
-
-    def tie_rule(self) -> str:
-        return self.ties or TIE_RULES["scores" if self.outcomes == "scores" else "labels"]
-
-
-# A vote between two answers follows Chatbot Arena, where a tie is half a win for each side; ratings compared
-# item by item follow Vibe-Eval, where a tie says nothing about which answer is better and is left out.
-TIE_RULES = {"labels": "half", "scores": "drop"}
 TIE_WORDS = {"half": "ties count half a win for each model", "drop": "ties are left out of the fit"}
 
 

@@ -42,7 +42,7 @@ from engine import stats
 from engine.analyze.outcomes import STYLE_FEATURES, style_vector
 from engine.analyze.rankings import SCALE, Outcome, Ranking, bradley_terry, rank
 from engine.judges.metrics import METRICS, measure
-from engine.methods.rankings.method import ControlOptions
+from engine.methods.rankings.options import ControlOptions
 
 DUPLICATE_CORRELATION = 0.8  # a vibe whose training covariate correlates this much with a chosen one adds nothing
 # a vibe must differ between the answers on this many training units to be in the running: a clustered standard

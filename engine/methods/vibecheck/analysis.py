@@ -39,12 +39,11 @@ from engine.methods.vibecheck.keep import decide
 from engine.methods.vibecheck.options import VibeCheckOptions
 from engine.methods.vibecheck.records import MeasureTable, PairVerdicts, VibeCheckResult, VibeScore
 from engine.methods.vibecheck.regressions import Features, fit_regressions, select_vibes
-from engine.methods.vibecheck.validation import Validation, assign_splits, read_columns, read_labels, validate
+from engine.methods.vibecheck.validation import against_people
 from engine.records import Measured, Prepared, Result
 from engine.requests import PairJudgment
 from engine.spec.data_model import Labels
 from engine.spec.model import Analysis, Vibe
-from engine.spec.paths import resolve_path
 
 
 def train_verdicts(prepared: Prepared, analysis: Analysis, results: dict[str, Result],
@@ -233,26 +232,8 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     return VibeCheckResult(analysis.name, model_a, model_b, vibe_scores, pairs, mm, pp, sum(invalid_by_vibe.values()),
                            notes, labels, selection, *judged, dataset=analysis.dataset,
                            ceiling=ceiling(texts["train"], texts["test"], mm.test_accuracy if mm else None),
-                           validation=_validation(prepared, analysis, pairs, (model_a, model_b),
+                           validation=against_people(prepared, analysis, pairs, (model_a, model_b),
                                                   {v.name: [j for j, _ in panels[v.name]] for v in vibes}))
-
-
-def _validation(prepared: Prepared, analysis: Analysis, pairs: list[PairVerdicts], models: tuple[str, str],
-                judges: dict[str, list[str]]) -> Validation | None:
-    """People's labels (the analysis' `validation.files`) against the judges of this comparison."""
-    opts = VibeCheckOptions.of(analysis).validation
-    if opts is None or not (opts.files or opts.columns):
-        return None
-    paths = [resolve_path(prepared.spec.path.parent, raw) for raw in opts.files]
-    labels = [label for path in paths for label in read_labels(path, list(judges), *models)]
-    dataset = prepared.spec.datasets[analysis.dataset]
-    labels += read_columns(dataset, opts.columns, list(judges), *models)
-    paths += [Path(f"{path} ({', '.join(c['column'] for c in opts.columns)})") for path in dataset.source.paths
-              if opts.columns]
-    clusters = {p.item_id: p.cluster for p in pairs}
-    seed = split_seed(analysis)
-    return validate(assign_splits(labels, clusters, opts.dev, seed), pairs, judges, clusters, seed,
-                    [str(path) for path in paths])
 
 
 def _judge_reliability(analysis: Analysis, comparison: tuple[str, str], items: dict[str, Item],

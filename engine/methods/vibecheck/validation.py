@@ -26,7 +26,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -34,8 +34,13 @@ import numpy as np
 from engine import stats
 from engine.datasets import DatasetError
 from engine.datasets.files import located_rows
-from engine.methods.vibecheck.records import PairVerdicts
+from engine.methods.vibecheck.discovery.splits import split_seed
+from engine.methods.vibecheck.options import VibeCheckOptions
+from engine.methods.vibecheck.records import Agreement, Corrected, HumanHuman, PairVerdicts, Validation
+from engine.records import Prepared
 from engine.spec.data_model import Dataset
+from engine.spec.model import Analysis
+from engine.spec.paths import resolve_path
 
 LABEL_PREFIX = "label_"
 SPLITS = ("dev", "test")
@@ -134,66 +139,6 @@ def assign_splits(labels: list[HumanLabel], clusters: dict[str, str], dev: float
     on_dev = set(stats.split(units, dev, seed)[0])
     return [label if label.split else replace(label, split="dev" if clusters.get(label.pair, label.pair) in on_dev
                                               else "test") for label in labels]
-
-
-@dataclass
-class Agreement:
-    """One judge (or the panel) against people on one vibe and split."""
-
-    vibe: str
-    judge: str
-    split: str  # dev | test
-    labels: int  # labels compared (pairs × labellers)
-    agreement: float | None
-    agreement_low: float | None
-    agreement_high: float | None
-    kappa: float | None
-    kappa_low: float | None
-    kappa_high: float | None
-
-
-@dataclass
-class HumanHuman:
-    """People against each other on the pairs two or more labelled, beside a judge in a person's place."""
-
-    vibe: str
-    judge: str
-    pairs: int
-    human: float  # leave-one-out agreement among people
-    judge_agreement: float  # the judge in the left-out person's place, on the same pairs
-
-
-@dataclass
-class Corrected:
-    """The people's separability on one vibe by prediction-powered inference, beside the labels alone."""
-
-    vibe: str
-    estimate: float
-    low: float
-    high: float
-    labels_only: float
-    labels_low: float
-    labels_high: float
-    panel: float  # the panel's separability over the same pairs, uncorrected
-    pairs: int  # pairs the panel judged
-    labelled: int  # of them, labelled
-    weight: float  # PPI++'s λ: how much of the panel's information the estimate takes (0: none, 1: all)
-
-    @property
-    def width_ratio(self) -> float:
-        width = self.labels_high - self.labels_low
-        return (self.high - self.low) / width if width > 0 else math.nan
-
-
-@dataclass
-class Validation:
-    agreements: list[Agreement] = field(default_factory=list)
-    human_human: list[HumanHuman] = field(default_factory=list)
-    corrected: list[Corrected] = field(default_factory=list)
-    flagged: dict[str, str] = field(default_factory=dict)  # vibe -> why its panel is flagged
-    labellers: list[str] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
-    unmatched: int = 0  # labels naming a pair this comparison does not have
 
 
 def judge_verdicts(pairs: Sequence[PairVerdicts], vibe: str, judge: str) -> dict[str, int]:
@@ -352,3 +297,22 @@ def _flag(out: Validation, vibe: str) -> str:
         return (f"the panel's κ with people is {test.kappa:.2f} on the {test.split} labels, below {KAPPA_FLOOR} "
                 "(no second labeller to compare with)")
     return ""
+
+
+def against_people(prepared: Prepared, analysis: Analysis, pairs: list[PairVerdicts], models: tuple[str, str],
+                judges: dict[str, list[str]]) -> Validation | None:
+    """People's labels (the analysis' `validation` files and columns) against the judges of this comparison
+    (`judges`: each vibe's); None where the analysis gives none."""
+    opts = VibeCheckOptions.of(analysis).validation
+    if opts is None or not (opts.files or opts.columns):
+        return None
+    paths = [resolve_path(prepared.spec.path.parent, raw) for raw in opts.files]
+    labels = [label for path in paths for label in read_labels(path, list(judges), *models)]
+    dataset = prepared.spec.datasets[analysis.dataset]
+    labels += read_columns(dataset, opts.columns, list(judges), *models)
+    paths += [Path(f"{path} ({', '.join(c['column'] for c in opts.columns)})") for path in dataset.source.paths
+              if opts.columns]
+    clusters = {p.item_id: p.cluster for p in pairs}
+    seed = split_seed(analysis)
+    return validate(assign_splits(labels, clusters, opts.dev, seed), pairs, judges, clusters, seed,
+                    [str(path) for path in paths])
