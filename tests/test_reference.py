@@ -196,6 +196,18 @@ def test_offline_reference_judge_is_labelled_and_orders_answers(tmp_path: Path) 
     assert by[("i0", "b")].rating < 3.0  # restates the question
     assert by[("i1", "a")].rating > by[("i1", "b")].rating
     assert all(1.0 <= r.rating <= 5.0 for r in ref.ratings)
+    # the match is the plain mean of the three signals (weights that saw no data), and the task says which
+    # version of the judge rated it, so a rating cached under other weights is not read back as this one's
+    from engine.execute.cache import Cache
+    from engine.judges.verdicts import RatingScore
+
+    with Cache(tmp_path / "c.sqlite") as cache:
+        finished = cache.get_many(t.id for t in rate_tasks)
+    for result in finished.values():
+        signals = RatingScore.from_json(result.output).signals
+        assert signals["match"] == pytest.approx(sum(signals[k] for k in
+                                                     ("bertscore_recall", "key_term_recall", "cosine")) / 3)
+    assert {t.request["config"]["method"] for t in rate_tasks} == {"reference-similarity/v2"}
 
 
 def png(width: int = 2, height: int = 2) -> bytes:

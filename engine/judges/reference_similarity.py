@@ -11,10 +11,11 @@ This is a similarity measurement, not a reading of the answer, and every result 
   stemming, question words excluded) that the answer uses. Names, numbers and rare words weigh most.
 - `cosine`: cosine of the two texts' sentence embeddings (clipped at 0).
 
-`match = (3·bertscore_recall + 2·key_term_recall + 3·cosine) / 8`, and the rating is `1 + 4·match`, a
-continuous value on the LLM judge's 1–5 scale. The weights give each signal about the same spread on
-Vibe-Eval's 3,476 recorded answers (the key-term recall varies about 1.5 times as much as the other two);
-they were set from those spreads, not fitted to any judge's ratings.
+`match` is the plain mean of the three, and the rating is `1 + 4·match`, a continuous value on the LLM judge's
+1–5 scale. Equal weights are a choice that saw no data: weights set from the signals' spreads on Vibe-Eval's
+recorded answers (3, 2, 3) were chosen on the answers they were then scored on, and weights fitted to Reka
+Core's ratings on one difficulty ordered the models of the other worse than equal ones
+(`benchmarks/vibe_eval_agreement.py` prints both, per difficulty, beside TF-IDF).
 
 idf depends on the whole reference set, so a batch is judged against its corpus (every reference of the
 analysis' dataset, named in each request by a hash), never against whichever subset happens to be pending.
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from engine.spec.model import Judge
 
 METHOD = "reference-similarity"
-WEIGHTS = {"bertscore_recall": 3.0, "key_term_recall": 2.0, "cosine": 3.0}
+WEIGHTS = {"bertscore_recall": 1.0, "key_term_recall": 1.0, "cosine": 1.0}
 TERM = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 STOPWORDS = frozenset("""a an the of to in on and or is are was were be been being it its this that these those
 there their they them he she his her i you we our your for with as at by from but not no so if then than which
@@ -151,7 +152,7 @@ def _rating(encoder: TokenEncoder, tokens: dict[str, Encoded], request: Rating, 
     }
     signals = {k: min(1.0, v) for k, v in signals.items()}  # float error puts identical texts at 1.0000001
     match = sum(WEIGHTS[k] * v for k, v in signals.items()) / sum(WEIGHTS.values())
-    signals = {"match": match, **signals}  # the rating is 1 + 4 × match, the weighted mean of the three
+    signals = {"match": match, **signals}  # the rating is 1 + 4 × match, the mean of the three
     return RatingScore("embedding", 1.0 + 4.0 * match, similarity_explanation(signals), signals, METHOD)
 
 
@@ -168,11 +169,12 @@ class ReferenceSimilarityJudge(JudgeKind):
         """Deterministic, so one repeat says all."""
         if repeat:
             return None
-        return {"prompt": item.prompt, "reference": item.reference}, {"method": f"{METHOD}/v1", "corpus": corpus}
+        # v2: equal weights (v1 weighed 3, 2, 3): a rating cached under v1 is not this judge's any more
+        return {"prompt": item.prompt, "reference": item.reference}, {"method": f"{METHOD}/v2", "corpus": corpus}
 
     def describe(self, judge: Judge, role: str) -> str:
         return (f"offline reference-similarity judge ‘{judge.name}’, not an LLM: rating = 1 + 4 × match, where "
-                "match weighs BERTScore recall, key-term recall and MiniLM cosine against the reference")
+                "match is the mean of BERTScore recall, key-term recall and MiniLM cosine against the reference")
 
     def rate(self, requests: Sequence[Rating], texts: dict[str, str],
              corpora: dict[str, tuple[str, ...]]) -> Sequence[RatingScore]:

@@ -50,7 +50,7 @@ class VibeCheck(AnalysisMethod):
     options = VibeCheckOptions
     sections = ("profiles", "vibecheck")
     discovers = True
-    assets = ("explorer.js", "labeler.js")
+    assets = ("pairdata.js", "explorer.js", "labeler.js")
 
     def with_discovered(self, analysis: Analysis, names: list[str]) -> Analysis:
         """An analysis that lists its vibes measures the discovered ones too: discovery ran on its pairs."""

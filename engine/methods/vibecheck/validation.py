@@ -300,7 +300,7 @@ def _flag(out: Validation, vibe: str) -> str:
 
 
 def against_people(prepared: Prepared, analysis: Analysis, pairs: list[PairVerdicts], models: tuple[str, str],
-                judges: dict[str, list[str]]) -> Validation | None:
+                   judges: dict[str, list[str]]) -> Validation | None:
     """People's labels (the analysis' `validation` files and columns) against the judges of this comparison
     (`judges`: each vibe's); None where the analysis gives none."""
     opts = VibeCheckOptions.of(analysis).validation

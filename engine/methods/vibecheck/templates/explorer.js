@@ -6,7 +6,7 @@
   var PER_PAGE = 20;
   var FIELDS = ["vibe", "dir", "disagree", "flip", "split", "label", "cat", "lmin", "lmax", "sort", "q", "raw"];
   var LABELS = {a: 1, b: 2, tie: 3, none: 0};
-  var data = null, base = "", chunks = {}, waiting = {}, haystack = null, state = {}, page = 0, rendering = 0;
+  var data = null, base = "", chunks = {}, haystack = null, state = {}, page = 0, rendering = 0;
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -112,27 +112,7 @@
     });
   }
 
-  // a chunk's script hands over its rows gzipped in base64; the browser inflates them
-  function inflate(text) {
-    var bytes = Uint8Array.from(atob(text), function (c) { return c.charCodeAt(0); });
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return new Response(stream).text().then(JSON.parse);
-  }
-
-  function loadChunk(n) {
-    if (chunks[n] && !chunks[n].then) return Promise.resolve(chunks[n]);
-    if (!waiting[n]) {
-      waiting[n] = new Promise(function (resolve, reject) {
-        var script = el("script", {src: base + "chunk-" + n + ".js", charset: "utf-8"});
-        script.onload = function () {
-          Promise.resolve(chunks[n]).then(function (rows) { chunks[n] = rows; resolve(rows); }, reject);
-        };
-        script.onerror = function () { reject(new Error("could not read " + script.src)); };
-        document.head.appendChild(script);
-      });
-    }
-    return waiting[n];
-  }
+  var loadChunk = vibePairData.loader(function () { return base; }, chunks);
 
   function loadAll(progress) {
     var total = Math.ceil(data.ids.length / data.chunk), done = 0, jobs = [];
@@ -387,6 +367,6 @@
       if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
       else start();
     },
-    chunk: function (n, payload) { chunks[n] = typeof payload === "string" ? inflate(payload) : payload; }
+    chunk: function (n, payload) { chunks[n] = typeof payload === "string" ? vibePairData.inflate(payload) : payload; }
   };
 })();

@@ -5,7 +5,7 @@
 (function () {
   "use strict";
   var WORDS = {a: "a", b: "b", neither: "neither"};
-  var data = null, base = "", chunks = {}, waiting = {}, store = null, storeKey = "", card = null;
+  var data = null, base = "", chunks = {}, store = null, storeKey = "", card = null;
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -69,26 +69,7 @@
     try { return JSON.parse(localStorage.getItem(storeKey) || "null"); } catch (err) { return null; }
   }
 
-  function inflate(text) {
-    var bytes = Uint8Array.from(atob(text), function (c) { return c.charCodeAt(0); });
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return new Response(stream).text().then(JSON.parse);
-  }
-
-  function loadChunk(n) {
-    if (chunks[n] && !chunks[n].then) return Promise.resolve(chunks[n]);
-    if (!waiting[n]) {
-      waiting[n] = new Promise(function (resolve, reject) {
-        var script = el("script", {src: base + "chunk-" + n + ".js", charset: "utf-8"});
-        script.onload = function () {
-          Promise.resolve(chunks[n]).then(function (rows) { chunks[n] = rows; resolve(rows); }, reject);
-        };
-        script.onerror = function () { reject(new Error("could not read " + script.src)); };
-        document.head.appendChild(script);
-      });
-    }
-    return waiting[n];
-  }
+  var loadChunk = vibePairData.loader(function () { return base; }, chunks);
 
   function status(text) { document.getElementById("label-status").textContent = text; }
 
@@ -243,6 +224,6 @@
       if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
       else start();
     },
-    chunk: function (n, payload) { chunks[n] = typeof payload === "string" ? inflate(payload) : payload; }
+    chunk: function (n, payload) { chunks[n] = typeof payload === "string" ? vibePairData.inflate(payload) : payload; }
   };
 })();
