@@ -2,8 +2,9 @@
 models and the reference gpt4_1106_preview on 805 instructions, recorded answers, the offline metric panel and
 statistical discovery) as a subprocess with an empty cache in a fresh temporary folder. Prints the phases,
 how many models the profile covers and on how many vibes, and the two win rates against AlpacaEval's
-published figures for the same annotations (its discrete win rate; its LC rate also uses an
-instruction-difficulty term fitted over its whole leaderboard, which one run cannot estimate).
+published figures for the weighted annotator (its win rate, the mean graded share, and its discrete win rate;
+its LC rate also uses an instruction-difficulty term fitted over its whole leaderboard, which one run cannot
+estimate).
 
 Target: 8 models, at least 8 vibes, under 120 s cold on this machine.
 Last line: models=<int> vibes=<int> wall_s=<float>
@@ -46,9 +47,9 @@ def main() -> None:
         for rate in profile["winrates"]:
             row = published.get(rate["model"], {})
             lc = "—" if rate["lc_win_rate"] is None else f"{100 * rate['lc_win_rate']:.1f}"
-            print(f"{rate['model']}: win rate {100 * rate['win_rate']:.1f} (AlpacaEval discrete, weighted "
-                  f"annotator: {row.get('discrete_win_rate', '?')[:5]}), LC {lc} (published "
-                  f"{row.get('length_controlled_winrate', '?')[:5]})")
+            print(f"{rate['model']}: win rate {100 * rate['win_rate']:.1f} (AlpacaEval, weighted annotator: "
+                  f"{row.get('win_rate', '?')[:5]}, discrete {row.get('discrete_win_rate', '?')[:5]}), LC {lc} "
+                  f"(published {row.get('length_controlled_winrate', '?')[:5]})")
     print(f"models={models} vibes={vibes} wall_s={wall:.2f}")
 
 

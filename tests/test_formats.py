@@ -3,12 +3,14 @@ Comparator) and from hand-made files with each error; and a run exported back to
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from llm_server import LLMServer
@@ -109,9 +111,20 @@ datasets:
             assert item.label(model, "gpt4_1106_preview") == before[item_id].label(model, "gpt4_1106_preview")
     for name, spec in (("old", old), ("new", new)):
         run_spec(spec / "spec.yaml", tmp_path / f"run-{name}", tmp_path / "cache.sqlite", quiet=True, report=False)
-    for table in ("profiles.csv", "winrates.csv"):
-        assert (tmp_path / "run-old" / "vibe-profiles" / table).read_bytes() == \
-            (tmp_path / "run-new" / "vibe-profiles" / table).read_bytes()
+    assert (tmp_path / "run-old" / "vibe-profiles" / "profiles.csv").read_bytes() == \
+        (tmp_path / "run-new" / "vibe-profiles" / "profiles.csv").read_bytes()
+    # the win rates agree, but for the model the weighted annotator graded: the battle reader keeps each
+    # graded label's share of the win (the joined table reads only its nearest end), and that model's win
+    # rate is the mean share, as AlpacaEval 2 counts it
+    rates = {name: {r["model"]: r for r in csv.DictReader((tmp_path / f"run-{name}" / "vibe-profiles" /
+                                                            "winrates.csv").open())} for name in ("old", "new")}
+    graded = "gpt-3.5-turbo-1106"
+    assert {m: r for m, r in rates["old"].items() if m != graded} == \
+        {m: r for m, r in rates["new"].items() if m != graded}
+    annotations = json.loads((shared_data / "alpaca_eval" / graded / labels[graded] / "annotations.json").read_text())
+    share = {r["instruction"]: float(r["preference"]) - 1 for r in annotations if r["preference"] is not None}
+    assert float(rates["new"][graded]["win_rate"]) == pytest.approx(np.mean([share[i] for i in after]))
+    assert float(rates["new"][graded]["win_rate"]) != pytest.approx(float(rates["old"][graded]["win_rate"]))
 
 
 def test_alpaca_eval_annotations_read_as_battles(shared_data: Path, tmp_path: Path) -> None:
@@ -402,3 +415,34 @@ def test_export_command_refuses_what_is_not_a_run(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "engine", "export", str(tmp_path), "--to", "parquet"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and "no manifest.json" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_graded_annotation_keeps_its_share_of_the_win_for_the_win_rate(tmp_path: Path) -> None:
+    """AlpacaEval's weighted annotator writes a value between 1 (output_1 wins) and 2 (output_2 wins). The
+    label is the nearest end, as before, and the value's share of the win is kept: 1.75 gives output_2 three
+    quarters. The profile's win rate counts the shares, as AlpacaEval 2 does (its published 9.178% for
+    gpt-3.5-turbo-1106 is the mean share; counting nearest ends gives its discrete 8.199%): here
+    (0 + 1 + 0.75 + 0.9) / 4 where nearest ends would say 3 of 4."""
+    from engine.methods.vibecheck.profiles import _labelled_rows
+    from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
+
+    rows = [{"instruction": f"Q{i}", "generator_1": "ref", "output_1": "reference answer", "generator_2": "m",
+             "output_2": "model answer", "preference": value} for i, value in enumerate([1.0, 2.0, 1.75, 1.9])]
+    (tmp_path / "annotations.json").write_text(json.dumps(rows))
+    spec = _spec(tmp_path, """\
+name: graded
+models: {ref: {provider: recorded}, m: {provider: recorded}}
+datasets:
+  d: {format: alpaca-eval, source: {path: annotations.json}}
+analyses:
+  ranks: {method: rankings, dataset: d, models: [m, ref], outcomes: labels, methods: [bradley_terry]}
+""")
+    items = _items(spec)
+    assert [it.label("m", "ref") for it in items] == ["ref", "m", "m", "m"]
+    assert [it.label_share("m", "ref") for it in items] == [None, None, pytest.approx(0.75), pytest.approx(0.9)]
+    assert items[2].label_share("ref", "m") == pytest.approx(0.25)
+    pairs = [PairVerdicts(it.id, "test", it.label("m", "ref"), "x", "y", {}, {}, chars=[10, 10],
+                          share=it.label_share("m", "ref")) for it in items]
+    y, *_ = _labelled_rows(VibeCheckResult("p", "m", "ref", [], pairs, None, None, 0, []))
+    assert y.tolist() == [0.0, 1.0, pytest.approx(0.75), pytest.approx(0.9)]
+    assert y.mean() == pytest.approx((0 + 1 + 0.75 + 0.9) / 4)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets.items import DatasetError
-from engine.datasets.rows import field_value, mapped_label, text_value
+from engine.datasets.rows import field_value, mapped_label, share_of_a, text_value
 from engine.datasets.tidy import Answer, Vote, key_of, long_answers, spec_name
 from engine.spec.data_model import Dataset
 from engine.text_files import NotUtf8, read_utf8
@@ -39,7 +39,8 @@ def battle_records(ds: Dataset, located: list[tuple[str, dict[str, Any]]]) -> tu
                     Answer(key, b, field_value(row, f["answer_b"]), None, row, where)]
         raw = text_value(row, f.get("winner"))
         if raw not in (None, ""):
-            votes.append(Vote(key, a, b, winner_side(ds, raw, a, b, where), where))
+            share = share_of_a(ds.winner_values, raw) if isinstance(ds.winner_values, dict) else None
+            votes.append(Vote(key, a, b, winner_side(ds, raw, a, b, where), where, share))
     return long_answers(ds, single) + answers, votes
 
 

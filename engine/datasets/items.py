@@ -18,6 +18,7 @@ class Battle:
     model_a: str
     model_b: str
     winner: str  # model_a, model_b or "tie"
+    share: float | None = None  # a graded label's share of the win for model_a (None: the winner takes it all)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,14 @@ class Item:
     def cluster(self) -> str:
         """The independent unit this item belongs to: its conversation, else itself."""
         return self.conversation or self.id
+
+    def label_share(self, model: str, other: str) -> float | None:
+        """A graded label's share of the win for `model` in its battle with `other` (AlpacaEval's weighted
+        annotator); None where the label is all or nothing."""
+        for battle in self.battles:
+            if {battle.model_a, battle.model_b} == {model, other} and battle.share is not None:
+                return battle.share if battle.model_a == model else 1 - battle.share
+        return None
 
     def label(self, model: str, other: str) -> str | None:
         """The label of the comparison of `model` with `other` on this prompt: the battle between the two

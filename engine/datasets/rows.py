@@ -47,6 +47,19 @@ def mapped_label(values: dict[str, str], raw: str) -> str:
     return distance[0][1]
 
 
+def share_of_a(values: dict[str, str], raw: str) -> float | None:
+    """How much of the win a numeric label between a key read as "a" and one read as "b" gives side a (1 at
+    a's key, 0 at b's, in proportion between: AlpacaEval's weighted annotator writes 1.73 for a 27% share to
+    output_1); None for a label at a key, outside the two, or not a number."""
+    value = _number(raw)
+    ends = {side: _number(k) for k, side in values.items() if side in ("a", "b")}
+    low, high = ends.get("a"), ends.get("b")
+    if value is None or low is None or high is None or low == high or raw in values:
+        return None
+    share = (high - value) / (high - low)
+    return share if 0 < share < 1 else None
+
+
 def _number(text: str) -> float | None:
     try:
         value = float(text)

@@ -30,13 +30,15 @@ class Answer:
 
 @dataclass(frozen=True)
 class Vote:
-    """One labelled comparison of two models on one prompt: `winner` is "a", "b" or "tie"."""
+    """One labelled comparison of two models on one prompt: `winner` is "a", "b" or "tie"; `share`, a graded
+    label's share of the win for side a (None: all or nothing)."""
 
     key: str
     model_a: str
     model_b: str
     winner: str
     where: str
+    share: float | None = None
 
 
 def key_of(ds: Dataset, row: dict[str, Any], where: str) -> str:
@@ -123,7 +125,7 @@ def gather(ds: Dataset, answers: list[Answer], votes: list[Vote], *, repeats: bo
                                f"is {fought[pair]}); keep one, or give fields.id a column that tells them apart")
         fought[pair] = vote.where
         winner = {"a": a, "b": b}.get(vote.winner, vote.winner)
-        rows[vote.key][BATTLES].append(Battle(a, b, winner))
+        rows[vote.key][BATTLES].append(Battle(a, b, winner, vote.share))
     return list(rows.values())
 
 

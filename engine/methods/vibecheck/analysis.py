@@ -203,7 +203,7 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
         pairs.append(PairVerdicts(binding.item, "train" if binding.item in train_set else "test",
                                   item.label(model_a, model_b), ga, gb, nu, by_judge, rationales,
                                   table.row(row), chars, orders_by_vibe, preferred, preferred_raw, item.conversation,
-                                  item.turn))
+                                  item.turn, item.label_share(model_a, model_b)))
     crossfit, crossfit_verdicts = _crossfit_lexicons(pairs, vibes, origins, results, analysis)
     vibe_scores = [_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min, sep_min,
                                crossfit_verdicts.get(v.name)) for v in vibes]

@@ -50,8 +50,9 @@ FLAT_LENGTH = 0.01  # below this SD of tanh(length difference / SD) the LC inter
 EXTRAPOLATION = 0.2  # below this share of shorter (or longer) answers, the LC rate is flagged as extrapolated
 # what a GLM on degenerate data raises
 FIT_FAILURES = (PerfectSeparationWarning, SingularMatrixWarning, np.linalg.LinAlgError, ValueError, OverflowError)
-LC_ESTIMATOR = ("logistic GLM (statsmodels) of the label on an intercept and tanh(length difference / its SD), "
-                "read at equal length, as AlpacaEval 2's length-controlled win rate")
+LC_ESTIMATOR = ("logistic GLM (statsmodels) of the label (a graded annotator's share of the win where it gives one, "
+                "as AlpacaEval 2 fits it) on an intercept and tanh(length difference / its SD), read at equal "
+                "length, as AlpacaEval 2's length-controlled win rate")
 POOLED_ESTIMATOR = ("logistic GLM (statsmodels) on standardized vibe strengths and the length covariate with an "
                     "intercept per model (fixed effects: within-model effects), standard errors clustered by prompt; "
                     "Wald p-values, Holm-adjusted over the vibes")
@@ -212,11 +213,15 @@ def _powered(cell: ProfileCell, alpha: float) -> ProfileCell:
                    power_alpha=alpha)
 
 
-def _outcome(pair: PairVerdicts, model: str) -> float | None:
-    """1 when the label went to `model`, 0 when to the other, ½ for a tie; None when unlabelled."""
+def _outcome(pair: PairVerdicts, model_a: str) -> float | None:
+    """1 when the label went to model A (`model_a`), 0 when to B, ½ for a tie, and a graded label's share of
+    the win for A (AlpacaEval's weighted annotator), as AlpacaEval 2 counts its win rate and fits its
+    length-controlled GLM; None when unlabelled."""
     if pair.preference is None:
         return None
-    return 0.5 if pair.preference == "tie" else float(pair.preference == model)
+    if pair.share is not None:
+        return pair.share
+    return 0.5 if pair.preference == "tie" else float(pair.preference == model_a)
 
 
 def _length_term(difference: np.ndarray) -> np.ndarray:

@@ -175,6 +175,7 @@ class PairVerdicts:
     preferred_rationales: dict[str, list[str]] = field(default_factory=dict)
     conversation: str | None = None  # a conversation's turn: its conversation (the independent unit)
     turn: int | None = None
+    share: float | None = None  # a graded label's share of the win for model A (None: all or nothing)
 
     @property
     def cluster(self) -> str:
