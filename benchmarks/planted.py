@@ -1,38 +1,45 @@
 """Does discovery find what is there, and only that? Planted behaviours with known ground truth.
 
-Exact arm: real answers (Arena's Llama-3-70B and opponent answers, AlpacaEval's gpt4_1106_preview and
+Exact arms: real answers (Arena's Llama-3-70B and opponent answers, AlpacaEval's gpt4_1106_preview and
 Mixtral-8x7B answers), each prompt's two given to "x" and "y" by a coin flip, so the two sides differ in
 nothing, then deterministic edits applied to y's answer on a stated share of pairs: one to four behaviours at
-once, each at a rate of 30 to 100%. Behaviours: a closing follow-up question, an apology opener, paragraphs
-turned into a bullet list, bold key words, hedges, emoji, markdown stripped, the answer cut to its first
-paragraph (never two that undo each other: stripped markdown with bold or bullets, a cut answer with bullets).
-Every behaviour has two realizations: the "shown" one, and a "hidden" one in other words and marks
-(other questions, other hedges, other emoji, numbered instead of dashed lists ...), which the figures are also
-measured on, so that a method tuned to the shown edits would show it. Null arm: no edits.
+once, each at a rate of 30 to 100%.
+- Unlisted arm: behaviours no metric and no built-in lexicon names, in wording that varies from answer to
+  answer: an analogy after the first paragraph, a closing offer of more detail, an assumption stated first,
+  citations in a fixed style with a sources line, a summary table at the end (no edit adds a paragraph, so the
+  paragraph count does not give them away). What discovery finds here it finds from the data (mined phrases).
+- Listed arm: behaviours that coincide with discovery's own metrics under other names (a closing follow-up
+  question = questions_to_user, an apology opener = refusal's phrases, bullets = list_density, bold, hedges,
+  emoji, markdown stripped, the answer cut to its first paragraph), each also in a "hidden" realization in
+  other words and marks. Its recovery is the power of a sign test on a metric discovery already lists.
+Null arm: no edits. Identical arm: each pair two of one model's answers to two prompts, dealt to x and y at
+random: two "models" that are the same model.
 
 Statistical discovery runs on the training half (n/2 pairs) and proposes at most 10 vibes; a vibe is kept by
-the analysis' own rule (`keep.drop_reasons`, the lexicon rule, on cross-fitted lexicon verdicts). A kept vibe
-tracks a planted behaviour when taking that one edit back out of the test pairs that carry it changes the
-vibe's verdict on at least 30% of them (the counterfactual is known exactly, so a behaviour planted on every
-pair is measured as well as one planted on a third). A planted behaviour counts as found when a kept vibe
-tracks it. A kept vibe is a false discovery when it tracks no behaviour and the edits do not explain its
-separation either: taking every edit back out leaves at least half of its test separability (or moves it by
-less than 0.05). A vibe that names a
-side effect of the edits (cut answers have fewer paragraphs and less bold) or several at once (a lexicon of the
-inserted phrases) is no false discovery: the difference it names was planted.
+the analysis' own rule (`keep.drop_reasons`, the lexicon rule, on cross-fitted lexicon verdicts) and counts only
+when the headline confirms it on the test half (its one-sided sign test in the training direction, Holm over
+the kept vibes), as the page reports a finding. A confirmed vibe tracks a planted behaviour when taking that one
+edit back out of the test pairs that carry it changes the vibe's verdict on at least 30% of them (the
+counterfactual is known exactly, so a behaviour planted on every pair is measured as well as one planted on a
+third). A planted behaviour counts as recovered when a confirmed vibe tracks it. A confirmed vibe is a false
+discovery when it tracks no behaviour and the edits do not explain its separation either: taking every edit back
+out leaves at least half of its test separability (or moves it by less than 0.05). A vibe that names a side
+effect of the edits or several at once (a lexicon of the inserted phrases) is no false discovery: the difference
+it names was planted.
 
-- recovery_nN: found behaviours / planted behaviours, over the analyses at N pairs (shown edits);
-- fdr_nN: kept vibes that track nothing planted / kept vibes, at N pairs;
-- null_kept_per_analysis: kept vibes per analysis in the null arm, at 200 pairs;
-- obedience: realistic arm, SmolLM2 through llama.cpp under system prompts that each ask for one behaviour,
-  against the plain model on the embedded default's prompts: the share of instructed answers that show the
-  behaviour (by the same detectors that define the edits), averaged over behaviours. Its recovery and the
-  plain answers' share are printed above.
+- recovery_{unlisted,listed}_nN: recovered / planted behaviours over the arm's analyses at N pairs (shown edits);
+- fdr_n400: confirmed vibes that track nothing planted / confirmed vibes at 400 pairs, the mean of the two arms';
+- identical_confirmed: share of identical-arm analyses (200 pairs) whose headline confirms any vibe;
+- obedience: realistic arm, SmolLM2 through llama.cpp under system prompts that each ask for one listed
+  behaviour, against the plain model on the embedded default's prompts: the share of instructed answers that
+  show the behaviour (by the same detectors that define the edits), averaged over behaviours.
+The null arm's confirmed vibes per analysis are printed above.
 
-Targets (statistical discovery, exact arm): recovery ≥ 0.6 at 100 pairs and ≥ 0.8 at 400, FDR ≤ 0.1, null kept
-per analysis ≤ 0.1.
+Targets: recovery_unlisted_n400 ≥ 0.6 (for scale: HypoBench's best method recovers 38.8% of its harder
+hypotheses), identical_confirmed ≤ 0.05, fdr_n400 ≤ 0.1.
 
-Last line: recovery_n100=<f> recovery_n400=<f> fdr_n100=<f> fdr_n400=<f> null_kept_per_analysis=<f> obedience=<f>
+Last line: recovery_unlisted_n100=<f> recovery_unlisted_n400=<f> recovery_listed_n100=<f> recovery_listed_n400=<f>
+  fdr_n400=<f> identical_confirmed=<f> obedience=<f>
 """
 
 from __future__ import annotations
@@ -55,14 +62,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from sizes import pick  # noqa: E402
-from test_selection_calibration import discovered  # noqa: E402
+from test_selection_calibration import discovered, named  # noqa: E402
 
 from engine.judges.metrics import BOLD, EMOJI, LIST_LINE, METRICS  # noqa: E402
 from engine.methods.vibecheck.discovery import statistical as discovery  # noqa: E402
 from engine.methods.vibecheck.records import VibeScore  # noqa: E402
 from engine.spec.model import Vibe  # noqa: E402
 
-SIZES = pick((50, 100, 200, 400), (40,))
+SIZES = pick((100, 400), (40,))
 ANALYSES = pick(24, 2)  # per size and set
 TRACKS = 0.3  # share of a behaviour's test pairs whose verdict its edit changes, for a vibe to track it
 RATES = (0.3, 0.5, 0.7, 1.0)
@@ -186,10 +193,92 @@ BEHAVIOURS = {b.name: b for b in (
 CONFLICTS = ({"no_markdown", "bold"}, {"no_markdown", "bullets"}, {"first_paragraph", "bullets"})
 
 
-def behaviours_for(rng: np.random.Generator) -> list[str]:
-    """One to four behaviours, none undoing another (stripping markdown would take the planted bold out)."""
+def inserted_after_first(sentences: Sequence[str]) -> Callable[[str], str]:
+    """One of `sentences` (chosen by the text) put after the answer's first paragraph, in it, with no new
+    paragraph: the paragraph count stays, so the metric that counts paragraphs does not see the edit."""
+    def edit(text: str) -> str:
+        parts = paragraphs(text)
+        if not parts:
+            return text
+        parts[0] = parts[0].rstrip() + " " + _pick(sentences, text)
+        return "\n\n".join(parts)
+    return edit
+
+
+def appended(endings: Sequence[str]) -> Callable[[str], str]:
+    """One of `endings` added to the last paragraph (no new paragraph)."""
+    return lambda t: t.rstrip() + " " + _pick(endings, t)
+
+
+def cited(marks: Sequence[str], sources: Sequence[str]) -> Callable[[str], str]:
+    """Citation marks after the first two sentences (the text between them left as it is, line breaks and
+    all), and a line listing the sources under the last paragraph."""
+    def edit(text: str) -> str:
+        text = text.rstrip()
+        ends = [m.start() for m in SENTENCE.finditer(text)][:2]
+        ends += [len(text)] * (2 - len(ends))  # a short answer: its marks at its end
+        for end, mark in sorted(zip(ends, marks, strict=True), reverse=True):
+            text = text[:end] + " " + mark + text[end:]
+        return text + "\n" + _pick(sources, text)
+    return edit
+
+
+def tabled(header: str) -> Callable[[str], str]:
+    """A small table summing up the answer's first two sentences, under its last line (no blank line before
+    it, so the paragraph count stays)."""
+    def edit(text: str) -> str:
+        sentences = [" ".join(s.split())[:60] for s in SENTENCE.split(" ".join(text.split()))[:2]]
+        rows = "\n".join(f"| {i + 1} | {s.replace('|', '/')} |" for i, s in enumerate(sentences))
+        return text.rstrip() + "\n" + header + "\n|---|---|\n" + rows
+    return edit
+
+
+# Behaviours no metric and no built-in lexicon names, each in wording that varies from answer to answer: what
+# discovery must find from the data itself (mined phrases), not by a metric's name.
+UNLISTED = {b.name: b for b in (
+    Behaviour("analogy", inserted_after_first([
+        "It works a bit like a recipe that is followed step by step.",
+        "Think of it the way one thinks of a map drawn before a journey.",
+        "A useful picture is a library sorted by subject.",
+        "Compare it to a toolbox in which each tool has one job."]), inserted_after_first([
+        "In the same way, an orchestra follows one score.",
+        "Much as a garden needs regular tending, it needs upkeep.",
+        "The picture to hold on to is a relay race passing a baton."]),
+        lambda t: bool(re.search(r"\b(like a|think of|picture|compare it|in the same way|much as)\b", t, re.I)),
+        "Explain with an analogy in every answer."),
+    Behaviour("closing_offer", appended([
+        "More detail on any part of this is available on request.",
+        "Any step above can be expanded in more depth on request.",
+        "Further detail on each point can follow on request."]), appended([
+        "A longer treatment of any point can be provided if needed.",
+        "Any section can be unpacked further if that would be useful."]),
+        lambda t: bool(re.search(r"(on request|if needed|would be useful)\.?\s*$", t.strip())),
+        "End every answer by offering more detail."),
+    Behaviour("assumption", opener([
+        "Assuming the question is about the general case,", "On the assumption that a standard setup is meant,",
+        "Taking the usual reading of the question,"]), opener([
+        "Under the premise that the typical scenario is intended,", "Presuming the ordinary sense of the request,"]),
+        lambda t: bool(re.match(r"\s*(assuming|on the assumption|taking the usual|under the premise|presuming)",
+                                t, re.I)),
+        "Begin every answer by stating the assumption you make."),
+    Behaviour("citations", cited(["[1]", "[2]"], ["Sources: [1] Smith et al. (2019); [2] Lee and Park (2021).",
+                                                 "Sources: [1] Ortiz (2018); [2] Nakamura et al. (2020)."]),
+              cited(["(Smith, 2019)", "(Lee, 2021)"], ["References: Smith (2019); Lee (2021).",
+                                                       "References: Ortiz (2018); Nakamura (2020)."]),
+              lambda t: bool(re.search(r"^(sources|references):", t, re.I | re.M)),
+              "Cite sources in every answer."),
+    Behaviour("summary_table", tabled("| Point | Summary |"), tabled("| Aspect | Key takeaway |"),
+              lambda t: "|---|---|" in t, "End every answer with a summary table."),
+)}
+ARMS = {"listed": BEHAVIOURS, "unlisted": UNLISTED}
+EDITS = {**BEHAVIOURS, **UNLISTED}
+
+
+def behaviours_for(rng: np.random.Generator, arm: str = "listed") -> list[str]:
+    """One to four of the arm's behaviours, none undoing another (stripping markdown would take the planted bold
+    out)."""
     while True:
-        chosen = [str(b) for b in rng.choice(sorted(BEHAVIOURS), size=int(rng.integers(1, 5)), replace=False)]
+        chosen = [str(b) for b in rng.choice(sorted(ARMS[arm]), size=int(rng.integers(1, 5)), replace=False)]
         if not any(pair <= set(chosen) for pair in CONFLICTS):
             return chosen
 
@@ -225,7 +314,7 @@ class Scenario:
             for (x, y), edits in zip(self.originals, self.applied, strict=True):
                 for name in edits:
                     if name not in key:
-                        y = getattr(BEHAVIOURS[name], self.realization)(y)
+                        y = getattr(EDITS[name], self.realization)(y)
                 self.made[key].append(discovery.TrainingPair(x, y, None))
         return self.made[key]
 
@@ -283,10 +372,14 @@ Kept = list[tuple[Vibe, np.ndarray, VibeScore]]
 
 
 def analyse(case: Scenario, seed: int, tally: Found) -> None:
-    """Statistical discovery and keep/drop on the training half; what the kept vibes track on the test half."""
+    """Statistical discovery and keep/drop on the training half, the headline's one-sided tests (Holm) on the
+    test half; what the vibes the headline confirms track on the test half. A vibe kept on the training pairs
+    but not confirmed on the test pairs is not on the page as a finding, so it finds nothing here either."""
     pairs = case.pairs()
     half = len(pairs) // 2
-    kept = [found for found in discovered(pairs[:half], pairs[half:], seed) if found[2].kept]
+    found = discovered(pairs[:half], pairs[half:], seed)
+    confirmed = {score.name for score in named([score for _, _, score in found])}
+    kept = [one for one in found if one[2].kept and one[2].name in confirmed]
     count(case, kept, range(half, len(pairs)), lambda v, out: discovery.pair_scores(v, case.pairs(out)[half:]),
           tally)
 
@@ -313,19 +406,20 @@ Analysis = Callable[[Scenario, int, "Found"], None]
 
 
 def measured(texts: Sequence[tuple[str, str, str]], n: int, analyses: int, realization: str, label: str,
-             one: Analysis) -> tuple[float, float]:
-    """`analyses` cases of n pairs, each with one to four behaviours at random rates (seeded by n), analysed by
-    `one`; prints the figures and returns (recovery, FDR)."""
+             one: Analysis, arm: str = "listed") -> tuple[float, float]:
+    """`analyses` cases of n pairs, each with one to four of the arm's behaviours at random rates (seeded by n),
+    analysed by `one`; prints the figures and returns (recovery, FDR)."""
     rng = np.random.default_rng(n)
     tally = Found(missed={})
     start = time.perf_counter()
     for run in range(analyses):
-        chosen = behaviours_for(rng)
+        chosen = behaviours_for(rng, arm)
         one(scenario(texts, n, rng, realization, chosen, list(rng.choice(RATES, len(chosen)))), run, tally)
     recovery, fdr = tally.found / max(tally.planted, 1), tally.false / max(tally.kept, 1)
     found_sep = tally.separability / max(tally.tracking, 1)
-    print(f"{label}, {realization} edits, {n} pairs: recovered {tally.found} of {tally.planted} planted behaviours "
-          f"({recovery:.3f}); {tally.false} of {tally.kept} kept vibes track nothing planted (FDR {fdr:.3f}); "
+    print(f"{label}, {arm} behaviours, {realization} edits, {n} pairs: recovered {tally.found} of {tally.planted} "
+          f"planted behaviours ({recovery:.3f}); {tally.false} of {tally.kept} confirmed vibes track nothing "
+          f"planted (FDR {fdr:.3f}); "
           f"mean |test separability| of the vibes that track one {found_sep:.3f}; missed: "
           + (", ".join(f"{k} {v}" for k, v in sorted((tally.missed or {}).items())) or "nothing")
           + f" ({time.perf_counter() - start:.0f} s)", flush=True)
@@ -333,13 +427,34 @@ def measured(texts: Sequence[tuple[str, str, str]], n: int, analyses: int, reali
 
 
 def exact_arm(texts: Sequence[tuple[str, str, str]]) -> dict[str, float]:
+    """Both arms at every size: the unlisted behaviours (their wording varies by answer), then the listed ones
+    in both realizations."""
     out: dict[str, float] = {}
-    for realization in ("shown", "hidden"):
-        for n in SIZES:
-            recovery, fdr = measured(texts, n, ANALYSES, realization, "statistical discovery", analyse)
-            if realization == "shown":
-                out[f"recovery_n{n}"], out[f"fdr_n{n}"] = recovery, fdr
+    for arm, realizations in (("unlisted", ("shown",)), ("listed", ("shown", "hidden"))):
+        for realization in realizations:
+            for n in SIZES:
+                recovery, fdr = measured(texts, n, ANALYSES, realization, "statistical discovery", analyse, arm)
+                if realization == "shown":
+                    out[f"recovery_{arm}_n{n}"], out[f"fdr_{arm}_n{n}"] = recovery, fdr
     return out
+
+
+def identical_arm(texts: Sequence[tuple[str, str, str]]) -> float:
+    """Two "models" that are one: each pair two of one model's answers (Arena's Llama-3-70B-Instruct and
+    AlpacaEval's gpt4_1106_preview, the first side of every source pair) to two prompts, dealt to x and y by a
+    seeded shuffle. The share of analyses whose headline confirms any vibe."""
+    answers = [a for _, a, _ in texts]
+    rng = np.random.default_rng(11)
+    n = pick(200, 40)
+    confirming = 0
+    for run in range(ANALYSES):
+        drawn = [answers[i] for i in rng.choice(len(answers), size=2 * n, replace=False)]
+        tally = Found()
+        analyse(Scenario(list(zip(drawn[:n], drawn[n:], strict=True)), [[] for _ in range(n)]), run, tally)
+        confirming += tally.kept > 0
+    print(f"identical arm, {n} pairs of one model's answers: {confirming} of {ANALYSES} analyses confirm a vibe",
+          flush=True)
+    return confirming / ANALYSES
 
 
 def null_arm(texts: Sequence[tuple[str, str, str]]) -> float:
@@ -348,7 +463,7 @@ def null_arm(texts: Sequence[tuple[str, str, str]]) -> float:
     tally = Found()
     for run in range(ANALYSES):
         analyse(scenario(texts, n, rng, "shown", [], []), run, tally)
-    print(f"null arm, {n} pairs: {tally.kept} vibes kept over {ANALYSES} analyses", flush=True)
+    print(f"null arm, {n} pairs: {tally.kept} vibes confirmed over {ANALYSES} analyses", flush=True)
     return tally.kept / ANALYSES
 
 
@@ -495,7 +610,8 @@ def main() -> None:
     texts = sources()
     print(f"{len(texts)} real answer pairs", flush=True)
     figures = exact_arm(texts)
-    null = null_arm(texts)
+    null_arm(texts)
+    identical = identical_arm(texts)
     judge = llm_judge()
     if judge is None:
         print("LLM discovery: no endpoint configured (set VIBE_PLANTED_LLM to `local` or `BASE_URL MODEL`); "
@@ -503,10 +619,11 @@ def main() -> None:
     else:
         llm_arm(texts, judge)
     obedience = realistic_arm()
-    print(f"recovery_n100={figures.get('recovery_n100', float('nan')):.4f} "
-          f"recovery_n400={figures.get('recovery_n400', float('nan')):.4f} "
-          f"fdr_n100={figures.get('fdr_n100', float('nan')):.4f} fdr_n400={figures.get('fdr_n400', float('nan')):.4f} "
-          f"null_kept_per_analysis={null:.4f} obedience={obedience:.4f}")
+    figure = {key: figures.get(key, float("nan")) for key in (
+        "recovery_unlisted_n100", "recovery_unlisted_n400", "recovery_listed_n100", "recovery_listed_n400")}
+    fdr = np.mean([figures.get(f"fdr_{arm}_n400", float("nan")) for arm in ARMS])
+    print(" ".join(f"{key}={value:.4f}" for key, value in figure.items())
+          + f" fdr_n400={fdr:.4f} identical_confirmed={identical:.4f} obedience={obedience:.4f}")
 
 
 if __name__ == "__main__":

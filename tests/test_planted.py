@@ -20,11 +20,28 @@ TEXTS = [f"Topic {i} matters because it shapes the work.\n\nA second paragraph a
 
 def test_each_edit_shows_what_its_detector_looks_for_in_both_realizations() -> None:
     text = "Paris is the capital of France. It sits on the Seine.\n\n**History** goes back centuries."
-    for behaviour in planted.BEHAVIOURS.values():
+    for behaviour in planted.EDITS.values():
         for realization in ("shown", "hidden"):
             edited = getattr(behaviour, realization)(text)
             assert behaviour.shows(edited), (behaviour.name, realization, edited)
     assert planted.BEHAVIOURS["follow_up"].shown(text) != planted.BEHAVIOURS["follow_up"].hidden(text)
+
+
+def test_an_unlisted_behaviour_adds_no_paragraph_and_no_metric_names_it() -> None:
+    """The unlisted arm's edits keep the paragraph count (the paragraphs metric would otherwise name every one)
+    and leave every structural metric as it was: no list lines, headings, bold, questions, exclamations, emoji,
+    refusal phrases or code. What they add is words, which discovery has to find by mining them."""
+    from engine.judges.metrics import METRICS
+
+    text = "Paris is the capital of France. It sits on the Seine.\n\nIts history goes back centuries."
+    for behaviour in planted.UNLISTED.values():
+        for realization in ("shown", "hidden"):
+            edited = getattr(behaviour, realization)(text)
+            assert behaviour.shows(edited) and not behaviour.shows(text), (behaviour.name, realization)
+            assert planted.paragraphs(edited) and len(planted.paragraphs(edited)) == 2, edited
+            for metric in ("list_density", "heading_density", "bold_density", "questions_to_user", "exclamations",
+                           "emoji", "refusal", "code_blocks"):
+                assert METRICS[metric][0](edited) == METRICS[metric][0](text), (behaviour.name, metric, edited)
 
 
 def test_one_planted_behaviour_is_found_and_nothing_else_is_kept() -> None:
