@@ -8,16 +8,7 @@
   var LABELS = {a: 1, b: 2, tie: 3, none: 0};
   var data = null, base = "", chunks = {}, haystack = null, state = {}, page = 0, rendering = 0;
 
-  function el(tag, attrs, children) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (key) {
-      if (key === "text") node.textContent = attrs[key];
-      else if (key === "cls") node.className = attrs[key];
-      else node.setAttribute(key, attrs[key]);
-    });
-    (children || []).forEach(function (child) { if (child) node.appendChild(child); });
-    return node;
-  }
+  var el = vibePairData.el;
 
   function signed(v) { return v === null || v === undefined ? "—" : (v > 0 ? "+" + v : String(v)); }
 

@@ -7,16 +7,7 @@
   var WORDS = {a: "a", b: "b", neither: "neither"};
   var data = null, base = "", chunks = {}, store = null, storeKey = "", card = null;
 
-  function el(tag, attrs, children) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (key) {
-      if (key === "text") node.textContent = attrs[key];
-      else if (key === "cls") node.className = attrs[key];
-      else node.setAttribute(key, attrs[key]);
-    });
-    (children || []).forEach(function (child) { if (child) node.appendChild(child); });
-    return node;
-  }
+  var el = vibePairData.el;
 
   // mulberry32: a small seeded generator, so a sample is the same for everyone who draws it with one seed
   function generator(seed) {

@@ -1,8 +1,21 @@
-/* What the explorer and the label view share: reading a comparison's text chunks. The data files beside a page
-   are scripts (a browser runs scripts from file://, so no server is needed); each chunk hands its rows to
-   vibeExplorer.chunk gzipped in base64, and the browser inflates them with its own DecompressionStream. */
+/* What the explorer and the label view share: building elements, and reading a comparison's text chunks. The
+   data files beside a page are scripts (a browser runs scripts from file://, so no server is needed); each
+   chunk hands its rows to vibeExplorer.chunk gzipped in base64, and the browser inflates them with its own
+   DecompressionStream. */
 (function () {
   "use strict";
+
+  // an element with attributes (text: its text, set as text; cls: its class) and children
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (key) {
+      if (key === "text") node.textContent = attrs[key];
+      else if (key === "cls") node.className = attrs[key];
+      else node.setAttribute(key, attrs[key]);
+    });
+    (children || []).forEach(function (child) { if (child) node.appendChild(child); });
+    return node;
+  }
 
   function inflate(text) {
     var bytes = Uint8Array.from(atob(text), function (c) { return c.charCodeAt(0); });
@@ -32,5 +45,5 @@
     };
   }
 
-  window.vibePairData = {inflate: inflate, loader: loader};
+  window.vibePairData = {el: el, inflate: inflate, loader: loader};
 })();
