@@ -22,7 +22,7 @@ class Regression:
 
 
 @dataclass(frozen=True)
-class Validation:
+class ValidationLabels:
     """People's labels of the pairs: `files`, each shaped as Inspect Scout's validation sets (id, label_<vibe>,
     split, labeller), relative to the spec, and `columns` of the dataset itself (each {vibe, column, labeller});
     `dev`: the share of labelled prompts put in the dev split where a label has none."""
@@ -37,7 +37,7 @@ class VibeCheckOptions(PairOptions):
     vibes: list[str] | None = None  # None: every declared (and discovered) vibe
     regression: Regression = field(default_factory=Regression)
     preference_judges: list[str] = field(default_factory=list)
-    validation: Validation | None = None
+    validation: ValidationLabels | None = None
 
     def measured(self, declared: tuple[Vibe, ...]) -> list[Vibe]:
         """The vibes of `declared` the analysis measures: those it lists, or all of them."""
