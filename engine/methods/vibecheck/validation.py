@@ -176,14 +176,12 @@ def agreement(labels: Sequence[HumanLabel], verdicts: dict[str, int], clusters: 
 
 
 def _both(human: np.ndarray, machine: np.ndarray) -> tuple[float, float | None]:
-    """Agreement and Cohen's κ (None where it is undefined: one category throughout on both sides)."""
-    from sklearn.metrics import cohen_kappa_score
-
+    """Agreement and Cohen's κ (None where it is undefined: one category throughout on both sides, where
+    `stats.cohen_kappa` says 1)."""
     share = float(np.mean(human == machine))
     if len(set(human.tolist()) | set(machine.tolist())) < 2:
         return share, None
-    kappa = float(cohen_kappa_score(human, machine, labels=[-1, 0, 1]))
-    return share, (None if math.isnan(kappa) else kappa)
+    return share, stats.cohen_kappa(human.tolist(), machine.tolist())
 
 
 def human_human(labels: Sequence[HumanLabel], verdicts: dict[str, int], vibe: str, judge: str) -> HumanHuman | None:

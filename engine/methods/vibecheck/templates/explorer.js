@@ -6,7 +6,7 @@
   var PER_PAGE = 20;
   var FIELDS = ["vibe", "dir", "disagree", "flip", "split", "label", "cat", "lmin", "lmax", "sort", "q", "raw"];
   var LABELS = {a: 1, b: 2, tie: 3, none: 0};
-  var data = null, base = "", chunks = {}, haystack = null, state = {}, page = 0, rendering = 0;
+  var data = null, haystack = null, state = {}, page = 0, rendering = 0;
 
   var el = vibePairData.el;
 
@@ -103,7 +103,8 @@
     });
   }
 
-  var loadChunk = vibePairData.loader(function () { return base; }, chunks);
+  var pairs = vibePairData.pageData(function (index) { data = index; start(); });
+  var chunks = pairs.chunks, loadChunk = pairs.loadChunk;
 
   function loadAll(progress) {
     var total = Math.ceil(data.ids.length / data.chunk), done = 0, jobs = [];
@@ -341,23 +342,4 @@
     window.addEventListener("hashchange", function () { fromLink(); toControls(); update(false); });
     update(false);
   }
-
-  window.vibeExplorer = {
-    index: function (payload) {
-      // one character per pair on disk; arrays here
-      var verdict = {"+": 1, "-": -1, "0": 0, ".": null};
-      payload.split = Array.from(payload.split, Number);
-      payload.label = Array.from(payload.label, Number);
-      payload.vibes.forEach(function (v) {
-        payload.nu[v.name] = Array.from(payload.nu[v.name], function (c) { return verdict[c]; });
-        payload.disagree[v.name] = Array.from(payload.disagree[v.name], Number);
-        payload.flip[v.name] = Array.from(payload.flip[v.name], Number);
-      });
-      data = payload;
-      base = document.currentScript.src.replace(/index\.js(\?.*)?$/, "");
-      if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
-      else start();
-    },
-    chunk: function (n, payload) { chunks[n] = typeof payload === "string" ? vibePairData.inflate(payload) : payload; }
-  };
 })();

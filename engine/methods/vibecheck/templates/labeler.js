@@ -5,7 +5,7 @@
 (function () {
   "use strict";
   var WORDS = {a: "a", b: "b", neither: "neither"};
-  var data = null, base = "", chunks = {}, store = null, storeKey = "", card = null;
+  var data = null, store = null, storeKey = "", card = null;
 
   var el = vibePairData.el;
 
@@ -60,7 +60,8 @@
     try { return JSON.parse(localStorage.getItem(storeKey) || "null"); } catch (err) { return null; }
   }
 
-  var loadChunk = vibePairData.loader(function () { return base; }, chunks);
+  var pairs = vibePairData.pageData(function (index) { data = index; start(); });
+  var chunks = pairs.chunks, loadChunk = pairs.loadChunk;
 
   function status(text) { document.getElementById("label-status").textContent = text; }
 
@@ -202,19 +203,4 @@
     if (store) render(); else status("Choose who you are, how many pairs and which vibes, then start.");
     document.body.dataset.ready = "1";
   }
-
-  window.vibeExplorer = {
-    index: function (payload) {
-      var verdict = {"+": 1, "-": -1, "0": 0, ".": null};
-      payload.split = Array.from(payload.split, Number);
-      payload.vibes.forEach(function (v) {
-        payload.nu[v.name] = Array.from(payload.nu[v.name], function (c) { return verdict[c]; });
-      });
-      data = payload;
-      base = document.currentScript.src.replace(/index\.js(\?.*)?$/, "");
-      if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
-      else start();
-    },
-    chunk: function (n, payload) { chunks[n] = typeof payload === "string" ? vibePairData.inflate(payload) : payload; }
-  };
 })();

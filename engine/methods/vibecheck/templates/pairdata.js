@@ -1,7 +1,7 @@
-/* What the explorer and the label view share: building elements, and reading a comparison's text chunks. The
-   data files beside a page are scripts (a browser runs scripts from file://, so no server is needed); each
-   chunk hands its rows to vibeExplorer.chunk gzipped in base64, and the browser inflates them with its own
-   DecompressionStream. */
+/* What the explorer and the label view share: building elements, and reading a comparison's index and text
+   chunks. The data files beside a page are scripts (a browser runs scripts from file://, so no server is
+   needed); each chunk hands its rows to vibeExplorer.chunk gzipped in base64, and the browser inflates them with
+   its own DecompressionStream. */
 (function () {
   "use strict";
 
@@ -23,16 +23,35 @@
     return new Response(stream).text().then(JSON.parse);
   }
 
-  // loadChunk(n): chunk n's rows, its script added to the page once. `chunks` is where the page's
-  // vibeExplorer.chunk puts what each script hands over; `base()` the folder of the data files.
-  function loader(base, chunks) {
-    var waiting = {};
-    return function loadChunk(n) {
+  // A page's data: installs the hooks the data scripts call (vibeExplorer.index and vibeExplorer.chunk) and
+  // returns the chunks they hand over and loadChunk(n), chunk n's rows, its script added to the page once. The
+  // index arrives with one character per pair for each column on disk, decoded here into arrays; `start(index)`
+  // runs once the page has loaded.
+  function pageData(start) {
+    var chunks = {}, waiting = {}, base = "";
+    var verdict = {"+": 1, "-": -1, "0": 0, ".": null};
+    window.vibeExplorer = {
+      index: function (payload) {
+        payload.split = Array.from(payload.split, Number);
+        payload.label = Array.from(payload.label, Number);
+        payload.vibes.forEach(function (v) {
+          payload.nu[v.name] = Array.from(payload.nu[v.name], function (c) { return verdict[c]; });
+          payload.disagree[v.name] = Array.from(payload.disagree[v.name], Number);
+          payload.flip[v.name] = Array.from(payload.flip[v.name], Number);
+        });
+        base = document.currentScript.src.replace(/index\.js(\?.*)?$/, "");
+        var begin = function () { start(payload); };
+        if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", begin);
+        else begin();
+      },
+      chunk: function (n, payload) { chunks[n] = typeof payload === "string" ? inflate(payload) : payload; }
+    };
+    function loadChunk(n) {
       if (chunks[n] && !chunks[n].then) return Promise.resolve(chunks[n]);
       if (!waiting[n]) {
         waiting[n] = new Promise(function (resolve, reject) {
           var script = document.createElement("script");
-          script.src = base() + "chunk-" + n + ".js";
+          script.src = base + "chunk-" + n + ".js";
           script.charset = "utf-8";
           script.onload = function () {
             Promise.resolve(chunks[n]).then(function (rows) { chunks[n] = rows; resolve(rows); }, reject);
@@ -42,8 +61,9 @@
         });
       }
       return waiting[n];
-    };
+    }
+    return {chunks: chunks, loadChunk: loadChunk};
   }
 
-  window.vibePairData = {el: el, inflate: inflate, loader: loader};
+  window.vibePairData = {el: el, pageData: pageData};
 })();
