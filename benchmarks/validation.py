@@ -23,7 +23,6 @@ Last line: judge_human_agreement=<float> human_human_agreement=<float> judge_hum
 
 from __future__ import annotations
 
-import ast
 import csv
 import json
 import tempfile
@@ -32,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import sizes
 
-from engine.methods.vibecheck.validation import HumanLabel, corrected_separability, judge_verdicts
+from engine.methods.vibecheck.validation import HumanLabel, corrected_separability, judge_verdicts, read_labels
 from engine.pipeline import run_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +40,7 @@ PAIRS = sizes.pick(500, 40)
 SIMULATIONS = sizes.pick(1000, 40)
 SAMPLE = sizes.pick(100, 15)
 PEOPLE = ("Judge_0_diff_score", "Judge_1_diff_score")
+MODELS = ("command_xlarge_beta", "TNLGv2")
 SPEC = """\
 name: cnndm-people
 extends: vibe:offline-panel
@@ -60,14 +60,8 @@ analyses:
     models: [command_xlarge_beta, TNLGv2]
     judges: [metrics, minilm]
     vibes: [quality]
-    validation: {files: [person-0.csv, person-1.csv]}
+    validation: {files: [person-0.jsonl, person-1.jsonl]}
 """
-
-
-def verdict(cell: str) -> int:
-    """A person's [A's score, B's score] as −1/0/+1."""
-    a, b = ast.literal_eval(cell)
-    return int(np.sign(a - b))
 
 
 ARENA_SPEC = """\
@@ -100,15 +94,14 @@ def arena() -> None:
     from engine.pipeline import prepare
 
     items = prepare(ROOT / "specs" / "llama-vs-gpt.yaml").items["arena"]
-    words = {"llama-3-70b-instruct": "a", "opponent": "b", "tie": "neither"}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "pairs.jsonl").write_text("".join(json.dumps({
             "id": f"arena-{i}", "prompt": it.prompt, "a": it.outputs["llama-3-70b-instruct"],
             "b": it.outputs["opponent"]}) + "\n" for i, it in enumerate(items)), encoding="utf-8")
-        (folder / "votes.csv").write_text("id,label_quality,labeller\n" + "".join(
-            f"arena-{i},{words[it.preference]},arena-voter\n" for i, it in enumerate(items)
-            if it.preference in words), encoding="utf-8")
+        (folder / "votes.csv").write_text("id,label_quality,labeller\n" + "".join(  # a model's name, or tie
+            f"arena-{i},{it.preference},arena-voter\n" for i, it in enumerate(items) if it.preference),
+            encoding="utf-8")
         (folder / "spec.yaml").write_text(ARENA_SPEC, encoding="utf-8")
         _, results, _ = run_spec(folder / "spec.yaml", folder / "run", folder / "cache.sqlite", quiet=True,
                                  report=False)
@@ -124,16 +117,20 @@ def arena() -> None:
 def main() -> None:
     with DATA.open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))[:PAIRS]
-    people = [[verdict(r[column]) for r in rows] for column in PEOPLE]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "pairs.jsonl").write_text("".join(
             json.dumps({"id": f"cnndm-{i}", "article": r["question"], "a": r["command_xlarge_beta"].strip(),
                         "b": r["TNLGv2"].strip()}) + "\n" for i, r in enumerate(rows)), encoding="utf-8")
-        words = {1: "a", -1: "b", 0: "neither"}
-        for n, labels in enumerate(people):
-            (folder / f"person-{n}.csv").write_text("id,label_quality,labeller\n" + "".join(
-                f"cnndm-{i},{words[v]},person-{n}\n" for i, v in enumerate(labels)), encoding="utf-8")
+        # each person's cells as the file has them, [A's score, B's score]: the labels reader turns them into
+        # verdicts, for the run and for the simulations below alike
+        people = []
+        for n, column in enumerate(PEOPLE):
+            path = folder / f"person-{n}.jsonl"
+            path.write_text("".join(json.dumps({"id": f"cnndm-{i}", "label_quality": r[column],
+                                                "labeller": f"person-{n}"}) + "\n" for i, r in enumerate(rows)),
+                            encoding="utf-8")
+            people.append([label.verdict for label in read_labels(path, ["quality"], *MODELS)])
         (folder / "spec.yaml").write_text(SPEC, encoding="utf-8")
         _, results, _ = run_spec(folder / "spec.yaml", folder / "run", folder / "cache.sqlite", quiet=True,
                                  report=False)
