@@ -31,7 +31,9 @@ from pathlib import Path
 import numpy as np
 import sizes
 
-from engine.methods.vibecheck.validation import HumanLabel, corrected_separability, judge_verdicts, read_labels
+from engine.analyze.people import corrected_separability
+from engine.analyze.people_labels import HumanLabel, read_labels
+from engine.methods.vibecheck.validation import judge_verdicts
 from engine.pipeline import run_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,6 +116,71 @@ def arena() -> None:
         print(f"Arena votes, flagged: {vibe}: {why}")
 
 
+MTURK = ROOT.parent / "shared" / "data" / "separability"
+MTURK_SPEC = """\
+name: mturk-people
+extends: vibe:offline-panel
+models: {first: {provider: recorded}, second: {provider: recorded}}
+vibes:
+  - name: quality
+    low: A summary that misses or distorts the source's key facts.
+    high: A faithful summary that covers the source's key facts.
+datasets:
+  pairs:
+    source: {path: pairs.jsonl}
+    fields: {id: id, prompt: prompt, outputs: {first: a, second: b}}
+analyses:
+  vc:
+    method: vibecheck
+    dataset: pairs
+    models: [first, second]
+    judges: [metrics, minilm]
+    vibes: [quality]
+    validation: {files: [workers.csv]}
+"""
+
+
+def mturk() -> None:
+    """The generation-separability paper's MTurk preferences (four model pairs, CNN/DM and SAMSum summaries): each
+    pair of summaries shown to three workers, a tie allowed. The first model of the file's name is A (`Input.id`
+    says which slot holds it; `Answer.pref` +1 prefers the model1 slot, as the data's README infers). Per file:
+    the panel's agreement with the workers beside the workers' leave-one-out agreement with each other, on the
+    same pairs. The source texts are not in the data, so the panel reads the two summaries alone. Full runs
+    only."""
+    import hashlib
+
+    for path in sorted(MTURK.glob("*_pref_data.csv")):
+        with path.open(encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+        pairs: dict[str, tuple[str, str]] = {}
+        labels = []
+        for row in rows:
+            for i in range(1, 6):
+                first, second = row[f"Input.model1_summary{i}"], row[f"Input.model2_summary{i}"]
+                swapped = row[f"Input.id{i}"] == "2"
+                a, b = (second, first) if swapped else (first, second)
+                key = "mturk-" + hashlib.sha256(f"{a}\0{b}".encode()).hexdigest()[:16]
+                pairs[key] = (a, b)
+                verdict = int(row[f"Answer.pref{i}"]) * (-1 if swapped else 1)
+                labels.append(f"{key},{ {1: 'a', -1: 'b', 0: 'neither'}[verdict] },worker-{row['WorkerId']}\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            (folder / "pairs.jsonl").write_text("".join(json.dumps({
+                "id": key, "prompt": "Summarize the source.", "a": a, "b": b}) + "\n"
+                for key, (a, b) in pairs.items()), encoding="utf-8")
+            (folder / "workers.csv").write_text("id,label_quality,labeller\n" + "".join(labels), encoding="utf-8")
+            (folder / "spec.yaml").write_text(MTURK_SPEC, encoding="utf-8")
+            _, results, _ = run_spec(folder / "spec.yaml", folder / "run", folder / "cache.sqlite", quiet=True,
+                                     report=False)
+        (vc,) = results.of("vibecheck")
+        between = next(h for h in vc.validation.human_human if h.judge == "panel")
+        kappas = [a.kappa for a in vc.validation.agreements if a.judge == "panel" and a.kappa is not None]
+        print(f"MTurk {path.name.removesuffix('_pref_data.csv')}: {len(pairs)} pairs, {len(labels)} labels; "
+              f"leave-one-out on {between.pairs} pairs: workers {between.human:.3f}, panel in a worker's place "
+              f"{between.judge_agreement:.3f}; panel κ with workers (dev, test) "
+              f"{', '.join(f'{k:.3f}' for k in kappas)}")
+
+
 def main() -> None:
     with DATA.open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))[:PAIRS]
@@ -168,9 +235,10 @@ def main() -> None:
     print(f"prediction-powered separability: {SIMULATIONS} simulations of {SAMPLE} labelled pairs (a simple "
           f"random sample) among {len(ids)}; covered {covered}; mean width ratio {np.mean(ratios):.3f}")
     if sizes.SMOKE:
-        print("Arena votes: full runs only (the same code path on other data)")
+        print("Arena votes and MTurk preferences: full runs only (the same code path on other data)")
     else:
         arena()
+        mturk()
     print("targets: ppi_coverage ≥ 0.93, ppi_width_ratio < 1")
     print(f"judge_human_agreement={np.mean([a.agreement for a in panel_test]):.4f} "
           f"human_human_agreement={between.human:.4f} "

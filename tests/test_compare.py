@@ -118,6 +118,49 @@ def test_compare_export_and_report_work_from_run_folders_alone(tmp_path: Path) -
     assert "verbosity" in (alone / "head" / "index.html").read_text()
 
 
+def test_people_check_the_panel_that_measures_the_drift(tmp_path: Path) -> None:
+    """The base run's spec gives people's labels that call terse the more excited on every prompt, where the
+    panel says chatty is on the odd ones: κ below 0.4 with one labeller, so the comparison flags enthusiasm.
+    Head's chatty answers have 12 words instead of 40, and a person labelled 20 of the 40 compared pairs:
+    verbosity a (the base's answer longer) on 18, neither on 2; enthusiasm b on the odd ones, neither on the
+    even. By hand: the panel agrees on 18/20 and 20/20. Verbosity's panel verdicts never vary (the base is
+    longer on all 40), so PPI++ takes none of them (λ = 0) and people's shift is the labels' own mean, −18/20.
+    Enthusiasm's people mean is +0.5 over the labelled half and the panel's mean is the same on both halves,
+    so the estimate stays +0.5, with λ = (1/4 · 20/19) / (2 · 1/4 · 40/39) = 39/76."""
+    from engine.drift.compare import compare_runs
+    from engine.drift.summary import write
+    from engine.pipeline import run_spec
+
+    (tmp_path / "people.csv").write_text("id,label_enthusiasm\n" + "".join(f"p{i},a\n" for i in range(40)))
+    runs = {}
+    for name, words in (("base", 40), ("head", 12)):
+        rows = [{"id": f"p{i}", "q": f"Question {i}?", "terse": "Short answer here.",
+                 "chatty": " ".join(["word"] * words) + ("!" if i % 2 else ".")} for i in range(40)]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        spec = SPEC.replace("DATA", f"{name}.jsonl").replace("GATES", "{}")
+        if name == "base":
+            spec = spec.replace("judges: [metrics]}", "judges: [metrics], validation: {files: [people.csv]}}")
+        (tmp_path / f"{name}.yaml").write_text(spec, encoding="utf-8")
+        runs[name] = tmp_path / name
+        run_spec(tmp_path / f"{name}.yaml", runs[name], tmp_path / "c.sqlite", quiet=True, report=False)
+    labels = tmp_path / "drift-labels.csv"
+    labels.write_text("id,label_verbosity,label_enthusiasm\n" + "".join(
+        f"p{i},{'neither' if i < 2 else 'a'},{'b' if i % 2 else 'neither'}\n" for i in range(20)))
+    (slot,), panel = compare_runs(runs["base"], runs["head"], tmp_path / "cmp", tmp_path / "c.sqlite",
+                                  models=["chatty"], labels=[labels])
+    people = {p.vibe: p for p in slot.people}
+    assert people["verbosity"].agreement.agreement == pytest.approx(18 / 20)
+    assert people["enthusiasm"].agreement.agreement == 1.0
+    verbosity, enthusiasm = people["verbosity"].corrected, people["enthusiasm"].corrected
+    assert verbosity.weight == 0 and verbosity.estimate == pytest.approx(-0.9) and verbosity.panel == -1
+    assert enthusiasm.weight == pytest.approx(39 / 76) and enthusiasm.estimate == pytest.approx(0.5)
+    write([slot], runs["base"], runs["head"], panel, tmp_path / "cmp")
+    comment = (tmp_path / "cmp" / "compare.md").read_text()
+    assert "| verbosity | 20 | 90% [" in comment and "| -0.900 [" in comment
+    assert "People flagged the panel's reading of enthusiasm: the panel's κ with people is" in comment
+    assert "people's shift, PPI++" in (tmp_path / "cmp" / "index.html").read_text()
+
+
 @pytest.mark.slow
 def test_report_of_a_finished_run_reads_the_run_not_the_changed_data(tmp_path: Path) -> None:
     """`vibe report RUN` after the data file changed renders the run as it was made: its results files are
@@ -144,6 +187,10 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 2 and "no model slot nobody answered in both runs; shared: terse, chatty" in done.stderr
     done = _vibe(tmp_path, "compare", str(tmp_path), str(base), "--quiet")
     assert done.returncode == 2 and "not a run folder (no manifest.json)" in done.stderr
+    (tmp_path / "labels.csv").write_text("id,label_verbosity\np0,a\n")
+    done = _vibe(tmp_path, "compare", str(base), str(base), "--labels", "labels.csv", "--quiet")
+    assert done.returncode == 2 and "--labels: people's labels are of one model slot's pairs, and 2 are compared " \
+        "(terse, chatty): name the one labelled with --model" in done.stderr
     asks = "  - {name: questions, low: states, high: asks, metric: questions_to_user}\n"
     more = SPEC.replace("vibes:\n", "vibes:\n" + asks)
     other = _run(tmp_path, "other", 40, spec_text=more)

@@ -152,6 +152,8 @@ CASES = [
     # a method's own checks (`AnalysisMethod.check`), located like the rest
     ("    judges: [m]", "    judges: [m]\n    reference: c", 26, "analyses.vibecheck.reference",
      "reference 'c' is not one of the analysis' models"),
+    ("    judges: [m]", "    judges: [m]\n    reference: a\n    validation:\n      columns: [{vibe: verbosity, "
+     "column: v}]", 28, "analyses.vibecheck.validation.columns", "give the labels in files that name each label's"),
     # a typo in a closed set gets the near name
     ("name: demo\n", "name: demo\npersonas:\n  novice:\n    description: a beginner\n    dimensions: {clarty: 5}\n",
      5, "personas.novice.dimensions.clarty", "unknown dimension 'clarty' (did you mean 'clarity'?)"),

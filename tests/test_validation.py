@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engine.analyze import people, people_labels
+from engine.analyze.people_labels import HumanLabel
 from engine.datasets import DatasetError
 from engine.methods.vibecheck import validation
 from engine.methods.vibecheck.records import PairVerdicts
-from engine.methods.vibecheck.validation import HumanLabel
 
 
 def _pairs(panel: list[int], judge: list[int] | None = None) -> list[PairVerdicts]:
@@ -34,7 +35,7 @@ def test_agreement_and_kappa_equal_a_hand_count() -> None:
     panel = [1, 1, 1, 1, 1, 0, 0, -1, -1, -1]
     person = [1, 1, 1, 0, -1, 0, 0, -1, -1, 1]
     assert sum(a == b for a, b in zip(panel, person, strict=True)) == 7
-    row = validation.agreement(_labels(person), validation.judge_verdicts(_pairs(panel), "tone", "panel"), {},
+    row = people.agreement(_labels(person), validation.judge_verdicts(_pairs(panel), "tone", "panel"), {},
                                "tone", "panel", "test", seed=0)
     assert row.labels == 10 and row.agreement == pytest.approx(0.7)
     assert row.kappa == pytest.approx((0.7 - 0.35) / 0.65)
@@ -47,7 +48,7 @@ def test_people_agree_with_each_other_leave_one_out() -> None:
     3/6, below the people, so the panel's reading of the vibe is flagged."""
     labels = _labels([1, 0, 1]) + _labels([1, 0, -1], labeller="bob")
     pairs = _pairs([1, 1, 1])
-    between = validation.human_human(labels, validation.judge_verdicts(pairs, "tone", "panel"), "tone", "panel")
+    between = people.human_human(labels, validation.judge_verdicts(pairs, "tone", "panel"), "tone", "panel")
     assert between is not None and between.pairs == 3
     assert between.human == pytest.approx(4 / 6) and between.judge_agreement == pytest.approx(3 / 6)
     out = validation.validate(labels, pairs, {"tone": ["m"]}, {}, 0, ["f.csv"])
@@ -63,7 +64,7 @@ def test_prediction_powered_separability_by_hand() -> None:
     pairs = _pairs([1, 1, 0, -1, 1, 1, 1, 0])
     panel = validation.judge_verdicts(pairs, "tone", "panel")
     labels = _labels([1, 0, 0, -1])
-    corrected = validation.corrected_separability(labels, panel, {}, "tone")
+    corrected = people.corrected_separability(labels, panel, {}, "tone")
     assert corrected is not None and (corrected.pairs, corrected.labelled) == (8, 4)
     assert corrected.weight == pytest.approx(7 / 12) and corrected.estimate == pytest.approx(7 / 24)
     residual = np.array([1, 0, 0, -1]) - 7 / 12 * np.array([1, 1, 0, -1])
@@ -86,7 +87,7 @@ def test_prediction_powered_interval_covers_and_is_narrower_than_the_labels_alon
         labels = [HumanLabel(f"p{i}", "tone", int(truth[i]), "ann", "test") for i in chosen]
         for agree, out in ((0.75, ratios), (0.0, useless)):
             panel_values = np.where(rng.random(400) < agree, truth, rng.choice([-1, 0, 1], size=400))
-            corrected = validation.corrected_separability(
+            corrected = people.corrected_separability(
                 labels, validation.judge_verdicts(_pairs(panel_values.tolist()), "tone", "panel"), {}, "tone")
             assert corrected is not None
             out.append(corrected.width_ratio)
@@ -107,17 +108,33 @@ def test_a_bad_labels_file_is_refused_at_its_line_and_field(tmp_path: Path, row:
     path = tmp_path / "labels.jsonl"
     path.write_text(json.dumps(row) + "\n")
     with pytest.raises(DatasetError, match=message):
-        validation.read_labels(path, ["tone"], "a-model", "b-model")
+        people_labels.read_labels(path, ["tone"], "a-model", "b-model")
 
 
 def test_a_labels_file_reads_words_model_names_and_who_labelled(tmp_path: Path) -> None:
     path = tmp_path / "scout.csv"
     path.write_text("id,label_tone,split,labeller\np0,a,dev,ann\np1,B-Model,,\np2,neither,test,ann\np3,,test,ann\n")
-    labels = validation.read_labels(path, ["tone"], "a-model", "b-model")
+    labels = people_labels.read_labels(path, ["tone"], "a-model", "b-model")
     assert [(x.pair, x.verdict, x.split, x.labeller) for x in labels] == [
         ("p0", 1, "dev", "ann"), ("p1", -1, "", "scout"), ("p2", 0, "test", "ann")]  # an empty value: no label
-    assigned = validation.assign_splits(labels, {}, 0.5, 0)
+    assigned = people_labels.assign_splits(labels, {}, 0.5, 0)
     assert {x.split for x in assigned} <= {"dev", "test"} and assigned[0].split == "dev"
+
+
+def test_a_labels_row_says_which_comparison_its_a_and_b_are(tmp_path: Path) -> None:
+    """The label view writes each row's two models. A row of this comparison is read; one with its models the
+    other way round is turned round (a word, not a model's name, which needs no turning); one of another
+    comparison is skipped. Where the analysis makes several comparisons, a row that names none is refused:
+    its a and b would otherwise be read against every comparison."""
+    path = tmp_path / "labels.csv"
+    path.write_text("id,label_tone,model_a,model_b\np0,a,x,y\np1,a,y,x\np2,x,y,x\np3,a,x,z\n")
+    labels = people_labels.read_labels(path, ["tone"], "x", "y", several=True)
+    assert [(label.pair, label.verdict) for label in labels] == [("p0", 1), ("p1", -1), ("p2", 1)]
+    path.write_text("id,label_tone\np0,a\n")
+    assert [label.verdict for label in people_labels.read_labels(path, ["tone"], "x", "y")] == [1]
+    with pytest.raises(DatasetError, match=r"labels\.csv: row 1: fields 'model_a' and 'model_b' are missing: this "
+                                           "analysis compares several pairs of models"):
+        people_labels.read_labels(path, ["tone"], "x", "y", several=True)
 
 
 SPEC = """\
@@ -169,6 +186,34 @@ def test_a_run_reads_the_labels_and_shows_the_judges_against_people(tmp_path: Pa
     assert "Against people" in vibe_page and "80.0%" in vibe_page
 
 
+def test_a_run_against_a_reference_reads_each_comparisons_labels(tmp_path: Path) -> None:
+    """Three models compared with `a` on twenty prompts: b exclaims where a does not, c never does. One labels
+    file holds a person's labels for both comparisons, rows naming their two models (c's the other way round:
+    "a" there is model a, not c). Each comparison reads only its own rows: b–a agrees on all 20, c–a on the 10
+    where a exclaims (the person says neither on the other 10, where the panel does too: 20 of 20) and the
+    model profile pages show each one's table."""
+    from engine.pipeline import run_spec
+
+    rows = [{"id": f"p{i}", "q": f"Say something {i}", "a": "Great news!" if i % 2 == 0 else "Fine news.",
+             "b": "Fine news." if i % 2 == 0 else "Great news!", "c": "Fine news."} for i in range(20)]
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lines = ["id,label_enthusiasm,split,labeller,model_a,model_b"]
+    lines += [f"p{i},{'b' if i % 2 == 0 else 'a'},test,ann,b,a" for i in range(20)]
+    lines += [f"p{i},{'a' if i % 2 == 0 else 'neither'},test,ann,a,c" for i in range(20)]
+    (tmp_path / "labels.csv").write_text("\n".join(lines) + "\n")
+    spec = (SPEC.replace("b: {provider: recorded}}", "b: {provider: recorded}, c: {provider: recorded}}")
+            .replace("outputs: {a: a, b: b}", "outputs: {a: a, b: b, c: c}")
+            .replace("models: [a, b]", "models: [a, b, c]\n    reference: a"))
+    (tmp_path / "spec.yaml").write_text(spec)
+    _, results, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+    (profile,) = results.of("profiles")
+    for vc in profile.comparisons:
+        (row,) = [a for a in vc.validation.agreements if a.judge == "panel"]
+        assert (vc.model_a, row.labels, row.agreement, vc.validation.unmatched) == (vc.model_a, 20, 1.0, 0)
+        page = (run_dir / "profiles" / f"vc-{vc.model_a}.html").read_text()
+        assert "People check the judges" in page and "100.0%" in page
+
+
 def test_twenty_pairs_labelled_by_keyboard_in_the_label_view_are_read_back_by_a_run(tmp_path: Path) -> None:
     """In headless Chromium, from disk: the label view draws 20 of a run's 40 pairs, shows them blind, takes a
     label per pair from the keyboard (1, 2 or 0 for neither), reveals the panel only after it, and downloads
@@ -211,7 +256,7 @@ def test_twenty_pairs_labelled_by_keyboard_in_the_label_view_are_read_back_by_a_
         download.value.save_as(tmp_path / "labels.csv")
         browser.close()
     assert len(set(seen)) == 20 and set(seen) <= set(panel)
-    labels = validation.read_labels(tmp_path / "labels.csv", ["enthusiasm"], "a", "b")
+    labels = people_labels.read_labels(tmp_path / "labels.csv", ["enthusiasm"], "a", "b")
     assert len(labels) == 20 and {x.labeller for x in labels} == {"ann"}
     assert {x.split for x in labels} == {"dev", "test"}
     (tmp_path / "spec.yaml").write_text(SPEC)

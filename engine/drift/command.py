@@ -31,6 +31,9 @@ def add_compare(sub: Any) -> None:
     p.add_argument("--plan", action="store_true", help="print what judging the pairs would take (tasks, cached, "
                    "tokens, worst-case $) and stop; without it the plan is printed, then the pairs are judged")
     p.add_argument("--quiet", action="store_true", help="no plan or progress display while the pairs are judged")
+    p.add_argument("--labels", action="append", metavar="FILE", type=Path, help="people's labels of one slot's "
+                   "compared pairs (id, label_<vibe>: a for the base's answer, b for the head's, or neither): the "
+                   "panel's agreement with them, and each shift as people would read it")
     p.set_defaults(func=compare)
 
 
@@ -54,7 +57,7 @@ def compare(args: argparse.Namespace) -> int:
         out = Path(args.out) if args.out else head.parent / f"compare-{base.name}-{head.name}"
     try:
         comparisons, panel = compare_runs(base, head, out, cache, models=args.model, panel=args.panel,
-                                          quiet=args.quiet, plan_only=args.plan)
+                                          quiet=args.quiet, plan_only=args.plan, labels=args.labels)
         if args.plan:
             return EXIT_OK
     except CompareError as exc:

@@ -23,6 +23,7 @@ from engine.discover.stage import read_discovered, vibe_entry
 from engine.drift.conversations import FILE as CONVERSATIONS_FILE
 from engine.drift.conversations import messages, whole
 from engine.drift.conversations import turns_of as conversation_turns
+from engine.drift.people import PeopleShift, people_shifts, read_compare_labels
 from engine.drift.shift import Shift, gate, shift_of, with_metric
 from engine.execute.snapshot import (
     output_text,
@@ -110,6 +111,7 @@ class SlotComparison:
     shifts: list[Shift]
     gates: dict[str, GoverningGate] = field(default_factory=dict)
     conversations: int = 0  # the conversations the shared prompts are turns of (0: independent prompts)
+    people: list[PeopleShift] = field(default_factory=list)  # the panel against people's labels of these pairs
 
 
 @dataclass(frozen=True)
@@ -134,11 +136,12 @@ def governing_gates(base: Mapping[str, float], head: Mapping[str, float]) -> dic
 
 
 def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, models: list[str] | None = None,
-                 panel: str | None = None, quiet: bool = True,
-                 plan_only: bool = False) -> tuple[list[SlotComparison], Run]:
+                 panel: str | None = None, quiet: bool = True, plan_only: bool = False,
+                 labels: list[Path] | None = None) -> tuple[list[SlotComparison], Run]:
     """Each shared model slot's shifts, judged by the `panel` run's panel ("base" or "head"; by default the
     base's). Returns them with the run whose panel judged; with `plan_only`, each slot's plan
-    is printed and nothing is judged (no shifts)."""
+    is printed and nothing is judged (no shifts). `labels`: files of people's labels of one slot's compared
+    pairs (`engine.drift.people`)."""
     base, head = Run.open(base_dir), Run.open(head_dir)
     judging = _choose_panel(base, head, panel)
     shared_models = [m for m in base.answers if m in head.answers]
@@ -148,8 +151,12 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
         raise CompareError(f"no model slot {', '.join(unknown) or ''} answered in both runs; shared: "
                            f"{', '.join(shared_models) or 'none'} (base: {', '.join(base.answers) or 'none'}; "
                            f"head: {', '.join(head.answers) or 'none'})")
+    if labels and len(chosen) > 1:
+        raise CompareError(f"--labels: people's labels are of one model slot's pairs, and {len(chosen)} are compared "
+                           f"({', '.join(chosen)}): name the one labelled with --model")
     gates = governing_gates(base.spec.gates or {}, head.spec.gates or {})
     vibes = judging.vibe_entries()
+    people = read_compare_labels(labels or [], [v["name"] for v in vibes], BASE, HEAD)
     missing = [name for name in gates if name not in {v["name"] for v in vibes}]
     if missing:
         raise CompareError(f"gates: {', '.join(missing)} name no vibe the panel measures "
@@ -177,7 +184,8 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
                                                                                                  strict=True)]
         out.append(SlotComparison(model, len(item_ids), len(set(base.answers[model]) - set(ids)),
                                   len(set(head.answers[model]) - set(ids)), shifts,
-                                  conversations=len(set(clusters or ()))))
+                                  conversations=len(set(clusters or ())),
+                                  people=people_shifts(people, item_ids, nu, [v["name"] for v in vibes], clusters)))
     for slot, shifts in zip(out, gate([c.shifts for c in out]), strict=True):
         slot.shifts = shifts
         slot.gates = gates

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.drift.compare import Run, SlotComparison
+from engine.drift.people import flagged_in
 from engine.drift.shift import ALPHA, Shift
 from engine.judges.kinds import kind_of
 
@@ -79,6 +80,36 @@ def _rows(c: SlotComparison) -> list[dict[str, Any]]:
              "gate": _verdict(s) or "—"} for s in sorted(c.shifts, key=lambda s: -abs(s.shift))]
 
 
+def _people_rows(c: SlotComparison) -> list[dict[str, str]]:
+    """The slot's vibes against people's labels of its pairs, as both the Markdown and the page show them."""
+    rows = []
+    for p in c.people:
+        a, k = p.agreement, p.corrected
+        rows.append({"vibe": p.vibe, "labels": str(a.labels),
+                     "agreement": "—" if a.agreement is None else
+                     f"{a.agreement:.0%} [{a.agreement_low:.0%}, {a.agreement_high:.0%}]",
+                     "kappa": "—" if a.kappa is None else f"{a.kappa:.2f} [{_num(a.kappa_low)}, {_num(a.kappa_high)}]",
+                     "corrected": "—" if k is None else f"{_signed(k.estimate)} [{_signed(k.low)}, {_signed(k.high)}] "
+                                                         f"(λ {k.weight:.2f})",
+                     "labels_only": "—" if k is None else
+                     f"{_signed(k.labels_only)} [{_signed(k.labels_low)}, {_signed(k.labels_high)}]",
+                     "panel": "—" if k is None else _signed(k.panel)})
+    return rows
+
+
+PEOPLE = ("People's labels of these pairs (a: the base's answer, b: the head's). Agreement: the share of labels the "
+          "panel's verdict equals, and Cohen's κ, with 95% intervals from 1,000 bootstrap rounds over prompts "
+          "(conversations). People's shift: the mean of people's verdicts (+1: the head higher) over every shared "
+          "prompt, estimated by prediction-powered inference (PPI++: the labels, corrected by the panel's verdicts on "
+          "the prompts nobody labelled, weighted by λ), with a 95% normal interval, beside the labelled prompts alone "
+          "and the panel's own mean over the same prompts. Valid where the labelled prompts are a random sample. The "
+          "gates read the panel's shift, not people's.")
+
+
+def _num(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
 def _metric(s: Shift) -> str:
     """A metric vibe's own paired difference with its interval: what the verdicts' ties hide (an answer 4%
     longer on every prompt is a tie for a 5% tolerance, and a difference here)."""
@@ -113,9 +144,21 @@ def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel
             lines.append(f"| {'**' + r['vibe'] + '**' if r['moved'] else r['vibe']} | {r['shift']} | {r['interval']} | "
                          f"{r['p']} | {r['detects']} | {r['metric']} | {r['gate']} |")
         lines.append("")
-    for note in notes(comparisons):
+        if c.people:
+            lines += [f"People: {PEOPLE}", "", "| vibe | labels | panel agrees (95%) | κ (95%) | people's shift, PPI++ "
+                      "(95%) | labels alone (95%) | panel's mean |", "|---|---|---|---|---|---|---|"]
+            lines += [f"| {r['vibe']} | {r['labels']} | {r['agreement']} | {r['kappa']} | {r['corrected']} | "
+                      f"{r['labels_only']} | {r['panel']} |" for r in _people_rows(c)]
+            lines.append("")
+    for note in [*flags(panel), *notes(comparisons)]:
         lines += [note, ""]
     return "\n".join(lines[:-1]) + "\n"
+
+
+def flags(panel: Run) -> list[str]:
+    """A line for every vibe whose panel people's labels flagged in the judging run (its `validation`)."""
+    return [f"People flagged the panel's reading of {vibe}: {why}." for vibe, why in
+            flagged_in(panel.folder, panel.panel()[0]).items()]
 
 
 def notes(comparisons: list[SlotComparison]) -> list[str]:
@@ -157,12 +200,12 @@ def _page(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run,
     env = Environment(loader=ChoiceLoader([FileSystemLoader([Path(__file__).parent / "templates", TEMPLATES])]),
                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
     tables = [{"model": c.model, "shared": c.shared, "conversations": c.conversations, "only_base": c.only_base,
-               "only_head": c.only_head, "rows": _rows(c)} for c in comparisons]
+               "only_head": c.only_head, "rows": _rows(c), "people": _people_rows(c)} for c in comparisons]
     (out / "assets").mkdir(exist_ok=True)
     shutil.copyfile(TEMPLATES / "style.css", out / "assets" / "style.css")
     page = env.get_template("compare.html.j2").render(
         comparisons=tables, base=base, head=head, judged_by=judged_by(panel), estimator=ESTIMATOR, root=".",
-        notes=notes(comparisons), panel_note=panel.panel_note,
+        notes=[*flags(panel), *notes(comparisons)], panel_note=panel.panel_note, people_note=PEOPLE,
         results=None)
     (out / "index.html").write_text(page, encoding="utf-8")
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from engine import stats
-from engine.analyze import reliability
+from engine.analyze import people, reliability
 from engine.analyze.reliability import JudgeAgreement, JudgeReliability, TwoOrders
 from engine.datasets import Item
 from engine.judges.kinds import kind_of, scores
@@ -383,7 +383,7 @@ def write_vibecheck(result: VibeCheckResult, run_dir: Path, folder: str | None =
     if result.turns:
         (out / "turns.json").write_text(json.dumps([asdict(t) for t in result.turns], indent=1), encoding="utf-8")
     if result.validation is not None:  # the judges against people: agreement, κ, people's own, PPI++
-        (out / "validation.json").write_text(json.dumps(asdict(result.validation), indent=1), encoding="utf-8")
+        (out / people.FILE).write_text(json.dumps(asdict(result.validation), indent=1), encoding="utf-8")
     if result.themes:
         (out / "reason_themes.json").write_text(json.dumps({v: [asdict(t) for t in ts]
                                                             for v, ts in result.themes.items()}, indent=1),

@@ -127,8 +127,13 @@ class VibeCheck(AnalysisMethod):
         for i, judge in enumerate(analysis.get("preference_judges", [])):
             c.judge_for((*path, "preference_judges", i), judge, "text")
         check_vibes_have_judges(c, path, analysis)
-        for i, raw in enumerate((analysis.get("validation") or {}).get("files", [])):
+        validation = analysis.get("validation") or {}
+        for i, raw in enumerate(validation.get("files", [])):
             c.file_problem((*path, "validation", "files", i), raw)
+        if reference is not None and validation.get("columns"):
+            c.report((*path, "validation", "columns"), "a dataset's label columns hold one verdict per prompt, "
+                     f"and this analysis compares every model with {reference!r}: give the labels in files that "
+                     "name each label's two models (model_a, model_b), as the label view writes them")
 
     def plan(self, builder: Builder, a: Analysis) -> None:
         """Each comparison (a model and its reference, or the two models) is judged on every vibe, pair by

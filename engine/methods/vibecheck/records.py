@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import ItemsView, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from engine import stats
+from engine.analyze.people import Corrected, HumanHuman, PeopleAgreement
 from engine.analyze.reliability import JudgeAgreement, JudgeReliability
 from engine.methods.vibecheck import heldout
 from engine.methods.vibecheck.ceiling import Ceiling
@@ -191,59 +191,9 @@ class PairVerdicts:
         return float("nan") if verdict is None else float(verdict)
 
 
-# people's labels against the judges (`validation`): what a comparison reports of them
-@dataclass
-class Agreement:
-    """One judge (or the panel) against people on one vibe and split."""
-
-    vibe: str
-    judge: str
-    split: str  # dev | test
-    labels: int  # labels compared (pairs × labellers)
-    agreement: float | None
-    agreement_low: float | None
-    agreement_high: float | None
-    kappa: float | None
-    kappa_low: float | None
-    kappa_high: float | None
-
-
-@dataclass
-class HumanHuman:
-    """People against each other on the pairs two or more labelled, beside a judge in a person's place."""
-
-    vibe: str
-    judge: str
-    pairs: int
-    human: float  # leave-one-out agreement among people
-    judge_agreement: float  # the judge in the left-out person's place, on the same pairs
-
-
-@dataclass
-class Corrected:
-    """The people's separability on one vibe by prediction-powered inference, beside the labels alone."""
-
-    vibe: str
-    estimate: float
-    low: float
-    high: float
-    labels_only: float
-    labels_low: float
-    labels_high: float
-    panel: float  # the panel's separability over the same pairs, uncorrected
-    pairs: int  # pairs the panel judged
-    labelled: int  # of them, labelled
-    weight: float  # PPI++'s λ: how much of the panel's information the estimate takes (0: none, 1: all)
-
-    @property
-    def width_ratio(self) -> float:
-        width = self.labels_high - self.labels_low
-        return (self.high - self.low) / width if width > 0 else math.nan
-
-
 @dataclass
 class Validation:
-    agreements: list[Agreement] = field(default_factory=list)
+    agreements: list[PeopleAgreement] = field(default_factory=list)
     human_human: list[HumanHuman] = field(default_factory=list)
     corrected: list[Corrected] = field(default_factory=list)
     flagged: dict[str, str] = field(default_factory=dict)  # vibe -> why its panel is flagged

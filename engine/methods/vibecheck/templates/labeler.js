@@ -153,12 +153,13 @@
 
   function download() {
     var vibes = store.vibes, lines = [["id"].concat(vibes.map(function (v) { return "label_" + v; }),
-                                                    ["split", "labeller", "labelled_at", "run"]).join(",")];
+                                                    ["split", "labeller", "labelled_at", "run", "model_a", "model_b"]).join(",")];
     store.sample.forEach(function (s) {
       var id = data.ids[s.i], given = store.labels[id];
       if (!given) return;
       lines.push([id].concat(vibes.map(function (v) { return WORDS[given[v]] || ""; }),
-                             [given["@split"], store.labeller, given["@at"], data.run]).map(csvCell).join(","));
+                             [given["@split"], store.labeller, given["@at"], data.run, data.model_a,
+                              data.model_b]).map(csvCell).join(","));
     });
     var blob = new Blob([lines.join("\n") + "\n"], {type: "text/csv"});
     var link = el("a", {href: URL.createObjectURL(blob),

@@ -1,0 +1,171 @@
+"""People's labels against a judge's verdicts on the same pairs: agreement and Cohen's κ with intervals that
+resample prompts (conversations), people's own leave-one-out agreement beside the judge's, and a separability
+(or a shift) corrected by the labels through prediction-powered inference. Pure functions of labels and
+verdicts (pair id → −1/0/+1), for any method whose verdicts are on that scale."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine import stats
+from engine.analyze.people_labels import HumanLabel
+
+ROUNDS = 1000
+FILE = "validation.json"  # where an analysis writes what people's labels say of its judges, in its folder
+
+
+@dataclass
+class PeopleAgreement:
+    """One judge (or the panel) against people on one vibe and split."""
+
+    vibe: str
+    judge: str
+    split: str  # dev | test
+    labels: int  # labels compared (pairs × labellers)
+    agreement: float | None
+    agreement_low: float | None
+    agreement_high: float | None
+    kappa: float | None
+    kappa_low: float | None
+    kappa_high: float | None
+
+
+@dataclass
+class HumanHuman:
+    """People against each other on the pairs two or more labelled, beside a judge in a person's place."""
+
+    vibe: str
+    judge: str
+    pairs: int
+    human: float  # leave-one-out agreement among people
+    judge_agreement: float  # the judge in the left-out person's place, on the same pairs
+
+
+@dataclass
+class Corrected:
+    """The people's separability on one vibe by prediction-powered inference, beside the labels alone."""
+
+    vibe: str
+    estimate: float
+    low: float
+    high: float
+    labels_only: float
+    labels_low: float
+    labels_high: float
+    panel: float  # the panel's separability over the same pairs, uncorrected
+    pairs: int  # pairs the panel judged
+    labelled: int  # of them, labelled
+    weight: float  # PPI++'s λ: how much of the panel's information the estimate takes (0: none, 1: all)
+
+    @property
+    def width_ratio(self) -> float:
+        width = self.labels_high - self.labels_low
+        return (self.high - self.low) / width if width > 0 else math.nan
+
+
+def agreement(labels: Sequence[HumanLabel], verdicts: dict[str, int], clusters: dict[str, str], vibe: str,
+              judge: str, split: str, seed: int) -> PeopleAgreement:
+    """`judge`'s verdicts against the labels of one split (see the module docstring)."""
+    rows = [(label.pair, label.verdict, verdicts[label.pair]) for label in labels if label.pair in verdicts]
+    if not rows:
+        return PeopleAgreement(vibe, judge, split, 0, None, None, None, None, None, None)
+    human = np.array([r[1] for r in rows])
+    machine = np.array([r[2] for r in rows])
+    units = stats.cluster_index([clusters.get(r[0], r[0]) for r in rows])
+    point = _both(human, machine)
+    members = [np.flatnonzero(units == u) for u in range(int(units.max()) + 1)]
+    rng = np.random.default_rng(seed)
+    rounds = []
+    for _ in range(ROUNDS):
+        drawn = np.concatenate([members[u] for u in rng.integers(0, len(members), len(members))])
+        rounds.append(_both(human[drawn], machine[drawn]))
+    agreements = [r[0] for r in rounds]
+    kappas = [r[1] for r in rounds if r[1] is not None]
+    a_low, a_high = np.percentile(agreements, [2.5, 97.5])
+    k_low, k_high = np.percentile(kappas, [2.5, 97.5]) if kappas and point[1] is not None else (None, None)
+    return PeopleAgreement(vibe, judge, split, len(rows), point[0], float(a_low), float(a_high), point[1],
+                     None if k_low is None else float(k_low), None if k_high is None else float(k_high))
+
+
+def _both(human: np.ndarray, machine: np.ndarray) -> tuple[float, float | None]:
+    """Agreement and Cohen's κ (None where it is undefined: one category throughout on both sides, where
+    `stats.cohen_kappa` says 1)."""
+    share = float(np.mean(human == machine))
+    if len(set(human.tolist()) | set(machine.tolist())) < 2:
+        return share, None
+    return share, stats.cohen_kappa(human.tolist(), machine.tolist())
+
+
+def human_human(labels: Sequence[HumanLabel], verdicts: dict[str, int], vibe: str, judge: str) -> HumanHuman | None:
+    """Leave-one-out agreement among people on the pairs two or more labelled, and the judge's in the left-out
+    person's place: each label (or the judge's verdict) against the most common label of the others on the
+    pair, a tie between labels counting the share of them it matches."""
+    by_pair: dict[str, list[int]] = {}
+    for label in labels:
+        by_pair.setdefault(label.pair, []).append(label.verdict)
+    shared = {pair: values for pair, values in by_pair.items() if len(values) > 1 and pair in verdicts}
+    if not shared:
+        return None
+    human, machine = [], []
+    for pair, values in shared.items():
+        for i, value in enumerate(values):
+            others = values[:i] + values[i + 1:]
+            human.append(_matches(value, others))
+            machine.append(_matches(verdicts[pair], others))
+    return HumanHuman(vibe, judge, len(shared), float(np.mean(human)), float(np.mean(machine)))
+
+
+def _matches(value: int, others: list[int]) -> float:
+    counts = Counter(others)
+    top = max(counts.values())
+    modes = [v for v, c in counts.items() if c == top]
+    return (value in modes) / len(modes)
+
+
+def corrected_separability(labels: Sequence[HumanLabel], panel: dict[str, int], clusters: dict[str, str],
+                           vibe: str) -> Corrected | None:
+    """The people's separability over every pair the panel judged, by PPI++ (Angelopoulos, Duchi and Zrnic,
+    2023): the labelled pairs' mean verdict plus λ times the gap between the panel's mean on the pairs nobody
+    labelled and its mean on the labelled ones, with λ = Cov(people, panel) / ((1 + n/N) Var(panel)) clipped
+    to [0, 1] (0: the labels alone; 1: classical prediction-powered inference), and its 95% normal interval;
+    beside the labels-only mean and interval. Valid for a random sample of labelled pairs (or one stratified
+    in proportion to the panel's verdicts). A pair's several labels count as their mean; a conversation counts
+    once (its turns' means)."""
+    by_pair: dict[str, list[int]] = {}
+    for label in labels:
+        if label.pair in panel:
+            by_pair.setdefault(label.pair, []).append(label.verdict)
+    unlabelled = {p: float(v) for p, v in panel.items() if p not in by_pair}
+    if len(by_pair) < 2 or len(unlabelled) < 2:
+        return None
+    units = _units(list(by_pair), clusters)
+    people = np.array([np.mean([np.mean(by_pair[p]) for p in members]) for members in units])
+    judged = np.array([np.mean([panel[p] for p in members]) for members in units])
+    rest = np.array([np.mean([unlabelled[p] for p in members]) for members in _units(list(unlabelled), clusters)])
+    n, big_n = len(people), len(rest)
+    spread = float(np.var(np.concatenate([judged, rest]), ddof=1))
+    lam = 0.0 if spread == 0 else float(np.clip(np.cov(people, judged)[0, 1] / ((1 + n / big_n) * spread), 0, 1))
+    estimate = float(people.mean() + lam * (rest.mean() - judged.mean()))
+    half = 1.96 * math.sqrt(_variance(people - lam * judged) / n + lam**2 * _variance(rest) / big_n)
+    only_half = 1.96 * math.sqrt(_variance(people) / n)
+    every = list(panel.values())
+    return Corrected(vibe, estimate, estimate - half, estimate + half, float(people.mean()),
+                     float(people.mean()) - only_half, float(people.mean()) + only_half, float(np.mean(every)),
+                     len(every), len(by_pair), lam)
+
+
+def _units(pairs: list[str], clusters: dict[str, str]) -> list[list[str]]:
+    """The pairs grouped by conversation (a prompt is its own unit), in order of first appearance."""
+    grouped: dict[str, list[str]] = {}
+    for pair in pairs:
+        grouped.setdefault(clusters.get(pair, pair), []).append(pair)
+    return list(grouped.values())
+
+
+def _variance(values: np.ndarray) -> float:
+    return float(values.var(ddof=1)) if len(values) > 1 else 0.0
