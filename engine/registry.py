@@ -110,6 +110,11 @@ class AnalysisMethod:
         """The line `vibe run` prints for one result of section `section`, or None."""
         return None
 
+    def judge_notes(self, section: str, result: Any) -> dict[str, list[str]]:
+        """Sentences about a judge that the leaderboard's list of judges shows under it (judge name → lines),
+        e.g. how often it agreed with people's labels; none by default."""
+        return {}
+
     def check(self, checker: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
         """Report what is wrong with an analysis block of this method that the schema cannot see (through
         `checker.report`, which locates it in the spec file). Called by `vibe validate` after the generic

@@ -160,7 +160,8 @@ analyses:
 def test_a_run_reads_the_labels_and_shows_the_judges_against_people(tmp_path: Path) -> None:
     """Twenty prompts: A exclaims on the even ones, B on the odd ones. A person labels all twenty and gets four
     wrong; three labels name a prompt the run does not have. The page shows 16/20 agreement and the
-    unmatched count; the JSON holds the same numbers."""
+    unmatched count, and the list of judges κ = (0.8 − 0.5) / 0.5 (each side says a and b ten times each); the
+    JSON holds the same numbers."""
     from engine.pipeline import run_spec
 
     rows = [{"id": f"p{i}", "q": f"Say something {i}", "a": "Great news!" if i % 2 == 0 else "Fine news.",
@@ -180,6 +181,7 @@ def test_a_run_reads_the_labels_and_shows_the_judges_against_people(tmp_path: Pa
     page = (run_dir / "index.html").read_text()
     assert "People check the judges" in page and "3 label(s) name a pair this comparison does not have" in page
     assert "80.0%" in page and "<img src=x" not in page
+    assert "agrees with people on enthusiasm: 80% of 20 test labels, κ 0.60, vc, a vs b" in page  # the judge list
     written = json.loads((run_dir / "vc" / "validation.json").read_text())
     assert written["unmatched"] == 3 and written["agreements"][0]["agreement"] == pytest.approx(0.8)
     vibe_page = (run_dir / "vibes" / "vc-enthusiasm.html").read_text()

@@ -90,6 +90,12 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
                 shutil.copy(folder / name, assets / name)
     failures = read_failures(run_dir)
     judges, failed_judges = _judges(prepared, outputs, failures)
+    for name, method in section_order():  # what each method says of a judge (agreement with people, …)
+        for result in results.sections.get(name, []):
+            for judge, lines in method.judge_notes(name, result).items():
+                for row in judges:
+                    if row["name"] == judge:
+                        row["notes"].extend(lines)
     incomplete = incomplete_work(prepared.plan, outputs, failures, set(prepared.spec.judges))
     page = Page(env, prepared, run_dir, outputs)
     sections = [{"name": name, "template": f"sections/{name}.html.j2",
@@ -121,7 +127,7 @@ def _judges(prepared: Prepared, outputs: dict[str, Result],
     ran, failed = [], []
     for j in prepared.spec.judges.values():
         row = {"name": j.name, "kind": j.kind, "model": j.endpoint.model if j.endpoint else None,
-               "form": _answer_form(j.answers_in_schema, asked_schema.get(j.name, []))}
+               "form": _answer_form(j.answers_in_schema, asked_schema.get(j.name, [])), "notes": []}
         if j.name in done:
             ran.append(row)
         elif planned.get(j.name):

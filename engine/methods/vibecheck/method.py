@@ -104,6 +104,17 @@ class VibeCheck(AnalysisMethod):
                                             " held out")
         return line
 
+    def judge_notes(self, section: str, result: Any) -> dict[str, list[str]]:
+        """Each judge's agreement with people's labels, where the analysis reads some (`validation`)."""
+        comparisons = result.comparisons if section == "profiles" else [result]
+        out: dict[str, list[str]] = {}
+        for vc in comparisons:
+            if vc.validation is not None:
+                where = f"{vc.analysis}, {vc.model_a} vs {vc.model_b}"
+                for judge, lines in vc.validation.judge_lines(where).items():
+                    out.setdefault(judge, []).extend(lines)
+        return out
+
     def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
         models, reference = analysis.get("models", []), analysis.get("reference")
         if len(models) < 2:

@@ -200,6 +200,24 @@ class Validation:
     labellers: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     unmatched: int = 0  # labels naming a pair this comparison does not have
+    judges: dict[str, list[str]] = field(default_factory=dict)  # vibe -> its judges (one judge: the panel is it)
+
+    def judge_lines(self, where: str) -> dict[str, list[str]]:
+        """Each judge's agreement with people, vibe by vibe, on the test labels (the dev ones where there are no
+        test labels), as the leaderboard's list of judges says it; `where` names the comparison."""
+        out: dict[str, list[str]] = {}
+        for vibe, judges in self.judges.items():
+            for judge in judges:
+                rows = [a for a in self.agreements if a.vibe == vibe and a.agreement is not None
+                        and a.judge == (judge if len(judges) > 1 else "panel")]
+                row = next((a for a in rows if a.split == "test"), rows[0] if rows else None)
+                if row is None or row.agreement is None:
+                    continue
+                kappa = "" if row.kappa is None else f", κ {row.kappa:.2f}"
+                flag = " (flagged)" if vibe in self.flagged else ""
+                out.setdefault(judge, []).append(f"agrees with people on {vibe}{flag}: {row.agreement:.0%} of "
+                                                 f"{row.labels} {row.split} labels{kappa}, {where}")
+        return out
 
 
 @dataclass

@@ -38,7 +38,7 @@ def validate(labels: list[HumanLabel], pairs: Sequence[PairVerdicts], judges: di
     known = {pair.item_id for pair in pairs}
     matched = [label for label in labels if label.pair in known]
     out = Validation(labellers=sorted({label.labeller for label in matched}), sources=sources,
-                     unmatched=len(labels) - len(matched))
+                     unmatched=len(labels) - len(matched), judges=dict(judges))
     for vibe, vibe_judges in judges.items():
         mine = [label for label in matched if label.vibe == vibe]
         if not mine:
