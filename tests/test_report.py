@@ -426,3 +426,51 @@ def test_measure_bins_are_each_models_share_over_bins_of_every_value() -> None:
     assert [(r["model"], r["start"], r["end"], r["share"]) for r in rows] == [
         ("a", 0.0, 1.0, 0.25), ("a", 1.0, 2.0, 0.25), ("a", 2.0, 3.0, 0.5),
         ("b", 0.0, 1.0, 0.0), ("b", 1.0, 2.0, 0.0), ("b", 2.0, 3.0, 1.0)]
+
+
+def test_every_kinds_badge_is_visible_and_says_what_the_kind_is(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """In Chromium: a badge of every registered judge kind, the built-ins, an older spelling and a plug-in kind
+    that sets no colour of its own, on a page rendered through the report's templates with the stylesheets a
+    run writes. Each badge has a background dark enough for its white text (WCAG contrast ≥ 4.5; the
+    stylesheet once coloured three kinds by name and left the rest white on nothing), its title is its kind's
+    own description, and the footer describes every kind."""
+    if CHROMIUM is None:
+        pytest.skip("Debian chromium is not installed (make install-test installs it)")
+    from playwright.sync_api import sync_playwright
+
+    from engine.judges import kinds as judge_kinds
+    from engine.report.render import TEMPLATES, environment, use_kinds
+
+    monkeypatch.setitem(judge_kinds.KIND_MODULES, "exclamations", "exclamation_judge")
+    names = judge_kinds.kind_names()
+    assert {"llm", "metric", "embedding_axis", "reference_similarity", "unit_tests", "exclamations"} <= set(names)
+    env = environment()
+    (tmp_path / "assets").mkdir()
+    shutil.copy(TEMPLATES / "style.css", tmp_path / "assets" / "style.css")
+    use_kinds(env, names, tmp_path / "assets")
+    page = env.from_string('{% extends "base.html.j2" %}{% from "macros.html.j2" import kinds %}'
+                           "{% block head_scripts %}{% endblock %}{% block body_scripts %}{% endblock %}"
+                           "{% block main %}{{ kinds(names) }}{% endblock %}")
+    (tmp_path / "index.html").write_text(page.render(names=names, results=None, root="."), encoding="utf-8")
+
+    def luminance(css: str) -> float:
+        channels = [int(c) / 255 for c in css[css.index("(") + 1:css.index(")")].split(",")[:3]]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        tab = browser.new_page()
+        tab.goto((tmp_path / "index.html").as_uri())
+        shown = tab.eval_on_selector_all("main .kind", "els => els.map(e => [e.textContent, e.title, "
+                                         "getComputedStyle(e).backgroundColor, getComputedStyle(e).color])")
+        footer = tab.inner_text("footer")
+        browser.close()
+    assert [s[0] for s in shown] == names
+    for name, title, background, colour in shown:
+        assert colour == "rgb(255, 255, 255)" and background.startswith("rgb("), (name, background)
+        assert 1.05 / (luminance(background) + 0.05) >= 4.5, (name, background)
+        assert title == judge_kinds.judge_kind(name).label
+        assert title in footer
+    assert "an exclamation-count judge (a measurement)" in footer and "an LLM judge (a model's opinion)" in footer

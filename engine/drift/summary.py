@@ -195,7 +195,7 @@ def _page(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run,
     """index.html in the run folders' style (their stylesheet, copied into assets/)."""
     from jinja2 import ChoiceLoader, Environment, FileSystemLoader, select_autoescape
 
-    from engine.report.render import TEMPLATES
+    from engine.report.render import TEMPLATES, use_kinds
 
     env = Environment(loader=ChoiceLoader([FileSystemLoader([Path(__file__).parent / "templates", TEMPLATES])]),
                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
@@ -203,6 +203,7 @@ def _page(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run,
                "only_head": c.only_head, "rows": _rows(c), "people": _people_rows(c)} for c in comparisons]
     (out / "assets").mkdir(exist_ok=True)
     shutil.copyfile(TEMPLATES / "style.css", out / "assets" / "style.css")
+    use_kinds(env, [panel.spec.judges[name].kind for name in panel.panel()[1]], out / "assets")
     page = env.get_template("compare.html.j2").render(
         comparisons=tables, base=base, head=head, judged_by=judged_by(panel), estimator=ESTIMATOR, root=".",
         notes=[*flags(panel), *notes(comparisons)], panel_note=panel.panel_note, people_note=PEOPLE,

@@ -64,6 +64,7 @@ class EmbeddingAxisJudge(JudgeKind):
     counted property the axis says nothing about, so it scores only vibes without one."""
 
     label = "an embedding judge"
+    badge_colour = "#0969da"
     roles = frozenset({"vibe"})
     fields = ("margin",)
     wire = "embedding"  # its name before the two embedding judges were told apart: task hashes keep it

@@ -68,6 +68,9 @@ class JudgeKind:
     measure_in_workers: ClassVar[bool] = False
     dataset_field: ClassVar[str | None] = None  # a dataset column it needs mapped (fields.<name>)
     extra: ClassVar[str] = ""  # the vibe-bench extra its runtime needs installed ("": none beyond the core)
+    # the background of its badge on every page (any CSS colour dark enough for white text); "" lets the pages
+    # derive one from its name
+    badge_colour: ClassVar[str] = ""
 
     def does(self, role: str) -> bool:
         return role in self.roles

@@ -130,6 +130,7 @@ class LLMJudge(JudgeKind):
     """A model that reads the question and the answers and says what it thinks, in both answer orders."""
 
     label = "an LLM judge"
+    badge_colour = "#8250df"
     roles = frozenset({"vibe", "dimension", "reference", "text"})
     fields = ("provider", "model", "base_url", "api_key_env", "system_prompt", "params", "price", "limits",
               "structured", "batch")

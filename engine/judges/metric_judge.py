@@ -41,6 +41,7 @@ class MetricJudge(JudgeKind):
     """Measures a property of each answer (its own `metric`, or the vibe's) and compares the two."""
 
     label = "a metric judge"
+    badge_colour = "#1a7f37"
     roles = frozenset({"vibe", "dimension"})
     fields = ("metric", "tolerance")
     measures = True

@@ -161,6 +161,7 @@ class ReferenceSimilarityJudge(JudgeKind):
     """Rates one answer against the dataset's reference by the measured similarity above; not a reading."""
 
     label = "an offline reference-similarity judge"
+    badge_colour = "#9a6700"
     roles = frozenset({"reference"})
     wire = "embedding"  # its name before the two embedding judges were told apart: task hashes keep it
     extra = "embeddings"

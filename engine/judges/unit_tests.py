@@ -81,6 +81,7 @@ class UnitTestJudge(JudgeKind):
     """Runs the dataset's tests on an answer's code: a correctness gate, with no view on a vibe."""
 
     label = "a unit-test judge"
+    badge_colour = "#bc4c00"
     roles = frozenset({"tests"})
     dataset_field = "tests"
 

@@ -27,10 +27,11 @@ from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, Stri
 
 from engine.analyze.reliability import CONSISTENCY_MIN
 from engine.analyze.run_results import RunResults
+from engine.judges.kinds import kind_of
 from engine.judges.llm import verdict_reason
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Page, get_method, method_names
-from engine.report import charts
+from engine.report import charts, kind_badges
 from engine.report.incomplete import incomplete_work, read_failures
 from engine.spec.model import REPORT_FOLDERS
 
@@ -71,7 +72,18 @@ def environment() -> Environment:
     env.filters["reason"] = verdict_reason
     env.filters["signed"] = lambda v: "—" if v is None else f"{v:+d}"
     env.globals["consistency_min"] = CONSISTENCY_MIN
+    env.globals["judge_kinds"] = []  # the run's judge kinds (`kind_badges.badges`): the footer and badges' titles
+    env.globals["kind_labels"] = {}
     return env
+
+
+def use_kinds(env: Environment, names: list[str], assets: Path) -> None:
+    """The pages of a run whose judges are of the kinds `names`: the footer describes each, every badge says
+    what its kind is, and assets/kinds.css colours them."""
+    shown = kind_badges.badges(names)
+    env.globals["judge_kinds"] = shown
+    env.globals["kind_labels"] = {k["name"]: k["label"] for k in shown}
+    (assets / "kinds.css").write_text(kind_badges.badge_css(shown), encoding="utf-8")
 
 
 def render_report(results: RunResults, prepared: Prepared, run_dir: Path, outputs: dict[str, Result]) -> Path:
@@ -83,6 +95,7 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
     assets = run_dir / "assets"
     charts.write_vega_bundle(assets)
     shutil.copy(TEMPLATES / "style.css", assets / "style.css")
+    use_kinds(env, [name for j in prepared.spec.judges.values() for name in (j.kind, kind_of(j).name)], assets)
     for method in map(get_method, method_names()):  # every method's, so a page of any run finds its scripts
         folder = method.template_folder()
         if folder is not None:
@@ -126,8 +139,9 @@ def _judges(prepared: Prepared, outputs: dict[str, Result],
             asked_schema.setdefault(task.endpoint, []).append(outputs[task.id])
     ran, failed = [], []
     for j in prepared.spec.judges.values():
-        row = {"name": j.name, "kind": j.kind, "model": j.endpoint.model if j.endpoint else None,
-               "form": _answer_form(j.answers_in_schema, asked_schema.get(j.name, [])), "notes": []}
+        form = None if kind_of(j).offline else _answer_form(j.answers_in_schema, asked_schema.get(j.name, []))
+        row: dict[str, Any] = {"name": j.name, "kind": j.kind, "model": j.endpoint.model if j.endpoint else None,
+                               "notes": [], "form": form}
         if j.name in done:
             ran.append(row)
         elif planned.get(j.name):
