@@ -21,12 +21,13 @@ a plug-in package can run the same suite in its own CI. What each promises:
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import inspect
 import json
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -64,15 +65,39 @@ class Check:
         return f"{self.kind}:{self.name}" + (f":{self.role}" if self.role else "")
 
 
-def checks() -> list[Check]:
-    """One check per registered plug-in (a judge kind once per role it has)."""
+def checks(plugins: Sequence[str] = ()) -> list[Check]:
+    """One check per registered plug-in (a judge kind once per role it has), or per plug-in named in
+    `plugins`. Listing them imports nothing but the judge kinds, and a kind whose module cannot be imported is a
+    failing check of its own, so one plug-in's missing dependency hides no other's checks."""
     out = [Check("analysis method", name, partial(_method_named, name)) for name in method_names()]
-    out += [Check("judge kind", name, partial(kind_problems, judge_kind(name), role), role)
-            for name in kind_names() for role in sorted(judge_kind(name).roles)]
+    for name in kind_names():
+        try:
+            roles = sorted(judge_kind(name).roles)
+        except Exception as exc:
+            out.append(Check("judge kind", name, partial(_failed, f"its module cannot be imported: {exc!r}")))
+            continue
+        out += [Check("judge kind", name, partial(_kind_named, name, role), role) for role in roles]
     out += [Check("dataset format", name, partial(_format_named, name)) for name in format_names()]
     out += [Check("provider", name, partial(provider_problems, name)) for name in PROVIDERS]
     out += [Check("exporter", name, partial(exporter_problems, name)) for name in exporter_names()]
-    return out
+    return [check for check in out if not plugins or check.name in plugins]
+
+
+def run_check(check: Check) -> list[str]:
+    """What `check` finds broken; a check that raises reports what it raised (and the checks after it still
+    run), rather than stopping the suite."""
+    try:
+        return check.run()
+    except Exception as exc:
+        return [f"the check raised {exc!r}"]
+
+
+def _failed(problem: str) -> list[str]:
+    return [problem]
+
+
+def _kind_named(name: str, role: str) -> list[str]:
+    return kind_problems(judge_kind(name), role)
 
 
 def _method_named(name: str) -> list[str]:
@@ -111,7 +136,12 @@ def kind_problems(kind: JudgeKind, role: str) -> list[str]:
     judges = schema()["properties"]["judges"]["additionalProperties"]["properties"]
     problems += [f"field {f!r} is not in the spec schema (declare it in field_schemas)"
                  for f in kind.fields if f not in judges]
-    judge = Judge(f"contract-{kind.name}", kind.name)
+    problems += [f"field {f!r} declared in field_schemas as {own} is {judges.get(f)} in the spec schema (a "
+                 "built-in field or another kind's took the name first): give it a name of its own"
+                 for f, own in kind.field_schemas.items() if judges.get(f) != own]
+    problems += [f"sample_settings names {f!r}, which is not one of its fields" for f in kind.sample_settings
+                 if f not in kind.fields]
+    judge = Judge(f"contract-{kind.name}", kind.name, settings=dict(kind.sample_settings))
     if not kind.describe(judge, role).strip():
         problems.append(f"describe() says nothing in role {role!r}")
     if kind.name in ALIASES:
@@ -212,13 +242,23 @@ def exporter_problems(name: str) -> list[str]:
     return []
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m engine.contract", description="check that plug-ins keep "
+                                     "the contract every plug-in keeps (all registered ones by default)")
+    parser.add_argument("--plugin", action="append", default=[], metavar="NAME",
+                        help="check only the plug-in(s) of this name (a method, judge kind, format, provider or "
+                             "exporter)")
+    args = parser.parse_args(argv)
+    selected = checks(args.plugin)
+    if not selected:
+        print(f"no registered plug-in is named {', '.join(args.plugin)}", file=sys.stderr)
+        return 2
     failed = 0
-    for check in checks():
-        problems = check.run()
+    for check in selected:
+        problems = run_check(check)
         failed += bool(problems)
         print(f"{'ok  ' if not problems else 'FAIL'} {check.id}" + "".join(f"\n     {p}" for p in problems))
-    print(f"{failed} of {len(checks())} plug-in checks failed")
+    print(f"{failed} of {len(selected)} plug-in checks failed")
     return 1 if failed else 0
 
 

@@ -19,7 +19,7 @@ CHECKS = contract.checks()
 
 @pytest.mark.parametrize("check", CHECKS, ids=[c.id for c in CHECKS])
 def test_every_registered_plug_in_keeps_its_contract(check: contract.Check) -> None:
-    assert check.run() == []
+    assert contract.run_check(check) == []
 
 
 def test_the_suite_covers_every_kind_of_plug_in() -> None:
@@ -72,3 +72,59 @@ def test_a_dataset_format_that_breaks_its_promises_fails() -> None:
     problems = contract.format_problems(_Greedy())  # type: ignore[arg-type]
     assert "its sniff() claims a plain file of prompts" in problems
     assert "winners {'1': 'left'} is neither 'sign' nor a mapping to a, b or tie" in problems
+
+
+class _Pattern(JudgeKind):
+    """An offline kind with a field it cannot do without (`pattern`, its own) and one whose name another field
+    took first (`tolerance` as a string, where the spec's is a number)."""
+
+    name = "pattern"
+    label = "a pattern-count judge"
+    roles = frozenset({"vibe"})
+    fields = ("pattern", "tolerance")
+    field_schemas: ClassVar[dict[str, dict[str, object]]] = {"tolerance": {"type": "string"}}
+    sample_settings: ClassVar[dict[str, object]] = {"pattern": "!"}
+
+    def can_score(self, judge: object, vibe: object) -> bool:
+        return bool(judge.settings["pattern"])  # type: ignore[attr-defined]
+
+    def pair_config(self, judge: object) -> dict[str, object]:
+        return {"pattern": judge.settings["pattern"]}  # type: ignore[attr-defined]
+
+    def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> list[PairVerdict]:
+        out = []
+        for request in requests:
+            a, b = (texts[task].count(str(request.config["pattern"])) for task in request.outputs)  # type: ignore[index]
+            out.append(PairVerdict(self.name, (a > b) - (a < b), float(a), float(b)))
+        return out
+
+
+def test_a_kind_is_checked_with_its_own_sample_settings_and_its_own_field_schemas() -> None:
+    """The suite gives a judge of the kind its `sample_settings` (before, a kind that reads a required field
+    raised a KeyError that stopped the suite), and a field schema that lost its name to another is reported,
+    where before the first writer silently won."""
+    problems = contract.kind_problems(_Pattern(), "vibe")
+    assert [p for p in problems if "tolerance" in p] == [
+        "field 'tolerance' declared in field_schemas as {'type': 'string'} is {'type': 'number', 'minimum': 0, "
+        "'maximum': 1, 'description': 'Relative difference under which a metric judge calls a tie.'} in the spec "
+        "schema (a built-in field or another kind's took the name first): give it a name of its own"]
+    assert not any(p.startswith(("judge_pairs() gave", "pair_config()")) for p in problems), problems
+
+
+def test_one_broken_plug_in_hides_no_other_and_the_suite_can_select(monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A kind whose module cannot be imported is a failing check of its own and every other check is still
+    listed; a check that raises is reported, not a crash; `--plugin NAME` runs only that plug-in's checks."""
+    from engine.judges import kinds
+
+    monkeypatch.setitem(kinds.KIND_MODULES, "broken", "no_such_module_for_vibe")
+    listed = contract.checks()
+    (broken,) = [c for c in listed if c.name == "broken"]
+    assert contract.run_check(broken) == ["its module cannot be imported: ModuleNotFoundError(\"No module named "
+                                          "'no_such_module_for_vibe'\")"]
+    assert len(listed) == len(CHECKS) + 1
+    assert contract.run_check(contract.Check("judge kind", "x", lambda: [][0])) == [
+        "the check raised IndexError('list index out of range')"]
+    assert contract.main(["--plugin", "metric"]) == 0
+    out = capsys.readouterr().out
+    assert "ok   judge kind:metric:vibe" in out and "0 of 2 plug-in checks failed" in out and "llm" not in out

@@ -65,6 +65,7 @@ class EmbeddingAxisJudge(JudgeKind):
 
     label = "an embedding judge"
     badge_colour = "#0969da"
+    scores_which = "vibes without a metric"
     roles = frozenset({"vibe"})
     fields = ("margin",)
     wire = "embedding"  # its name before the two embedding judges were told apart: task hashes keep it

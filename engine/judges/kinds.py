@@ -71,6 +71,11 @@ class JudgeKind:
     # the background of its badge on every page (any CSS colour dark enough for white text); "" lets the pages
     # derive one from its name
     badge_colour: ClassVar[str] = ""
+    # the settings a judge of this kind is given where the contract suite needs one (scikit-learn's test
+    # instances): a value for every field it cannot do without
+    sample_settings: ClassVar[dict[str, Any]] = {}
+    # which vibes it can score, as a located error says when no judge of a panel can score one
+    scores_which: ClassVar[str] = "any vibe"
 
     def does(self, role: str) -> bool:
         return role in self.roles

@@ -42,6 +42,7 @@ class MetricJudge(JudgeKind):
 
     label = "a metric judge"
     badge_colour = "#1a7f37"
+    scores_which = "vibes that name a metric (or every vibe, for a judge given its own 'metric')"
     roles = frozenset({"vibe", "dimension"})
     fields = ("metric", "tolerance")
     measures = True

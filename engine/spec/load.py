@@ -91,12 +91,17 @@ def _registered_endpoints(sections: dict[str, Any]) -> None:
     models["properties"]["provider"]["enum"] = list(PROVIDERS)
     models["allOf"] = _provider_rules()
     judges["properties"]["provider"]["enum"] = [name for name, info in PROVIDERS.items() if info.judges]
-    kinds = {name: judge_kind(name) for name in kind_names()}
+    kinds, broken = {}, {}
+    for name in kind_names():
+        try:
+            kinds[name] = judge_kind(name)
+        except ImportError as exc:  # a plug-in whose module cannot be imported: left out, and said why
+            broken[name] = f"{name}: not available here, its module cannot be imported ({exc})"
     judges["properties"]["kind"]["enum"] = list(kinds)
-    judges["properties"]["kind"]["description"] = "; ".join(
+    judges["properties"]["kind"]["description"] = "; ".join([*(
         f"{name}: {kind.label}, to {' or '.join(ROLES[r] for r in sorted(kind.roles))}"
         + (f" (older name of {' or '.join(ALIASES[name])})" if name in ALIASES else "")
-        for name, kind in kinds.items()) + "."
+        for name, kind in kinds.items()), *broken.values()]) + "."
     for kind in kinds.values():
         for name, field_schema in kind.field_schemas.items():
             judges["properties"].setdefault(name, field_schema)

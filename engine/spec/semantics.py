@@ -252,11 +252,19 @@ def check_vibes_have_judges(c: SpecChecker, path: PathKey, analysis: dict[str, A
         vibe = Vibe(raw["name"], raw["low"], raw["high"], raw.get("metric"))
         panel = [c.section("judges")[j] for j in raw.get("judges") or analysis.get("judges", [])
                  if j in c.section("judges")]
-        if not any(scores(Judge(name="", kind=j["kind"], metric=j.get("metric", "auto")), vibe) for j in panel):
+        if not any(scores(_sketch(j), vibe) for j in panel):
             kinds = sorted({j["kind"] for j in panel})
+            which = "; ".join(f"{judge_kind(k).label} scores {judge_kind(k).scores_which}" for k in kinds)
             c.report(("vibes", i), f"no judge of analysis {path[-1]!r} can score vibe {vibe.name!r} (its panel's "
-                     f"kinds: {', '.join(kinds) or 'none'}): metric judges need a 'metric', embedding judges "
-                     "score only vibes without one")
+                     f"kinds: {', '.join(kinds) or 'none'}){': ' + which if which else ''}")
+
+
+def _sketch(raw: dict[str, Any]) -> Judge:
+    """A spec's judge entry as far as its kind reads it to say which vibes it scores: its metric and the
+    settings of its kind's own fields."""
+    kind = judge_kind(raw["kind"])
+    return Judge(name="", kind=raw["kind"], metric=raw.get("metric", "auto"),
+                 settings={key: raw[key] for key in kind.fields if key in raw})
 
 
 def _check_recorded_outputs(c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
