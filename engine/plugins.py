@@ -8,6 +8,7 @@ under the kind's group (`vibe.analysis_methods`, `vibe.judge_kinds`, `vibe.datas
 from __future__ import annotations
 
 import importlib
+import warnings
 from collections.abc import Callable, Iterable
 from functools import cache
 from importlib import metadata
@@ -64,9 +65,21 @@ def entry_point(group: str, name: str) -> metadata.EntryPoint:
 
 def names_with_published(table: Iterable[str], group: str) -> list[str]:
     """A plug-in kind's names: its built-in table's, in order, then those installed packages publish under
-    `group` that the table lacks."""
+    `group` that the table lacks. A published name that a built-in holds is not used, and a warning says so
+    (once per process): the package's author would otherwise never learn why their plug-in does nothing."""
     listed = list(table)
+    for name in entry_point_names(group):
+        if name in listed:
+            _warn_shadowed(group, name)
     return [*listed, *(n for n in entry_point_names(group) if n not in listed)]
+
+
+@cache
+def _warn_shadowed(group: str, name: str) -> None:
+    published = entry_point(group, name)
+    package = published.dist.name if published.dist is not None else "an installed package"
+    warnings.warn(f"{package} publishes {name!r} under {group} ({published.value}), a name vibe's built-in "
+                  "holds: the built-in is used; give the plug-in a name of its own", stacklevel=3)
 
 
 def entry_point_names(group: str) -> list[str]:

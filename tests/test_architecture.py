@@ -72,6 +72,36 @@ def test_generic_code_names_no_plug_in() -> None:
     assert not found, "\n".join(found)
 
 
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """Every module a file imports, deferred and type-only imports included (`from x import y` gives x and
+    x.y, since y may be a module)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out += [(node.lineno, node.module), *((node.lineno, f"{node.module}.{a.name}") for a in node.names)]
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+    return out
+
+
+def test_generic_code_imports_no_judge_kind_method_or_format() -> None:
+    """Names are not the only way to reach a plug-in: generic code that imports a judge kind's module, a
+    method's package or a dataset format's module depends on that plug-in as much as code that compares with
+    its name (the report once imported the LLM judge's module for a text filter). What several need lives in a
+    module of their own (`engine.judges.reading` reads any judge's written answer). The in-process model
+    engines of two providers (`engine/execute/engines.py`, and `run.py` starting the local server) are the
+    known exception, still to move behind the provider table."""
+    plug_ins = {*KIND_MODULES.values(), *FORMAT_MODULES.values()}
+    packages = {".".join(module.split(".")[:3]) for module in METHOD_MODULES.values()}
+    found = []
+    for path in sorted(ENGINE.rglob("*.py")):
+        if any(str(path) == p or (p.endswith("/") and str(path).startswith(p)) for p in PLUG_INS):
+            continue
+        found += [f"{path.relative_to(ENGINE)}:{line}: imports {module}" for line, module in _imports(path)
+                  if module in plug_ins or any(module == p or module.startswith(p + ".") for p in packages)]
+    assert found == []
+
+
 def test_the_check_finds_what_it_looks_for() -> None:
     """The grep above is only worth its silence if it speaks on the shapes it forbids."""
     bad = ('if judge.kind == "llm": pass\nif a.method != "vibecheck": pass\n'

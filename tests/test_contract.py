@@ -128,3 +128,20 @@ def test_one_broken_plug_in_hides_no_other_and_the_suite_can_select(monkeypatch:
     assert contract.main(["--plugin", "metric"]) == 0
     out = capsys.readouterr().out
     assert "ok   judge kind:metric:vibe" in out and "0 of 2 plug-in checks failed" in out and "llm" not in out
+
+
+def test_a_published_plug_in_named_like_a_built_in_is_said_not_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package publishing a judge kind under a built-in's name: the built-in is used, and a warning names
+    the package, the entry point and what to do (before, nothing was said)."""
+    from importlib import metadata
+
+    from engine import plugins
+    from engine.judges.kinds import ENTRY_POINTS, kind_names
+
+    shadow = metadata.EntryPoint("metric", "their_package.judges:Metric", ENTRY_POINTS)
+    monkeypatch.setattr(plugins, "_entry_points", lambda group: {"metric": shadow} if group == ENTRY_POINTS else {})
+    plugins._warn_shadowed.cache_clear()
+    with pytest.warns(UserWarning, match=r"publishes 'metric' under vibe\.judge_kinds \(their_package\.judges:"
+                                         r"Metric\), a name vibe's built-in holds: the built-in is used"):
+        names = kind_names()
+    assert names.count("metric") == 1

@@ -13,7 +13,7 @@ import pytest
 from llm_server import LLMServer, judged_answers
 from test_report import BROWSER_ARGS, CHROMIUM, PAYLOADS, _Audit
 
-from engine.judges.llm import verdict_reason
+from engine.judges.reading import verdict_reason
 from engine.methods.vibecheck.explorer import read_chunk
 from engine.pipeline import run_spec
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import stats
-from engine.judges.llm import parse_rating, parse_verdict, verdict_to_score
+from engine.judges.reading import parse_rating, parse_verdict, verdict_to_score
 from engine.judges.verdicts import combine_orders, compare
 from engine.methods.vibecheck import heldout
 

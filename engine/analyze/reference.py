@@ -28,7 +28,7 @@ from engine import stats
 from engine.analyze.outcomes import rating_outcomes
 from engine.analyze.rankings import Outcome, Ranking, rank
 from engine.judges.kinds import kind_of
-from engine.judges.llm import parse_rating, rating_explanation
+from engine.judges.reading import parse_rating, rating_explanation
 from engine.judges.verdicts import RatingScore
 
 if TYPE_CHECKING:

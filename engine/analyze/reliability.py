@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from engine import stats
-from engine.judges.llm import order_verdicts
+from engine.judges.reading import order_verdicts
 from engine.judges.verdicts import combine_orders
 from engine.records import Result
 

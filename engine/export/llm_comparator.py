@@ -18,7 +18,7 @@ from typing import Any
 
 from engine.analyze.reliability import combine_orders
 from engine.export.run_files import Comparison, RunFiles
-from engine.judges.llm import verdict_reason
+from engine.judges.reading import verdict_reason
 from engine.report.paging import slug
 
 ORDER_NAMES = ("A shown first", "B shown first")

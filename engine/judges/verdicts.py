@@ -4,7 +4,7 @@ Every offline judge kind returns one of two records: `PairVerdict` for a pair of
 one answer. Each is stored in the cache as JSON (`to_json`) and read back by the analyses with `from_json`;
 the field names are part of every cached result, so they only ever gain optional fields (records cached in
 an older form are still read).
-An LLM judge's result is its raw text, parsed by `engine.judges.llm` where it is read.
+An LLM judge's result is its raw text, parsed by `engine.judges.reading` where it is read.
 """
 
 from __future__ import annotations

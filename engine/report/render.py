@@ -28,7 +28,7 @@ from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, Stri
 from engine.analyze.reliability import CONSISTENCY_MIN
 from engine.analyze.run_results import RunResults
 from engine.judges.kinds import kind_of
-from engine.judges.llm import verdict_reason
+from engine.judges.reading import verdict_reason
 from engine.records import Prepared, Result
 from engine.registry import AnalysisMethod, Page, get_method, method_names
 from engine.report import charts, kind_badges

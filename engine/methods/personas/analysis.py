@@ -44,7 +44,7 @@ from engine.analyze.rankings import Outcome, rank
 from engine.analyze.reference import rating_of
 from engine.analyze.reliability import TwoOrders
 from engine.judges.kinds import kind_of
-from engine.judges.llm import (
+from engine.judges.reading import (
     order_verdicts,
     parse_confidence,
     parse_profile,

@@ -40,7 +40,7 @@ from jinja2 import Environment
 from engine.background import Background
 from engine.datasets import Item
 from engine.gzip_members import compress
-from engine.judges.llm import verdict_reason
+from engine.judges.reading import verdict_reason
 from engine.methods.vibecheck.markdown import render_markdown
 from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 from engine.records import Prepared, Result

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.judges.llm import verdict_reason
+from engine.judges.reading import verdict_reason
 from engine.methods.vibecheck.records import PairVerdicts, ReasonTheme
 
 MIN_REASONS = 8  # fewer reasons than this are listed, not grouped
