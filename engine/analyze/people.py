@@ -70,7 +70,9 @@ class Corrected:
 
 def agreement(labels: Sequence[HumanLabel], verdicts: dict[str, int], clusters: dict[str, str], vibe: str,
               judge: str, split: str, seed: int) -> PeopleAgreement:
-    """`judge`'s verdicts against the labels of one split (see the module docstring)."""
+    """`judge`'s verdicts against the labels of one split: the share of labels its verdict equals and Cohen's
+    κ (scikit-learn's, through `stats.cohen_kappa`), each with a 95% percentile interval from `ROUNDS`
+    bootstrap rounds that resample prompts, a conversation's turns together (`clusters`)."""
     rows = [(label.pair, label.verdict, verdicts[label.pair]) for label in labels if label.pair in verdicts]
     if not rows:
         return PeopleAgreement(vibe, judge, split, 0, None, None, None, None, None, None)
@@ -89,7 +91,7 @@ def agreement(labels: Sequence[HumanLabel], verdicts: dict[str, int], clusters: 
     a_low, a_high = np.percentile(agreements, [2.5, 97.5])
     k_low, k_high = np.percentile(kappas, [2.5, 97.5]) if kappas and point[1] is not None else (None, None)
     return PeopleAgreement(vibe, judge, split, len(rows), point[0], float(a_low), float(a_high), point[1],
-                     None if k_low is None else float(k_low), None if k_high is None else float(k_high))
+                           None if k_low is None else float(k_low), None if k_high is None else float(k_high))
 
 
 def _both(human: np.ndarray, machine: np.ndarray) -> tuple[float, float | None]:
