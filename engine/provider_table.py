@@ -30,6 +30,8 @@ class ProviderInfo:
     # The engine that holds its weights in this process or the cluster (None: it is reached over HTTP):
     # "llama.cpp" serves here (a server the run starts) or in Ray actors, "vllm" only in Ray actors.
     engine: str | None = None
+    replica: str | None = None  # `module:Class` of the engine a Ray replica holds its weights in (`Class.of`)
+    serves: str | None = None  # `module:function`: a context manager serving its models here while a run calls them
     cluster_only: bool = False  # it runs only on the Ray backend
     bundled: tuple[str, ...] = ()  # model names it ships weights for; any other model names a weights file
     refuses: Mapping[str, str] = field(default_factory=dict)  # entry fields it cannot take -> why (a located error)
@@ -82,9 +84,11 @@ PROVIDERS: MutableMapping[str, ProviderInfo] = _Table({
     # timeout (then the retry repeats the work). One at a time per model, with room for a long generation.
     "local": ProviderInfo("engine.execute.providers.local", None, "a llama.cpp grammar built from the schema",
                           in_cluster=True, takes_key=False, limits={"concurrency": 1, "timeout_s": 600.0},
-                          engine="llama.cpp", bundled=("smollm2-135m-instruct",), extra="local"),
+                          engine="llama.cpp", bundled=("smollm2-135m-instruct",), extra="local",
+                          replica="engine.execute.providers.llama_engine:LlamaCppEngine",
+                          serves="engine.execute.providers.local:local_server"),
     "vllm": ProviderInfo(None, needs=(), judges=False, in_cluster=True, takes_key=False, engine="vllm",
-                         cluster_only=True, gpus=1.0,
+                         cluster_only=True, gpus=1.0, replica="engine.execute.providers.vllm_engine:VllmEngine",
                          refuses={"base_url": "a vllm model runs in the cluster's own vLLM engines; for a vLLM "
                                               "server you started, use provider: openai-compatible with its base_url"}),
     "recorded": ProviderInfo(None, needs=(), takes_key=False, recorded=True,

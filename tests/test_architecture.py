@@ -84,15 +84,18 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     return out
 
 
-def test_generic_code_imports_no_judge_kind_method_or_format() -> None:
+def test_generic_code_imports_no_plug_in() -> None:
     """Names are not the only way to reach a plug-in: generic code that imports a judge kind's module, a
-    method's package or a dataset format's module depends on that plug-in as much as code that compares with
-    its name (the report once imported the LLM judge's module for a text filter). What several need lives in a
-    module of their own (`engine.judges.reading` reads any judge's written answer). The in-process model
-    engines of two providers (`engine/execute/engines.py`, and `run.py` starting the local server) are the
-    known exception, still to move behind the provider table."""
+    method's package, a dataset format's module or a provider's client depends on that plug-in as much as code
+    that compares with its name (the report once imported the LLM judge's module for a text filter, and the
+    executor the local provider's server and three providers' engines). What several need lives in a module
+    of its own (`engine.judges.reading` reads any judge's written answer), and what a provider brings is named
+    by its table entry (`ProviderInfo.replica`, `serves`). A provider's shared contract (the providers package
+    and its `base`) is not a plug-in."""
     plug_ins = {*KIND_MODULES.values(), *FORMAT_MODULES.values()}
     packages = {".".join(module.split(".")[:3]) for module in METHOD_MODULES.values()}
+    packages |= {f"engine.execute.providers.{path.stem}" for path in (ENGINE / "execute" / "providers").glob("*.py")
+                 if path.stem not in ("__init__", "base")}
     found = []
     for path in sorted(ENGINE.rglob("*.py")):
         if any(str(path) == p or (p.endswith("/") and str(path).startswith(p)) for p in PLUG_INS):

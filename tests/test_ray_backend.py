@@ -264,8 +264,8 @@ def importlib_util_missing(name: str) -> bool:
 @pytest.mark.skipif(importlib_util_missing("vllm") or not os.environ.get("VIBE_VLLM_MODEL"),
                     reason="needs vLLM, a GPU and VIBE_VLLM_MODEL (a model folder or Hugging Face id on disk)")
 def test_vllm_replica_generates_on_a_gpu(tmp_path: Path) -> None:
-    from engine.execute.engines import VllmEngine
     from engine.execute.providers.base import ResponseSchema
+    from engine.execute.providers.vllm_engine import VllmEngine
 
     engine = VllmEngine(os.environ["VIBE_VLLM_MODEL"], num_gpus=1)
     schema = ResponseSchema("verdict", {"type": "object", "properties": {"winner": {"enum": ["A", "B"]}},

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import functools
 import hashlib
+import importlib
 import json
 import platform
 import time
@@ -41,7 +42,7 @@ from engine.execute.scheduler import Failure, Scheduler
 from engine.execute.snapshot import stage_file, write_measures, write_snapshot
 from engine.gzip_members import gzip_text
 from engine.plan import reference_corpora
-from engine.provider_table import engine_of, in_cluster_providers, is_recorded
+from engine.provider_table import PROVIDERS, in_cluster_providers, is_recorded
 from engine.records import OFFLINE_PROVIDER, STAGES, Plan, Prepared, Result, Task
 from engine.requests import Recorded, parse
 from engine.spec.model import Endpoint, Execution
@@ -110,7 +111,7 @@ def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = Fa
     summary = RunSummary(run_dir, len(plan.tasks), len(done), 0)
     endpoints = call_endpoints(prepared)
     on_ray = execution is not None and execution.backend == "ray"
-    local_models = {endpoints[t.endpoint].model for t in pending if engine_of(t.provider) == "llama.cpp" and not on_ray}
+    served = {} if on_ray else _models_to_serve(pending, endpoints)
     progress = RunProgress(pending, quiet=quiet)
     generator = None
     if on_ray:
@@ -121,7 +122,7 @@ def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = Fa
                                  on_replica=progress.replica)
         summary.execution = {"backend": "ray", "address": execution.address, "replicas": []}
     try:
-        with progress, _local_models_served(local_models):
+        with progress, _models_served(served):
             asyncio.run(_execute_stages(pending, prepared, endpoints, cache, progress, summary, generator, stages))
     except KeyboardInterrupt:
         summary.interrupted = True
@@ -139,14 +140,25 @@ def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = Fa
     return summary
 
 
-@contextlib.contextmanager
-def _local_models_served(models: set[str]) -> Iterator[None]:
-    if not models:  # no llama.cpp import unless a local model has work to do
-        yield
-        return
-    from engine.execute.providers.local import local_server
+def _models_to_serve(tasks: list[Task], endpoints: dict[str, Endpoint]) -> dict[str, set[str]]:
+    """For every provider that serves its models here while a run calls them (`ProviderInfo.serves`), the
+    models these tasks call."""
+    out: dict[str, set[str]] = {}
+    for t in tasks:
+        info = PROVIDERS.get(t.provider)
+        if info is not None and info.serves is not None:
+            out.setdefault(t.provider, set()).add(endpoints[t.endpoint].model)
+    return out
 
-    with local_server(models):
+
+@contextlib.contextmanager
+def _models_served(served: dict[str, set[str]]) -> Iterator[None]:
+    """Each provider's models served for the block, by the server its table entry names (no import of it
+    unless one of its models has work to do)."""
+    with contextlib.ExitStack() as stack:
+        for provider, models in served.items():
+            module, _, name = str(PROVIDERS[provider].serves).partition(":")
+            stack.enter_context(getattr(importlib.import_module(module), name)(models))
         yield
 
 
@@ -283,8 +295,7 @@ def run_calls(tasks: list[Task], endpoints: dict[str, Endpoint], cache: Cache) -
             await _close(providers)
 
     if pending:
-        local = {endpoints[t.endpoint].model for t in pending if engine_of(t.provider) == "llama.cpp"}
-        with _local_models_served(local):
+        with _models_served(_models_to_serve(pending, endpoints)):
             asyncio.run(main())
     return cache.get_many(t.id for t in tasks)
 
