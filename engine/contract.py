@@ -67,10 +67,13 @@ class Check:
 
 def checks(plugins: Sequence[str] = ()) -> list[Check]:
     """One check per registered plug-in (a judge kind once per role it has), or per plug-in named in
-    `plugins`. Listing them imports nothing but the judge kinds, and a kind whose module cannot be imported is a
-    failing check of its own, so one plug-in's missing dependency hides no other's checks."""
+    `plugins`. Listing them imports nothing but the judge kinds listed (a kind's roles are its own), and a kind
+    whose module cannot be imported is a failing check of its own, so one plug-in's missing dependency hides no
+    other's checks."""
     out = [Check("analysis method", name, partial(_method_named, name)) for name in method_names()]
     for name in kind_names():
+        if plugins and name not in plugins:
+            continue  # not imported: checking one plug-in needs only what that plug-in needs
         try:
             roles = sorted(judge_kind(name).roles)
         except Exception as exc:
