@@ -1,16 +1,14 @@
 """VibeCheck analysis: from judge results to per-vibe scores and the two held-out regressions.
 
-For each vibe and pair: each judge's score s_J in A/B terms (LLM judges: both orders combined by the swap
-rule; offline judges: their measured comparison; an unreadable answer leaves the judge's score missing, never
-a tie), the panel verdict ν (rounded mean of the scores present; missing when none is), then per vibe its
-separability, judge agreement (κ), and whether it passes validation on the training split (κ, |sep| and a 95%
-interval of sep that excludes 0: all on training pairs, since that is what selection may see; a phrase lexicon
-mined from the training pairs is validated on cross-fitted verdicts, each pair scored by the lexicon mined
-without it; a lexicon mined as typical of one model that leans to the other on those verdicts does not carry
-over, and is dropped). On the test split each kept vibe's separability gets an exact sign test, one-sided in
-the direction its training pairs showed (a claim confirms that direction or nothing: it can never name the
-other), Holm-adjusted together with the regressions' vibe coefficients: the claims a page makes about vibes at
-once. The vibes that pass (the top-k by least-angle regression, as VibeCheck) feed the two held-out
+From the comparison's pair table (`pair_table`: each judge's score s_J in A/B terms on every pair and vibe, and
+the panel verdict ν), per vibe its separability, judge agreement (κ), and whether it passes validation on the
+training split (κ, |sep| and a 95% interval of sep that excludes 0: all on training pairs, since that is what
+selection may see; a phrase lexicon mined from the training pairs is validated on cross-fitted verdicts, each pair
+scored by the lexicon mined without it; a lexicon mined as typical of one model that leans to the other on those
+verdicts does not carry over, and is dropped). On the test split each kept vibe's separability gets an exact sign
+test, one-sided in the direction its training pairs showed (a claim confirms that direction or nothing: it can
+never name the other), Holm-adjusted together with the regressions' vibe coefficients: the claims a page makes
+about vibes at once. The vibes that pass (the top-k by least-angle regression, as VibeCheck) feed the two held-out
 regressions of `heldout`: model matching (which model wrote the first-shown answer) and preference prediction
 (which answer the dataset's labels favour, starting from the longer-answer rule).
 """
@@ -27,21 +25,18 @@ import numpy as np
 
 from engine import stats
 from engine.analyze import people, reliability
-from engine.analyze.reliability import JudgeAgreement, JudgeReliability, TwoOrders
-from engine.datasets import Item
-from engine.judges.kinds import kind_of, scores
-from engine.judges.verdicts import PairVerdict
+from engine.analyze.reliability import JudgeAgreement, JudgeReliability
 from engine.methods.vibecheck import heldout
 from engine.methods.vibecheck.ceiling import ceiling
 from engine.methods.vibecheck.discovery import statistical as discovery
-from engine.methods.vibecheck.discovery.splits import discovery_sides, split_bindings, split_seed
+from engine.methods.vibecheck.discovery.splits import discovery_sides, split_seed
 from engine.methods.vibecheck.keep import decide
 from engine.methods.vibecheck.options import VibeCheckOptions
-from engine.methods.vibecheck.records import MeasureTable, PairVerdicts, VibeCheckResult, VibeScore
+from engine.methods.vibecheck.pair_table import PairTable, judges_for, pair_table
+from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.methods.vibecheck.regressions import Features, fit_regressions, select_vibes
 from engine.methods.vibecheck.validation import against_people
-from engine.records import Measured, Prepared, Result
-from engine.requests import PairJudgment
+from engine.records import Prepared, Result
 from engine.spec.data_model import Labels
 from engine.spec.model import Analysis, Vibe
 
@@ -58,155 +53,28 @@ def pair_verdicts(prepared: Prepared, analysis: Analysis, results: dict[str, Res
     """ν of `vibes` on the pairs of every comparison of the analysis (of `split` only, when given): each row's
     item, and the matrix (pairs × vibes), NaN where no judge gave a readable verdict."""
     pairs = [p for comparison in analysis.comparisons()
-             for p in analyze_vibecheck(prepared, analysis, results, comparison=comparison).pairs
+             for p in pair_table(prepared, analysis, results, comparison).pairs
              if split is None or p.split == split]
     nu = np.array([[np.nan if p.nu[v.name] is None else p.nu[v.name] for v in vibes] for p in pairs],
                   dtype=float).reshape(len(pairs), len(vibes))
     return [p.item_id for p in pairs], nu
 
 
-def _judges_for(prepared: Prepared, analysis: Analysis, vibe: Vibe) -> list[str]:
-    names = vibe.judges or VibeCheckOptions.of(analysis).judges
-    return [name for name in names if scores(prepared.spec.judges[name], vibe)]
-
-
-def _index_judgments(prepared: Prepared, stage: str = "judge") -> dict[tuple[str, str, str, str], dict[str, str]]:
-    """(judge, vibe, output A task, output B task) -> {order: task id}; offline judges use order 'any', and
-    preference judgments the vibe ''. Keyed by outputs, not by analysis: a judgment shared by two analyses
-    is one task."""
-    index: dict[tuple[str, str, str, str], dict[str, str]] = {}
-    for task in prepared.plan.tasks:
-        if task.stage != stage:
-            continue
-        request = prepared.plan.requests[task.id]
-        if not isinstance(request, PairJudgment) or (stage == "judge" and "vibe" not in request.fields):
-            continue
-        order = request.order or "any"
-        first, second = request.outputs
-        a, b = (second, first) if order == "ba" else (first, second)
-        index.setdefault((request.judge, request.fields.get("vibe", ""), a, b), {})[order] = task.id
-    return index
-
-
-def _index_measured(prepared: Prepared) -> dict[tuple[str, str], list[Measured]]:
-    """(judge, vibe) -> the plan's `Measured` records of it (one per set of pairs an analysis judged)."""
-    index: dict[tuple[str, str], list[Measured]] = {}
-    for record in prepared.plan.measured:
-        if record.stage == "judge":
-            index.setdefault((record.judge, record.vibe), []).append(record)
-    return index
-
-
-def _measured(records: list[Measured], results: dict[str, Result],
-              pair: tuple[str, str]) -> tuple[int, float, float] | None:
-    """A pair's verdict and the two values measured, from the record that holds the pair (None when none does,
-    or an answer has no value)."""
-    for record in records:
-        row = record.pairs.rows.get(pair)
-        if row is None or record.id not in results:
-            continue
-        columns = results[record.id].output
-        score = columns.scores[row]
-        return None if score != score else (int(score), float(columns.value_a[row]), float(columns.value_b[row]))
-    return None
-
-
-def _judge_score(offline: bool, tasks: dict[str, str], results: dict[str, Result],
-                 unit: tuple[str, str, str]) -> tuple[int | None, TwoOrders | None, list[str]]:
-    """(s_J or None if missing, an LLM judge's two answers, their raw texts). `unit`: (judge, pair, vibe)."""
-    if offline:
-        result = results.get(tasks.get("any", ""))
-        return (None, None, []) if result is None else (PairVerdict.from_json(result.output).score, None, [])
-    first, second = results.get(tasks.get("ab", "")), results.get(tasks.get("ba", ""))
-    if first is None or second is None:
-        return None, None, []
-    orders = reliability.two_orders(*unit, first, second)
-    return orders.verdict, orders, [str(first.output), str(second.output)]
-
-
 def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str, Result],
                       origins: dict[str, str] | None = None,
                       comparison: tuple[str, str] | None = None) -> VibeCheckResult:
     """One comparison of the analysis (its first, or the one named): model A against model B."""
+    table = pair_table(prepared, analysis, results, comparison)
     spec = prepared.spec
-    model_a, model_b = comparison or analysis.comparisons()[0]
+    model_a, model_b, vibes, pairs = table.model_a, table.model_b, table.vibes, table.pairs
     origins = origins or {}
     discovery = spec.discovery
     kappa_min = discovery.kappa_min if discovery else 0.2
     sep_min = discovery.separability_min if discovery else 0.05
-    items = {it.id: it for it in prepared.items[analysis.dataset]}
-    bindings, train_set = split_bindings(prepared, analysis, (model_a, model_b))
-    index = _index_judgments(prepared)
-    measured = _index_measured(prepared)
     opts = VibeCheckOptions.of(analysis)
-    vibes = opts.measured(spec.vibes)
-    pairs: list[PairVerdicts] = []
-    invalid_by_vibe = dict.fromkeys((v.name for v in vibes), 0)
-    two_orders: list[TwoOrders] = []  # every LLM judge's answers in both orders, for its reliability
-    verdicts: dict[str, dict[tuple[str, str], int]] = {}  # judge -> (pair, vibe) -> verdict
-    preference_index = _index_judgments(prepared, stage="preference")
-    preference_answers: list[TwoOrders] = []
-    # one dict per distinct (judge -> score) of a vibe, shared by the pairs that have it (read only): a panel of
-    # one or two offline judges has a handful, where a dict per pair and vibe cost a kilobyte a pair
-    shared_scores: dict[tuple[tuple[str, int | None], ...], dict[str, int | None]] = {}
-    panels = {vibe.name: [(name, kind_of(spec.judges[name])) for name in _judges_for(prepared, analysis, vibe)]
-              for vibe in vibes}
-    table = MeasureTable.empty(len(bindings), [v.name for v in vibes])
-    for row, binding in enumerate(bindings):
-        ga, gb = binding.outputs[model_a][0], binding.outputs[model_b][0]
-        nu: dict[str, int | None] = {}
-        by_judge: dict[str, dict[str, int | None]] = {}
-        rationales: dict[str, dict[str, list[str]]] = {}
-        orders_by_vibe: dict[str, dict[str, list[int | None]]] = {}
-        for vibe in vibes:
-            scores: dict[str, int | None] = {}
-            column = table.vibes[vibe.name]
-            for judge_name, kind in panels[vibe.name]:
-                tasks = index.get((judge_name, vibe.name, ga, gb), {})
-                in_bulk = measured.get((judge_name, vibe.name))
-                if in_bulk is not None:  # measured per answer: the verdict is read from its record's columns
-                    found = _measured(in_bulk, results, (ga, gb))
-                    score, orders, raw = (None if found is None else found[0]), None, list[str]()
-                    if kind.measures and found is not None and np.isnan(table.values[row, column, 0]):
-                        table.values[row, column] = found[1:]
-                else:
-                    score, orders, raw = _judge_score(kind.offline, tasks, results,
-                                                      (judge_name, binding.item, vibe.name))
-                if kind.measures and tasks.get("any") in results and np.isnan(table.values[row, column, 0]):
-                    out = PairVerdict.from_json(results[tasks["any"]].output)
-                    table.values[row, column] = [np.nan if v is None else v for v in (out.value_a, out.value_b)]
-                scores[judge_name] = score
-                # κ between judges needs two of them on the vibe; one alone has nobody to agree with
-                if (score is not None and (orders is None or None not in (orders.first, orders.second))
-                        and len(panels[vibe.name]) > 1):
-                    verdicts.setdefault(judge_name, {})[(binding.item, vibe.name)] = score  # readable ones
-                if orders is not None:
-                    two_orders.append(orders)
-                    invalid_by_vibe[vibe.name] += (orders.first is None) + (orders.second is None)
-                    orders_by_vibe.setdefault(vibe.name, {})[judge_name] = [orders.first, orders.second]
-                if raw:
-                    rationales.setdefault(vibe.name, {})[judge_name] = raw
-            by_judge[vibe.name] = shared_scores.setdefault(tuple(scores.items()), scores)
-            present = [s for s in scores.values() if s is not None]
-            nu[vibe.name] = stats.ensemble(present) if present else None
-        preferred, preferred_raw = {}, {}
-        for preference_judge in opts.preference_judges:
-            tasks = preference_index.get((preference_judge, "", ga, gb), {})
-            first, second = results.get(tasks.get("ab", "")), results.get(tasks.get("ba", ""))
-            if first is not None and second is not None:
-                answer = reliability.two_orders(preference_judge, binding.item, "preference", first, second)
-                preference_answers.append(answer)
-                preferred[preference_judge] = [answer.first, answer.second]
-                preferred_raw[preference_judge] = [str(first.output), str(second.output)]
-        chars = [len(str(results[g].output)) if g in results else 0 for g in (ga, gb)]
-        item = items[binding.item]
-        pairs.append(PairVerdicts(binding.item, "train" if binding.item in train_set else "test",
-                                  item.label(model_a, model_b), ga, gb, nu, by_judge, rationales,
-                                  table.row(row), chars, orders_by_vibe, preferred, preferred_raw, item.conversation,
-                                  item.turn, item.label_share(model_a, model_b)))
     crossfit, crossfit_verdicts = _crossfit_lexicons(pairs, vibes, origins, results, analysis)
-    vibe_scores = [_vibe_score(v, pairs, analysis, prepared, origins, invalid_by_vibe[v.name], kappa_min, sep_min,
-                               crossfit_verdicts.get(v.name)) for v in vibes]
+    vibe_scores = [_vibe_score(v, pairs, analysis, prepared, origins, table.invalid_by_vibe[v.name], kappa_min,
+                               sep_min, crossfit_verdicts.get(v.name)) for v in vibes]
     kept = [s.name for s in vibe_scores if s.kept]
     crossfit = {name: values for name, values in crossfit.items() if name in kept}
     notes: list[str] = []
@@ -220,7 +88,7 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     vibe_scores, mm, pp = adjust_claims(vibe_scores, *fit_regressions(chosen, features, model_a, notes,
                                                                       split_seed(analysis)))
     vibe_scores = [_with_coefficients(s, mm, pp, dropped.get(s.name, "")) for s in vibe_scores]
-    judged = _judge_reliability(analysis, (model_a, model_b), items, two_orders, preference_answers, verdicts, labels)
+    judged = _judge_reliability(analysis, table, labels)
     # the classifier reads what model matching reads: a pair, or a conversation's turns joined (its unit there)
     units: dict[str, dict[str, list[tuple[str, str]]]] = {"train": {}, "test": {}}
     for p in pairs:
@@ -229,28 +97,27 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                                                              str(results[p.output_b].output)))
     texts = {split: [("\n\n".join(a for a, _ in turns), "\n\n".join(b for _, b in turns))
                      for turns in by_unit.values()] for split, by_unit in units.items()}
-    return VibeCheckResult(analysis.name, model_a, model_b, vibe_scores, pairs, mm, pp, sum(invalid_by_vibe.values()),
-                           notes, labels, selection, *judged, dataset=analysis.dataset,
+    return VibeCheckResult(analysis.name, model_a, model_b, vibe_scores, pairs, mm, pp,
+                           sum(table.invalid_by_vibe.values()), notes, labels, selection, *judged,
+                           dataset=analysis.dataset,
                            ceiling=ceiling(texts["train"], texts["test"], mm.test_accuracy if mm else None),
                            validation=against_people(prepared, analysis, pairs, (model_a, model_b),
-                                                  {v.name: [j for j, _ in panels[v.name]] for v in vibes}))
+                                                  {v.name: [j for j, _ in table.panels[v.name]] for v in vibes}))
 
 
-def _judge_reliability(analysis: Analysis, comparison: tuple[str, str], items: dict[str, Item],
-                       vibe_answers: list[TwoOrders], preference_answers: list[TwoOrders],
-                       verdicts: dict[str, dict[tuple[str, str], int]],
+def _judge_reliability(analysis: Analysis, table: PairTable,
                        labels: Labels) -> tuple[list[JudgeReliability], list[JudgeAgreement]]:
     """Every LLM judge's reliability on the vibe scores and, for `preference_judges`, on which answer is
     better (with its agreement with the dataset's labels, where there are labels); κ between every two
     judges that scored the same vibes on the same pairs."""
-    model_a, model_b = comparison
+    model_a, model_b = table.model_a, table.model_b
     label_values = {model_a: 1, model_b: -1, "tie": 0}
-    pair_labels = {item_id: label_values[label] for item_id, item in items.items()
+    pair_labels = {item_id: label_values[label] for item_id, item in table.items.items()
                    if (label := item.label(model_a, model_b)) in label_values}
-    rows = (reliability.reliability(vibe_answers, "vibe scores", seed=split_seed(analysis))
-            + reliability.reliability(preference_answers, "preference", pair_labels, labels.source,
+    rows = (reliability.reliability(table.two_orders, "vibe scores", seed=split_seed(analysis))
+            + reliability.reliability(table.preference_answers, "preference", pair_labels, labels.source,
                                       seed=split_seed(analysis)))
-    return rows, reliability.agreements(verdicts, "vibe scores")
+    return rows, reliability.agreements(table.verdicts, "vibe scores")
 
 
 def adjust_claims(scores: list[VibeScore], mm: heldout.HeldOutFit | None,
@@ -280,7 +147,7 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
                 crossfit: dict[str, float] | None = None) -> VibeScore:
     spec = prepared.spec
     # the judges that gave this vibe a verdict on at least one pair (a judge whose calls all failed is not listed)
-    judges = [j for j in _judges_for(prepared, analysis, vibe) if any(p.by_judge[vibe.name].get(j) is not None
+    judges = [j for j in judges_for(prepared, analysis, vibe) if any(p.by_judge[vibe.name].get(j) is not None
                                                                         for p in pairs)]
     train = [p for p in pairs if p.split == "train"]
     test = [p for p in pairs if p.split == "test"]
