@@ -68,6 +68,7 @@ class AnalysisMethod:
     sections: ClassVar[tuple[str, ...]] = ()
     templates: ClassVar[dict[str, str]] = {}
     assets: ClassVar[tuple[str, ...]] = ()
+    report_folders: ClassVar[tuple[str, ...]] = ()  # the run folder's subfolders its pages are written into
     # Its analyses read vibes, and a spec's `discover` block finds more from their training pairs before they
     # are judged (`propose_vibes`); `with_discovered` then adds the found vibes to an analysis. Such a
     # method's options are `PairOptions`, which discovery reads.

@@ -127,6 +127,8 @@ CASES = [
      "no judge of analysis 'vibecheck' can score vibe 'verbosity'"),
     ("analyses:\n  vibecheck:", "analyses:\n  charts:\n    method: vibecheck", 22, "analyses.charts",
      "is a folder of the report"),
+    ("analyses:\n  vibecheck:", "analyses:\n  explore:\n    method: vibecheck", 22, "analyses.explore",
+     "is a folder of the report (charts, assets, explore, profiles, vibes)"),  # a folder the method declares
     ("name: demo\n", "name: demo\npersonas:\n  novice: {dimensions: {clarity: 5}}\n", 3, "personas.novice",
      "needs a 'description'"),
     ("name: demo\n", "name: demo\npersonas:\n  novice:\n    description: a beginner\n    dimensions: {clarity: 5}\n"

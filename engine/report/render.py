@@ -88,7 +88,8 @@ def use_kinds(env: Environment, names: list[str], assets: Path) -> None:
 
 def render_report(results: RunResults, prepared: Prepared, run_dir: Path, outputs: dict[str, Result]) -> Path:
     env = environment()
-    for sub in REPORT_FOLDERS[:-1]:  # every page folder; assets are rewritten below
+    pages = dict.fromkeys([*REPORT_FOLDERS, *(f for _, method in section_order() for f in method.report_folders)])
+    for sub in [f for f in pages if f != "assets"]:  # every page folder; assets are rewritten below
         shutil.rmtree(run_dir / sub, ignore_errors=True)
         (run_dir / sub).mkdir(parents=True)
     shutil.rmtree(run_dir / "samples", ignore_errors=True)  # the paged drill-down the explorer replaced

@@ -17,8 +17,9 @@ from engine.spec.data_model import Dataset
 from engine.spec.profiles import Persona
 
 # Folders the report writes beside an analysis' own output folder (run_dir/<analysis>/): an analysis may not
-# take one of these names, or re-rendering the report would replace its results.
-REPORT_FOLDERS = ("vibes", "explore", "charts", "answers", "profiles", "assets")
+# take one of these names, or re-rendering the report would replace its results. Each method adds the folders
+# its own pages live in (`AnalysisMethod.report_folders`).
+REPORT_FOLDERS = ("charts", "assets")
 # What every analysis block may hold, whatever its method; the rest are the method's options.
 ANALYSIS_FIELDS = {"dataset": {"type": "string"}, "description": {"type": "string"}, "method": {"type": "string"},
                    "models": {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True}}

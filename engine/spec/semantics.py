@@ -228,10 +228,12 @@ def _check_personas(c: SpecChecker) -> None:
 
 def _check_analyses(c: SpecChecker) -> None:
     """What every analysis needs whatever its method; then the method's own checks (`AnalysisMethod.check`)."""
+    used = {a.get("method") for a in c.section("analyses").values()} & set(method_names())
+    folders = (*REPORT_FOLDERS, *sorted({f for method in used for f in get_method(str(method)).report_folders}))
     for name, analysis in c.section("analyses").items():
         path = ("analyses", name)
-        if name in REPORT_FOLDERS:
-            c.report(path, f"analysis name {name!r} is a folder of the report ({', '.join(REPORT_FOLDERS)}); rename it")
+        if name in folders:
+            c.report(path, f"analysis name {name!r} is a folder of the report ({', '.join(folders)}); rename it")
         method = analysis.get("method")
         if method is None:
             c.report(path, f"missing 'method' ({', '.join(method_names())}); or name the analysis after its "

@@ -33,6 +33,7 @@ CONTROL_TEMPLATES = ("Perform the following task:\n\n{p}", "{p}\n\nPlease respon
 class Personas(AnalysisMethod):
     options = PersonasOptions
     sections = ("personas",)
+    report_folders = ("answers",)
 
     def headline(self, folder: Path) -> list[str]:
         """Which model each persona prefers, from personas.json."""

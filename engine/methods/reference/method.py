@@ -27,6 +27,7 @@ from engine.spec.yaml_source import PathKey
 class Reference(AnalysisMethod):
     options = ReferenceOptions
     sections = ("reference",)
+    report_folders = ("answers",)
 
     def headline(self, folder: Path) -> list[str]:
         """The best model's score on its first subset, from reference.json."""

@@ -49,6 +49,7 @@ def _beside_rule(label: str, accuracy: float, rule: str, rule_accuracy: float | 
 class VibeCheck(AnalysisMethod):
     options = VibeCheckOptions
     sections = ("profiles", "vibecheck")
+    report_folders = ("vibes", "explore", "profiles")
     discovers = True
     assets = ("pairdata.js", "explorer.js", "labeler.js")
 
