@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
     from engine.spec.model import Judge, Vibe
 
+MARGIN = 0.02  # how much further toward one end A must sit than B to score, where the judge sets none
+
 
 def _end_texts(fields: Mapping[str, Any], end: str) -> list[str]:
     """The texts that define one end ("low" or "high") of a vibe's axis."""
@@ -74,6 +76,12 @@ class EmbeddingAxisJudge(JudgeKind):
 
     def can_score(self, judge: Judge, vibe: Vibe) -> bool:
         return vibe.metric is None
+
+    def pair_config(self, judge: Judge) -> dict[str, Any]:
+        """Its margin; `metric` and `tolerance` (a metric judge's settings) stay in the hashed settings at the
+        values every judge once carried, so no embedding task's hash changed when the settings moved to the
+        kinds."""
+        return {"metric": "auto", "tolerance": 0.05, "margin": judge.settings.get("margin", MARGIN)}
 
     def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[PairVerdict]:
         return judge_pairs(requests, texts)

@@ -98,9 +98,8 @@ class JudgeKind:
 
     def pair_config(self, judge: Judge) -> dict[str, Any]:
         """The settings an offline pair judgment is computed with (part of its task's hash): by default the
-        judge's metric, tolerance and margin, which the built-in pair judges read; a kind with settings of
-        its own returns them."""
-        return {"metric": judge.metric, "tolerance": judge.tolerance, "margin": judge.margin}
+        judge's own settings, as the spec gives them."""
+        return dict(judge.settings)
 
     def answer_measure(self, fields: dict[str, Any], config: dict[str, Any]) -> AnswerMeasure | None:
         """For a kind whose verdict on a pair compares a value it measures on each answer alone: that measure, for

@@ -17,6 +17,15 @@ if TYPE_CHECKING:
     from engine.spec.model import Judge, Persona, Vibe
 
 
+TOLERANCE = 0.05  # relative difference under which two answers' values tie, where the judge sets none
+LEGACY_MARGIN = 0.02  # see `MetricJudge.pair_config`
+
+
+def metric_of(judge: Judge) -> str:
+    """The judge's own metric, or `auto`: whatever metric the vibe it scores names."""
+    return str(judge.settings.get("metric", "auto"))
+
+
 def judge_pairs(requests: Sequence[PairJudgment], texts: dict[str, str]) -> list[PairVerdict]:
     """One verdict per request; `texts` maps the outputs' task ids to their text."""
     out = []
@@ -50,11 +59,17 @@ class MetricJudge(JudgeKind):
 
     def can_score(self, judge: Judge, vibe: Vibe) -> bool:
         """It needs a property to measure: its own metric or the vibe's."""
-        return judge.metric != "auto" or vibe.metric is not None
+        return metric_of(judge) != "auto" or vibe.metric is not None
 
     def can_judge_dimension(self, judge: Judge, dimension_measure: str | None, persona: Persona) -> bool:
         """A dimension with a measure the persona states a preference on, for a judge that measures per use."""
-        return judge.metric == "auto" and dimension_measure is not None and dimension_measure in persona.prefers
+        return metric_of(judge) == "auto" and dimension_measure is not None and dimension_measure in persona.prefers
+
+    def pair_config(self, judge: Judge) -> dict[str, Any]:
+        """Its metric and tolerance; `margin` (an embedding judge's setting) stays in the hashed settings at the
+        value every judge once carried, so no metric task's hash changed when the settings moved to the kinds."""
+        return {"metric": metric_of(judge), "tolerance": judge.settings.get("tolerance", TOLERANCE),
+                "margin": LEGACY_MARGIN}
 
     def check(self, entry: dict[str, Any]) -> list[tuple[str, str]]:
         metric = entry.get("metric", "auto")

@@ -94,10 +94,6 @@ def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
             kind=raw["kind"],
             endpoint=(None if kind.offline
                       else _endpoint(name, raw, JUDGE_MAX_TOKENS, bool((doc.get("execution") or {}).get("batch")))),
-            metric=raw.get("metric", "auto"),
-            tolerance=raw.get("tolerance", 0.05),
-            margin=raw.get("margin", 0.02),
-            structured="off" if raw.get("structured") in ("off", False) else "auto",  # YAML 1.1 reads off as false
             settings={key: raw[key] for key in kind.fields if key in raw},
         )
     vibes: list[Vibe] = []

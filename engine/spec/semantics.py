@@ -262,11 +262,10 @@ def check_vibes_have_judges(c: SpecChecker, path: PathKey, analysis: dict[str, A
 
 
 def _sketch(raw: dict[str, Any]) -> Judge:
-    """A spec's judge entry as far as its kind reads it to say which vibes it scores: its metric and the
-    settings of its kind's own fields."""
+    """A spec's judge entry as far as its kind reads it to say which vibes it scores: the settings of its
+    kind's own fields."""
     kind = judge_kind(raw["kind"])
-    return Judge(name="", kind=raw["kind"], metric=raw.get("metric", "auto"),
-                 settings={key: raw[key] for key in kind.fields if key in raw})
+    return Judge(name="", kind=raw["kind"], settings={key: raw[key] for key in kind.fields if key in raw})
 
 
 def _check_recorded_outputs(c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
