@@ -2,8 +2,19 @@
 `templates/sections/word_count.html.j2` beside this module."""
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
 
-from engine.plugin_api import AnalysisMethod, Options, analysis_method
+from engine.plugin_api import (
+    Analysis,
+    AnalysisMethod,
+    Builder,
+    Options,
+    Page,
+    Prepared,
+    Result,
+    analysis_method,
+)
 
 
 @dataclass(frozen=True)
@@ -14,19 +25,20 @@ class WordCountOptions(Options):
 @analysis_method("word_count")
 class WordCount(AnalysisMethod):
     options = WordCountOptions
-    options_schema = {"properties": {"min_words": {"type": "integer", "minimum": 0}}}
+    options_schema: ClassVar[dict[str, Any] | None] = {"properties": {"min_words": {"type": "integer", "minimum": 0}}}
     sections = ("word_count",)
 
-    def plan(self, builder, a):  # one answer per model and prompt
+    def plan(self, builder: Builder, a: Analysis) -> None:  # one answer per model and prompt
         for item in builder.items[a.dataset]:
             builder.bind(a.name, item, {m: [builder.generation(a.name, m, a.dataset, item)[0]] for m in a.models})
 
-    def analyze(self, prepared, a, results, run_dir, origins):
+    def analyze(self, prepared: Prepared, a: Analysis, results: dict[str, Result], run_dir: Path,
+                origins: dict[str, str]) -> dict[str, list[Any]]:
         least = WordCountOptions.of(a).min_words  # the options as this method's class, for a type checker
         counts = {m: [n for b in prepared.plan.bindings[a.name] if b.outputs[m][0] in results
                       for n in [len(str(results[b.outputs[m][0]].output).split())] if n >= least]
                   for m in a.models}
         return {"word_count": [{"analysis": a.name, "means": {m: sum(c) / len(c) for m, c in counts.items() if c}}]}
 
-    def section(self, name, result, page):
+    def section(self, name: str, result: Any, page: Page) -> list[dict[str, Any]]:
         return [result]
