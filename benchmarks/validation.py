@@ -43,50 +43,36 @@ SIMULATIONS = sizes.pick(1000, 40)
 SAMPLE = sizes.pick(100, 15)
 PEOPLE = ("Judge_0_diff_score", "Judge_1_diff_score")
 MODELS = ("command_xlarge_beta", "TNLGv2")
-SPEC = """\
-name: cnndm-people
+
+
+def people_spec(name: str, models: tuple[str, str], dataset: str, prompt: str, ends: tuple[str, str],
+                files: list[str]) -> str:
+    """A spec of two recorded models whose answers are columns a and b of pairs.jsonl, one vibe, `quality`
+    (`ends`: its low and high descriptions), read by the offline panel, and people's labels in `files`."""
+    a, b = models
+    return f"""\
+name: {name}
 extends: vibe:offline-panel
-models: {command_xlarge_beta: {provider: recorded}, TNLGv2: {provider: recorded}}
+models: {{{a}: {{provider: recorded}}, {b}: {{provider: recorded}}}}
 vibes:
   - name: quality
-    low: A summary that misses or distorts the article's key facts.
-    high: A faithful summary that covers the article's key facts.
+    low: {ends[0]}
+    high: {ends[1]}
 datasets:
-  cnndm:
-    source: {path: pairs.jsonl}
-    fields: {id: id, prompt: article, outputs: {command_xlarge_beta: a, TNLGv2: b}}
+  {dataset}:
+    source: {{path: pairs.jsonl}}
+    fields: {{id: id, prompt: {prompt}, outputs: {{{a}: a, {b}: b}}}}
 analyses:
   vc:
     method: vibecheck
-    dataset: cnndm
-    models: [command_xlarge_beta, TNLGv2]
+    dataset: {dataset}
+    models: [{a}, {b}]
     judges: [metrics, minilm]
     vibes: [quality]
-    validation: {files: [person-0.jsonl, person-1.jsonl]}
+    validation: {{files: [{", ".join(files)}]}}
 """
 
 
-ARENA_SPEC = """\
-name: arena-people
-extends: vibe:offline-panel
-models: {llama-3-70b-instruct: {provider: recorded}, opponent: {provider: recorded}}
-vibes:
-  - name: quality
-    low: An answer that is less helpful, less accurate or less complete.
-    high: A helpful, accurate and complete answer to the request.
-datasets:
-  arena:
-    source: {path: pairs.jsonl}
-    fields: {id: id, prompt: prompt, outputs: {llama-3-70b-instruct: a, opponent: b}}
-analyses:
-  vc:
-    method: vibecheck
-    dataset: arena
-    models: [llama-3-70b-instruct, opponent]
-    judges: [metrics, minilm]
-    vibes: [quality]
-    validation: {files: [votes.csv]}
-"""
 
 
 def arena() -> None:
@@ -104,7 +90,10 @@ def arena() -> None:
         (folder / "votes.csv").write_text("id,label_quality,labeller\n" + "".join(  # a model's name, or tie
             f"arena-{i},{it.preference},arena-voter\n" for i, it in enumerate(items) if it.preference),
             encoding="utf-8")
-        (folder / "spec.yaml").write_text(ARENA_SPEC, encoding="utf-8")
+        (folder / "spec.yaml").write_text(people_spec(
+            "arena-people", ("llama-3-70b-instruct", "opponent"), "arena", "prompt",
+            ("An answer that is less helpful, less accurate or less complete.",
+             "A helpful, accurate and complete answer to the request."), ["votes.csv"]), encoding="utf-8")
         _, results, _ = run_spec(folder / "spec.yaml", folder / "run", folder / "cache.sqlite", quiet=True,
                                  report=False)
     (vc,) = results.of("vibecheck")
@@ -117,27 +106,8 @@ def arena() -> None:
 
 
 MTURK = ROOT.parent / "shared" / "data" / "separability"
-MTURK_SPEC = """\
-name: mturk-people
-extends: vibe:offline-panel
-models: {first: {provider: recorded}, second: {provider: recorded}}
-vibes:
-  - name: quality
-    low: A summary that misses or distorts the source's key facts.
-    high: A faithful summary that covers the source's key facts.
-datasets:
-  pairs:
-    source: {path: pairs.jsonl}
-    fields: {id: id, prompt: prompt, outputs: {first: a, second: b}}
-analyses:
-  vc:
-    method: vibecheck
-    dataset: pairs
-    models: [first, second]
-    judges: [metrics, minilm]
-    vibes: [quality]
-    validation: {files: [workers.csv]}
-"""
+SUMMARY_ENDS = ("A summary that misses or distorts the source's key facts.",
+                "A faithful summary that covers the source's key facts.")
 
 
 def mturk() -> None:
@@ -169,7 +139,9 @@ def mturk() -> None:
                 "id": key, "prompt": "Summarize the source.", "a": a, "b": b}) + "\n"
                 for key, (a, b) in pairs.items()), encoding="utf-8")
             (folder / "workers.csv").write_text("id,label_quality,labeller\n" + "".join(labels), encoding="utf-8")
-            (folder / "spec.yaml").write_text(MTURK_SPEC, encoding="utf-8")
+            (folder / "spec.yaml").write_text(people_spec(
+                "mturk-people", ("first", "second"), "pairs", "prompt", SUMMARY_ENDS, ["workers.csv"]),
+                encoding="utf-8")
             _, results, _ = run_spec(folder / "spec.yaml", folder / "run", folder / "cache.sqlite", quiet=True,
                                      report=False)
         (vc,) = results.of("vibecheck")
@@ -198,7 +170,10 @@ def main() -> None:
                                                 "labeller": f"person-{n}"}) + "\n" for i, r in enumerate(rows)),
                             encoding="utf-8")
             people.append([label.verdict for label in read_labels(path, ["quality"], *MODELS)])
-        (folder / "spec.yaml").write_text(SPEC, encoding="utf-8")
+        (folder / "spec.yaml").write_text(people_spec(
+            "cnndm-people", MODELS, "cnndm", "article", ("A summary that misses or distorts the article's key facts.",
+                                                       "A faithful summary that covers the article's key facts."),
+            ["person-0.jsonl", "person-1.jsonl"]), encoding="utf-8")
         _, results, _ = run_spec(folder / "spec.yaml", folder / "run", folder / "cache.sqlite", quiet=True,
                                  report=False)
     (vc,) = results.of("vibecheck")
