@@ -258,7 +258,9 @@ def test_twenty_pairs_labelled_by_keyboard_in_the_label_view_are_read_back_by_a_
         download.value.save_as(tmp_path / "labels.csv")
         browser.close()
     assert len(set(seen)) == 20 and set(seen) <= set(panel)
-    labels = people_labels.read_labels(tmp_path / "labels.csv", ["enthusiasm"], "a", "b")
+    header = (tmp_path / "labels.csv").read_text().splitlines()[0]
+    assert header == "id,label_enthusiasm,split,labeller,labelled_at,run,model_a,model_b"  # which comparison
+    labels = people_labels.read_labels(tmp_path / "labels.csv", ["enthusiasm"], "a", "b", several=True)
     assert len(labels) == 20 and {x.labeller for x in labels} == {"ann"}
     assert {x.split for x in labels} == {"dev", "test"}
     (tmp_path / "spec.yaml").write_text(SPEC)
