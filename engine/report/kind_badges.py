@@ -32,7 +32,7 @@ def badges(names: Iterable[str]) -> list[dict[str, Any]]:
             continue
         try:
             kind = judge_kind(name)
-        except UnknownJudgeKind:
+        except (UnknownJudgeKind, ImportError):
             out.append({"name": name, "label": name, "offline": True, "colour": derived_colour(name)})
             continue
         out.append({"name": name, "label": kind.label, "offline": kind.offline,
