@@ -26,6 +26,8 @@ from engine.spec.model import Analysis, Vibe
 
 @dataclass
 class PairTable:
+    """What `pair_table` reads from the results for one comparison: its pairs and what the judges said."""
+
     model_a: str
     model_b: str
     vibes: list[Vibe]  # the vibes the analysis measures
