@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from functools import cache
 from importlib import metadata
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -52,6 +52,13 @@ class Plugins(Generic[T]):
             if name not in self.loaded:
                 raise self.unknown(f"{module} registers no {self.what} {name!r}")
         return self.loaded[name]
+
+
+def load_named(path: str) -> Any:
+    """What a `module:name` path names (a registry entry that names a class or a function, not a module),
+    its module imported on first use."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 @cache

@@ -44,7 +44,6 @@ def read_labels(path: Path, vibes: Sequence[str], model_a: str, model_b: str,
     Anything else is a `DatasetError` naming the file, the line and the field; a vibe the analysis does not
     measure is one too."""
     labels = []
-    names = {model_a.lower(): 1, model_b.lower(): -1}
     for where, row in located_rows(path):
         pair = row.get("id")
         if pair is None or str(pair).strip() == "":
@@ -63,7 +62,7 @@ def read_labels(path: Path, vibes: Sequence[str], model_a: str, model_b: str,
             if vibe not in vibes:
                 raise DatasetError(f"{where}: field {_shown(key)} names no vibe this analysis measures "
                                    f"({', '.join(vibes)})")
-            verdict = _verdict(value, names, where, key, (model_a, model_b), orientation)
+            verdict = _verdict(value, (model_a, model_b), where, key, orientation)
             labels.append(HumanLabel(str(pair), vibe, verdict, labeller, split, where))
     return labels
 
@@ -93,7 +92,6 @@ def read_columns(dataset: Dataset, columns: Sequence[Mapping[str, str]], vibes: 
     from engine.datasets.rows import field_value
     from engine.datasets.tidy import key_of
 
-    names = {model_a.lower(): 1, model_b.lower(): -1}
     labels = []
     for entry in columns:
         if entry["vibe"] not in vibes:
@@ -104,7 +102,7 @@ def read_columns(dataset: Dataset, columns: Sequence[Mapping[str, str]], vibes: 
                 value = field_value(row, entry["column"])
                 if value is None or str(value).strip() == "":
                     continue
-                verdict = _verdict(value, names, where, entry["column"], (model_a, model_b))
+                verdict = _verdict(value, (model_a, model_b), where, entry["column"])
                 labels.append(HumanLabel(key_of(dataset, row, where), entry["vibe"], verdict,
                                          entry.get("labeller") or entry["column"], "", where))
     return labels
@@ -113,8 +111,7 @@ def read_columns(dataset: Dataset, columns: Sequence[Mapping[str, str]], vibes: 
 SCORE_PAIR = re.compile(r"^\[\s*(-?[0-9.]+)\s*,\s*(-?[0-9.]+)\s*\]$")
 
 
-def _verdict(value: object, names: dict[str, int], where: str, field_name: str, models: tuple[str, str],
-             orientation: int = 1) -> int:
+def _verdict(value: object, models: tuple[str, str], where: str, field_name: str, orientation: int = 1) -> int:
     """A label's value as −1/0/+1 (see `read_labels` and `read_columns`), or a `DatasetError` at its place. Its a
     and b are turned round where `orientation` is −1; a model's name needs no turning."""
     text = str(value).strip().lower()
@@ -124,7 +121,7 @@ def _verdict(value: object, names: dict[str, int], where: str, field_name: str, 
     if verdict is not None:
         verdict *= orientation
     else:
-        verdict = names.get(text)
+        verdict = {models[0].lower(): 1, models[1].lower(): -1}.get(text)
     if verdict is None:
         raise DatasetError(f"{where}: field {_shown(field_name)} holds {_shown(text)}: a, b or neither "
                            f"(or {models[0]} / {models[1]}, or scores [A's, B's])")

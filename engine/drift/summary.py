@@ -129,7 +129,8 @@ def judged_by(panel: Run) -> str:
     return f"Judged by the panel of `{panel.folder}`: {judges}"
 
 
-def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run) -> str:
+def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, below: list[str]) -> str:
+    """The pull-request comment: each slot's table, then `below` (the flags and notes under the tables)."""
     lines = [MARKER, f"## vibe compare: `{base}` → `{head}`", "",
              f"{judged_by(panel)}. {panel.panel_note + ' ' if panel.panel_note else ''}{ESTIMATOR}.", ""]
     for c in comparisons:
@@ -150,7 +151,7 @@ def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel
             lines += [f"| {r['vibe']} | {r['labels']} | {r['agreement']} | {r['kappa']} | {r['corrected']} | "
                       f"{r['labels_only']} | {r['panel']} |" for r in _people_rows(c)]
             lines.append("")
-    for note in [*flags(panel), *notes(comparisons)]:
+    for note in below:
         lines += [note, ""]
     return "\n".join(lines[:-1]) + "\n"
 
@@ -185,13 +186,14 @@ def write(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run,
             "estimator": ESTIMATOR,
             "comparisons": [asdict(c) for c in comparisons]}
     (out / "compare.json").write_text(json.dumps(_finite(body), indent=1) + "\n", encoding="utf-8")
-    markdown = to_markdown(comparisons, base, head, panel)
-    (out / "compare.md").write_text(markdown, encoding="utf-8")
-    _page(comparisons, base, head, panel, out)
+    below = [*flags(panel), *notes(comparisons)]  # the judging run's validation files are read once
+    (out / "compare.md").write_text(to_markdown(comparisons, base, head, panel, below), encoding="utf-8")
+    _page(comparisons, base, head, panel, out, below)
     return out
 
 
-def _page(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, out: Path) -> None:
+def _page(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, out: Path,
+          below: list[str]) -> None:
     """index.html in the run folders' style (their stylesheet, copied into assets/)."""
     from jinja2 import ChoiceLoader, Environment, FileSystemLoader, select_autoescape
 
@@ -206,7 +208,7 @@ def _page(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run,
     use_kinds(env, [panel.spec.judges[name].kind for name in panel.panel()[1]], out / "assets")
     page = env.get_template("compare.html.j2").render(
         comparisons=tables, base=base, head=head, judged_by=judged_by(panel), estimator=ESTIMATOR, root=".",
-        notes=[*flags(panel), *notes(comparisons)], panel_note=panel.panel_note, people_note=PEOPLE,
+        notes=below, panel_note=panel.panel_note, people_note=PEOPLE,
         results=None)
     (out / "index.html").write_text(page, encoding="utf-8")
 

@@ -9,11 +9,11 @@ replica's.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from engine.execute.providers.base import Completion, Messages, ResponseSchema
+from engine.plugins import load_named
 from engine.provider_table import PROVIDERS
 
 Call = tuple[Messages, dict[str, Any], ResponseSchema | None]
@@ -30,6 +30,5 @@ def make_engine(provider: str, model: str, num_cpus: float, num_gpus: float) -> 
     replica = PROVIDERS[provider].replica
     if replica is None:
         raise ValueError(f"provider {provider!r} names no engine a replica can hold")
-    module, _, name = replica.partition(":")
-    held: Engine = getattr(importlib.import_module(module), name).of(model, num_cpus, num_gpus)
+    held: Engine = load_named(replica).of(model, num_cpus, num_gpus)
     return held

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import functools
 import hashlib
-import importlib
 import json
 import platform
 import time
@@ -42,6 +41,7 @@ from engine.execute.scheduler import Failure, Scheduler
 from engine.execute.snapshot import stage_file, write_measures, write_snapshot
 from engine.gzip_members import gzip_text
 from engine.plan import reference_corpora
+from engine.plugins import load_named
 from engine.provider_table import PROVIDERS, in_cluster_providers, is_recorded
 from engine.records import OFFLINE_PROVIDER, STAGES, Plan, Prepared, Result, Task
 from engine.requests import Recorded, parse
@@ -157,8 +157,7 @@ def _models_served(served: dict[str, set[str]]) -> Iterator[None]:
     unless one of its models has work to do)."""
     with contextlib.ExitStack() as stack:
         for provider, models in served.items():
-            module, _, name = str(PROVIDERS[provider].serves).partition(":")
-            stack.enter_context(getattr(importlib.import_module(module), name)(models))
+            stack.enter_context(load_named(str(PROVIDERS[provider].serves))(models))
         yield
 
 

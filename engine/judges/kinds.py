@@ -11,7 +11,7 @@ entry-point group from a package of your own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.plugins import Plugins, names_with_published
@@ -163,6 +163,11 @@ def _registered() -> list[str]:
 def judge_kind(name: str) -> JudgeKind:
     """The kind registered as `name` (an older spelling gives the kind it still stands for), imported on first use."""
     return _alias(name) if name in ALIASES else _KINDS.get(name)
+
+
+def settings_of(kind: JudgeKind, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A spec's judge entry's settings for its kind: the fields the kind takes, as the entry gives them."""
+    return {key: entry[key] for key in kind.fields if key in entry}
 
 
 def kind_of(judge: Judge) -> JudgeKind:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engine.judges.kinds import judge_kind
+from engine.judges.kinds import judge_kind, settings_of
 from engine.provider_table import PROVIDERS, batch_providers
 from engine.registry import get_method
 from engine.spec.dataset_entries import dataset_from, recorded_models
@@ -94,7 +94,7 @@ def spec_from_document(doc: dict[str, Any], path: Path) -> Spec:
             kind=raw["kind"],
             endpoint=(None if kind.offline
                       else _endpoint(name, raw, JUDGE_MAX_TOKENS, bool((doc.get("execution") or {}).get("batch")))),
-            settings={key: raw[key] for key in kind.fields if key in raw},
+            settings=settings_of(kind, raw),
         )
     vibes: list[Vibe] = []
     discovery: Discovery | None = None

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.formats import column_owners, dataset_format, format_names
-from engine.judges.kinds import COMMON_FIELDS, judge_kind, scores
+from engine.judges.kinds import COMMON_FIELDS, judge_kind, scores, settings_of
 from engine.judges.metrics import METRICS, is_metric
 from engine.names import did_you_mean
 from engine.provider_table import PROVIDERS, batch_providers, in_cluster_providers, is_recorded
@@ -264,8 +264,7 @@ def check_vibes_have_judges(c: SpecChecker, path: PathKey, analysis: dict[str, A
 def _sketch(raw: dict[str, Any]) -> Judge:
     """A spec's judge entry as far as its kind reads it to say which vibes it scores: the settings of its
     kind's own fields."""
-    kind = judge_kind(raw["kind"])
-    return Judge(name="", kind=raw["kind"], settings={key: raw[key] for key in kind.fields if key in raw})
+    return Judge(name="", kind=raw["kind"], settings=settings_of(judge_kind(raw["kind"]), raw))
 
 
 def _check_recorded_outputs(c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:

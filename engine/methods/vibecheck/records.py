@@ -191,6 +191,9 @@ class PairVerdicts:
         return float("nan") if verdict is None else float(verdict)
 
 
+PANEL = "panel"  # the judges' combined verdict, where a table lists it beside each judge
+
+
 @dataclass
 class Validation:
     agreements: list[PeopleAgreement] = field(default_factory=list)
@@ -209,7 +212,7 @@ class Validation:
         for vibe, judges in self.judges.items():
             for judge in judges:
                 rows = [a for a in self.agreements if a.vibe == vibe and a.agreement is not None
-                        and a.judge == (judge if len(judges) > 1 else "panel")]
+                        and a.judge == (judge if len(judges) > 1 else PANEL)]
                 row = next((a for a in rows if a.split == "test"), rows[0] if rows else None)
                 if row is None or row.agreement is None:
                     continue

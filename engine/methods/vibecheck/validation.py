@@ -13,13 +13,12 @@ from engine.analyze.people import agreement, corrected_separability, human_human
 from engine.analyze.people_labels import SPLITS, HumanLabel, assign_splits, read_columns, read_labels
 from engine.methods.vibecheck.discovery.splits import split_seed
 from engine.methods.vibecheck.options import VibeCheckOptions
-from engine.methods.vibecheck.records import PairVerdicts, Validation
+from engine.methods.vibecheck.records import PANEL, PairVerdicts, Validation
 from engine.records import Prepared
 from engine.spec.model import Analysis
 from engine.spec.paths import resolve_path
 
 KAPPA_FLOOR = 0.4  # below it, with no second labeller to compare with, a judge is flagged
-PANEL = "panel"
 
 
 def judge_verdicts(pairs: Sequence[PairVerdicts], vibe: str, judge: str) -> dict[str, int]:
