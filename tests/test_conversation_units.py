@@ -229,7 +229,7 @@ def test_compare_judges_whole_conversations_and_counts_them(tmp_path: Path) -> N
     from llm_server import LLMServer
 
     from engine.drift.compare import compare_runs
-    from engine.drift.summary import to_markdown
+    from engine.drift.summary import notes, to_markdown
     from engine.pipeline import run_spec
 
     runs = {}
@@ -256,7 +256,7 @@ def test_compare_judges_whole_conversations_and_counts_them(tmp_path: Path) -> N
                    for t in third)
     assert any("a second answer number 1, a little longer." in t for t in judged if "Third question 1." in t)
     assert slot.shared == 12 and slot.conversations == 4
-    markdown = to_markdown([slot], runs["base"], runs["head"], panel)
+    markdown = to_markdown([slot], runs["base"], runs["head"], panel, notes([slot]))
     assert "### a: 12 shared prompts (the turns of 4 conversations)" in markdown
     assert "so the unit is the conversation" in markdown
     by_vibe = {s.vibe: s for s in slot.shifts}
