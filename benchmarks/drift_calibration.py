@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sizes import pick
 
 from engine import ternary
+from engine.builtin_plugins.methods.vibecheck.heldout import wilson
 from engine.drift.shift import ALPHA, gate, shift_of
-from engine.methods.vibecheck.heldout import wilson
 
 MARGIN = 0.1
 DRAWS = pick(2000, 40)

@@ -64,9 +64,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from sizes import pick  # noqa: E402
 from test_selection_calibration import discovered, named  # noqa: E402
 
+from engine.builtin_plugins.methods.vibecheck.discovery import statistical as discovery  # noqa: E402
+from engine.builtin_plugins.methods.vibecheck.records import VibeScore  # noqa: E402
 from engine.judges.metrics import BOLD, EMOJI, LIST_LINE, METRICS  # noqa: E402
-from engine.methods.vibecheck.discovery import statistical as discovery  # noqa: E402
-from engine.methods.vibecheck.records import VibeScore  # noqa: E402
 from engine.spec.model import Vibe  # noqa: E402
 
 SIZES = pick((100, 400), (40,))

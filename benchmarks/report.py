@@ -25,9 +25,9 @@ import numpy as np
 from sizes import pick
 
 from engine.analyze.run_results import RunResults
+from engine.builtin_plugins.methods.vibecheck.heldout import Accuracy, HeldOutFit
+from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.datasets import Item
-from engine.methods.vibecheck.heldout import Accuracy, HeldOutFit
-from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.records import Plan, Prepared, Result
 from engine.report.render import render_report
 from engine.spec.model import Analysis, Judge, Spec

@@ -7,7 +7,7 @@ B's are the three GPT-3.5 variants' answers to instruction i + 300 and two of th
 (so, as with real samples, no text of A recurs in B; neighbouring items share a few texts, which the
 batched path encodes once per chunk of 16 items) — real lengths and vocabulary.
 
-The batched path (engine.methods.separability.similarity) scores all 22,500 pairs. The naive loop (one
+The batched path (engine.builtin_plugins.methods.separability.similarity) scores all 22,500 pairs. The naive loop (one
 `bert_score.score` call per pair, as research code does) is timed on a seeded random sample of 500 of those pairs and
 extrapolated; both must agree to 1e-4 on that sample. Peak RSS is the process maximum reached by the batched
 path, read before the naive loop runs (that loop reloads the model on every call).
@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 from sizes import pick
 
+from engine.builtin_plugins.methods.separability.similarity import grouped_bertscore
 from engine.embeddings import default_encoder, model_path
-from engine.methods.separability.similarity import grouped_bertscore
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "alpaca_eval"
 MODELS_A = ["gpt4_1106_preview", "Meta-Llama-3-70B-Instruct", "claude-3-opus-20240229", "Mixtral-8x7B-Instruct-v0.1",

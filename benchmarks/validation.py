@@ -33,7 +33,7 @@ import sizes
 
 from engine.analyze.people import corrected_separability
 from engine.analyze.people_labels import HumanLabel, read_labels
-from engine.methods.vibecheck.validation import judge_verdicts
+from engine.builtin_plugins.methods.vibecheck.validation import judge_verdicts
 from engine.pipeline import run_spec
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import sizes
 
-from engine.methods.rankings.method import rank_outcomes
-from engine.methods.rankings.options import RankingsOptions
+from engine.builtin_plugins.methods.rankings.method import rank_outcomes
+from engine.builtin_plugins.methods.rankings.options import RankingsOptions
 from engine.pipeline import prepare
 from engine.spec.model import Analysis
 

@@ -28,10 +28,10 @@ from scipy.stats import kendalltau, spearmanr
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from engine.analyze.reference import subset_of
+from engine.builtin_plugins.methods.reference.analysis import analyze_reference
 from engine.execute.cache import Cache
 from engine.execute.run import execute
 from engine.judges.verdicts import RatingScore
-from engine.methods.reference.analysis import analyze_reference
 from engine.pipeline import prepare
 from engine.planner import compile_plan
 from engine.records import Prepared

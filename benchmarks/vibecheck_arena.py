@@ -42,9 +42,9 @@ import numpy as np
 from sizes import pick, positional
 
 from engine import stats
+from engine.builtin_plugins.methods.vibecheck import heldout
+from engine.builtin_plugins.methods.vibecheck.discovery import statistical as discovery
 from engine.judges.metrics import PHRASES_PREFIX
-from engine.methods.vibecheck import heldout
-from engine.methods.vibecheck.discovery import statistical as discovery
 from engine.pipeline import prepare
 from engine.spec.model import Vibe
 

@@ -39,7 +39,16 @@ from engine.formats import DatasetFormat, dataset_format, format_names
 from engine.judges.kinds import ALIASES, ROLES, JudgeKind, judge_kind, kind_names
 from engine.judges.verdicts import PairVerdict, RatingScore
 from engine.provider_table import PROVIDERS
-from engine.registry import AnalysisMethod, Options, PairOptions, get_method, method_names
+from engine.registry import (
+    GENERATION,
+    JUDGE,
+    PHASES,
+    AnalysisMethod,
+    Options,
+    PairOptions,
+    get_method,
+    method_names,
+)
 from engine.requests import PairJudgment, Rating
 from engine.spec.load import schema
 from engine.spec.model import ANALYSIS_FIELDS, Judge, Vibe
@@ -129,6 +138,10 @@ def method_problems(method: AnalysisMethod) -> list[str]:
             problems.append(f"section {section!r} has no template")
     if method.discovers and not issubclass(method.options, PairOptions):
         problems.append("it discovers vibes, so its options must extend PairOptions")
+    problems += [f"its stage {stage!r} runs at {phase!r}, not one of {list(PHASES)}" for stage, phase in
+                 method.stages.items() if phase not in PHASES]
+    problems += [f"it declares every run's stage {stage!r} as its own" for stage in method.stages
+                 if stage in (GENERATION, JUDGE)]
     return problems
 
 

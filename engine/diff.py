@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from engine.records import STAGES, Measured, Plan
+from engine.records import Measured, Plan
 
 SECTIONS = ("models", "judges", "datasets", "vibes", "personas", "analyses")
 
@@ -103,7 +103,7 @@ def diff_plans(base_doc: dict[str, Any], base: Plan, new_doc: dict[str, Any], ne
             stages.setdefault(t.stage, Counter())["removed"] += 1
     for stage, counts in _measured_changes(base, new).items():
         stages.setdefault(stage, Counter()).update(counts)
-    order = {s: n for n, s in enumerate(STAGES)}
+    order = {s: n for n, s in enumerate(dict.fromkeys((*new.stages, *base.stages)))}
     return SpecDiff(
         sections=sections,
         stages={s: {k: stages[s][k] for k in ("added", "removed", "unchanged")}

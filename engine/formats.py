@@ -4,10 +4,10 @@ A format says how a file's records become one row per prompt: which columns it r
 it needs mapped), whether its rows name the models (tidy: one answer or one battle per row, gathered per
 prompt) or hold one column per model (wide), how a battle's winner column reads, and, for `vibe init`, how
 to recognise a file of its kind. The spec's schema, its checks, the dataset reader and `vibe init` ask the
-format; none of them names one. A format lives in one module (`engine/datasets/formats/`) whose class
+format; none of them names one. A format lives in one module (`engine/builtin_plugins/formats/`) whose class
 registers itself with `@dataset_format_class`.
 
-Adding a format: write its module, add its line to `FORMAT_MODULES` (or publish it under the
+Adding a format: write its module, add its line to `engine.plugin_tables.DATASET_FORMATS` (or publish it under the
 `vibe.dataset_formats` entry-point group from a package of your own).
 """
 
@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from engine.plugin_tables import DATASET_FORMATS
 from engine.plugins import Plugins, names_with_published
 
 if TYPE_CHECKING:
@@ -24,18 +25,6 @@ if TYPE_CHECKING:
 
     from engine.spec.data_model import Dataset
 
-FORMAT_MODULES: dict[str, str] = {
-    "wide": "engine.datasets.formats.wide",
-    "long": "engine.datasets.formats.long",
-    "battles": "engine.datasets.formats.battles",
-    "alpaca-eval": "engine.datasets.formats.alpaca_eval",
-    "llm-comparator": "engine.datasets.formats.llm_comparator",
-    "inspect-messages": "engine.datasets.formats.inspect_messages",
-    "inspect": "engine.datasets.formats.inspect",
-    "openai-messages": "engine.datasets.formats.openai_messages",
-    "mt-bench": "engine.datasets.formats.mt_bench",
-    "arena-conversations": "engine.datasets.formats.arena_conversations",
-}
 DEFAULT_FORMAT = "wide"
 ENTRY_POINTS = "vibe.dataset_formats"
 
@@ -93,7 +82,7 @@ class UnknownFormat(KeyError):
     pass
 
 
-_FORMATS: Plugins[DatasetFormat] = Plugins("dataset format", FORMAT_MODULES.get, UnknownFormat, ENTRY_POINTS)
+_FORMATS: Plugins[DatasetFormat] = Plugins("dataset format", DATASET_FORMATS.get, UnknownFormat, ENTRY_POINTS)
 
 
 def dataset_format_class(name: str) -> Callable[[type[DatasetFormat]], type[DatasetFormat]]:
@@ -107,7 +96,7 @@ def dataset_format_class(name: str) -> Callable[[type[DatasetFormat]], type[Data
 
 def format_names() -> list[str]:
     """The formats a spec may name: the table's, then those installed packages publish."""
-    return names_with_published(FORMAT_MODULES, ENTRY_POINTS)
+    return names_with_published(DATASET_FORMATS, ENTRY_POINTS)
 
 
 def dataset_format(name: str | None) -> DatasetFormat:

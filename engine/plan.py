@@ -6,8 +6,8 @@ changed. Tasks that consume other tasks' outputs (judges) name those outputs by 
 changed generation invalidates the judgments made of it. Estimates are upper bounds (max_tokens for
 unknown outputs, ~4 characters a token for known text) so a reviewer sees the worst case.
 
-Each analysis method (`engine/methods/`) adds its tasks through `Builder`'s primitives, which build the typed
-requests (`engine.requests`) and hash their canonical form. Compiling is pure: same spec and data →
+Each analysis method (`engine/builtin_plugins/methods/`) adds its tasks through `Builder`'s primitives, which
+build the typed requests (`engine.requests`) and hash their canonical form. Compiling is pure: same spec and data →
 byte-identical JSON.
 """
 
@@ -25,7 +25,7 @@ from engine.datasets import Item
 from engine.judges import answers, prompts
 from engine.judges.kinds import kind_of
 from engine.provider_table import is_recorded
-from engine.records import OFFLINE_PROVIDER, STAGES, Binding, Deferred, Measured, PairSet, Plan, Task, content_hash
+from engine.records import OFFLINE_PROVIDER, Binding, Deferred, Measured, PairSet, Plan, Task, content_hash
 from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request, parse
 from engine.spec.model import Endpoint, Judge, Spec, Vibe
 
@@ -35,13 +35,14 @@ def estimate_tokens(text: str) -> int:
 
 
 class Builder:
-    """The plan under construction. Analysis methods (`engine/methods/`) add their tasks through the
+    """The plan under construction. Analysis methods (`engine/builtin_plugins/methods/`) add their tasks through the
     primitives here, which build the typed requests, hash them and de-duplicate: a generation two analyses
     ask for is one task."""
 
-    def __init__(self, spec: Spec, items: dict[str, list[Item]]):
+    def __init__(self, spec: Spec, items: dict[str, list[Item]], stages: tuple[str, ...]):
         self.spec = spec
         self.items = items
+        self.stages = stages  # the stages its tasks may run in: the spec's methods' (`engine.registry.stage_order`)
         self.tasks: dict[str, Task] = {}
         self.deferred: list[Deferred] = []
         self.bindings: dict[str, list[Binding]] = defaultdict(list)
@@ -57,7 +58,7 @@ class Builder:
     def add(self, stage: str, analysis: str, endpoint_name: str, provider: str, item_id: str,
             request: Request, depends_on: Iterable[str] = (), input_tokens: int = 0,
             output_tokens: int = 0, endpoint: Endpoint | None = None) -> str:
-        _check_stage(stage, analysis)
+        self._check_stage(stage, analysis)
         canonical = request.canonical()
         task_id = content_hash(canonical)
         if task_id not in self.tasks:  # identical requests from two analyses run once
@@ -196,7 +197,15 @@ class Builder:
 
     def defer(self, deferred: Deferred) -> None:
         """Work whose requests depend on results not yet known (discovered vibes), as an estimate."""
+        self._check_stage(deferred.stage, deferred.analysis)
         self.deferred.append(deferred)
+
+    def _check_stage(self, stage: str, analysis: str) -> None:
+        """The executor runs the stages the spec's methods declare (`AnalysisMethod.stages`); a task of any other
+        would never run."""
+        if stage not in self.stages:
+            raise PlanError(f"analysis {analysis!r}: its method planned a task of stage {stage!r}, which no method "
+                            f"of the spec declares in its `stages` (this spec runs: {', '.join(self.stages)})")
 
 
 # a measure's definition as `json.dumps(definition, sort_keys=True)` writes it, with one encoder for every pair
@@ -272,16 +281,8 @@ def vibe_fields(vibe: Vibe) -> dict[str, Any]:
     return out
 
 
-def _check_stage(stage: str, analysis: str) -> None:
-    """The executor runs the stages in `STAGES`, in that order; a task of any other would never run."""
-    if stage not in STAGES:
-        raise PlanError(f"analysis {analysis!r}: its method planned a task of stage {stage!r}, which is not one of "
-                        f"the stages vibe runs ({', '.join(STAGES)})")
-
-
 def deferred_calls(stage: str, analysis: str, endpoint: Endpoint, calls: int, in_tokens: int, out_tokens: int,
               note: str) -> Deferred:
-    _check_stage(stage, analysis)
     return Deferred(stage, analysis, endpoint.name, calls, calls * in_tokens, calls * out_tokens,
                     endpoint.cost(calls * in_tokens, calls * out_tokens), note)
 
@@ -317,6 +318,6 @@ def summarize(plan: Plan, cached: set[str] | frozenset[str] = frozenset()) -> li
         row["input_tokens"] += d.input_tokens
         row["output_tokens"] += d.output_tokens
         row["cost"] += d.cost
-    order = {stage: n for n, stage in enumerate(STAGES)}
+    order = {stage: n for n, stage in enumerate(plan.stages)}
     keys = sorted(rows, key=lambda k: (order.get(k[0].split(" ")[0], 99), k[0], k[1]))
     return [{"stage": s, "endpoint": e, **rows[(s, e)]} for s, e in keys]

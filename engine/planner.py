@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from engine.datasets import Item
 from engine.plan import Builder, spec_hash
-from engine.records import STAGES, Plan
-from engine.registry import get_method
+from engine.records import Plan
+from engine.registry import get_method, stage_order
 from engine.spec.model import Spec
 
 
 def compile_plan(spec: Spec, items: dict[str, list[Item]]) -> Plan:
     """Every task of every analysis, in spec order, de-duplicated by content hash."""
-    builder = Builder(spec, items)
+    builder = Builder(spec, items, stage_order(a.method for a in spec.analyses.values()))
     for analysis in spec.analyses.values():
         get_method(analysis.method).plan(builder, analysis)
-    order = {stage: n for n, stage in enumerate(STAGES)}
+    order = {stage: n for n, stage in enumerate(builder.stages)}
     tasks = sorted(builder.tasks.values(), key=lambda t: order[t.stage])  # stable: keeps spec order within
-    return Plan(spec.name, spec_hash(spec), tasks, builder.deferred, dict(builder.bindings), builder.measured())
+    return Plan(spec.name, spec_hash(spec), tasks, builder.deferred, dict(builder.bindings), builder.measured(),
+                builder.stages)

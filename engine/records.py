@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from engine.spec.model import Spec
 
 PLAN_VERSION = 1
-STAGES = ("persona_rewrite", "persona_check", "generation", "preference", "discovery", "judge", "reference",
-          "persona_judge")
 OFFLINE_PROVIDER = "offline"
 
 
@@ -148,6 +146,8 @@ class Plan:
     deferred: list[Deferred] = field(default_factory=list)
     bindings: dict[str, list[Binding]] = field(default_factory=dict)  # analysis name -> bindings
     measured: list[Measured] = field(default_factory=list)  # offline per-answer judgments, one per judge and vibe
+    # the stages the executor runs, in order (`engine.registry.stage_order`: the spec's methods declare theirs)
+    stages: tuple[str, ...] = ()
 
     @cached_property
     def requests(self) -> dict[str, Request]:
@@ -163,7 +163,7 @@ class Plan:
         """`to_json` in pieces, a task at a time: a large plan's JSON is written without ever being one string
         (at Arena scale that string and its encoding were the run's largest allocation)."""
         head = {"version": PLAN_VERSION, "spec_name": self.spec_name, "spec_hash": self.spec_hash,
-                "deferred": [asdict(d) for d in self.deferred],
+                "stages": list(self.stages), "deferred": [asdict(d) for d in self.deferred],
                 # a binding's fields by hand: asdict's deep copy of 100,000 bindings' outputs cost seconds
                 "bindings": {name: [{"item": b.item, "variant": b.variant, "outputs": b.outputs} for b in bs]
                              for name, bs in self.bindings.items()}}
@@ -186,8 +186,11 @@ class Plan:
         sets = {key: PairSet(key, tuple(p["items"]), tuple(p["a"]), tuple(p["b"]))
                 for key, p in body.get("pair_sets", {}).items()}
         measured = [Measured(**{**m, "pairs": sets[m["pairs"]]}) for m in body.get("measured", [])]
-        return cls(body["spec_name"], body["spec_hash"], tasks, [Deferred(**d) for d in body["deferred"]], bindings,
-                   measured)
+        deferred = [Deferred(**d) for d in body["deferred"]]
+        # a plan written before it held its stages: their order is the tasks' (sorted by stage when compiled)
+        stages = body.get("stages") or dict.fromkeys([t.stage for t in tasks] + [m.stage for m in measured]
+                                                     + [d.stage for d in deferred])
+        return cls(body["spec_name"], body["spec_hash"], tasks, deferred, bindings, measured, tuple(stages))
 
 
 _MEASURED_FIELDS = ("id", "stage", "analysis", "judge", "judge_kind", "vibe", "measure", "tolerance", "relative")

@@ -1,24 +1,26 @@
 """The analysis methods a spec may name, behind a small lazy registry.
 
-One analysis method lives in one package (`engine/methods/<name>/`): its typed options and spec checks, the
-tasks it plans, the analysis it runs over finished results, the report sections and pages it renders and their
-templates (`templates/` beside its modules). The module that registers it is named here by its import path, so
-the spec layer can list and validate method names without importing the heavier stages, and a stage reaches a
-method by name without importing the layer above it. That module is imported the first time its name is
-looked up; its class registers itself with `@analysis_method`.
+One analysis method lives in one package (`engine/builtin_plugins/methods/<name>/`): its typed options and spec
+checks, the tasks it plans, the analysis it runs over finished results, the report sections and pages it renders
+and their templates (`templates/` beside its modules). The module that registers it is named by its import path
+in `engine.plugin_tables.METHODS`, so the spec layer can list and validate method names without importing the
+heavier stages, and a stage reaches a method by name without importing the layer above it. That module is
+imported the first time its name is looked up; its class registers itself with `@analysis_method`.
 
-Adding a method: write its package (or, for a small one, a module), add its line to `METHOD_MODULES`, or
-publish it under the `vibe.analysis_methods` entry-point group from a package of your own.
+Adding a method: write its package (or, for a small one, a module), add its line to
+`engine.plugin_tables.METHODS`, or publish it under the `vibe.analysis_methods` entry-point group from a package
+of your own.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.options import Options, PairOptions
+from engine.plugin_tables import METHODS
 from engine.plugins import Plugins, names_with_published
 
 if TYPE_CHECKING:
@@ -34,13 +36,6 @@ if TYPE_CHECKING:
     from engine.spec.model import Analysis, Vibe
     from engine.spec.yaml_source import PathKey
 
-METHOD_MODULES: dict[str, str] = {
-    "vibecheck": "engine.methods.vibecheck.method",
-    "separability": "engine.methods.separability.method",
-    "reference": "engine.methods.reference.method",
-    "personas": "engine.methods.personas.method",
-    "rankings": "engine.methods.rankings.method",
-}
 
 
 @dataclass
@@ -69,6 +64,9 @@ class AnalysisMethod:
     templates: ClassVar[dict[str, str]] = {}
     assets: ClassVar[tuple[str, ...]] = ()
     report_folders: ClassVar[tuple[str, ...]] = ()  # the run folder's subfolders its pages are written into
+    # The stages of its own that its tasks run in, beyond every run's `generation` and `judge`, each with the
+    # phase it runs in (one of PHASES). A task of a stage no method of the spec declares is a plan error.
+    stages: ClassVar[dict[str, str]] = {}
     # Its analyses read vibes, and a spec's `discover` block finds more from their training pairs before they
     # are judged (`propose_vibes`); `with_discovered` then adds the found vibes to an analysis. Such a
     # method's options are `PairOptions`, which discovery reads.
@@ -107,6 +105,12 @@ class AnalysisMethod:
         default; a folder of another method gives none either)."""
         return []
 
+    def boards(self, folder: Path) -> list[Path]:
+        """The files of an analysis' output folder that `vibe publish` adds to the site's cross-run leaderboards,
+        each a board record (`reference`, `vibes`, `labels`, `models`, per-model `cells` of separability with
+        their interval, `winrates`); none by default."""
+        return []
+
     def summary(self, section: str, result: Any) -> str | None:
         """The line `vibe run` prints for one result of section `section`, or None."""
         return None
@@ -141,7 +145,23 @@ class UnknownMethod(KeyError):
 
 
 ENTRY_POINTS = "vibe.analysis_methods"
-_METHODS: Plugins[AnalysisMethod] = Plugins("analysis method", METHOD_MODULES.get, UnknownMethod, ENTRY_POINTS)
+# Every run's two stages (the models' answers, then the judges' verdicts on vibes), and where a method's own
+# stage may run around them.
+GENERATION, JUDGE = "generation", "judge"
+PHASES = ("before generation", "before judging", "after judging")
+
+
+def stage_order(methods: Iterable[str]) -> tuple[str, ...]:
+    """The stages a run of analyses of `methods` executes, in order: each method's own at the phase it declares
+    (methods in the registry's order within a phase, a stage two declare once), around generation and judge."""
+    used = set(methods)
+    declared = [(phase, stage) for name in method_names() if name in used
+                for stage, phase in get_method(name).stages.items()]
+    at = {phase: list(dict.fromkeys(stage for p, stage in declared if p == phase)) for phase in PHASES}
+    return (*at["before generation"], GENERATION, *at["before judging"], JUDGE, *at["after judging"])
+
+
+_METHODS: Plugins[AnalysisMethod] = Plugins("analysis method", METHODS.get, UnknownMethod, ENTRY_POINTS)
 
 
 def analysis_method(name: str) -> Callable[[type[AnalysisMethod]], type[AnalysisMethod]]:
@@ -157,7 +177,7 @@ def analysis_method(name: str) -> Callable[[type[AnalysisMethod]], type[Analysis
 
 def method_names() -> list[str]:
     """The methods a spec may name: the table's, then those installed packages publish."""
-    return names_with_published(METHOD_MODULES, ENTRY_POINTS)
+    return names_with_published(METHODS, ENTRY_POINTS)
 
 
 def get_method(name: str) -> AnalysisMethod:

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from engine.execute.providers.base import (
+from engine.api.providers import (
     Completion,
     Messages,
     ProviderError,
@@ -19,7 +19,7 @@ from engine.execute.providers.base import (
     error_from_status,
     register,
 )
-from engine.spec.model import Endpoint
+from engine.api.spec import Endpoint
 
 API_VERSION = "2024-10-21"
 

@@ -16,13 +16,13 @@ from scipy.stats import norm
 from engine import stats
 from engine.analyze.outcomes import human_outcomes
 from engine.analyze.rankings import rank
+from engine.builtin_plugins.methods.vibecheck import analysis as vibecheck
+from engine.builtin_plugins.methods.vibecheck import headline, heldout, profiles
+from engine.builtin_plugins.methods.vibecheck.options import Regression
+from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts, VibeCheckResult
+from engine.builtin_plugins.methods.vibecheck.regressions import Features
 from engine.datasets.items import Battle, Item
 from engine.drift.shift import gate, shift_of
-from engine.methods.vibecheck import analysis as vibecheck
-from engine.methods.vibecheck import headline, heldout, profiles
-from engine.methods.vibecheck.options import Regression
-from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
-from engine.methods.vibecheck.regressions import Features
 
 RHO = 0.6
 THIRD = float(norm.ppf(2 / 3))

@@ -1,13 +1,15 @@
 """The guide's example rating judge: 5 when an answer is the reference answer, else 1, with a field of its own
 (`ignore_case`) that the spec schema learns from `field_schemas`. Added as this one module plus one line in
-`engine.judges.kinds.KIND_MODULES` (tests/test_extensions.py runs it in a reference analysis)."""
+`engine.plugin_tables.JUDGE_KINDS` (tests/test_extensions.py runs it in a reference analysis)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from engine.plugin_api import Item, Judge, JudgeKind, Rating, RatingInput, RatingScore, judge_kind_class
+from engine.api.judging import JudgeKind, RatingInput, RatingScore, judge_kind_class
+from engine.api.records import Item, Rating
+from engine.api.spec import Judge
 
 
 @judge_kind_class("exact_match")

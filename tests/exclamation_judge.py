@@ -1,12 +1,13 @@
 """The README's example judge kind: an offline judge that counts exclamation marks, added as this one module
-plus one line in `engine.judges.kinds.KIND_MODULES` (tests/test_extensions.py adds it and runs it end to end)."""
+plus one line in `engine.plugin_tables.JUDGE_KINDS` (tests/test_extensions.py adds it and runs it end to end)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from engine.plugin_api import JudgeKind, PairJudgment, PairVerdict, compare, judge_kind_class
+from engine.api.judging import JudgeKind, PairVerdict, compare, judge_kind_class
+from engine.api.records import PairJudgment
 
 
 @judge_kind_class("exclamations")

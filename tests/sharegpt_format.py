@@ -1,6 +1,6 @@
 """The guide's example dataset format: ShareGPT-style records, one conversation per JSONL row under
 `conversations`, each turn `{"from": "human" | "gpt" | "system", "value": text}`, the model named on the row. It is
-added as this one module plus one line in `engine.formats.FORMAT_MODULES` (tests/test_extensions.py adds it, runs
+added as this one module plus one line in `engine.plugin_tables.DATASET_FORMATS` (tests/test_extensions.py adds it, runs
 a spec that names it and has `vibe init` recognise a file of it). The last human turn is the prompt and the gpt
 turn after it the answer."""
 
@@ -9,7 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from engine.plugin_api import AnswerRows, Dataset, DatasetError, Located, Sniffed, dataset_format_class
+from engine.api.data import AnswerRows, Located, Sniffed, dataset_format_class
+from engine.api.records import DatasetError
+from engine.api.spec import Dataset
 
 
 @dataset_format_class("sharegpt")

@@ -8,19 +8,17 @@ import re
 from pathlib import Path
 
 import engine
-from engine.formats import FORMAT_MODULES, format_names
-from engine.judges.kinds import KIND_MODULES, kind_names
+from engine import plugin_tables
+from engine.formats import format_names
+from engine.judges.kinds import kind_names
 from engine.provider_table import PROVIDERS
-from engine.registry import METHOD_MODULES, method_names
+from engine.registry import method_names
 
 ENGINE = Path(engine.__file__).parent
-# The registries themselves and the plug-ins they list (a judge kind's module, a method's whole package) may
-# name what they register.
+BUILT_INS = ENGINE / "builtin_plugins"
+# The registries and their tables may name what they register, and the built-in plug-ins themselves.
 PLUG_INS = (str(ENGINE / "registry.py"), str(ENGINE / "judges" / "kinds.py"), str(ENGINE / "formats.py"),
-            str(ENGINE / "provider_table.py"), f"{ENGINE / 'execute' / 'providers'}/",
-            *(str(ENGINE / (module.removeprefix("engine.").replace(".", "/") + ".py"))
-              for module in (*KIND_MODULES.values(), *FORMAT_MODULES.values())),
-            *(f"{ENGINE / 'methods' / module.split('.')[2]}/" for module in METHOD_MODULES.values()))
+            str(ENGINE / "provider_table.py"), str(ENGINE / "plugin_tables.py"), f"{BUILT_INS}/")
 
 
 def _named(node: ast.AST) -> str:
@@ -85,34 +83,70 @@ def _imports(path: Path) -> list[tuple[int, str]]:
 
 
 def test_generic_code_imports_no_plug_in() -> None:
-    """Names are not the only way to reach a plug-in: generic code that imports a judge kind's module, a
-    method's package, a dataset format's module or a provider's client depends on that plug-in as much as code
-    that compares with its name (the report once imported the LLM judge's module for a text filter, and the
-    executor the local provider's server and three providers' engines). What several need lives in a module
-    of its own (`engine.judges.reading` reads any judge's written answer), and what a provider brings is named
-    by its table entry (`ProviderInfo.replica`, `serves`). A provider's shared contract (the providers package
-    and its `base`) is not a plug-in."""
-    plug_ins = {*KIND_MODULES.values(), *FORMAT_MODULES.values()}
-    packages = {".".join(module.split(".")[:3]) for module in METHOD_MODULES.values()}
-    packages |= {f"engine.execute.providers.{path.stem}" for path in (ENGINE / "execute" / "providers").glob("*.py")
-                 if path.stem not in ("__init__", "base")}
-    found = []
-    for path in sorted(ENGINE.rglob("*.py")):
-        if any(str(path) == p or (p.endswith("/") and str(path).startswith(p)) for p in PLUG_INS):
-            continue
-        found += [f"{path.relative_to(ENGINE)}:{line}: imports {module}" for line, module in _imports(path)
-                  if module in plug_ins or any(module == p or module.startswith(p + ".") for p in packages)]
+    """Names are not the only way to reach a plug-in: generic code that imports a built-in's module depends on
+    it as much as code that compares with its name (the report once imported the LLM judge's module for a text
+    filter, and the executor the local provider's server and three providers' engines). import-linter's layers
+    put the built-ins above everything, but it skips type-only imports; this reads deferred and type-only ones
+    too."""
+    found = [f"{path.relative_to(ENGINE)}:{line}: imports {module}"
+             for path in sorted(ENGINE.rglob("*.py")) if not str(path).startswith(f"{BUILT_INS}/")
+             for line, module in _imports(path) if module.startswith("engine.builtin_plugins")]
     assert found == []
 
 
-def test_every_built_in_method_is_in_the_independence_contract() -> None:
-    """The import-linter contract that keeps methods from importing each other lists its packages by hand; a
-    method added to the registry but not to the list would fall outside it without a word."""
-    import tomllib
+def _built_in_modules() -> dict[str, str]:
+    """Every module a table names for a built-in (a provider's clients, replica engine and server included),
+    each with the table it is listed in."""
+    out = {m: "methods" for m in plugin_tables.METHODS.values()}
+    out |= {m: "judges" for m in plugin_tables.JUDGE_KINDS.values()}
+    out |= {m: "formats" for m in plugin_tables.DATASET_FORMATS.values()}
+    out |= {m: "exporters" for m in plugin_tables.EXPORTERS.values()}
+    out |= {path.partition(":")[0]: "providers" for info in plugin_tables.PROVIDERS.values()
+            for path in (info.client, info.batches, info.replica, info.serves) if path}
+    return out
 
-    contracts = tomllib.loads((ENGINE.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
-    (independence,) = [c for c in contracts["contracts"] if c["type"] == "independence"]
-    assert sorted(independence["modules"]) == sorted({".".join(m.split(".")[:3]) for m in METHOD_MODULES.values()})
+
+def test_every_built_in_sits_in_its_kinds_folder() -> None:
+    """The import-linter contracts that keep a plug-in to the public API and apart from every other plug-in
+    match `engine.builtin_plugins.*.*`: one module or package per plug-in in its kind's folder. A built-in
+    listed anywhere else would fall outside both without a word."""
+    misplaced = {m: kind for m, kind in _built_in_modules().items()
+                 if m.split(".")[:3] != ["engine", "builtin_plugins", kind] or len(m.split(".")) < 4}
+    assert misplaced == {}
+    folders = {path.parent.name for path in BUILT_INS.glob("*/__init__.py")}
+    assert folders == {"methods", "judges", "formats", "exporters", "providers"}
+
+
+def _past_the_api(path: Path, own: str) -> list[str]:
+    """What `path` (a module of the plug-in `own`) imports of vibe beyond the public API and itself."""
+    return [f"{path.name}:{line}: imports {module}" for line, module in _imports(path)
+            if module.split(".")[0] == "engine" and not module.startswith("engine.api")
+            and module != own and not module.startswith(own + ".")]
+
+
+def test_built_in_plug_ins_import_only_the_public_api_and_themselves() -> None:
+    """A built-in is written as an outside plug-in is: of vibe, it imports `engine.api` and its own module or
+    package, deferred and type-only imports included (which import-linter does not read), so what a built-in
+    can do an outside plug-in can."""
+    found = []
+    for path in sorted(BUILT_INS.rglob("*.py")):
+        parts = path.relative_to(ENGINE.parent).with_suffix("").parts
+        if len(parts) > 3 and parts[3] != "__init__":
+            found += _past_the_api(path, ".".join(parts[:4]))
+    assert found == []
+
+
+def test_the_import_check_finds_what_it_looks_for(tmp_path: Path) -> None:
+    """The check above is only worth its silence if it speaks: a type-only import of an internal module and a
+    deferred import of another plug-in are found; the API and the plug-in's own package are not."""
+    plug_in = tmp_path / "x.py"
+    plug_in.write_text("from typing import TYPE_CHECKING\n\nfrom engine.api.spec import Judge\n"
+                       "from engine.builtin_plugins.methods.x.options import XOptions\n"
+                       "if TYPE_CHECKING:\n    from engine.stats import holm\n\n\n"
+                       "def f():\n    from engine.builtin_plugins.judges import llm\n", encoding="utf-8")
+    assert [f.split(": ", 1)[1] for f in _past_the_api(plug_in, "engine.builtin_plugins.methods.x")] == [
+        "imports engine.stats", "imports engine.stats.holm", "imports engine.builtin_plugins.judges",
+        "imports engine.builtin_plugins.judges.llm"]
 
 
 def test_the_check_finds_what_it_looks_for() -> None:

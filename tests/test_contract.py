@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import pytest
 
-from engine import contract
+from engine import contract, plugin_tables
 from engine.datasets.shapes import WideRows
 from engine.judges.kinds import JudgeKind, _Either, judge_kind
 from engine.judges.verdicts import PairVerdict
@@ -115,9 +115,8 @@ def test_one_broken_plug_in_hides_no_other_and_the_suite_can_select(monkeypatch:
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """A kind whose module cannot be imported is a failing check of its own and every other check is still
     listed; a check that raises is reported, not a crash; `--plugin NAME` runs only that plug-in's checks."""
-    from engine.judges import kinds
 
-    monkeypatch.setitem(kinds.KIND_MODULES, "broken", "no_such_module_for_vibe")
+    monkeypatch.setitem(plugin_tables.JUDGE_KINDS, "broken", "no_such_module_for_vibe")
     listed = contract.checks()
     (broken,) = [c for c in listed if c.name == "broken"]
     assert contract.run_check(broken) == ["its module cannot be imported: ModuleNotFoundError(\"No module named "

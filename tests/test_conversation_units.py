@@ -15,14 +15,14 @@ import pytest
 from scipy import stats as scipy_stats
 
 from engine.analyze.outcomes import human_outcomes, style_vector
+from engine.builtin_plugins.methods.vibecheck import heldout, profiles
+from engine.builtin_plugins.methods.vibecheck.admission import admit, folds
+from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts, VibeCheckResult
+from engine.builtin_plugins.methods.vibecheck.regressions import Features, _one_label_each, _rows
 from engine.datasets import DatasetError
 from engine.datasets.conversations import normalised, turns
 from engine.datasets.items import Battle, Item
 from engine.drift.shift import gate, shift_of
-from engine.methods.vibecheck import heldout, profiles
-from engine.methods.vibecheck.admission import admit, folds
-from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
-from engine.methods.vibecheck.regressions import Features, _one_label_each, _rows
 
 # three conversations of 2, 3 and 1 turns
 CONVERSATIONS = ["c1", "c1", "c2", "c2", "c2", "c3"]

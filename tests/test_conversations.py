@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from engine.builtin_plugins.methods.vibecheck.explorer import read_chunk
 from engine.datasets import DatasetError
-from engine.methods.vibecheck.explorer import read_chunk
 from engine.pipeline import prepare, run_spec
 from engine.scaffold import sniff
 

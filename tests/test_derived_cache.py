@@ -139,7 +139,7 @@ import json, sys
 from pathlib import Path
 import numpy as np
 from engine import derived
-from engine.methods.vibecheck import heldout
+from engine.builtin_plugins.methods.vibecheck import heldout
 from engine.execute.cache import Cache
 derived.use(Cache(Path(sys.argv[1])))
 rng = np.random.default_rng(0)
@@ -157,7 +157,7 @@ def test_a_fit_is_computed_again_when_the_code_behind_it_changes(tmp_path: Path)
     it be computed again, with no version string bumped by hand: the key holds the code's digest."""
     source = tmp_path / "src"
     shutil.copytree(ROOT / "engine", source / "engine", ignore=shutil.ignore_patterns("__pycache__"))
-    admission = source / "engine" / "methods" / "vibecheck" / "admission.py"
+    admission = source / "engine" / "builtin_plugins" / "methods" / "vibecheck" / "admission.py"
 
     def fit() -> dict[str, int]:
         out = subprocess.run([sys.executable, "-c", FIT, str(tmp_path / "c.sqlite")], cwd=source, capture_output=True,

@@ -80,8 +80,8 @@ def test_embedding_judge_measures_against_example_answers() -> None:
 
     import numpy as np
 
+    from engine.builtin_plugins.judges.embedding_axis import judge_pairs
     from engine.embeddings import embed
-    from engine.judges.embedding_judge import judge_pairs
     from engine.requests import PairJudgment
 
     low = ["It rained all week and the wind was freezing.", "Storms and cold fog covered the town."]
@@ -122,8 +122,12 @@ analyses:
 def test_cluster_vibes_pasted_into_a_spec_score_as_discovery_scored_them(tmp_path: Path, shared_data: Path) -> None:
     """Embedding-cluster vibes: written as YAML, pasted into a spec and judged by the run's embedding judge,
     every pair gets the verdict the proposer computed when it ranked them."""
+    from engine.builtin_plugins.methods.vibecheck.discovery.statistical import (
+        TrainingPair,
+        cluster_candidates,
+        pair_scores,
+    )
     from engine.discover.stage import vibes_yaml
-    from engine.methods.vibecheck.discovery.statistical import TrainingPair, cluster_candidates, pair_scores
     from engine.pipeline import prepare
 
     base = SPEC_CLUSTERS.format(data=shared_data)
@@ -169,7 +173,11 @@ def test_topic_clusters_balanced_across_the_models_are_never_kept() -> None:
     exclamation on every answer) still is."""
     import random
 
-    from engine.methods.vibecheck.discovery.statistical import TrainingPair, cluster_candidates, discover
+    from engine.builtin_plugins.methods.vibecheck.discovery.statistical import (
+        TrainingPair,
+        cluster_candidates,
+        discover,
+    )
 
     rng = random.Random(0)
     pools = [[f"{verb} the {food} {how} before serving." for verb in ("Simmer", "Roast", "Season", "Slice", "Stir")
@@ -195,7 +203,7 @@ def test_crossfit_gives_a_lexicon_no_credit_for_the_pairs_it_was_mined_from() ->
     on the other half, which never saw the phrase, so it calls them ties."""
     import numpy as np
 
-    from engine.methods.vibecheck.discovery.statistical import (
+    from engine.builtin_plugins.methods.vibecheck.discovery.statistical import (
         TrainingPair,
         candidates,
         crossfit_lexicon_scores,
@@ -217,7 +225,7 @@ def test_crossfit_gives_a_lexicon_no_credit_for_the_pairs_it_was_mined_from() ->
 
 
 def test_degenerate_answers_give_no_clusters_rather_than_nan() -> None:
-    from engine.methods.vibecheck.discovery.statistical import TrainingPair, cluster_candidates
+    from engine.builtin_plugins.methods.vibecheck.discovery.statistical import TrainingPair, cluster_candidates
 
     assert cluster_candidates([TrainingPair("ok", "ok", None)] * 50, "a", "b") == []  # one distinct answer
     assert cluster_candidates([TrainingPair("ok", "fine", None)] * 5, "a", "b") == []  # 10 answers: too few
@@ -229,8 +237,8 @@ def test_degenerate_answers_give_no_clusters_rather_than_nan() -> None:
 def test_lexicon_terms_are_words_a_reader_recognises() -> None:
     """One model writes markdown-heavy answers with contractions and numbered bold items; its mined lexicon
     keeps the words that mark it and none of the debris ('* key', '* * 4', 'here s', '? s')."""
-    from engine.methods.vibecheck.discovery.statistical import TrainingPair as Pair
-    from engine.methods.vibecheck.discovery.statistical import candidates, is_readable
+    from engine.builtin_plugins.methods.vibecheck.discovery.statistical import TrainingPair as Pair
+    from engine.builtin_plugins.methods.vibecheck.discovery.statistical import candidates, is_readable
 
     a = "Here's the **key** point: * **4** steps? Sure! Let me know if you'd like more. It's **great**!"
     b = "The answer follows from the definition and needs three steps."
@@ -262,8 +270,8 @@ def test_the_ngram_index_is_countvectorizers_matrix(shared_data: Path) -> None:
     token or only marks; in one block, in blocks of a text or two, and from a subset of a tokenized corpus."""
     import csv
 
+    from engine.builtin_plugins.methods.vibecheck.discovery.ngrams import doc_terms, tokenize
     from engine.judges.metrics import tokens
-    from engine.methods.vibecheck.discovery.ngrams import doc_terms, tokenize
 
     path = shared_data / "arena" / "vibecheck_llama3-70b_vs_not_llama_creative_writing.csv"
     with path.open(newline="", encoding="utf-8") as fh:

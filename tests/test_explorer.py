@@ -13,8 +13,8 @@ import pytest
 from llm_server import LLMServer, judged_answers
 from test_report import BROWSER_ARGS, CHROMIUM, PAYLOADS, _Audit
 
+from engine.builtin_plugins.methods.vibecheck.explorer import read_chunk
 from engine.judges.reading import verdict_reason
-from engine.methods.vibecheck.explorer import read_chunk
 from engine.pipeline import run_spec
 
 # its runs are built once (session-scoped: a worker runs other files between this one's tests, and a module
@@ -324,7 +324,7 @@ def test_markdown_rendered_safely_and_long_lines_wrap(hostile_run: Path, browser
 def test_reason_themes_group_what_the_judges_said() -> None:
     """Two kinds of reason, twelve and eight of them, with their verdicts: two themes of those sizes, named by
     their own words, their verdicts counted per theme."""
-    from engine.methods.vibecheck.reason_themes import Reason, themes
+    from engine.builtin_plugins.methods.vibecheck.reason_themes import Reason, themes
 
     lists = [Reason(f"Answer {n % 2 + 1} uses bullet lists and bold headings throughout.", 1 if n % 3 else -1)
              for n in range(12)]
@@ -400,7 +400,7 @@ def test_chunk_json_is_the_standard_librarys_and_nan_is_null(tmp_path: Path) -> 
     (and `read_chunk`) accept, where the standard library would write NaN."""
     import orjson
 
-    from engine.methods.vibecheck.explorer import _write_chunk
+    from engine.builtin_plugins.methods.vibecheck.explorer import _write_chunk
 
     rows: list[dict[str, Any]] = [{
         "prompt": 'say "hi"\\ \x00\x1f\x7f \u2028\u2029 é 😀', "a": "<b>x</b>\n\ttab", "b": "",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from llm_server import LLMServer
 
-from engine.judges import kinds
+from engine import plugin_tables
 from engine.pipeline import run_spec
 from engine.provider_table import PROVIDERS, ProviderInfo
 from engine.spec.load import load_spec
@@ -53,7 +53,7 @@ def _problems(path: Path) -> str:
 def test_an_offline_judge_kind_is_one_module_and_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = _spec(tmp_path)
     assert "spec.yaml:6:18: judges.shouts.kind: 'exclamations' is not one of" in _problems(spec)
-    monkeypatch.setitem(kinds.KIND_MODULES, "exclamations", "exclamation_judge")  # the one registry line
+    monkeypatch.setitem(plugin_tables.JUDGE_KINDS, "exclamations", "exclamation_judge")  # the one registry line
     bad = _spec(tmp_path, judge="{kind: exclamations, margin: 1}")
     assert ("judges.shouts.margin: an exclamation-count judge (kind: exclamations) takes no 'margin' (it takes: "
             "tolerance)") in _problems(bad)
@@ -102,7 +102,7 @@ def test_a_dataset_format_is_one_module_and_one_line(tmp_path: Path, monkeypatch
     """A spec naming the format is a located error until its line is added; then the schema knows its own
     column (fields.conversations), the spec runs on the conversations' last user turn and answer, and `vibe init`
     recognises a file of it without being told."""
-    from engine.formats import FORMAT_MODULES
+    from engine.plugin_tables import DATASET_FORMATS
     from engine.scaffold import init_spec
 
     _conversations(tmp_path)
@@ -115,7 +115,7 @@ def test_a_dataset_format_is_one_module_and_one_line(tmp_path: Path, monkeypatch
         "vibes: [{name: length, low: short, high: long, metric: length_words}]\n"
         "analyses: {vibecheck: {dataset: d, models: [alpha, beta], judges: [m]}}\n", encoding="utf-8")
     assert "spec.yaml:6:13: datasets.d.format: 'sharegpt' is not one of" in _problems(spec)
-    monkeypatch.setitem(FORMAT_MODULES, "sharegpt", "sharegpt_format")  # the one registry line
+    monkeypatch.setitem(DATASET_FORMATS, "sharegpt", "sharegpt_format")  # the one registry line
     summary, _, run_dir = run_spec(spec, tmp_path / "run", tmp_path / "cache.sqlite", quiet=True, report=False)
     assert summary.done == summary.total
     pairs = [json.loads(line) for line in (run_dir / "vibecheck" / "pairs.jsonl").read_text().splitlines()]
@@ -142,7 +142,7 @@ def test_a_rating_judge_with_a_field_of_its_own_is_one_module_and_one_line(
             "analyses: {reference: {method: reference, dataset: d, models: [a, b], judge: same}}\n")
     spec.write_text(text.replace("IGNORE", "true"), encoding="utf-8")
     assert "judges.same.kind: 'exact_match' is not one of" in _problems(spec)
-    monkeypatch.setitem(kinds.KIND_MODULES, "exact_match", "exact_match_judge")  # the one registry line
+    monkeypatch.setitem(plugin_tables.JUDGE_KINDS, "exact_match", "exact_match_judge")  # the one registry line
     spec.write_text(text.replace("IGNORE", "'yes please'"), encoding="utf-8")
     assert "judges.same.ignore_case: 'yes please' is not of type 'boolean'" in _problems(spec)
     spec.write_text(text.replace("IGNORE", "true"), encoding="utf-8")

@@ -423,8 +423,8 @@ def test_a_graded_annotation_keeps_its_share_of_the_win_for_the_win_rate(tmp_pat
     quarters. The profile's win rate counts the shares, as AlpacaEval 2 does (its published 9.178% for
     gpt-3.5-turbo-1106 is the mean share; counting nearest ends gives its discrete 8.199%): here
     (0 + 1 + 0.75 + 0.9) / 4 where nearest ends would say 3 of 4."""
-    from engine.methods.vibecheck.profiles import _labelled_rows
-    from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
+    from engine.builtin_plugins.methods.vibecheck.profiles import _labelled_rows
+    from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 
     rows = [{"instruction": f"Q{i}", "generator_1": "ref", "output_1": "reference answer", "generator_2": "m",
              "output_2": "model answer", "preference": value} for i, value in enumerate([1.0, 2.0, 1.75, 1.9])]

@@ -92,7 +92,7 @@ analyses:
 def test_llm_judge_and_discovery_on_local_llama(tmp_path: Path) -> None:
     """The real code path with a real (tiny) model behind an openai-compatible judge: quality is poor at
     135M parameters, the point is that every call, parse and statistic runs for real."""
-    from engine.execute.providers.local import local_server
+    from engine.builtin_plugins.providers.local.client import local_server
     from engine.pipeline import run_spec
 
     rows = [{"id": f"p{i}", "q": f"Tell me about topic {i}.",
@@ -149,7 +149,7 @@ def test_the_local_server_stops_when_the_run_that_started_it_is_killed(tmp_path:
     import time
 
     child = ("import os, time\n"
-             "from engine.execute.providers.llama_server import exit_with_parent\n"
+             "from engine.builtin_plugins.providers.local.server import exit_with_parent\n"
              "exit_with_parent(os.getppid(), every_s=0.1)\n"
              "time.sleep(60)\n")
     parent = ("import subprocess, sys, time\n"

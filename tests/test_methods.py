@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import registry
+from engine import plugin_tables, registry
 from engine.options import Split
 from engine.pipeline import run_spec
 from engine.spec.load import load_spec
@@ -37,7 +37,7 @@ ROWS = [{"id": "1", "q": "hi", "out_a": "one two three", "out_b": "one"},
 
 @pytest.fixture
 def word_count(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(registry.METHOD_MODULES, "word_count", "word_count.method")  # the one registry line
+    monkeypatch.setitem(plugin_tables.METHODS, "word_count", "word_count.method")  # the one registry line
 
 
 def _write(tmp_path: Path, min_words: str) -> Path:
@@ -86,8 +86,8 @@ def test_a_taken_name_is_refused() -> None:
 
 def test_nested_option_blocks_are_typed_with_their_defaults_filled_in() -> None:
     """A block the spec gives in part (a split, the regression's selection, sep-Elo) keeps the other defaults."""
-    from engine.methods.separability.options import Encoder, SeparabilityOptions, SepElo
-    from engine.methods.vibecheck.options import Regression, VibeCheckOptions
+    from engine.builtin_plugins.methods.separability.options import Encoder, SeparabilityOptions, SepElo
+    from engine.builtin_plugins.methods.vibecheck.options import Regression, VibeCheckOptions
 
     vibecheck = VibeCheckOptions.from_spec({"judges": ["j"], "split": {"train": 0.6}, "regression": {"top": 3}})
     assert vibecheck.split == Split(train=0.6, seed=0)
@@ -99,12 +99,25 @@ def test_nested_option_blocks_are_typed_with_their_defaults_filled_in() -> None:
 
 
 def test_a_task_of_a_stage_vibe_does_not_run_is_refused_when_planned(tmp_path: Path, word_count: None) -> None:
-    """The executor runs only the stages it knows, in order; a method's task of another would never run."""
+    """The executor runs only the stages the spec's methods declare, in order; a method's task of another would
+    never run."""
     from engine.plan import Builder, PlanError
     from engine.requests import Recorded
 
-    builder = Builder(load_spec(_write(tmp_path, "0")), {})
-    with pytest.raises(PlanError, match="analysis 'words': its method planned a task of stage 'scoring', which is "
-                                        "not one of the stages vibe runs \\(persona_rewrite, "):
+    builder = Builder(load_spec(_write(tmp_path, "0")), {}, registry.stage_order(["word_count"]))
+    with pytest.raises(PlanError, match="analysis 'words': its method planned a task of stage 'scoring', which no "
+                                        "method of the spec declares in its `stages` \\(this spec runs: "
+                                        "generation, judge\\)"):
         builder.add("scoring", "words", "a", "recorded", "1", Recorded("d", "1", "a", "sha"))
     assert builder.tasks == {}
+
+
+def test_the_stages_a_run_executes_are_its_methods_in_the_phases_they_declare() -> None:
+    """Each method declares its own stages and their phases; a run executes the generic two and those of its
+    spec's methods, in phase order (the order the executor always had for the five built-ins together)."""
+    assert registry.stage_order(["rankings"]) == ("generation", "judge")
+    assert registry.stage_order(["personas", "vibecheck"]) == (
+        "persona_rewrite", "persona_check", "generation", "preference", "discovery", "judge", "persona_judge")
+    assert registry.stage_order(registry.method_names()) == (
+        "persona_rewrite", "persona_check", "generation", "preference", "discovery", "judge", "reference",
+        "persona_judge")

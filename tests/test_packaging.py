@@ -70,7 +70,8 @@ def test_the_wheel_and_sdist_hold_what_runs_read(dist: Path) -> None:
     (wheel,) = dist.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     templates = [str(p.relative_to(ROOT)) for p in (ROOT / "engine").glob("**/templates/**/*") if p.is_file()]
-    assert "engine/methods/vibecheck/templates/sections/vibecheck.html.j2" in templates  # each method's own folder
+    # each method's own folder
+    assert "engine/builtin_plugins/methods/vibecheck/templates/sections/vibecheck.html.j2" in templates
     shared = [f"engine/report/templates/{p.name}" for p in (ROOT / "templates").iterdir()]  # the top-level folder
     assert "engine/report/templates/base.html.j2" in shared
     for needed in ("engine/spec/schema.json", *templates, *shared, "engine/builtin/offline-panel.yaml",
@@ -188,7 +189,7 @@ def test_a_plug_in_package_registers_one_of_each_kind_through_entry_points(insta
         shutil.copy(ROOT / "tests" / source, package / target)
     shutil.copytree(ROOT / "tests" / "word_count", package / "word_count", ignore=shutil.ignore_patterns("__pycache__"))
     (package / "azure_info.py").write_text(
-        "from engine.plugin_api import ProviderInfo\n\n"
+        "from engine.api.providers import ProviderInfo\n\n"
         "AZURE = ProviderInfo('vibe_example.azure', needs=('base_url', 'model'))\n")
     (tmp_path / "plugin" / "pyproject.toml").write_text(PLUGIN_PYPROJECT)
     wheels = tmp_path / "wheels"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from llm_server import LLMServer
 
-from engine.methods.personas.analysis import (
+from engine.builtin_plugins.methods.personas.analysis import (
     cell,
     gate_verdict,
     llm_dimension_score,
@@ -82,7 +82,7 @@ def test_an_unreadable_dimension_is_missing_from_the_vote_not_a_tie() -> None:
     """A judge scores clarity +1 (weight 1) and anthropomorphism −1 (weight 5); its tone_fit answer could not
     be read. The vote is the sign of 1 − 5 over the two readable dimensions: −1, S = −4, with no 0 for
     tone_fit in it; a judge whose every answer was unreadable gives no vote at all."""
-    from engine.methods.personas.records import DimensionVerdict, PersonaSample
+    from engine.builtin_plugins.methods.personas.records import DimensionVerdict, PersonaSample
 
     sample = PersonaSample("p", "q0", "persona0", "personalized", True, 0.9, None, dimensions=[
         DimensionVerdict("clarity", "j", "llm", 1, True), DimensionVerdict("anthropomorphism", "j", "llm", -1, True),
@@ -94,7 +94,7 @@ def test_an_unreadable_dimension_is_missing_from_the_vote_not_a_tie() -> None:
 def test_preservation_is_reported_per_model() -> None:
     """Paper 004 reports preservation per model: A passes the original and both rewrites (2 of 2 preserved);
     B passes the original and one rewrite (1 of 2, 50% of the rewrites of a task it solved)."""
-    from engine.methods.personas.records import PersonaSample
+    from engine.builtin_plugins.methods.personas.records import PersonaSample
 
     def sample(variant: str, passes: list[bool | None]) -> PersonaSample:
         kind = "original" if variant == "original" else "personalized"
@@ -121,7 +121,7 @@ def test_the_sign_test_counts_prompts_not_correlated_votes() -> None:
     """12 prompts, 3 rewrites each, 2 judges: 72 votes. Nine prompts go to A on every vote, one to B, and on
     two the judges split (+1 / −1 on every rewrite), so their votes cancel. Counted by vote, A leads 60–12
     (p ≈ 1e-9); counted by prompt it is 9–1 with two ties, p = 22/1024, as the independent unit allows."""
-    from engine.methods.personas.records import PersonaSample
+    from engine.builtin_plugins.methods.personas.records import PersonaSample
 
     samples = []
     for i in range(12):
@@ -228,8 +228,8 @@ def test_llm_rewriter_and_persona_judge_over_http(tmp_path: Path) -> None:
 
 
 def test_persona_votes_become_ranking_outcomes() -> None:
-    from engine.methods.personas.analysis import _summarize
-    from engine.methods.personas.records import PersonaSample
+    from engine.builtin_plugins.methods.personas.analysis import _summarize
+    from engine.builtin_plugins.methods.personas.records import PersonaSample
     from engine.spec.model import Persona
 
     persona = Persona("p", "I am p.", {"clarity": 1})

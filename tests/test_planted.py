@@ -69,7 +69,7 @@ def test_a_behaviour_on_every_pair_is_measured_by_taking_it_back_out() -> None:
     pairs = case.pairs()[test]
     emoji = Vibe("emoji", "no emoji", "emoji", metric="emoji")
     length = Vibe("length", "short", "long", metric="length_words")
-    from engine.methods.vibecheck.discovery import statistical as discovery
+    from engine.builtin_plugins.methods.vibecheck.discovery import statistical as discovery
 
     def without(vibe: Vibe, leave_out: frozenset[str]) -> np.ndarray:
         return discovery.pair_scores(vibe, case.pairs(leave_out)[test])

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from engine import stats
+from engine.builtin_plugins.methods.vibecheck.profiles import _winrate
+from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 from engine.datasets.load import _comparison_label
-from engine.methods.vibecheck.profiles import _winrate
-from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 from engine.pipeline import run_spec
 from engine.spec.data_model import ComparisonLabels
 

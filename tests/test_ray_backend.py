@@ -91,8 +91,8 @@ def test_ray_generations_and_similarity_match_local_and_rerun_makes_no_calls(
 
 def test_encoders_on_ray_data_give_the_local_numbers(cluster: Cluster) -> None:
     from engine import chunk_map, embeddings
+    from engine.builtin_plugins.judges.reference_similarity import rate
     from engine.execute.ray_chunks import RayChunkMapper
-    from engine.judges.reference_similarity import rate
     from engine.requests import Rating
     from engine.spec.model import Resources
 
@@ -264,8 +264,8 @@ def importlib_util_missing(name: str) -> bool:
 @pytest.mark.skipif(importlib_util_missing("vllm") or not os.environ.get("VIBE_VLLM_MODEL"),
                     reason="needs vLLM, a GPU and VIBE_VLLM_MODEL (a model folder or Hugging Face id on disk)")
 def test_vllm_replica_generates_on_a_gpu(tmp_path: Path) -> None:
+    from engine.builtin_plugins.providers.vllm.engine import VllmEngine
     from engine.execute.providers.base import ResponseSchema
-    from engine.execute.providers.vllm_engine import VllmEngine
 
     engine = VllmEngine(os.environ["VIBE_VLLM_MODEL"], num_gpus=1)
     schema = ResponseSchema("verdict", {"type": "object", "properties": {"winner": {"enum": ["A", "B"]}},

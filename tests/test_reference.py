@@ -13,10 +13,10 @@ import pytest
 from llm_server import LLMServer
 
 from engine.analyze.reference import item_rating, preference_outcomes, score_percent, subset_scores
+from engine.builtin_plugins.judges.reference_similarity import content_terms, key_term_recall
 from engine.execute.cache import Cache
 from engine.execute.run import execute
 from engine.judges.reading import parse_rating, rating_explanation
-from engine.judges.reference_similarity import content_terms, key_term_recall
 from engine.pipeline import prepare, run_spec
 from engine.plan import PlanError
 from engine.records import Result

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from llm_server import LLMServer
 
-from engine.methods.vibecheck.explorer import read_chunk
+from engine import plugin_tables
+from engine.builtin_plugins.methods.vibecheck.explorer import read_chunk
 from engine.pipeline import run_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,7 +101,7 @@ def check_lexicons_kept_on_crossfit_verdicts(vc, spec: Path) -> None:
     """A mined lexicon is kept or dropped on its cross-fitted training verdicts as discovery judged them: a
     difference within the metric's tolerance is a tie. The analysis took the sign of the cross-fitted strength
     instead, so a lexicon that barely moved a pair counted it as a full verdict."""
-    from engine.methods.vibecheck.discovery import statistical as discovery
+    from engine.builtin_plugins.methods.vibecheck.discovery import statistical as discovery
     from engine.pipeline import prepare
 
     items = {item.id: item for item in prepare(spec).items["arena"]}
@@ -118,7 +119,7 @@ def check_reading_aids(vc, run_dir: Path) -> None:
     """What a reader needs at a glance: the answer in words naming both models and the strongest confirmed
     vibe, a diverging chart with one row per kept vibe, one colour per model on every chart, example pairs
     that go the way the vibe's separability says, and no badge of a judge kind that gave no verdict."""
-    from engine.methods.vibecheck.headline import confirmed, words
+    from engine.builtin_plugins.methods.vibecheck.headline import confirmed, words
     from engine.report.charts import A_COLOR, B_COLOR
 
     index = (run_dir / "index.html").read_text()
@@ -420,7 +421,7 @@ def test_measure_bins_are_each_models_share_over_bins_of_every_value() -> None:
     model's shares add up to 1 (the top edge falls in the last bin)."""
     import numpy as np
 
-    from engine.methods.vibecheck.charts import measure_bins
+    from engine.builtin_plugins.methods.vibecheck.charts import measure_bins
 
     rows = measure_bins({"a": np.array([0.0, 1.0, 2.0, 3.0]), "b": np.array([3.0, 3.0])}, bins=3)
     assert [(r["model"], r["start"], r["end"], r["share"]) for r in rows] == [
@@ -442,7 +443,7 @@ def test_every_kinds_badge_is_visible_and_says_what_the_kind_is(tmp_path: Path,
     from engine.judges import kinds as judge_kinds
     from engine.report.render import TEMPLATES, environment, use_kinds
 
-    monkeypatch.setitem(judge_kinds.KIND_MODULES, "exclamations", "exclamation_judge")
+    monkeypatch.setitem(plugin_tables.JUDGE_KINDS, "exclamations", "exclamation_judge")
     names = judge_kinds.kind_names()
     assert {"llm", "metric", "embedding_axis", "reference_similarity", "unit_tests", "exclamations"} <= set(names)
     env = environment()

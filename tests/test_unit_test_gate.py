@@ -10,7 +10,7 @@ from pathlib import Path
 
 from llm_server import LLMServer
 
-from engine.judges.unit_tests import extract_code, rate, run_tests
+from engine.builtin_plugins.judges.unit_tests import extract_code, rate, run_tests
 from engine.judges.verdicts import RatingScore
 from engine.pipeline import run_spec
 from engine.requests import Rating

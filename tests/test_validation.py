@@ -13,9 +13,9 @@ import pytest
 
 from engine.analyze import people, people_labels
 from engine.analyze.people_labels import HumanLabel
+from engine.builtin_plugins.methods.vibecheck import validation
+from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts
 from engine.datasets import DatasetError
-from engine.methods.vibecheck import validation
-from engine.methods.vibecheck.records import PairVerdicts
 
 
 def _pairs(panel: list[int], judge: list[int] | None = None) -> list[PairVerdicts]:
@@ -35,7 +35,7 @@ def test_agreement_and_kappa_equal_a_hand_count() -> None:
     panel = [1, 1, 1, 1, 1, 0, 0, -1, -1, -1]
     person = [1, 1, 1, 0, -1, 0, 0, -1, -1, 1]
     assert sum(a == b for a, b in zip(panel, person, strict=True)) == 7
-    row = people.agreement(_labels(person), validation.judge_verdicts(_pairs(panel), "tone", "panel"), {},
+    row = people.agreement_with_people(_labels(person), validation.judge_verdicts(_pairs(panel), "tone", "panel"), {},
                                "tone", "panel", "test", seed=0)
     assert row.labels == 10 and row.agreement == pytest.approx(0.7)
     assert row.kappa == pytest.approx((0.7 - 0.35) / 0.65)

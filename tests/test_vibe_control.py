@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from engine.analyze.outcomes import human_outcomes
+from engine.builtin_plugins.methods.rankings import vibe_control
+from engine.builtin_plugins.methods.rankings.options import ControlOptions
 from engine.datasets import Item
 from engine.datasets.items import Battle
-from engine.methods.rankings import vibe_control
-from engine.methods.rankings.options import ControlOptions
 from engine.spec.problems import SpecError
 
 MODELS = ["w", "x", "y", "z"]

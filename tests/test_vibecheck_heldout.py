@@ -107,7 +107,7 @@ def test_the_black_box_ceiling_is_fitted_on_the_training_pairs_alone(shared_data
     each flipped pair's right answer into a wrong one."""
     import csv
 
-    from engine.methods.vibecheck.ceiling import ceiling, fit
+    from engine.builtin_plugins.methods.vibecheck.ceiling import ceiling, fit
 
     with (shared_data / "vibecheck" / "friendly_and_cold_sample.csv").open(encoding="utf-8") as fh:
         pairs = [(row["friendly"], row["cold"]) for row in csv.DictReader(fh)]

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import stats
+from engine.builtin_plugins.methods.vibecheck import heldout
 from engine.judges.reading import parse_rating, parse_verdict, verdict_to_score
 from engine.judges.verdicts import combine_orders, compare
-from engine.methods.vibecheck import heldout
 
 
 def test_cohen_kappa_hand_computed() -> None:
@@ -188,7 +188,7 @@ def test_the_rule_stays_unless_what_was_admitted_predicts_better_cross_fitted() 
     """A vibe with a real but tiny effect can pass the admission test on the training pairs and still predict
     new pairs worse than the rule. Cross-fitted on the training pairs, the procedure is scored against the rule,
     and the rule stays unless beaten, with both accuracies stated."""
-    from engine.methods.vibecheck.admission import transfers
+    from engine.builtin_plugins.methods.vibecheck.admission import transfers
 
     rng = np.random.default_rng(5)
     n = 300
@@ -314,7 +314,7 @@ def test_the_detectable_size_is_at_the_level_the_corrected_test_faces() -> None:
     and no regression, so 5%/3 (the first two's 133 non-zero verdicts of 200; the third's 20 of 30)."""
     from test_selection_calibration import scored
 
-    from engine.methods.vibecheck.analysis import adjust_claims
+    from engine.builtin_plugins.methods.vibecheck.analysis import adjust_claims
 
     lean = [1.0] * 70 + [-1.0] * 63 + [0.0] * 67
     scores = [scored("a", [1.0] * 30, lean), scored("b", [-1.0] * 30, lean),
@@ -404,7 +404,7 @@ def test_a_cross_fitted_gain_within_one_standard_error_leaves_the_rule() -> None
     of that gain (before, any gain above 0 did, and on unseen pairs such models lost to the rule). The error is
     the mean paired difference's, by hand: differences 1, 0, −1, 1 have SD √(2.75/3), so SE 0.479; as two
     conversations of two turns, their sums 1 and 0 around 0.25 × 2 give √(2 × 0.5) / 4 = 0.25."""
-    from engine.methods.vibecheck.admission import Transfer, _mean_error
+    from engine.builtin_plugins.methods.vibecheck.admission import Transfer, _mean_error
 
     assert not Transfer(0.62, 0.60, 0.03).kept and Transfer(0.64, 0.60, 0.03).kept
     differences = np.array([1.0, 0.0, -1.0, 1.0])

@@ -68,7 +68,7 @@ class Corrected:
         return (self.high - self.low) / width if width > 0 else math.nan
 
 
-def agreement(labels: Sequence[HumanLabel], verdicts: dict[str, int], clusters: dict[str, str], vibe: str,
+def agreement_with_people(labels: Sequence[HumanLabel], verdicts: dict[str, int], clusters: dict[str, str], vibe: str,
               judge: str, split: str, seed: int) -> PeopleAgreement:
     """`judge`'s verdicts against the labels of one split: the share of labels its verdict equals and Cohen's
     κ (scikit-learn's, through `stats.cohen_kappa`), each with a 95% percentile interval from `ROUNDS`

@@ -11,8 +11,8 @@ When the dataset also carries recorded ratings of the same answers (Vibe-Eval sh
 result reports them on the same scale and how well this judge agrees with them: Spearman's ρ over every
 (item, model) rating and Kendall's τ over the models' scores.
 
-The reference method (`engine.methods.reference.analysis`) runs these over an analysis' ratings; the personas
-method's correctness gate reads ratings with `rating_of`.
+The reference method (`engine.builtin_plugins.methods.reference.analysis`) runs these over an analysis'
+ratings; the personas method's correctness gate reads ratings with `rating_of`.
 """
 
 from __future__ import annotations
@@ -233,7 +233,7 @@ def preference_outcomes(per_model: dict[str, dict[str, tuple[str, float]]], text
     return rating_outcomes(dict(sorted(ratings.items())), sorted(per_model), texts, tie_gap, units)
 
 
-def agreement(rows: list[ItemRating], scores: list[ModelScore]) -> Agreement | None:
+def recorded_agreement(rows: list[ItemRating], scores: list[ModelScore]) -> Agreement | None:
     paired = [(r.rating, r.recorded) for r in rows if r.rating is not None and r.recorded is not None]
     with_recorded = [s for s in scores if s.recorded]
     if len(paired) < 3 or len(with_recorded) < 2:

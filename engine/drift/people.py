@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.analyze.people import FILE, Corrected, PeopleAgreement, agreement, corrected_separability
+from engine.analyze.people import FILE, Corrected, PeopleAgreement, agreement_with_people, corrected_separability
 from engine.analyze.people_labels import HumanLabel, read_labels
 
 SPLIT = "all"  # compare's labels tune no judge: every one checks the panel
@@ -50,7 +50,7 @@ def people_shifts(labels: list[HumanLabel], item_ids: list[str], nu: np.ndarray,
         if not mine:
             continue
         verdicts = {i: -int(v) for i, v in zip(item_ids, nu[:, j], strict=True) if not np.isnan(v)}
-        out.append(PeopleShift(vibe, agreement(mine, verdicts, units, vibe, "panel", SPLIT, seed=0),
+        out.append(PeopleShift(vibe, agreement_with_people(mine, verdicts, units, vibe, "panel", SPLIT, seed=0),
                                corrected_separability(mine, verdicts, units, vibe)))
     return out
 

@@ -18,7 +18,7 @@ from engine.requests import PairJudgment, Preservation, Rating, parse
 
 def run_offline(tasks: list[Task], cache: Cache, corpora: dict[str, tuple[str, ...]]) -> list[Result]:
     """Judge every task whose inputs are available; returns the new results (also written to the cache).
-    `corpora`: reference corpus hash → the references, for rating tasks (see `engine.judges.reference_similarity`)."""
+    `corpora`: reference corpus hash → the references, for rating tasks (see the `reference_similarity` kind)."""
     needed = {dep for t in tasks for dep in t.depends_on}
     texts = {tid: str(r.output) for tid, r in cache.get_many(needed).items()}
     groups: dict[tuple[str, str], list[tuple[Task, Any]]] = defaultdict(list)  # (task kind, judge kind) -> tasks

@@ -22,14 +22,16 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from engine.records import STAGES, Result, Task
+from engine.records import Result, Task
 
 if TYPE_CHECKING:
     from engine.execute.ray_generation import Replica
 
 
 class RunProgress:
-    def __init__(self, tasks: list[Task], quiet: bool = False):
+    """A bar per stage (in `order`, the plan's) with tasks to run."""
+
+    def __init__(self, tasks: list[Task], order: tuple[str, ...], quiet: bool = False):
         console = Console(stderr=True)
         self.enabled = not quiet and console.is_terminal
         self.tokens = 0
@@ -43,7 +45,7 @@ class RunProgress:
         counts = Counter(t.stage for t in tasks)
         self._ids: dict[str, TaskID] = {
             stage: self._progress.add_task(stage, total=counts[stage], rate="", spend="")
-            for stage in STAGES if counts[stage]}
+            for stage in order if counts[stage]}
         # without a terminal: one line per stage when its last task ends, with its count and time
         self._log = None if quiet or self.enabled else console
         self._total, self._left = dict(counts), dict(counts)

@@ -43,7 +43,8 @@ from engine.gzip_members import gzip_text
 from engine.plan import reference_corpora
 from engine.plugins import load_named
 from engine.provider_table import PROVIDERS, in_cluster_providers, is_recorded
-from engine.records import OFFLINE_PROVIDER, STAGES, Plan, Prepared, Result, Task
+from engine.records import OFFLINE_PROVIDER, Plan, Prepared, Result, Task
+from engine.registry import method_names, stage_order
 from engine.requests import Recorded, parse
 from engine.spec.model import Endpoint, Execution
 
@@ -100,26 +101,27 @@ def _recorded_results(tasks: list[Task], items: dict[str, list[Item]]) -> list[R
 
 
 def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = False,
-            stages: tuple[str, ...] = STAGES, write: bool = True, execution: Execution | None = None) -> RunSummary:
-    """Run the plan's unfinished tasks of the given stages (all by default); `write=False` leaves the run
+            stages: tuple[str, ...] | None = None, write: bool = True,
+            execution: Execution | None = None) -> RunSummary:
+    """Run the plan's unfinished tasks of the given stages (None: all the plan's); `write=False` leaves the run
     directory alone (intermediate steps such as scoring candidate vibes during discovery). On the ray backend
     (`execution`, already joined: see `backend.joined`) local models' calls run on the cluster."""
     plan = prepared.plan
     started = datetime.now(UTC)
     done = cache.known(t.id for t in plan.tasks)
+    stages = plan.stages if stages is None else stages
     pending = [t for t in plan.tasks if t.id not in done and t.stage in stages]
     summary = RunSummary(run_dir, len(plan.tasks), len(done), 0)
     endpoints = call_endpoints(prepared)
     on_ray = execution is not None and execution.backend == "ray"
     served = {} if on_ray else _models_to_serve(pending, endpoints)
-    progress = RunProgress(pending, quiet=quiet)
+    progress = RunProgress(pending, plan.stages, quiet=quiet)
     generator = None
     if on_ray:
         from engine.execute.ray_generation import RayGenerator
 
         assert execution is not None
-        generator = RayGenerator(execution, endpoints, cache, on_result=progress.advance,
-                                 on_replica=progress.replica)
+        generator = RayGenerator(execution, endpoints, cache, on_result=progress.advance, on_replica=progress.replica)
         summary.execution = {"backend": "ray", "address": execution.address, "replicas": []}
     try:
         with progress, _models_served(served):
@@ -188,7 +190,7 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
     scheduler = Scheduler(cache, {n: endpoints[n] for n in used}, providers, on_result=progress.advance)
     corpora = reference_corpora(prepared.plan.tasks)  # whole plan: a resumed partial batch weighs words the same
     try:
-        for stage in STAGES:
+        for stage in prepared.plan.stages:
             if stage in measured_stages:  # reads only earlier stages' answers: first, whatever the stage's tasks
                 with interruptible():
                     _measure(stage, prepared, cache, progress, summary)
@@ -370,7 +372,8 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
 
 def _write_task_files(plan: Plan, run_dir: Path, results: dict[str, Result]) -> None:
     """plan.json.gz and one gzipped JSONL of task records per stage (pandas.read_json(path, lines=True) reads
-    them as they are; compressed, Arena's run folder is 13 MB smaller)."""
+    them as they are; compressed, Arena's run folder is 13 MB smaller), and no file of a stage it has no results
+    of, whichever registered method declares it (a folder written before by another spec loses them)."""
     (run_dir / "plan.json").unlink(missing_ok=True)  # written uncompressed by earlier versions
     # gzip: every task's request repeats the prompt and answers it judges (27 MB for 800 pairs, ~3x less)
     with gzip_text(run_dir / "plan.json.gz") as text:
@@ -379,7 +382,7 @@ def _write_task_files(plan: Plan, run_dir: Path, results: dict[str, Result]) -> 
     for task in plan.tasks:
         if task.id in results:
             by_stage.setdefault(task.stage, []).append(task)
-    for stage in STAGES:
+    for stage in dict.fromkeys((*plan.stages, *stage_order(method_names()))):
         (run_dir / f"{stage}.jsonl").unlink(missing_ok=True)  # written uncompressed by earlier versions
         path = stage_file(run_dir, stage)
         if stage not in by_stage:

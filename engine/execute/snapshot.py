@@ -18,7 +18,7 @@ from engine.datasets.items import Battle, Item
 from engine.execute.measures import measured_results
 from engine.gzip_members import GzipMembers
 from engine.provider_table import is_recorded
-from engine.records import STAGES, Plan, Prepared, Result
+from engine.records import Plan, Prepared, Result
 
 SPEC_FILE = "spec.json"
 ITEMS_FILE = "items.jsonl.gz"
@@ -156,6 +156,6 @@ def read_results(run_dir: Path, plan: Plan) -> dict[str, Result]:
     was written), with the verdicts of the plan's `Measured` records from the values the folder kept."""
     results = {r["task_id"]: Result(r["task_id"], r["stage"], r["endpoint"], r["provider"], r["output"],
                                     r["input_tokens"], r["output_tokens"], r["cost"], r["latency_s"], r["meta"])
-               for stage in STAGES if stage_file(run_dir, stage).is_file() for r in task_records(run_dir, stage)}
+               for stage in plan.stages if stage_file(run_dir, stage).is_file() for r in task_records(run_dir, stage)}
     results.update(measured_results(plan.measured, read_measures(run_dir)))
     return results

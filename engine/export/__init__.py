@@ -1,6 +1,7 @@
 """A finished run in the formats other tools read, behind a small lazy registry: one module per format, each
-with `write(run: RunFiles, out: Path) -> list[Path]`. Adding a format: its module, and its line here (or, from a
-package of your own, the module under the `vibe.exporters` entry-point group)."""
+with `write(run: RunFiles, out: Path) -> list[Path]`. Adding a format: its module, and its line in
+`engine.plugin_tables.EXPORTERS` (or, from a package of your own, the module under the `vibe.exporters`
+entry-point group)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,9 @@ from pathlib import Path
 from types import ModuleType
 
 from engine.export.run_files import ExportError, RunFiles
+from engine.plugin_tables import EXPORTERS
 from engine.plugins import entry_point, names_with_published
 
-EXPORTERS: dict[str, str] = {
-    "llm-comparator": "engine.export.llm_comparator",
-    "alpaca-eval": "engine.export.alpaca_eval",
-    "parquet": "engine.export.parquet",
-}
 ENTRY_POINTS = "vibe.exporters"
 
 
@@ -43,4 +40,4 @@ def export(run_dir: Path, to: str, out: Path | None = None, spec: Path | None = 
     return written
 
 
-__all__ = ["EXPORTERS", "ExportError", "RunFiles", "export", "exporter", "exporter_names"]
+__all__ = ["ExportError", "RunFiles", "export", "exporter", "exporter_names"]

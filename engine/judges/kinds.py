@@ -5,8 +5,8 @@ A judge kind says what a judge of that kind takes (its config fields, beyond `ki
 it answers the tasks planned for it. The spec, the planner and the executor ask the kind; none of them
 names one. A kind lives in one module that registers its class with `@judge_kind_class`.
 
-Adding a kind: write its module, add its line to `KIND_MODULES`, or publish it under the `vibe.judge_kinds`
-entry-point group from a package of your own.
+Adding a kind: write its module, add its line to `engine.plugin_tables.JUDGE_KINDS`, or publish it under the
+`vibe.judge_kinds` entry-point group from a package of your own.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from engine.plugin_tables import JUDGE_KINDS
 from engine.plugins import Plugins, names_with_published
 
 if TYPE_CHECKING:
@@ -22,13 +23,6 @@ if TYPE_CHECKING:
     from engine.requests import PairJudgment, Rating
     from engine.spec.model import Judge, Persona, Vibe
 
-KIND_MODULES: dict[str, str] = {
-    "llm": "engine.judges.llm",
-    "metric": "engine.judges.metric_judge",
-    "embedding_axis": "engine.judges.embedding_judge",
-    "reference_similarity": "engine.judges.reference_similarity",
-    "unit_tests": "engine.judges.unit_tests",
-}
 # Older spellings still read, each with the kinds it stood for (a warning names them). `embedding` once
 # named both offline embedding judges; a judge declared so keeps doing what it did in each place.
 ALIASES: dict[str, tuple[str, ...]] = {"embedding": ("embedding_axis", "reference_similarity")}
@@ -138,7 +132,7 @@ class UnknownJudgeKind(KeyError):
 
 
 ENTRY_POINTS = "vibe.judge_kinds"
-_KINDS: Plugins[JudgeKind] = Plugins("judge kind", KIND_MODULES.get, UnknownJudgeKind, ENTRY_POINTS)
+_KINDS: Plugins[JudgeKind] = Plugins("judge kind", JUDGE_KINDS.get, UnknownJudgeKind, ENTRY_POINTS)
 
 
 def judge_kind_class(name: str) -> Callable[[type[JudgeKind]], type[JudgeKind]]:
@@ -157,7 +151,7 @@ def kind_names() -> list[str]:
 
 
 def _registered() -> list[str]:
-    return names_with_published(KIND_MODULES, ENTRY_POINTS)
+    return names_with_published(JUDGE_KINDS, ENTRY_POINTS)
 
 
 def judge_kind(name: str) -> JudgeKind:

@@ -60,8 +60,7 @@ def publish(run_dir: Path, site: Path, runs: bool = True) -> Path:
         raise FileNotFoundError(f"{run_dir} has no leaderboard yet; run `vibe report {run_dir}` first")
     ensure_site(site)
     name = slug(manifest["spec_name"])
-    boards = [_join_board(path, site, name, manifest.get("finished_at", ""), runs)
-              for path in sorted(run_dir.glob("*/profiles.json"))]
+    boards = [_join_board(path, site, name, manifest.get("finished_at", ""), runs) for path in _boards(run_dir)]
     if boards:
         (site / "docs" / "leaderboards" / "index.md").write_text(_boards_markdown(site), encoding="utf-8")
     if not runs:
@@ -94,11 +93,19 @@ def _title(run_dir: Path) -> str:
     return text[start + 4:text.find("</h1>", start)].strip() if start >= 0 else run_dir.name
 
 
+def _folders(run_dir: Path) -> list[Path]:
+    return sorted(p for p in run_dir.iterdir() if p.is_dir())
+
+
+def _boards(run_dir: Path) -> list[Path]:
+    """The board records the run's analyses wrote, as their methods name them (`AnalysisMethod.boards`)."""
+    return [path for name in method_names() for folder in _folders(run_dir) for path in get_method(name).boards(folder)]
+
+
 def _headline(run_dir: Path) -> str:
     """Each analysis' headline figures, as its method states them (`AnalysisMethod.headline`)."""
     methods = [get_method(name) for name in method_names()]
-    parts = [part for method in methods for folder in sorted(p for p in run_dir.iterdir() if p.is_dir())
-             for part in method.headline(folder)]
+    parts = [part for method in methods for folder in _folders(run_dir) for part in method.headline(folder)]
     return ", ".join(parts) or "—"
 
 

@@ -1,11 +1,11 @@
 """Report stage: typed analysis results → a self-contained static leaderboard folder.
 
     index.html                 the leaderboard: every analysis, every vibe, its numbers and their caveats; one
-                               section per analysis, rendered by its method (`engine/methods/`)
+                               section per analysis, rendered by its method (`engine/builtin_plugins/methods/`)
     vibes/<analysis>-<vibe>.html  definition, verdict distribution, per-model measures, telling examples
     explore/<analysis>.html    every pair, filtered, sorted and searched in the page: prompt, both answers
                                (Markdown rendered and sanitized, or raw), every verdict and the judges' reasons;
-                               its data in explore/<analysis>/ (see `engine.methods.vibecheck.explorer`)
+                               its data in explore/<analysis>/ (see `engine.builtin_plugins.methods.vibecheck.explorer`)
     answers/<analysis>-<n>.html   every rated answer, 25 prompts a page: reference, ratings, the judge's reasons
     answers/<analysis>-<persona>-<n>.html  every prompt as one persona's: both answers, per-dimension verdicts
     charts/*.svg, *.png        every chart, for READMEs and PRs

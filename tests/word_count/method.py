@@ -5,16 +5,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from engine.plugin_api import (
-    Analysis,
-    AnalysisMethod,
-    Builder,
-    Options,
-    Page,
-    Prepared,
-    Result,
-    analysis_method,
-)
+from engine.api.methods import AnalysisMethod, Builder, Options, Page, analysis_method
+from engine.api.records import Prepared, Result
+from engine.api.spec import Analysis
 
 
 @dataclass(frozen=True)

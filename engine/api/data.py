@@ -1,0 +1,53 @@
+"""What a dataset format is built from (`DatasetFormat`, `@dataset_format_class`, the row shapes) and the
+readers' helpers: column-name presets, located rows of JSON and JSONL files, Inspect logs, battles.
+
+Part of the public API (see `engine.api`): plug-ins, built-in or not, import from here."""
+
+from engine.datasets.battles import comparator_rows, winner_side
+from engine.datasets.column_names import (
+    CATEGORY_NAMES,
+    ID_NAMES,
+    LABEL_NAMES,
+    MODEL_NAMES,
+    PROMPT_NAMES,
+    by_frequency,
+    columns_of,
+    json_object_with,
+    named,
+)
+from engine.datasets.files import located_rows
+from engine.datasets.inspect_logs import LOG_SUFFIXES, log_files, log_model, log_rows
+from engine.datasets.rows import field_value, text_value
+from engine.datasets.shapes import AnswerRows, BattleRows, ConversationRows, TableRecords, WideRows
+from engine.formats import DatasetFormat, Located, Sniffed, dataset_format, dataset_format_class
+
+__all__ = [
+    "CATEGORY_NAMES",
+    "ID_NAMES",
+    "LABEL_NAMES",
+    "LOG_SUFFIXES",
+    "MODEL_NAMES",
+    "PROMPT_NAMES",
+    "AnswerRows",
+    "BattleRows",
+    "ConversationRows",
+    "DatasetFormat",
+    "Located",
+    "Sniffed",
+    "TableRecords",
+    "WideRows",
+    "by_frequency",
+    "columns_of",
+    "comparator_rows",
+    "dataset_format",
+    "dataset_format_class",
+    "field_value",
+    "json_object_with",
+    "located_rows",
+    "log_files",
+    "log_model",
+    "log_rows",
+    "named",
+    "text_value",
+    "winner_side",
+]

@@ -1,0 +1,49 @@
+"""What a judge kind is built from (`JudgeKind`, `@judge_kind_class`, the verdict records), the lookups a method
+asks the registered kinds with, the offline metrics, LLM judges' prompt and answer formats, and how their
+answers are read.
+
+Part of the public API (see `engine.api`): plug-ins, built-in or not, import from here."""
+
+from engine.judges import answers, prompts
+from engine.judges.kinds import ROLES, JudgeKind, RatingInput, judge_kind, judge_kind_class, kind_of, scores
+from engine.judges.metrics import METRICS, PHRASES_PREFIX, is_metric, measure, tokens, words
+from engine.judges.reading import order_verdicts, parse_confidence, parse_profile, parse_same_task, verdict_reason
+from engine.judges.verdicts import (
+    AnswerMeasure,
+    PairVerdict,
+    PreservationCheck,
+    RatingScore,
+    compare,
+    similarity_explanation,
+)
+from engine.provider_table import is_recorded
+
+__all__ = [
+    "METRICS",
+    "PHRASES_PREFIX",
+    "ROLES",
+    "AnswerMeasure",
+    "JudgeKind",
+    "PairVerdict",
+    "PreservationCheck",
+    "RatingInput",
+    "RatingScore",
+    "answers",
+    "compare",
+    "is_metric",
+    "is_recorded",
+    "judge_kind",
+    "judge_kind_class",
+    "kind_of",
+    "measure",
+    "order_verdicts",
+    "parse_confidence",
+    "parse_profile",
+    "parse_same_task",
+    "prompts",
+    "scores",
+    "similarity_explanation",
+    "tokens",
+    "verdict_reason",
+    "words",
+]

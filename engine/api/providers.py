@@ -1,0 +1,57 @@
+"""What a provider is built from (`register`, `register_batches`, `ProviderInfo`, the completion and error
+records), the HTTP helpers every client shares, the OpenAI chat wire format and its client (for any server
+that speaks it), and the engines the Ray backend holds weights in.
+
+Part of the public API (see `engine.api`): plug-ins, built-in or not, import from here."""
+
+from engine.execute.batch_http import BatchHTTP
+from engine.execute.engines import Call, Outcome
+from engine.execute.openai_chat import OpenAIProvider, completion_from, json_object_format, to_openai_messages
+from engine.execute.providers.base import (
+    BatchFailure,
+    BatchState,
+    Completion,
+    Messages,
+    Provider,
+    ProviderError,
+    ResponseSchema,
+    api_key,
+    error_from_status,
+    html_instead_of_json,
+    limits,
+    read_image,
+    register,
+    register_batches,
+    sdk_errors,
+    within,
+)
+from engine.execute.ray_cluster import VLLM_HINT
+from engine.provider_info import ProviderInfo
+
+__all__ = [
+    "VLLM_HINT",
+    "BatchFailure",
+    "BatchHTTP",
+    "BatchState",
+    "Call",
+    "Completion",
+    "Messages",
+    "OpenAIProvider",
+    "Outcome",
+    "Provider",
+    "ProviderError",
+    "ProviderInfo",
+    "ResponseSchema",
+    "api_key",
+    "completion_from",
+    "error_from_status",
+    "html_instead_of_json",
+    "json_object_format",
+    "limits",
+    "read_image",
+    "register",
+    "register_batches",
+    "sdk_errors",
+    "to_openai_messages",
+    "within",
+]

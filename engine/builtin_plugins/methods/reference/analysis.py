@@ -1,0 +1,101 @@
+"""The reference method's analysis: each model's answers rated against the references by the analysis'
+judge, turned into score % per subset, the preferences and rankings those ratings imply, and the agreement
+with recorded ratings where the dataset has them (the statistics: `engine.analyze.reference`)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import defaultdict
+from dataclasses import asdict
+from pathlib import Path
+
+from engine.api.analysis import (
+    RECORDED_TIE_GAP,
+    ItemRating,
+    ModelScore,
+    ReferenceResult,
+    item_rating,
+    judge_label,
+    pair_agreement,
+    recorded_agreement,
+    subset_of,
+    subset_rankings,
+    subset_scores,
+)
+from engine.api.records import Prepared, Rating, Result
+from engine.api.spec import Analysis
+from engine.builtin_plugins.methods.reference.options import ReferenceOptions
+
+
+def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str, Result]) -> ReferenceResult:
+    spec, opts = prepared.spec, ReferenceOptions.of(analysis)
+    judge = spec.judges[opts.judge]
+    llm = judge.endpoint is not None
+    repeats = opts.repeats if llm else 1
+    tie_gap = float(opts.tie_gap)
+    seed = opts.seed
+    rounds = opts.bootstrap
+    items = {item.id: item for item in prepared.items[analysis.dataset]}
+    ratings_of: dict[str, list[Result]] = defaultdict(list)  # generation task id -> its rating results
+    for task_id, request in prepared.plan.requests.items():
+        if isinstance(request, Rating) and request.judge == judge.name and task_id in results:
+            ratings_of[request.output].append(results[task_id])
+    per_model: dict[str, dict[str, tuple[str, float]]] = defaultdict(dict)
+    invalid: dict[str, int] = defaultdict(int)
+    texts: dict[tuple[str, str], str] = {}
+    rows: list[ItemRating] = []
+    for binding in prepared.plan.bindings.get(analysis.name, []):
+        item = items[binding.item]
+        subset = subset_of(item.difficulty)
+        for model, (gen,) in binding.outputs.items():
+            raw = ratings_of.get(gen, [])
+            if gen in results:
+                texts[(item.id, model)] = str(results[gen].output)
+            if not raw:
+                continue
+            mean, each, explanation, bad = item_rating(raw, llm)
+            invalid[model] += bad
+            if mean is not None:
+                per_model[model][item.id] = (subset, mean)
+            rows.append(ItemRating(item.id, subset, model, mean, each, explanation, item.scores.get(model)))
+    units = {i: item.cluster for i, item in items.items()}  # a conversation's turns resample together
+    recorded_per_model = {m: {i: (subset_of(item.difficulty), float(item.scores[m]))
+                              for i, item in items.items() if m in item.scores} for m in analysis.models}
+    recorded_per_model = {m: rated for m, rated in recorded_per_model.items() if rated}
+    scores = []
+    for model in analysis.models:  # recorded scores on the answers this judge rated, side by side
+        mine = recorded_per_model.get(model, {})
+        recorded = {i: mine[i] for i in per_model[model] if i in mine}
+        scores.append(ModelScore(model, subset_scores(per_model[model], rounds, seed, units), invalid[model],
+                                 subset_scores(recorded, rounds, seed, units) if recorded else []))
+    scores.sort(key=lambda s: -s.subsets[0].score if s.subsets[0].n else float("inf"))
+    ties = opts.ties
+    return ReferenceResult(analysis.name, analysis.dataset, judge.name, judge_label(judge, repeats),
+                           repeats, tie_gap, scores, rows,
+                           subset_rankings(per_model, texts, tie_gap, list(analysis.models), ties, seed, units),
+                           recorded_agreement(rows, scores), ties,
+                           pair_agreement(per_model, recorded_per_model, tie_gap),
+                           subset_rankings(recorded_per_model, texts, RECORDED_TIE_GAP, list(analysis.models), ties,
+                                           seed, units))
+
+
+def write_reference(result: ReferenceResult, run_dir: Path) -> Path:
+    """scores.csv (one row per model and subset), ratings.jsonl (every answer) and reference.json."""
+    out = run_dir / result.analysis
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "scores.csv").open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["model", "judge", "subset", "n", "score_percent", "ci_low", "ci_high", "invalid"])
+        for s in result.scores:
+            for sub in s.subsets:
+                writer.writerow([s.model, result.judge, sub.subset, sub.n, f"{sub.score:.2f}", f"{sub.ci_low:.2f}",
+                                 f"{sub.ci_high:.2f}", s.invalid])
+            for sub in s.recorded:
+                writer.writerow([s.model, "recorded", sub.subset, sub.n, f"{sub.score:.2f}", f"{sub.ci_low:.2f}",
+                                 f"{sub.ci_high:.2f}", 0])
+    (out / "ratings.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in result.ratings),
+                                       encoding="utf-8")
+    body = {k: v for k, v in asdict(result).items() if k != "ratings"}
+    (out / "reference.json").write_text(json.dumps(body, indent=1), encoding="utf-8")
+    return out

@@ -1,0 +1,99 @@
+"""The answer a VibeCheck section gives in words, and the rows of its diverging chart.
+
+Only vibes that pass every test the page shows are named: kept on the training pairs, and separating the
+models on the test pairs in the direction the training pairs showed, with a Holm-adjusted p < 0.05 (an exact
+sign test per kept vibe, one-sided in that direction, corrected by Holm together with the coefficient tests of
+the same section, since the page makes all of those claims at once). A test pair leaning the other way is
+evidence against the claim, never for the opposite one: the sentence cannot name a direction that no selection
+proposed. Strongest first, grouped by the model that sits higher, so the sentence reads "chatty sits higher on
+verbosity and paragraphs; terse on formality".
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from engine.api.analysis import stats
+from engine.builtin_plugins.methods.vibecheck.records import VibeCheckResult, VibeScore
+
+MAX_NAMED = 4  # vibes named per model; the chart and the table carry the rest
+
+
+ALPHA = 0.05
+
+
+def confirmed(vc: VibeCheckResult) -> list[VibeScore]:
+    """Kept vibes whose test separability confirms their training direction (one-sided, Holm over the
+    comparison's claims), strongest first."""
+    out = [v for v in vc.vibes if v.kept and v.separability is not None and v.separability_p_adjusted is not None
+           and v.separability_p_adjusted < ALPHA and v.separability * v.direction > 0]
+    return sorted(out, key=lambda v: -abs(v.separability or 0.0))
+
+
+def words(vibe: VibeScore) -> str:
+    return vibe.name.replace("_", " ")
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def headline(vc: VibeCheckResult) -> str:
+    """One sentence naming both models and the vibes that set them apart (see the module docstring)."""
+    vibes = confirmed(vc)
+    if not vibes:
+        return (f"No vibe separates {vc.model_a} from {vc.model_b} on the test pairs beyond chance (no kept vibe "
+                f"confirms its training direction at a Holm-adjusted p < 0.05). {could_show(vc)}")
+    parts = []
+    for model, sign in ((vc.model_a, 1), (vc.model_b, -1)):
+        mine = [words(v) for v in vibes if (v.separability or 0) * sign > 0][:MAX_NAMED]
+        parts.append((model, mine))
+    parts.sort(key=lambda part: -len(part[1]))
+    (first, first_vibes), (second, second_vibes) = parts
+    sentence = f"{first} sits higher on {_listed(first_vibes)}"
+    if second_vibes:
+        sentence += f"; {second} on {_listed(second_vibes)}"
+    else:
+        sentence += f"; no vibe puts {second} higher"
+    return sentence + (f" (test pairs, in the direction the training pairs showed; Holm-adjusted p < 0.05 over the "
+                       f"{claims(vc)} claims this comparison makes about its vibes).")
+
+
+TYPICAL = 0.3  # a separability of the size the VibeCheck paper's vibes show between two chat models
+
+
+def could_show(vc: VibeCheckResult) -> str:
+    """What the test pairs could have shown, for a headline that names no vibe: the smallest separability the
+    one-sided sign test detects with 80% power at Holm's first step even if every pair leans one way, and about
+    how many test pairs a typical vibe needs. A trial of a few prompts then reads as too small, not as "no
+    difference"."""
+    n = sum(p.split == "test" for p in vc.pairs)
+    alpha = ALPHA / max(claims(vc), 1)
+    smallest = stats.sign_test_mde(n, n, alpha=alpha)
+    need = next(m for m in itertools.count(2)
+                if (found := stats.sign_test_mde(m, m, alpha=alpha)) is not None and found <= TYPICAL)
+    seen = (f"Its {n} test pairs detect a separability of {smallest:.2f} or more with 80% power, even with every "
+            "pair leaning one way" if smallest is not None else
+            f"{n} test pair{'s' if n != 1 else ''} cannot show any vibe at that level, however far they lean")
+    return f"{seen}; a typical vibe (separability {TYPICAL}) needs about {need} test pairs."
+
+
+def claims(vc: VibeCheckResult) -> int:
+    """The size of the Holm family the headline's tests were corrected in (`analysis.adjust_claims`)."""
+    fits = [f for f in (vc.model_matching, vc.preference) if f is not None]
+    return sum(v.separability_p is not None for v in vc.vibes) + sum(
+        p is not None and tested for f in fits for p, tested in zip(f.p_values, f.tested, strict=True))
+
+
+def chart_rows(vc: VibeCheckResult) -> list[dict[str, Any]]:
+    """One row per kept vibe for the diverging chart: test separability, its interval, the model higher."""
+    rows = []
+    for v in vc.vibes:
+        if not v.kept or v.separability is None:
+            continue
+        low, high = v.separability_ci or (v.separability, v.separability)
+        rows.append({"vibe": v.name, "separability": round(v.separability, 4), "ci_low": round(max(-1.0, low), 4),
+                     "ci_high": round(min(1.0, high), 4),
+                     "higher": vc.model_a if v.separability > 0 else vc.model_b if v.separability < 0 else "neither"})
+    return rows

@@ -1,0 +1,101 @@
+"""People check the judges: the labels of a comparison's pairs (files, and columns of its dataset) against
+every judge of each vibe and the panel (`engine.analyze.people` computes each figure), and a flag on the
+leaderboard where the panel reads a vibe unlike people: it agrees with people less than people agree with
+each other, or, with one labeller, its κ with people on the test labels is below 0.4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from engine.api.analysis import (
+    SPLITS,
+    HumanLabel,
+    agreement_with_people,
+    assign_splits,
+    corrected_separability,
+    human_human,
+    read_columns,
+    read_labels,
+)
+from engine.api.records import Prepared
+from engine.api.spec import Analysis, resolve_path
+from engine.builtin_plugins.methods.vibecheck.discovery.splits import split_seed
+from engine.builtin_plugins.methods.vibecheck.options import VibeCheckOptions
+from engine.builtin_plugins.methods.vibecheck.records import PANEL, PairVerdicts, Validation
+
+KAPPA_FLOOR = 0.4  # below it, with no second labeller to compare with, a judge is flagged
+
+
+def judge_verdicts(pairs: Sequence[PairVerdicts], vibe: str, judge: str) -> dict[str, int]:
+    """A judge's verdict (or the panel's, `PANEL`) on every pair that has one: pair id → −1/0/+1."""
+    out = {}
+    for pair in pairs:
+        value = pair.nu.get(vibe) if judge == PANEL else pair.by_judge.get(vibe, {}).get(judge)
+        if value is not None:
+            out[pair.item_id] = int(value)
+    return out
+
+
+def validate(labels: list[HumanLabel], pairs: Sequence[PairVerdicts], judges: dict[str, list[str]],
+             clusters: dict[str, str], seed: int, sources: list[str]) -> Validation:
+    """Everything the module docstring lists, for every vibe with labels (`judges`: vibe → its judges)."""
+    known = {pair.item_id for pair in pairs}
+    matched = [label for label in labels if label.pair in known]
+    out = Validation(labellers=sorted({label.labeller for label in matched}), sources=sources,
+                     unmatched=len(labels) - len(matched), judges=dict(judges))
+    for vibe, vibe_judges in judges.items():
+        mine = [label for label in matched if label.vibe == vibe]
+        if not mine:
+            continue
+        panel = judge_verdicts(pairs, vibe, PANEL)
+        for judge in (*vibe_judges, PANEL) if len(vibe_judges) > 1 else (PANEL,):
+            verdicts = panel if judge == PANEL else judge_verdicts(pairs, vibe, judge)
+            for split in SPLITS:
+                chosen = [label for label in mine if label.split == split]
+                if chosen:
+                    out.agreements.append(agreement_with_people(chosen, verdicts, clusters, vibe, judge, split, seed))
+            if (between := human_human(mine, verdicts, vibe, judge)) is not None:
+                out.human_human.append(between)
+        if (corrected := corrected_separability(mine, panel, clusters, vibe)) is not None:
+            out.corrected.append(corrected)
+        if why := _flag(out, vibe):
+            out.flagged[vibe] = why
+    return out
+
+
+def _flag(out: Validation, vibe: str) -> str:
+    """Why the panel's reading of `vibe` is flagged, or ""."""
+    between = next((h for h in out.human_human if h.vibe == vibe and h.judge == PANEL), None)
+    if between is not None:
+        if between.judge_agreement < between.human:
+            return (f"the panel agrees with people {between.judge_agreement:.0%} of the time, people with each "
+                    f"other {between.human:.0%} (on the {between.pairs} pairs two or more labelled)")
+        return ""
+    rows = [a for a in out.agreements if a.vibe == vibe and a.judge == PANEL and a.kappa is not None]
+    test = next((a for a in rows if a.split == "test"), rows[0] if rows else None)
+    if test is not None and test.kappa is not None and test.kappa < KAPPA_FLOOR:
+        return (f"the panel's κ with people is {test.kappa:.2f} on the {test.split} labels, below {KAPPA_FLOOR} "
+                "(no second labeller to compare with)")
+    return ""
+
+
+def against_people(prepared: Prepared, analysis: Analysis, pairs: list[PairVerdicts], models: tuple[str, str],
+                   judges: dict[str, list[str]]) -> Validation | None:
+    """People's labels (the analysis' `validation` files and columns) against the judges of this comparison
+    (`judges`: each vibe's); None where the analysis gives none."""
+    opts = VibeCheckOptions.of(analysis).validation
+    if opts is None or not (opts.files or opts.columns):
+        return None
+    paths = [resolve_path(prepared.spec.path.parent, raw) for raw in opts.files]
+    several = VibeCheckOptions.of(analysis).reference is not None
+    labels = [label for path in paths for label in read_labels(path, list(judges), *models, several)]
+    dataset = prepared.spec.datasets[analysis.dataset]
+    labels += read_columns(dataset, opts.columns, list(judges), *models)
+    paths += [Path(f"{path} ({', '.join(c['column'] for c in opts.columns)})") for path in dataset.source.paths
+              if opts.columns]
+    clusters = {p.item_id: p.cluster for p in pairs}
+    seed = split_seed(analysis)
+    return validate(assign_splits(labels, clusters, opts.dev, seed), pairs, judges, clusters, seed,
+                    [str(path) for path in paths])

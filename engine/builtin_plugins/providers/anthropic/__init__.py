@@ -1,0 +1,1 @@
+"""The built-in `anthropic` provider: its modules are named in `engine.plugin_tables.PROVIDERS`."""

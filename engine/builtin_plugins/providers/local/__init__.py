@@ -1,0 +1,1 @@
+"""The built-in `local` provider: its modules are named in `engine.plugin_tables.PROVIDERS`."""

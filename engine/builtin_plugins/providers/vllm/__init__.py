@@ -1,0 +1,1 @@
+"""The built-in `vllm` provider: its modules are named in `engine.plugin_tables.PROVIDERS`."""

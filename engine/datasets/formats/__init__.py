@@ -1,1 +1,0 @@
-"""The built-in dataset formats, one module each (registered in `engine.formats.FORMAT_MODULES`)."""
