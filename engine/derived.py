@@ -53,7 +53,22 @@ def code_digest(module: str) -> str:
     of the engine that it imports, directly or through another (docstrings dropped, so rewording one keeps the
     key; comments are not in the syntax), and the installed version of each library those modules import. A
     module is read where Python imports it from: a plug-in outside `engine/` (a judge kind in its own package)
-    is hashed from its own file and its package's imports, never from an engine file with the same tail name."""
+    is hashed from its own file and its package's imports, never from an engine file with the same tail name.
+    A name imported from the public API (`engine.api`) is followed to the module that defines it: the API
+    re-exports most of the engine, and a key should change with the code a piece uses, not with all of it."""
+    parts, libraries = _read(module)
+    versions = sorted({f"{dist}=={_version(dist)}" for library in libraries
+                       for dist in _distributions().get(library.split(".")[0], [])})
+    return hashlib.sha256("\n".join(sorted(parts) + versions).encode("utf-8")).hexdigest()[:16]
+
+
+def code_modules(module: str) -> list[str]:
+    """The modules `code_digest(module)` hashes, sorted."""
+    return sorted(part.partition("\0")[0] for part in _read(module)[0])
+
+
+def _read(module: str) -> tuple[list[str], set[str]]:
+    """Each module `module` computes with, as `name\\0syntax`, and the libraries they import."""
     own = {"engine", module.split(".")[0]}
     seen: set[str] = set()
     libraries: set[str] = set()
@@ -64,6 +79,10 @@ def code_digest(module: str) -> str:
         if name in seen:
             continue
         seen.add(name)
+        parent, _, attr = name.rpartition(".")
+        if name.startswith(f"{PUBLIC_API}."):  # an API module, or a name it re-exports: its defining module
+            todo.extend(_through_api(parent, attr))
+            continue
         path = _source(name)
         if path is None:  # a name imported from a module, not a module
             continue
@@ -71,9 +90,30 @@ def code_digest(module: str) -> str:
         parts.append(f"{name}\0{_without_docstrings(tree)}")
         for imported in _imported(tree):
             (todo.append if imported.split(".")[0] in own else libraries.add)(imported)
-    versions = sorted({f"{dist}=={_version(dist)}" for library in libraries
-                       for dist in _distributions().get(library.split(".")[0], [])})
-    return hashlib.sha256("\n".join(sorted(parts) + versions).encode("utf-8")).hexdigest()[:16]
+    return parts, libraries
+
+
+PUBLIC_API = "engine.api"
+
+
+def _through_api(parent: str, attr: str) -> list[str]:
+    """Where the name `attr` of the API module `parent` comes from: its defining module, and the name in it
+    (which may itself be a module: `from engine import stats`). Nothing for an API module itself."""
+    if not parent.startswith(PUBLIC_API):
+        return []
+    source = _reexported(parent).get(attr)
+    return [source.rpartition(".")[0], source] if source else []
+
+
+@functools.cache
+def _reexported(api_module: str) -> dict[str, str]:
+    """Each name a public API module imports, with its full dotted origin."""
+    path = _source(api_module)
+    if path is None:
+        return {}
+    return {alias.asname or alias.name: f"{node.module}.{alias.name}"
+            for node in ast.parse(path.read_text(encoding="utf-8")).body
+            if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
 
 
 def _source(name: str) -> Path | None:
