@@ -50,7 +50,7 @@ from engine.registry import (
     method_names,
 )
 from engine.requests import PairJudgment, Rating
-from engine.spec.load import schema
+from engine.spec.load import kind_block, schema
 from engine.spec.model import ANALYSIS_FIELDS, Judge, Vibe
 
 COMMON_COLUMNS = ("id", "prompt", "reference", "difficulty", "category", "image", "preference", "tests", "outputs",
@@ -152,9 +152,9 @@ def kind_problems(kind: JudgeKind, role: str) -> list[str]:
     judges = schema()["properties"]["judges"]["additionalProperties"]["properties"]
     problems += [f"field {f!r} is not in the spec schema (declare it in field_schemas)"
                  for f in kind.fields if f not in judges]
-    problems += [f"field {f!r} declared in field_schemas as {own} is {judges.get(f)} in the spec schema (a "
-                 "built-in field or another kind's took the name first): give it a name of its own"
-                 for f, own in kind.field_schemas.items() if judges.get(f) != own]
+    rules = schema()["properties"]["judges"]["additionalProperties"]["allOf"]
+    if kind.field_schemas and kind_block(kind.name, kind.field_schemas) not in rules:
+        problems.append("its field_schemas are not the spec schema's rule for its judges")
     problems += [f"sample_settings names {f!r}, which is not one of its fields" for f in kind.sample_settings
                  if f not in kind.fields]
     judge = Judge(f"contract-{kind.name}", kind.name, settings=dict(kind.sample_settings))

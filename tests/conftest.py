@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -7,6 +8,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+if "PYTEST_XDIST_WORKER" in os.environ:
+    # Each of `make test`'s workers has a core: BLAS threads beyond it (and those of the runs it starts, which
+    # inherit this) only spin against the other worker's tests. Set before anything imports NumPy.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from llm_server import LLMServer
 

@@ -4,6 +4,7 @@ that break a promise each fail the check that promise belongs to."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import ClassVar
 
 import pytest
@@ -75,14 +76,15 @@ def test_a_dataset_format_that_breaks_its_promises_fails() -> None:
 
 
 class _Pattern(JudgeKind):
-    """An offline kind with a field it cannot do without (`pattern`, its own) and one whose name another field
-    took first (`tolerance` as a string, where the spec's is a number)."""
+    """An offline kind with a field it cannot do without (`pattern`, its own) and one whose name another kind
+    uses with another schema (`tolerance` as a string, where the metric kind's is a number)."""
 
     name = "pattern"
     label = "a pattern-count judge"
     roles = frozenset({"vibe"})
     fields = ("pattern", "tolerance")
-    field_schemas: ClassVar[dict[str, dict[str, object]]] = {"tolerance": {"type": "string"}}
+    field_schemas: ClassVar[dict[str, dict[str, object]]] = {"pattern": {"type": "string"},
+                                                              "tolerance": {"type": "string"}}
     sample_settings: ClassVar[dict[str, object]] = {"pattern": "!"}
 
     def can_score(self, judge: object, vibe: object) -> bool:
@@ -99,16 +101,35 @@ class _Pattern(JudgeKind):
         return out
 
 
-def test_a_kind_is_checked_with_its_own_sample_settings_and_its_own_field_schemas() -> None:
+def test_a_kind_is_checked_with_its_own_sample_settings_and_its_own_field_schemas(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The suite gives a judge of the kind its `sample_settings` (before, a kind that reads a required field
-    raised a KeyError that stopped the suite), and a field schema that lost its name to another is reported,
-    where before the first writer silently won."""
+    raised a KeyError that stopped the suite). Each kind's field schemas are its own block of the spec schema,
+    not one namespace where the first writer won: `tolerance` is a string on a pattern judge and a number on a
+    metric judge, each checked on its own judges; an unregistered kind's are in no block, which the suite says."""
+    from engine.judges import kinds
+    from engine.spec.load import load_spec
+    from engine.spec.problems import SpecError
+
+    assert "its field_schemas are not the spec schema's rule for its judges" in contract.kind_problems(
+        _Pattern(), "vibe")
+    monkeypatch.setitem(plugin_tables.JUDGE_KINDS, "pattern", __name__)
+    monkeypatch.setitem(kinds._KINDS.loaded, "pattern", _Pattern())
     problems = contract.kind_problems(_Pattern(), "vibe")
-    assert [p for p in problems if "tolerance" in p] == [
-        "field 'tolerance' declared in field_schemas as {'type': 'string'} is {'type': 'number', 'minimum': 0, "
-        "'maximum': 1, 'description': 'Relative difference under which a metric judge calls a tie.'} in the spec "
-        "schema (a built-in field or another kind's took the name first): give it a name of its own"]
-    assert not any(p.startswith(("judge_pairs() gave", "pair_config()")) for p in problems), problems
+    assert problems == [], problems
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: s\nmodels: {a: {provider: recorded}, b: {provider: recorded}}\n"
+                    "judges: {p: {kind: pattern, pattern: '!', tolerance: some}, m: {kind: metric, tolerance: 0.1}}\n"
+                    "vibes: [{name: length, low: short, high: long, metric: length_words}]\n"
+                    "datasets: {d: {source: {path: d.jsonl}, fields: {prompt: prompt, outputs: {a: a, b: b}}}}\n"
+                    "analyses: {vibecheck: {dataset: d, models: [a, b], judges: [p, m], vibes: [length]}}\n")
+    (tmp_path / "d.jsonl").write_text('{"prompt": "q", "a": "x", "b": "y"}\n')
+    load_spec(spec)
+    spec.write_text(spec.read_text().replace("tolerance: 0.1", "tolerance: some"))
+    with pytest.raises(SpecError) as refused:
+        load_spec(spec)
+    assert str(refused.value).count("tolerance") == 1 and "judges.m.tolerance: 'some' is not of type 'number'" \
+        in str(refused.value)
 
 
 def test_one_broken_plug_in_hides_no_other_and_the_suite_can_select(monkeypatch: pytest.MonkeyPatch,

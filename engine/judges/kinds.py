@@ -47,8 +47,10 @@ class JudgeKind:
     label: ClassVar[str]  # how pages name a judge of this kind: "an LLM judge", "a metric judge"
     roles: ClassVar[frozenset[str]]
     fields: ClassVar[tuple[str, ...]] = ()  # the spec fields it takes, beyond COMMON_FIELDS
-    # The JSON schema of each field of its own that the spec schema does not describe (merged into it when
-    # the schema is read, so a new kind's field is validated like a built-in one); read through `settings`.
+    # The JSON schema of each field of its own (beyond the endpoint fields every model entry has), checked only
+    # on judges of this kind: the spec schema gets a block per kind when it is read, so two kinds may give one
+    # name different schemas, and a new kind's field is validated and located like a built-in one. Read
+    # through `judge.settings`.
     field_schemas: ClassVar[dict[str, dict[str, Any]]] = {}
     offline: ClassVar[bool] = True  # runs here on the answers; False: a model is called (an endpoint)
     # The judge kind its requests carry. It is part of every task's content hash, so a kind that is
@@ -209,6 +211,7 @@ class _Either(JudgeKind):
             setattr(self, attr, getattr(first, attr))
         setattr(self, "roles", frozenset(r for p in parts for r in p.roles))  # noqa: B010
         setattr(self, "fields", tuple(dict.fromkeys(f for p in parts for f in p.fields)))  # noqa: B010
+        setattr(self, "field_schemas", {f: s for p in reversed(parts) for f, s in p.field_schemas.items()})  # noqa: B010
 
     def _for(self, role: str) -> JudgeKind:
         return next(p for p in self.parts if p.does(role))

@@ -102,12 +102,33 @@ def _registered_endpoints(sections: dict[str, Any]) -> None:
         f"{name}: {kind.label}, to {' or '.join(ROLES[r] for r in sorted(kind.roles))}"
         + (f" (older name of {' or '.join(ALIASES[name])})" if name in ALIASES else "")
         for name, kind in kinds.items()), *broken.values()]) + "."
-    for kind in kinds.values():
-        for name, field_schema in kind.field_schemas.items():
-            judges["properties"].setdefault(name, field_schema)
     called = [name for name, kind in kinds.items() if not kind.offline]
     judges["allOf"] = [{"if": {"properties": {"kind": {"enum": called}}, "required": ["kind"]},
                         "then": {"required": ["provider", "model"], "allOf": _provider_rules()}}]
+    owners: dict[str, dict[str, dict[str, Any]]] = {}  # field -> kind -> its schema there
+    for name, kind in kinds.items():
+        if kind.field_schemas:  # its own fields' values, checked on its judges only
+            judges["allOf"].append(kind_block(name, kind.field_schemas))
+        if name not in ALIASES:
+            for field_name, field_schema in kind.field_schemas.items():
+                owners.setdefault(field_name, {})[name] = field_schema
+    for field_name, by_kind in owners.items():
+        judges["properties"].setdefault(field_name, _field_entry(by_kind))
+
+
+def _field_entry(by_kind: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A kind's field as the judges' properties list it: its schema where every kind that takes the name gives it
+    the same one (each kind's block checks it all the same), and each kind's description."""
+    shapes = {json.dumps({k: v for k, v in s.items() if k != "description"}, sort_keys=True) for s in by_kind.values()}
+    entry: dict[str, Any] = json.loads(shapes.pop()) if len(shapes) == 1 else {}
+    entry["description"] = " ".join(f"{kind}: {s.get('description', '')}" for kind, s in by_kind.items())
+    return entry
+
+
+def kind_block(kind: str, field_schemas: dict[str, Any]) -> dict[str, Any]:
+    """The schema rule that holds a judge of `kind` to its own fields' schemas."""
+    return {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]},
+            "then": {"properties": dict(field_schemas)}}
 
 
 def _registered_formats(dataset: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ the kind's declaration (every `vibe validate` does) stays light.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.api.judging import AnswerMeasure, JudgeKind, PairVerdict, compare, judge_kind_class
 from engine.api.records import PairJudgment
@@ -69,6 +69,9 @@ class EmbeddingAxisJudge(JudgeKind):
     scores_which = "vibes without a metric"
     roles = frozenset({"vibe"})
     fields = ("margin",)
+    field_schemas: ClassVar[dict[str, dict[str, Any]]] = {
+        "margin": {"type": "number", "minimum": 0, "maximum": 2,
+                   "description": "projection difference under which it calls a tie."}}
     wire = "embedding"  # its name before the two embedding judges were told apart: task hashes keep it
     reads_examples = True
     extra = "embeddings"

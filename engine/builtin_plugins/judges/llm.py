@@ -3,7 +3,7 @@ through a provider; `engine.judges.reading` reads what it writes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.api.judging import JudgeKind, is_recorded, judge_kind_class
 
@@ -20,6 +20,12 @@ class LLMJudge(JudgeKind):
     roles = frozenset({"vibe", "dimension", "reference", "text"})
     fields = ("provider", "model", "base_url", "api_key_env", "system_prompt", "params", "price", "limits",
               "structured", "batch")
+    field_schemas: ClassVar[dict[str, dict[str, Any]]] = {"structured": {
+        "enum": ["auto", "off", True, False],
+        "description": "'auto' (default, or true) asks for each answer in its JSON schema, in the provider's own "
+                       "form (OpenAI response_format, Anthropic forced tool, llama.cpp grammar), falling back to "
+                       "free text for the run if the endpoint refuses it; 'off' (YAML reads a bare off as false, "
+                       "which means the same) asks for free text."}}
     offline = False
 
     def describe(self, judge: Judge, role: str) -> str:

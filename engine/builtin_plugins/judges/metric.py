@@ -4,7 +4,7 @@ tolerance. Deterministic and free, so it always runs and anchors the panel."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.api.judging import METRICS, AnswerMeasure, JudgeKind, PairVerdict, compare, judge_kind_class
 from engine.api.judging import measure as measure_text
@@ -52,6 +52,10 @@ class MetricJudge(JudgeKind):
     scores_which = "vibes that name a metric (or every vibe, for a judge given its own 'metric')"
     roles = frozenset({"vibe", "dimension"})
     fields = ("metric", "tolerance")
+    field_schemas: ClassVar[dict[str, dict[str, Any]]] = {
+        "metric": {"type": "string", "description": "the measured property; 'auto' picks one per vibe."},
+        "tolerance": {"type": "number", "minimum": 0, "maximum": 1,
+                      "description": "relative difference under which it calls a tie."}}
     measures = True
     measure_in_workers = True
 
