@@ -152,6 +152,9 @@ def kind_problems(kind: JudgeKind, role: str) -> list[str]:
     judges = schema()["properties"]["judges"]["additionalProperties"]["properties"]
     problems += [f"field {f!r} is not in the spec schema (declare it in field_schemas)"
                  for f in kind.fields if f not in judges]
+    record = kind.settings_record
+    problems += [f"its settings record has {f.name!r}, which is not one of its fields" for f in
+                 (dataclasses.fields(record) if record else ()) if f.name not in kind.fields]
     rules = schema()["properties"]["judges"]["additionalProperties"]["allOf"]
     if kind.field_schemas and kind_block(kind.name, kind.field_schemas) not in rules:
         problems.append("its field_schemas are not the spec schema's rule for its judges")

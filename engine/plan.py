@@ -242,7 +242,7 @@ def prompted(judge: Judge, template: prompts.Template, params: dict[str, Any]) -
     joins the request, and so its hash: a free-text judge (`structured: off`) keeps the hashes it always had."""
     assert judge.endpoint is not None
     answer = (answers.request_field(answers.FOR_TEMPLATE[template.name])
-              if judge.answers_in_schema and template.name in answers.FOR_TEMPLATE else None)
+              if kind_of(judge).answers_in_schema(judge) and template.name in answers.FOR_TEMPLATE else None)
     return Prompted(judge.endpoint.identity(), template.name, template.digest, params, answer)
 
 

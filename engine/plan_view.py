@@ -8,6 +8,7 @@ from rich.table import Table
 
 from engine.execute.backend import call_endpoints
 from engine.execute.providers.base import schema_form
+from engine.judges.kinds import kind_of
 from engine.plan import summarize
 from engine.provider_table import in_cluster_providers
 from engine.records import Prepared
@@ -38,7 +39,7 @@ def print_plan(prepared: Prepared, cached: set[str]) -> None:
             continue
         form = (f"a JSON schema per prompt (structured: auto), sent as "
                 f"{schema_form(judge.endpoint.provider)}"
-                if judge.answers_in_schema else "free text (structured: off)")
+                if kind_of(judge).answers_in_schema(judge) else "free text (structured: off)")
         console.print(f"LLM judge {judge.name} answers in {form}")
     if prepared.spec.skipped_judges:
         console.print(f"optional judges left out (API key unset): {', '.join(prepared.spec.skipped_judges)}")

@@ -5,7 +5,16 @@ answers are read.
 Part of the public API (see `engine.api`): plug-ins, built-in or not, import from here."""
 
 from engine.judges import answers, prompts
-from engine.judges.kinds import ROLES, JudgeKind, RatingInput, judge_kind, judge_kind_class, kind_of, scores
+from engine.judges.kinds import (
+    ROLES,
+    JudgeKind,
+    KindSettings,
+    RatingInput,
+    judge_kind,
+    judge_kind_class,
+    kind_of,
+    scores,
+)
 from engine.judges.metrics import METRICS, PHRASES_PREFIX, is_metric, measure, tokens, words
 from engine.judges.reading import order_verdicts, parse_confidence, parse_profile, parse_same_task, verdict_reason
 from engine.judges.verdicts import (
@@ -24,6 +33,7 @@ __all__ = [
     "ROLES",
     "AnswerMeasure",
     "JudgeKind",
+    "KindSettings",
     "PairVerdict",
     "PreservationCheck",
     "RatingInput",

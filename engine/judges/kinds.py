@@ -11,8 +11,9 @@ Adding a kind: write its module, add its line to `engine.plugin_tables.JUDGE_KIN
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from engine.plugin_tables import JUDGE_KINDS
 from engine.plugins import Plugins, names_with_published
@@ -40,6 +41,18 @@ COMMON_FIELDS = ("kind", "description", "optional")  # what every judge entry ma
 RatingInput = tuple[dict[str, Any], dict[str, Any]]  # an offline rating's (fields, config)
 
 
+@dataclasses.dataclass(frozen=True)
+class KindSettings:
+    """A judge kind's own settings as a typed record (like an analysis method's options): subclass it as a
+    frozen dataclass with a field per setting, each defaulting to the kind's default, and read a judge's with
+    `YourSettings.of(judge)`, so a type checker checks every setting a kind reads."""
+
+    @classmethod
+    def of(cls, judge: Judge) -> Self:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{name: value for name, value in judge.settings.items() if name in names})
+
+
 class JudgeKind:
     """One kind of judge. Subclasses set the class attributes and implement what their roles need."""
 
@@ -52,6 +65,7 @@ class JudgeKind:
     # name different schemas, and a new kind's field is validated and located like a built-in one. Read
     # through `judge.settings`.
     field_schemas: ClassVar[dict[str, dict[str, Any]]] = {}
+    settings_record: ClassVar[type[KindSettings] | None] = None  # its settings, typed (see KindSettings)
     offline: ClassVar[bool] = True  # runs here on the answers; False: a model is called (an endpoint)
     # The judge kind its requests carry. It is part of every task's content hash, so a kind that is
     # renamed keeps the old value here: the cache stays valid and no plan changes.
@@ -91,6 +105,11 @@ class JudgeKind:
     def check(self, entry: dict[str, Any]) -> list[tuple[str, str]]:
         """Problems with a judge entry of this kind that the schema cannot see: (field, message) pairs."""
         return []
+
+    def answers_in_schema(self, judge: Judge) -> bool:
+        """Whether a judge of the kind is asked to answer in its prompt's JSON schema (an LLM judge unless its
+        spec says otherwise); offline kinds write no answers."""
+        return False
 
     def pair_config(self, judge: Judge) -> dict[str, Any]:
         """The settings an offline pair judgment is computed with (part of its task's hash): by default the
@@ -221,6 +240,9 @@ class _Either(JudgeKind):
 
     def check(self, entry: dict[str, Any]) -> list[tuple[str, str]]:
         return [problem for p in self.parts for problem in p.check(entry)]
+
+    def answers_in_schema(self, judge: Judge) -> bool:
+        return self._for("vibe").answers_in_schema(judge)
 
     def pair_config(self, judge: Judge) -> dict[str, Any]:
         return self._for("vibe").pair_config(judge)

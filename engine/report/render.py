@@ -140,7 +140,8 @@ def _judges(prepared: Prepared, outputs: dict[str, Result],
             asked_schema.setdefault(task.endpoint, []).append(outputs[task.id])
     ran, failed = [], []
     for j in prepared.spec.judges.values():
-        form = None if kind_of(j).offline else _answer_form(j.answers_in_schema, asked_schema.get(j.name, []))
+        kind = kind_of(j)
+        form = None if kind.offline else _answer_form(kind.answers_in_schema(j), asked_schema.get(j.name, []))
         row: dict[str, Any] = {"name": j.name, "kind": j.kind, "model": j.endpoint.model if j.endpoint else None,
                                "notes": [], "form": form}
         if j.name in done:

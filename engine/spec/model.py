@@ -111,15 +111,9 @@ class Judge:
     kind: str  # a registered judge kind (`engine.judges.kinds`), as the spec spells it
     endpoint: Endpoint | None = None
     # the fields its kind declares (`JudgeKind.fields`) as the spec gives them, each kind reading its own with
-    # its own defaults (a metric judge's `metric` and `tolerance`, an embedding judge's `margin`, an LLM
-    # judge's `structured`); no kind's setting sits on every judge
+    # its own defaults through its typed record (`KindSettings`: a metric judge's `metric` and `tolerance`, an
+    # embedding judge's `margin`, an LLM judge's `structured`); no kind's setting sits on every judge
     settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
-
-    @property
-    def answers_in_schema(self) -> bool:
-        """An LLM judge answers in its prompt's JSON schema unless the spec says `structured: off` (which YAML
-        may read as false)."""
-        return self.endpoint is not None and self.settings.get("structured", "auto") not in ("off", False)
 
 @dataclass(frozen=True)
 class VibeExamples:

@@ -11,9 +11,10 @@ the kind's declaration (every `vibe validate` does) stays light.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.api.judging import AnswerMeasure, JudgeKind, PairVerdict, compare, judge_kind_class
+from engine.api.judging import AnswerMeasure, JudgeKind, KindSettings, PairVerdict, compare, judge_kind_class
 from engine.api.records import PairJudgment
 
 if TYPE_CHECKING:
@@ -59,6 +60,11 @@ def judge_pairs(requests: Sequence[PairJudgment], texts: dict[str, str]) -> list
     return out
 
 
+@dataclass(frozen=True)
+class EmbeddingAxisSettings(KindSettings):
+    margin: float = MARGIN
+
+
 @judge_kind_class("embedding_axis")
 class EmbeddingAxisJudge(JudgeKind):
     """Places both answers between a vibe's two ends with MiniLM embeddings. A vibe with a metric is a
@@ -69,6 +75,7 @@ class EmbeddingAxisJudge(JudgeKind):
     scores_which = "vibes without a metric"
     roles = frozenset({"vibe"})
     fields = ("margin",)
+    settings_record = EmbeddingAxisSettings
     field_schemas: ClassVar[dict[str, dict[str, Any]]] = {
         "margin": {"type": "number", "minimum": 0, "maximum": 2,
                    "description": "projection difference under which it calls a tie."}}
@@ -83,7 +90,7 @@ class EmbeddingAxisJudge(JudgeKind):
         """Its margin; `metric` and `tolerance` (a metric judge's settings) stay in the hashed settings at the
         values every judge once carried, so no embedding task's hash changed when the settings moved to the
         kinds."""
-        return {"metric": "auto", "tolerance": 0.05, "margin": judge.settings.get("margin", MARGIN)}
+        return {"metric": "auto", "tolerance": 0.05, "margin": EmbeddingAxisSettings.of(judge).margin}
 
     def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> Sequence[PairVerdict]:
         return judge_pairs(requests, texts)

@@ -4,9 +4,10 @@ tolerance. Deterministic and free, so it always runs and anchors the panel."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.api.judging import METRICS, AnswerMeasure, JudgeKind, PairVerdict, compare, judge_kind_class
+from engine.api.judging import METRICS, AnswerMeasure, JudgeKind, KindSettings, PairVerdict, compare, judge_kind_class
 from engine.api.judging import measure as measure_text
 from engine.api.records import PairJudgment
 from engine.api.spec import did_you_mean
@@ -19,9 +20,15 @@ TOLERANCE = 0.05  # relative difference under which two answers' values tie, whe
 LEGACY_MARGIN = 0.02  # see `MetricJudge.pair_config`
 
 
+@dataclass(frozen=True)
+class MetricSettings(KindSettings):
+    metric: str = "auto"  # the judge's own metric; `auto`: whatever metric the vibe it scores names
+    tolerance: float = TOLERANCE
+
+
 def metric_of(judge: Judge) -> str:
     """The judge's own metric, or `auto`: whatever metric the vibe it scores names."""
-    return str(judge.settings.get("metric", "auto"))
+    return str(MetricSettings.of(judge).metric)
 
 
 def judge_pairs(requests: Sequence[PairJudgment], texts: dict[str, str]) -> list[PairVerdict]:
@@ -52,6 +59,7 @@ class MetricJudge(JudgeKind):
     scores_which = "vibes that name a metric (or every vibe, for a judge given its own 'metric')"
     roles = frozenset({"vibe", "dimension"})
     fields = ("metric", "tolerance")
+    settings_record = MetricSettings
     field_schemas: ClassVar[dict[str, dict[str, Any]]] = {
         "metric": {"type": "string", "description": "the measured property; 'auto' picks one per vibe."},
         "tolerance": {"type": "number", "minimum": 0, "maximum": 1,
@@ -70,7 +78,7 @@ class MetricJudge(JudgeKind):
     def pair_config(self, judge: Judge) -> dict[str, Any]:
         """Its metric and tolerance; `margin` (an embedding judge's setting) stays in the hashed settings at the
         value every judge once carried, so no metric task's hash changed when the settings moved to the kinds."""
-        return {"metric": metric_of(judge), "tolerance": judge.settings.get("tolerance", TOLERANCE),
+        return {"metric": metric_of(judge), "tolerance": MetricSettings.of(judge).tolerance,
                 "margin": LEGACY_MARGIN}
 
     def check(self, entry: dict[str, Any]) -> list[tuple[str, str]]:

@@ -21,7 +21,7 @@ import numpy as np
 
 from engine.api.calls import run_calls
 from engine.api.execution import Cache
-from engine.api.judging import answers, prompts
+from engine.api.judging import answers, kind_of, prompts
 from engine.api.records import Chat, Task, content_hash
 from engine.api.spec import Discovery, Judge, Vibe
 from engine.builtin_plugins.methods.vibecheck.discovery import statistical as discovery
@@ -69,7 +69,7 @@ class _Caller:
         tasks = []
         for messages in requests:
             # every proposer and reducer prompt answers with a list of axes
-            answer = answers.request_field(answers.AXES) if self.judge.answers_in_schema else None
+            answer = answers.request_field(answers.AXES) if kind_of(self.judge).answers_in_schema(self.judge) else None
             request = Chat(endpoint.identity(), messages, endpoint.params.request_fields(), answer=answer).canonical()
             tasks.append(Task(content_hash(request), "discovery", "discovery", endpoint.name, endpoint.provider, "",
                               request))
