@@ -73,8 +73,6 @@ analyses:
 """
 
 
-
-
 def arena() -> None:
     """The same check on Chatbot Arena's battles of Llama-3-70B-Instruct (specs/llama-vs-gpt.yaml's 1,415
     prompts), each with one person's vote: one labeller, so the panel is held to κ ≥ 0.4. Full runs only: it

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from engine.spec.yaml_source import PathKey
 
 
-
 @dataclass
 class Page:
     """What a report section is rendered with: the Jinja environment, the run, its folder and its results."""

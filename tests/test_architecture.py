@@ -160,7 +160,6 @@ def test_the_check_finds_what_it_looks_for() -> None:
         "looks up a method's results by name", "compares with ['recorded']", "compares with ['inspect', 'long']"]
 
 
-
 def test_no_engine_module_over_400_lines() -> None:
     """Short modules: a newcomer reads one in a sitting."""
     long = {str(p.relative_to(ENGINE)): n for p in ENGINE.rglob("*.py")

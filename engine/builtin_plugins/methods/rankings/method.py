@@ -96,7 +96,6 @@ class RankingResult:
     control: VibeControl | None = None  # the vibe_controlled method's fits, on the held-out prompts
 
 
-
 def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
     """The outcomes the analysis names (labels or recorded scores), rated by every method it asks for."""
     from engine.api.analysis import STYLE_FEATURES, human_outcomes, rank, score_outcomes, style_vector, subset_of
