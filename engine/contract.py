@@ -156,7 +156,10 @@ def kind_problems(kind: JudgeKind, role: str) -> list[str]:
     problems += [f"its settings record has {f.name!r}, which is not one of its fields" for f in
                  (dataclasses.fields(record) if record else ()) if f.name not in kind.fields]
     rules = schema()["properties"]["judges"]["additionalProperties"]["allOf"]
-    if kind.field_schemas and kind_block(kind.name, kind.field_schemas) not in rules:
+    problems += [f"its required field {f!r} is not one of its fields" for f in kind.required if f not in kind.fields]
+    problems += [f"sample_settings gives no value for its required field {f!r}" for f in kind.required
+                 if f not in kind.sample_settings]
+    if kind.field_schemas and kind_block(kind.name, kind.field_schemas, kind.required) not in rules:
         problems.append("its field_schemas are not the spec schema's rule for its judges")
     problems += [f"sample_settings names {f!r}, which is not one of its fields" for f in kind.sample_settings
                  if f not in kind.fields]

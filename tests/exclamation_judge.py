@@ -1,30 +1,45 @@
-"""The README's example judge kind: an offline judge that counts exclamation marks, added as this one module
-plus one line in `engine.plugin_tables.JUDGE_KINDS` (tests/test_extensions.py adds it and runs it end to end)."""
+"""The README's example judge kind: an offline judge that counts a mark (say '!') in each answer, with a field it
+cannot do without (`mark`), added as this one module plus one line in `engine.plugin_tables.JUDGE_KINDS`
+(tests/test_extensions.py adds it and runs it end to end)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
-from engine.api.judging import JudgeKind, PairVerdict, compare, judge_kind_class
+from engine.api.judging import JudgeKind, KindSettings, PairVerdict, compare, judge_kind_class
 from engine.api.records import PairJudgment
+from engine.api.spec import Judge
+
+
+@dataclass(frozen=True)
+class ExclamationSettings(KindSettings):
+    mark: str  # required: a judge of this kind names what it counts
+    tolerance: float = 0
 
 
 @judge_kind_class("exclamations")
 class ExclamationJudge(JudgeKind):
-    """Scores a pair on any vibe by which answer has more '!' (A more: +1), ties within `tolerance` marks."""
+    """Scores a pair on any vibe by which answer has more of its `mark` (A more: +1), ties within `tolerance`."""
 
     label = "an exclamation-count judge"
     roles = frozenset({"vibe"})
-    fields = ("tolerance",)
+    fields = ("mark", "tolerance")
+    required = ("mark",)
+    field_schemas: ClassVar[dict[str, dict[str, Any]]] = {
+        "mark": {"type": "string", "minLength": 1, "description": "what it counts in each answer, e.g. '!'."}}
+    settings_record = ExclamationSettings
+    sample_settings: ClassVar[dict[str, Any]] = {"mark": "!"}
 
-    def pair_config(self, judge: Any) -> dict[str, Any]:
-        return {"method": "exclamations/v1", "tolerance": judge.settings.get("tolerance", 0)}
+    def pair_config(self, judge: Judge) -> dict[str, Any]:
+        settings = ExclamationSettings.of(judge)
+        return {"method": "exclamations/v2", "mark": settings.mark, "tolerance": settings.tolerance}
 
     def judge_pairs(self, requests: Sequence[PairJudgment], texts: dict[str, str]) -> list[PairVerdict]:
         out = []
         for request in requests:
             assert request.config is not None
-            a, b = (float(texts[task].count("!")) for task in request.outputs)
+            a, b = (float(texts[task].count(request.config["mark"])) for task in request.outputs)
             out.append(PairVerdict(self.wire, compare(a, b, request.config["tolerance"], relative=False), a, b))
         return out

@@ -24,7 +24,7 @@ models:
   a: {provider: recorded}
   b: MODEL_B
 judges:
-  shouts: {kind: exclamations, tolerance: 0}
+  shouts: {kind: exclamations, mark: '!', tolerance: 0}
 datasets:
   d:
     source: {path: data.jsonl}
@@ -40,7 +40,8 @@ def _spec(tmp_path: Path, model_b: str = "{provider: recorded}", judge: str = ""
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
     path = tmp_path / "spec.yaml"
     text = SPEC.replace("MODEL_B", model_b)
-    path.write_text(text.replace("{kind: exclamations, tolerance: 0}", judge) if judge else text, encoding="utf-8")
+    path.write_text(text.replace("{kind: exclamations, mark: '!', tolerance: 0}", judge) if judge else text,
+                    encoding="utf-8")
     return path
 
 
@@ -54,9 +55,12 @@ def test_an_offline_judge_kind_is_one_module_and_one_line(tmp_path: Path, monkey
     spec = _spec(tmp_path)
     assert "spec.yaml:6:18: judges.shouts.kind: 'exclamations' is not one of" in _problems(spec)
     monkeypatch.setitem(plugin_tables.JUDGE_KINDS, "exclamations", "exclamation_judge")  # the one registry line
-    bad = _spec(tmp_path, judge="{kind: exclamations, margin: 1}")
+    bad = _spec(tmp_path, judge="{kind: exclamations, mark: '!', margin: 1}")
     assert ("judges.shouts.margin: an exclamation-count judge (kind: exclamations) takes no 'margin' (it takes: "
-            "tolerance)") in _problems(bad)
+            "mark, tolerance)") in _problems(bad)
+    # its required field, by its own block of the schema
+    assert "spec.yaml:6:11: judges.shouts: 'mark' is required" in _problems(
+        _spec(tmp_path, judge="{kind: exclamations}"))
     _, _, run_dir = run_spec(_spec(tmp_path), tmp_path / "run", tmp_path / "cache.sqlite", quiet=True)
     pairs = [json.loads(line) for line in (run_dir / "vibecheck" / "pairs.jsonl").read_text().splitlines()]
     assert len(pairs) == len(ROWS)

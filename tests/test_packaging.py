@@ -212,7 +212,7 @@ def test_a_plug_in_package_registers_one_of_each_kind_through_entry_points(insta
     (tmp_path / "chats.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (tmp_path / "spec.yaml").write_text(
         "name: plugged\nmodels: {calm: {provider: recorded}, loud: {provider: recorded}}\n"
-        "judges: {shouts: {kind: exclamations, tolerance: 0}}\n"
+        "judges: {shouts: {kind: exclamations, mark: '!', tolerance: 0}}\n"
         "datasets: {d: {format: sharegpt, source: {path: chats.jsonl}}}\n"
         "vibes: [{name: enthusiasm, low: calm, high: excited}]\n"
         "analyses:\n  vibecheck: {dataset: d, models: [calm, loud], judges: [shouts]}\n"

@@ -66,6 +66,7 @@ class JudgeKind:
     # through `judge.settings`.
     field_schemas: ClassVar[dict[str, dict[str, Any]]] = {}
     settings_record: ClassVar[type[KindSettings] | None] = None  # its settings, typed (see KindSettings)
+    required: ClassVar[tuple[str, ...]] = ()  # the fields a judge of the kind cannot do without (the schema says so)
     offline: ClassVar[bool] = True  # runs here on the answers; False: a model is called (an endpoint)
     # The judge kind its requests carry. It is part of every task's content hash, so a kind that is
     # renamed keeps the old value here: the cache stays valid and no plan changes.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -108,7 +109,7 @@ def _registered_endpoints(sections: dict[str, Any]) -> None:
     owners: dict[str, dict[str, dict[str, Any]]] = {}  # field -> kind -> its schema there
     for name, kind in kinds.items():
         if kind.field_schemas:  # its own fields' values, checked on its judges only
-            judges["allOf"].append(kind_block(name, kind.field_schemas))
+            judges["allOf"].append(kind_block(name, kind.field_schemas, kind.required))
         if name not in ALIASES:
             for field_name, field_schema in kind.field_schemas.items():
                 owners.setdefault(field_name, {})[name] = field_schema
@@ -125,10 +126,10 @@ def _field_entry(by_kind: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return entry
 
 
-def kind_block(kind: str, field_schemas: dict[str, Any]) -> dict[str, Any]:
-    """The schema rule that holds a judge of `kind` to its own fields' schemas."""
+def kind_block(kind: str, field_schemas: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
+    """The schema rule that holds a judge of `kind` to its own fields' schemas and the fields it requires."""
     return {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]},
-            "then": {"properties": dict(field_schemas)}}
+            "then": {"properties": dict(field_schemas), **({"required": list(required)} if required else {})}}
 
 
 def _registered_formats(dataset: dict[str, Any]) -> None:
