@@ -44,7 +44,6 @@ from engine.plan import reference_corpora
 from engine.plugins import load_named
 from engine.provider_table import PROVIDERS, in_cluster_providers, is_recorded
 from engine.records import OFFLINE_PROVIDER, Plan, Prepared, Result, Task
-from engine.registry import method_names, stage_order
 from engine.requests import Recorded, parse
 from engine.spec.model import Endpoint, Execution
 
@@ -334,7 +333,7 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
     manifest_path = run_dir / "manifest.json"
     previous = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     if previous.get("fingerprint") != fingerprint or not (run_dir / "plan.json.gz").exists():
-        _write_task_files(plan, run_dir, results)  # else they already hold this plan and these results
+        _write_task_files(plan, run_dir, results, previous.get("by_stage", {}))  # else they hold these already
         write_measures(run_dir, answers, columns)
         write_snapshot(prepared, run_dir)
     failed_ids = {f.task_id for f in summary.failed}
@@ -370,10 +369,11 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
-def _write_task_files(plan: Plan, run_dir: Path, results: dict[str, Result]) -> None:
+def _write_task_files(plan: Plan, run_dir: Path, results: dict[str, Result], earlier: Iterable[str]) -> None:
     """plan.json.gz and one gzipped JSONL of task records per stage (pandas.read_json(path, lines=True) reads
     them as they are; compressed, Arena's run folder is 13 MB smaller), and no file of a stage it has no results
-    of, whichever registered method declares it (a folder written before by another spec loses them)."""
+    of: not of its own stages, nor of the `earlier` ones the folder's previous manifest counted (a folder
+    written before by another spec loses them)."""
     (run_dir / "plan.json").unlink(missing_ok=True)  # written uncompressed by earlier versions
     # gzip: every task's request repeats the prompt and answers it judges (27 MB for 800 pairs, ~3x less)
     with gzip_text(run_dir / "plan.json.gz") as text:
@@ -382,7 +382,7 @@ def _write_task_files(plan: Plan, run_dir: Path, results: dict[str, Result]) -> 
     for task in plan.tasks:
         if task.id in results:
             by_stage.setdefault(task.stage, []).append(task)
-    for stage in dict.fromkeys((*plan.stages, *stage_order(method_names()))):
+    for stage in dict.fromkeys((*plan.stages, *earlier)):
         (run_dir / f"{stage}.jsonl").unlink(missing_ok=True)  # written uncompressed by earlier versions
         path = stage_file(run_dir, stage)
         if stage not in by_stage:
