@@ -16,7 +16,7 @@ from engine.datasets.column_names import (
     named,
 )
 from engine.datasets.files import located_rows
-from engine.datasets.inspect_logs import LOG_SUFFIXES, log_files, log_model, log_rows
+from engine.datasets.inspect_logs import LOG_SUFFIXES, holds_logs, log_files, log_model, log_rows
 from engine.datasets.rows import field_value, text_value
 from engine.datasets.shapes import AnswerRows, BattleRows, ConversationRows, TableRecords, WideRows
 from engine.formats import DatasetFormat, Located, Sniffed, dataset_format, dataset_format_class
@@ -42,6 +42,7 @@ __all__ = [
     "dataset_format",
     "dataset_format_class",
     "field_value",
+    "holds_logs",
     "json_object_with",
     "located_rows",
     "log_files",

@@ -17,10 +17,18 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from engine.datasets.column_names import json_object_with
 from engine.datasets.items import DatasetError
 
 LOG_SUFFIXES = (".eval", ".json")
 SCORE_WORDS = {"c": 1.0, "p": 0.5, "i": 0.0, "n": 0.0, "yes": 1.0, "no": 0.0, "true": 1.0, "false": 0.0}
+
+
+def holds_logs(path: Path) -> bool:
+    """Whether a path is an Inspect log (`.eval`, or a JSON object with `eval` and `samples`) or a folder with
+    one in it: what both Inspect formats' `sniff` asks first."""
+    return (path.suffix == ".eval" or json_object_with(path, "eval", "samples")
+            or (path.is_dir() and any(p.suffix in LOG_SUFFIXES for p in path.iterdir())))
 
 
 def log_files(path: Path) -> list[Path]:

@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from engine.api.data import (
-    LOG_SUFFIXES,
     AnswerRows,
     Located,
     Sniffed,
     dataset_format_class,
-    json_object_with,
+    holds_logs,
     log_files,
     log_model,
     log_rows,
@@ -34,8 +33,7 @@ class Inspect(AnswerRows):
         return [row for log in log_files(path) for row in log_rows(log, pick, ds.model_names)]
 
     def sniff(self, path: Path, rows: list[dict[str, Any]] | None) -> Sniffed | None:
-        if not (path.suffix == ".eval" or json_object_with(path, "eval", "samples")
-                or (path.is_dir() and any(p.suffix in LOG_SUFFIXES for p in path.iterdir()))):
+        if not holds_logs(path):
             return None
         logs = log_files(path)
         # a header names its model with the provider in front (openai/gpt-4o); the reader matches the rest

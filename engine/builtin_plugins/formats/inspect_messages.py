@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from engine.api.data import (
-    LOG_SUFFIXES,
     ConversationRows,
     Located,
     Sniffed,
     dataset_format_class,
-    json_object_with,
+    holds_logs,
     log_files,
     log_model,
     log_rows,
@@ -40,8 +39,7 @@ class InspectMessages(ConversationRows):
         return out
 
     def sniff(self, path: Path, rows: list[dict[str, Any]] | None) -> Sniffed | None:
-        if not (path.suffix == ".eval" or json_object_with(path, "eval", "samples")
-                or (path.is_dir() and any(p.suffix in LOG_SUFFIXES for p in path.iterdir()))):
+        if not holds_logs(path):
             return None
         logs = log_files(path)
         histories = [row["messages"] or [] for log in logs for _, row in log_rows(log, False, {})]
