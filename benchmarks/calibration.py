@@ -43,8 +43,9 @@ lengths are correlated within a conversation, one label per conversation, 600 an
 `--conversations` runs this arm alone and prints only its figures.
 
 Last line: fwer=<f> fwer_given_tested=<f> pref_noise_admitted=<f> pooled_fwer=<f> power_sep05_n200=<f>
-  power_sep10_n200=<f> power_sep25_n200=<f> mde_n200=<f> conv_headline_fwer=<f> conv_pref_noise_admitted=<f>
-  conv_refit_fwer=<f> conv_lc_coverage=<f> conv_rank_coverage=<f> conv_compare_false_fail=<f>
+  power_sep10_n200=<f> power_sep15_n200=<f> power_sep25_n200=<f> mde_n200=<f> conv_headline_fwer=<f>
+  conv_pref_noise_admitted=<f> conv_refit_fwer=<f> conv_lc_coverage=<f> conv_rank_coverage=<f>
+  conv_compare_false_fail=<f>
 """
 
 from __future__ import annotations
@@ -195,7 +196,8 @@ def main() -> None:
     corrected = stats.sign_test_mde(round(200 * (1 - TIES)), 200, alpha=0.05 / 10)
     print(f"detectable separability at 200 test pairs, a third tied: {mde:.3f} at 5% before correction, "
           f"{corrected:.3f} at Holm's 5%/10 over ten claims (what the page prints beside such a test)")
-    power = {f"power_sep{round(100 * s):02d}_n200": curve.get((s, 200), float("nan")) for s in (0.05, 0.10, 0.25)}
+    power = {f"power_sep{round(100 * s):02d}_n200": curve.get((s, 200), float("nan"))
+             for s in (0.05, 0.10, 0.15, 0.25)}
     conversations = conversation_arm()
     print(f"fwer={fwer:.4f} fwer_given_tested={fwer_tested:.4f} pref_noise_admitted={pref:.4f} "
           f"pooled_fwer={pooled:.4f} " + " ".join(f"{key}={value:.4f}" for key, value in power.items())

@@ -271,6 +271,28 @@ def holm(p_values: list[float | None]) -> list[float | None]:
     return _adjusted(p_values, "holm")
 
 
+def weighted_holm(p_values: list[float | None], weights: list[float]) -> list[float | None]:
+    """Holm's step-down with weights (Holm 1979, section 4), None staying None: hypotheses are taken in order of
+    p/w, and the one taken at a step is rejected when p ≤ α·w/W, W the weights of those not yet rejected. The
+    adjusted p-value is the running maximum of p·W/w (capped at 1), so "adjusted < α" is exactly that
+    rejection. It holds the family-wise error at α for any weights fixed before the p-values are seen; with
+    equal weights it is Holm's. Weights must be positive."""
+    present = [i for i, p in enumerate(p_values) if p is not None]
+    adjusted: list[float | None] = [None] * len(p_values)
+    if not present:
+        return adjusted
+    p = np.array([p_values[i] for i in present], dtype=float)
+    w = np.array([weights[i] for i in present], dtype=float)
+    if (w <= 0).any():
+        raise ValueError("weighted Holm: every weight must be positive")
+    order = np.argsort(p / w, kind="stable")
+    remaining = np.cumsum(w[order][::-1])[::-1]  # W at each step: this hypothesis' weight and all after it
+    steps = np.minimum(1.0, np.maximum.accumulate(p[order] * remaining / w[order]))
+    for k, value in zip(order, steps, strict=True):
+        adjusted[present[k]] = float(value)
+    return adjusted
+
+
 def benjamini_hochberg(p_values: list[float | None]) -> list[float | None]:
     """Benjamini–Hochberg adjustment over the p-values present (statsmodels' multipletests; false discovery
     rate), for a grid of many cells where a few false ones among many true ones are tolerable; None stays None."""

@@ -66,7 +66,8 @@ def scored(name: str, train: Sequence[float], test: Sequence[float], origin: str
     return VibeScore(name, "low", "high", origin, None, [], [], stats.separability(test) if len(test) else None,
                      decision.separability_train, decision.train_ci, None, None, decision.kept,
                      "; ".join(decision.reasons), len(train) + len(test), 0, separability_p=decision.p_value,
-                     direction=decision.direction, separability_mde=decision.detectable, test_verdicts=len(test),
+                     direction=decision.direction, separability_mde=decision.detectable,
+                     holm_weight=decision.weight, test_verdicts=len(test),
                      test_nonzero=sum(v != 0 for v in test))
 
 
@@ -286,3 +287,4 @@ def test_a_vibe_that_turns_around_on_the_test_pairs_is_never_named() -> None:
     assert vibe.kept and vibe.direction == 1 and vibe.separability_p == 1.0
     assert stats.sign_test([-1] * 15 + [0] * 5) == pytest.approx(2 * 0.5**15)
     assert named([vibe]) == []
+

@@ -334,8 +334,60 @@ def test_the_detectable_size_is_at_the_level_the_corrected_test_faces() -> None:
     x = rng.choice([-1.0, 0.0, 1.0], size=(60, 1))
     mm = heldout.model_matching(["a"], x, x, np.zeros(60), np.zeros(60))
     adjusted, mm, _ = adjust_claims(scores, mm, None)
-    assert mm is not None and mm.power_alpha == pytest.approx(0.05 / 4) and adjusted[0].power_alpha == mm.power_alpha
+    assert mm is not None and mm.power_alphas == [pytest.approx(0.05 / 4)]
+    assert adjusted[0].power_alpha == pytest.approx(0.05 / 4)  # equal weights: every vibe capped at e⁸
     assert mm.detectable[0] == pytest.approx((norm.ppf(1 - 0.05 / 8) + norm.ppf(0.8)) * mm.std_errors[0])
+
+
+def test_weighted_holm_by_hand() -> None:
+    """p = 0.01, 0.04, 0.03 with weights 1, 4, 1 (W = 6): taken in order of p/w (0.01, 0.01, 0.03), the first
+    needs p ≤ 5%·1/6 (adjusted 0.01·6/1 = 0.06), the second 0.04·5/4 = 0.05, the third 0.03·1/1, each raised to
+    the running maximum: 0.06 for all three, nothing rejected at 5%. Equal weights give Holm's (statsmodels')."""
+    assert stats.weighted_holm([0.01, 0.04, 0.03], [1, 4, 1]) == pytest.approx([0.06, 0.06, 0.06])
+    # the heavy one alone first: 0.004·6/4 = 0.006, then 0.01·2/1 = 0.02, then 0.03
+    assert stats.weighted_holm([0.01, 0.004, 0.03], [1, 4, 1]) == pytest.approx([0.02, 0.006, 0.03])
+    p = [0.01, 0.04, None, 0.03, 0.2]
+    assert stats.weighted_holm(p, [1.0] * 5) == pytest.approx(stats.holm(p))
+    with pytest.raises(ValueError):
+        stats.weighted_holm([0.1], [0.0])
+
+
+def test_a_kept_vibe_weighs_by_its_training_z_and_states_its_own_level() -> None:
+    """The screen keeps a training lean more than one standard error from 0 (24 of 90 pairs +1, 15 −1: mean 0.1,
+    sd √(38.1/89) = 0.6543, se 0.0690, z 1.450), which a 95% interval (−0.037 to 0.237) would have dropped; its
+    weight is exp(2·1.450). Beside a vibe capped at e⁸ (every training pair +1) in a family of the two, each test
+    faces 5%·w/W, and the adjusted p-values follow p/w's order (`test_weighted_holm_by_hand`)."""
+    from test_selection_calibration import scored
+
+    from engine.builtin_plugins.methods.vibecheck import keep
+    from engine.builtin_plugins.methods.vibecheck.analysis import adjust_claims
+
+    train = [1.0] * 24 + [-1.0] * 15 + [0.0] * 51
+    assert keep.training_z(train) == pytest.approx(0.1 / (math.sqrt(38.1 / 89) / math.sqrt(90)))
+    weak, strong = scored("weak", train, [1.0] * 10), scored("strong", [1.0] * 30, [1.0] * 5 + [0.0] * 5)
+    assert weak.kept and not stats.excludes_zero(stats.mean_interval(train))
+    assert weak.holm_weight == pytest.approx(math.exp(2 * keep.training_z(train)))
+    assert strong.holm_weight == pytest.approx(math.exp(8))
+    assert keep.decide([1.0] * 10 + [-1.0] * 8 + [0.0] * 12, [], kappa_train=None, kappa_min=0.2, sep_min=0.05,
+                       origin="declared", sides=("a", "b")).reasons[0].startswith("separation within one standard")
+    (w, s), _, _ = adjust_claims([weak, strong], None, None)
+    total = weak.holm_weight + strong.holm_weight
+    assert w.power_alpha == pytest.approx(0.05 * weak.holm_weight / total)
+    assert s.power_alpha == pytest.approx(0.05 * strong.holm_weight / total)
+    # p/w orders them: weak's 2⁻¹⁰ over e^2.9 against strong's 2⁻⁵ over e⁸; strong comes first here
+    p_weak, p_strong = 0.5 ** 10, 0.5 ** 5
+    first = p_strong * total / strong.holm_weight
+    assert s.separability_p_adjusted == pytest.approx(first)
+    assert w.separability_p_adjusted == pytest.approx(max(first, p_weak))
+    # a coefficient of the weak vibe weighs as the vibe does: W = 2·w_weak + w_strong
+    rng = np.random.default_rng(4)
+    x = rng.choice([-1.0, 0.0, 1.0], size=(60, 1))
+    mm = heldout.model_matching(["weak"], x, x, np.zeros(60), np.zeros(60))
+    (w, s), mm, _ = adjust_claims([weak, strong], mm, None)
+    total = 2 * weak.holm_weight + strong.holm_weight
+    assert mm is not None and mm.power_alphas == [pytest.approx(0.05 * weak.holm_weight / total)]
+    assert w.power_alpha == pytest.approx(0.05 * weak.holm_weight / total)
+    assert "weighted Holm over the 3 claims" in mm.correction
 
 
 def test_sign_test_mde_by_hand() -> None:

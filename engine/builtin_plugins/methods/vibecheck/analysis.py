@@ -2,15 +2,16 @@
 
 From the comparison's pair table (`pair_table`: each judge's score s_J in A/B terms on every pair and vibe, and
 the panel verdict ν), per vibe its separability, judge agreement (κ), and whether it passes validation on the
-training split (κ, |sep| and a 95% interval of sep that excludes 0: all on training pairs, since that is what
-selection may see; a phrase lexicon mined from the training pairs is validated on cross-fitted verdicts, each pair
+training split (κ, |sep|, and sep more than one standard error from 0: all on training pairs, since that is
+what selection may see; a phrase lexicon mined from the training pairs is validated on cross-fitted verdicts, each pair
 scored by the lexicon mined without it; a lexicon mined as typical of one model that leans to the other on those
 verdicts does not carry over, and is dropped). On the test split each kept vibe's separability gets an exact sign
 test, one-sided in the direction its training pairs showed (a claim confirms that direction or nothing: it can
-never name the other), Holm-adjusted together with the regressions' vibe coefficients: the claims a page makes
-about vibes at once. The vibes that pass (the top-k by least-angle regression, as VibeCheck) feed the two held-out
-regressions of `heldout`: model matching (which model wrote the first-shown answer) and preference prediction
-(which answer the dataset's labels favour, starting from the longer-answer rule).
+never name the other), adjusted by a weighted Holm (weights from the training z, `keep`) together with the
+regressions' vibe coefficients: the claims a page makes about vibes at once. The vibes that pass (the top-k by
+least-angle regression, as VibeCheck) feed the two held-out regressions of `heldout`: model matching (which
+model wrote the first-shown answer) and preference prediction (which answer the dataset's labels favour,
+starting from the longer-answer rule).
 """
 
 from __future__ import annotations
@@ -120,13 +121,17 @@ def _judge_reliability(analysis: Analysis, table: PairTable,
 def adjust_claims(scores: list[VibeScore], mm: heldout.HeldOutFit | None,
                   pp: heldout.HeldOutFit | None) -> tuple[list[VibeScore], heldout.HeldOutFit | None,
                                                           heldout.HeldOutFit | None]:
-    """Holm over every claim the comparison's section makes about its vibes at once: each kept vibe's
-    test-pair separability (what the headline names) and each vibe coefficient of both held-out regressions.
-    Corrected apart, two families of 5% would let a page with nothing to find claim something nearly twice
-    that often."""
-    fits, adjusted, alpha = heldout.adjust([f for f in (mm, pp) if f is not None], [s.separability_p for s in scores])
+    """Weighted Holm over every claim the comparison's section makes about its vibes at once: each kept vibe's
+    test-pair separability (what the headline names) and each vibe coefficient of both held-out regressions,
+    every claim about a vibe weighted by that vibe's training evidence (`keep.holm_weight`). Corrected apart, two
+    families of 5% would let a page with nothing to find claim something nearly twice that often."""
+    fits, adjusted, alphas = heldout.adjust([f for f in (mm, pp) if f is not None],
+                                            [s.separability_p for s in scores],
+                                            {s.name: s.holm_weight for s in scores if s.holm_weight is not None},
+                                            [s.name for s in scores])
     scores = [replace(s, separability_p_adjusted=q, separability_mde=_corrected_mde(s, alpha), power_alpha=alpha)
-              if s.separability_p is not None else s for s, q in zip(scores, adjusted, strict=True)]
+              if s.separability_p is not None and alpha is not None else s
+              for s, q, alpha in zip(scores, adjusted, alphas, strict=True)]
     return scores, (fits.pop(0) if mm else None), (fits.pop(0) if pp else None)
 
 
@@ -179,7 +184,7 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
         examples=vibe.examples, n_train=len(train), n_test=len(test),
         missing_verdicts=sum(p.nu[vibe.name] is None for p in pairs),
         separability_p=decision.p_value, direction=decision.direction, separability_mde=decision.detectable,
-        test_verdicts=len(nu_test),
+        holm_weight=decision.weight, test_verdicts=len(nu_test),
         test_nonzero=sum(v != 0 for v in nu_test) if len(nu_test) == len(tested) else None)
 
 

@@ -2,8 +2,9 @@
 
 Only vibes that pass every test the page shows are named: kept on the training pairs, and separating the
 models on the test pairs in the direction the training pairs showed, with a Holm-adjusted p < 0.05 (an exact
-sign test per kept vibe, one-sided in that direction, corrected by Holm together with the coefficient tests of
-the same section, since the page makes all of those claims at once). A test pair leaning the other way is
+sign test per kept vibe, one-sided in that direction, corrected by a weighted Holm, each vibe weighted by its
+training evidence, together with the coefficient tests of the same section, since the page makes all of those
+claims at once). A test pair leaning the other way is
 evidence against the claim, never for the opposite one: the sentence cannot name a direction that no selection
 proposed. Strongest first, grouped by the model that sits higher, so the sentence reads "chatty sits higher on
 verbosity and paragraphs; terse on formality".
@@ -24,8 +25,8 @@ ALPHA = 0.05
 
 
 def confirmed(vc: VibeCheckResult) -> list[VibeScore]:
-    """Kept vibes whose test separability confirms their training direction (one-sided, Holm over the
-    comparison's claims), strongest first."""
+    """Kept vibes whose test separability confirms their training direction (one-sided, weighted Holm over
+    the comparison's claims), strongest first."""
     out = [v for v in vc.vibes if v.kept and v.separability is not None and v.separability_p_adjusted is not None
            and v.separability_p_adjusted < ALPHA and v.separability * v.direction > 0]
     return sorted(out, key=lambda v: -abs(v.separability or 0.0))
@@ -44,7 +45,7 @@ def headline(vc: VibeCheckResult) -> str:
     vibes = confirmed(vc)
     if not vibes:
         return (f"No vibe separates {vc.model_a} from {vc.model_b} on the test pairs beyond chance (no kept vibe "
-                f"confirms its training direction at a Holm-adjusted p < 0.05). {could_show(vc)}")
+                f"confirms its training direction at a weighted-Holm-adjusted p < 0.05). {could_show(vc)}")
     parts = []
     for model, sign in ((vc.model_a, 1), (vc.model_b, -1)):
         mine = [words(v) for v in vibes if (v.separability or 0) * sign > 0][:MAX_NAMED]
@@ -56,8 +57,8 @@ def headline(vc: VibeCheckResult) -> str:
         sentence += f"; {second} on {_listed(second_vibes)}"
     else:
         sentence += f"; no vibe puts {second} higher"
-    return sentence + (f" (test pairs, in the direction the training pairs showed; Holm-adjusted p < 0.05 over the "
-                       f"{claims(vc)} claims this comparison makes about its vibes).")
+    return sentence + (f" (test pairs, in the direction the training pairs showed; weighted-Holm-adjusted p < 0.05 "
+                       f"over the {claims(vc)} claims this comparison makes about its vibes).")
 
 
 TYPICAL = 0.3  # a separability of the size the VibeCheck paper's vibes show between two chat models
@@ -65,9 +66,9 @@ TYPICAL = 0.3  # a separability of the size the VibeCheck paper's vibes show bet
 
 def could_show(vc: VibeCheckResult) -> str:
     """What the test pairs could have shown, for a headline that names no vibe: the smallest separability the
-    one-sided sign test detects with 80% power at Holm's first step even if every pair leans one way, and about
-    how many test pairs a typical vibe needs. A trial of a few prompts then reads as too small, not as "no
-    difference"."""
+    one-sided sign test detects with 80% power at unweighted Holm's first step (a vibe of the family's mean
+    weight) even if every pair leans one way, and about how many test pairs a typical vibe needs. A trial of a
+    few prompts then reads as too small, not as "no difference"."""
     n = sum(p.split == "test" for p in vc.pairs)
     alpha = ALPHA / max(claims(vc), 1)
     smallest = stats.sign_test_mde(n, n, alpha=alpha)

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -128,7 +128,8 @@ class HeldOutFit:
     train_coefficients_are: str = DESCRIPTIVE
     rule: str = RULE  # the length rule the fit is scored against (preference: oriented on the training pairs)
     detectable: list[float | None] = field(default_factory=list)  # see `adjust`
-    power_alpha: float | None = None  # the two-sided level `detectable` is stated at: Holm's 5%/m (`adjust`)
+    # the two-sided level each `detectable` is stated at, per feature: weighted Holm's first step 5%·w/W (`adjust`)
+    power_alphas: list[float | None] = field(default_factory=list)
     unit: str = "pairs"  # what n_train, n_test and every interval count: pairs, conversations, or turns
 
     def baseline(self, rule: str) -> Accuracy | None:
@@ -315,32 +316,50 @@ def _decode_fit(data: bytes) -> HeldOutFit:
     return HeldOutFit(**{**fields, "baselines": [Accuracy(**b) for b in fields["baselines"]]})
 
 
-def adjust(fits: list[HeldOutFit], also: Sequence[float | None] = ()
-           ) -> tuple[list[HeldOutFit], list[float | None], float]:
-    """Holm-adjusted p-values over the vibe coefficients of one comparison's regressions (all from the held-out
-    refits) and the other p-values `also` gives (the same comparison's claims about its vibes, adjusted in the
-    same family; returned adjusted, in order); the rule, length and intercept terms are controls, outside the
-    family. Beside each vibe coefficient, the smallest |coefficient| its refit detects with 80% power at the
-    level the corrected test faces, Holm's bound 5%/m over the m claims ((z at 1 − 5%/2m + z₀.₈₀)·SE from its
-    standard error; at 5% before correction it would promise power the corrected test does not have): where a
-    test is not significant, what it could have found. Returned with the fits and the adjusted `also`: that
-    level, for the claims in `also` to state their power at."""
+def adjust(fits: list[HeldOutFit], also: Sequence[float | None] = (), weights: Mapping[str, float] | None = None,
+           names: Sequence[str] = ()) -> tuple[list[HeldOutFit], list[float | None], list[float | None]]:
+    """Weighted Holm (`stats.weighted_holm`) over the vibe coefficients of one comparison's regressions (all
+    from the held-out refits) and the other p-values `also` gives (the same comparison's claims about its vibes,
+    adjusted in the same family; returned adjusted, in order). Every claim about a vibe weighs that vibe's
+    `weights` entry (its training evidence, fixed before any test pair was read), the claims in `also` being
+    about the vibes `names`; a vibe with no weight, or no `weights` at all, weighs the mean of those given (all
+    equal: Holm's). The rule, length and intercept terms are controls, outside the family. Beside each vibe
+    coefficient, the smallest |coefficient| its refit detects with 80% power at the level the corrected test
+    faces, weighted Holm's first step 5%·w/W ((z at 1 − 5%·w/2W + z₀.₈₀)·SE from its standard error; with equal
+    weights Holm's bound 5%/m; at 5% before correction it would promise power the corrected test does not
+    have): where a test is not significant, what it could have found. Returned with the fits and the adjusted
+    `also`: the level each claim of `also` faces (None where it has no p-value), to state its power at."""
     from scipy.stats import norm
 
+    weights = weights or {}
+    shared = float(np.mean(list(weights.values()))) if weights else 1.0
+
+    def weight(vibe: str) -> float:
+        return weights.get(vibe, shared)
+
     flat = [p if tested else None for f in fits for p, tested in zip(f.p_values, f.tested, strict=True)]
+    flat_weights = [weight(name) for f in fits for name in f.features]
+    also_weights = [weight(name) for name in names] if names else [shared] * len(also)
+    every = flat + list(also)
+    every_weights = flat_weights + also_weights
+    total = sum(w for p, w in zip(every, every_weights, strict=True) if p is not None)
+    levels = [CLAIMS_ALPHA * w / total if p is not None else None
+              for p, w in zip(every, every_weights, strict=True)]
+    adjusted = stats.weighted_holm(every, every_weights)
     coefficients = sum(p is not None for p in flat)
     others = sum(p is not None for p in also)
-    alpha = CLAIMS_ALPHA / max(coefficients + others, 1)
-    power_z = float(norm.ppf(1 - alpha / 2)) + Z80
-    adjusted = stats.holm(flat + list(also))
+    weighted = len({w for p, w in zip(every, every_weights, strict=True) if p is not None}) > 1
     out, start = [], 0
     for f in fits:
-        correction = (f"Holm over the {coefficients + others} claims this comparison makes about its vibes: "
-                      f"{coefficients} vibe coefficient test(s) of its regressions (held-out refits on the "
-                      f"{f.n_test} test pairs) and {others} test-pair separability test(s)")
-        detectable = [power_z * se if tested and se is not None else None
-                      for se, tested in zip(f.std_errors, f.tested, strict=True)]
-        out.append(replace(f, p_adjusted=adjusted[start:start + len(f.p_values)], correction=correction,
-                           detectable=detectable, power_alpha=alpha))
-        start += len(f.p_values)
-    return out, adjusted[len(flat):], alpha
+        end = start + len(f.p_values)
+        correction = (f"{'weighted ' if weighted else ''}Holm over the {coefficients + others} claims this "
+                      f"comparison makes about its vibes: {coefficients} vibe coefficient test(s) of its "
+                      f"regressions (held-out refits on the {f.n_test} test pairs) and {others} test-pair "
+                      "separability test(s)" + (", each weighted by its vibe's training evidence" if weighted
+                                                else ""))
+        detectable = [(float(norm.ppf(1 - level / 2)) + Z80) * se if level is not None and se is not None else None
+                      for se, level in zip(f.std_errors, levels[start:end], strict=True)]
+        out.append(replace(f, p_adjusted=adjusted[start:end], correction=correction, detectable=detectable,
+                           power_alphas=levels[start:end]))
+        start = end
+    return out, adjusted[len(flat):], levels[len(flat):]

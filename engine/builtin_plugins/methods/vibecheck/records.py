@@ -37,7 +37,8 @@ class VibeScore:
     judge_kinds: list[str]
     separability: float | None  # mean ν over the test pairs (None without any); > 0: model A leans high
     separability_train: float  # mean ν over the training pairs: what the keep/drop decision used
-    separability_train_ci: tuple[float, float]  # its 95% t-interval over training pairs
+    separability_train_ci: tuple[float, float]  # its 95% t-interval over training pairs (shown; the screen
+    # reads z, `keep.decide`)
     kappa: float | None  # judge agreement on the test pairs; None with a single judge
     kappa_train: float | None
     kept: bool
@@ -60,15 +61,17 @@ class VibeScore:
     pp_detectable: float | None = None
     separability_ci: tuple[float, float] | None = None  # 95% interval of the test separability (`verdict_interval`)
     # kept vibes only: the exact sign test of the test verdicts, one-sided in `direction` (the sign of the
-    # training separability: +1 model A higher), Holm over the comparison's claims (`analysis.adjust_claims`);
-    # and the smallest test separability that test detects with 80% power (at the observed share of ties) at
-    # `power_alpha`: Holm's 5%/m over the comparison's m claims once they are corrected, the level the corrected
-    # test faces (5% before); from `test_nonzero` of the `test_verdicts` (None over conversation means)
+    # training separability: +1 model A higher), weighted Holm over the comparison's claims with this vibe's
+    # `holm_weight` from its training z (`keep.holm_weight`, `analysis.adjust_claims`); and the smallest test
+    # separability that test detects with 80% power (at the observed share of ties) at `power_alpha`: the level
+    # weighted Holm's first step gives it once the claims are corrected, 5%·w/W, the level the corrected test
+    # faces (5% before); from `test_nonzero` of the `test_verdicts` (None over conversation means)
     separability_p: float | None = None
     separability_p_adjusted: float | None = None
     direction: int = 0
     separability_mde: float | None = None
     power_alpha: float | None = None
+    holm_weight: float | None = None
     test_verdicts: int = 0
     test_nonzero: int | None = None
     missing_verdicts: int = 0  # pairs where no judge gave a readable verdict: left out, never a tie
