@@ -288,3 +288,51 @@ def test_a_vibe_that_turns_around_on_the_test_pairs_is_never_named() -> None:
     assert stats.sign_test([-1] * 15 + [0] * 5) == pytest.approx(2 * 0.5**15)
     assert named([vibe]) == []
 
+
+def test_the_limit_null_agrees_with_the_bootstrap_where_it_takes_over() -> None:
+    """From `LIMIT_FROM` independent pairs on, admission reads the largest score statistic against its normal
+    limit rather than 199 refitted label draws. At that size the two nulls must give the same p-values: here on
+    10,000 pairs (length predictive, five ternary candidates, one with a small real effect), the upper quantiles
+    of the two nulls of the first step agree within Monte Carlo error, and so do the p-values of statistics at
+    those quantiles. A null that forgot it is the largest of five that is tested (χ²₁, whose 95% point is 3.84
+    where the largest of five independent ones has 6.6) fails the first check."""
+    from scipy.stats import chi2
+
+    from engine.builtin_plugins.methods.vibecheck import admission
+
+    rng = np.random.default_rng(5)
+    n = admission.LIMIT_FROM
+    length = rng.normal(0, 1, n)
+    x = rng.choice([-1.0, 0.0, 1.0], size=(n, 5), p=[0.2, 0.6, 0.2])
+    y = (rng.random(n) < 1 / (1 + np.exp(-(0.8 * length + 0.05 * x[:, 0])))).astype(float)
+    z = np.column_stack([np.ones(n), length])
+    fitted = admission._coefficients(z, y[None, :])
+    p = admission._predicted(fitted, z)
+    limit = admission._limit_null(z, x, p[0], np.random.default_rng(1))
+    boot = admission._bootstrap_null(z, x, p, fitted[0], np.random.default_rng(2), None)
+    assert len(limit) == admission.LIMIT_DRAWS and len(boot) == admission.ADMISSION_DRAWS
+    # the largest of five independent χ²₁: its 95% point is χ²₁ at 1 − 0.05/5 nearly (Šidák)
+    sidak = chi2.ppf((1 - 0.05) ** (1 / 5), 1)
+    assert np.quantile(limit, 0.95) == pytest.approx(sidak, rel=0.05)
+    assert np.quantile(boot, 0.9) == pytest.approx(np.quantile(limit, 0.9), rel=0.15)
+    for q in (0.5, 0.9):
+        point = np.quantile(limit, q)
+        assert abs(np.mean(boot >= point) - (1 - q)) < 0.07
+
+
+def test_a_noise_vibe_enters_at_most_its_level_where_the_limit_null_decides() -> None:
+    """200 seeded admissions on `LIMIT_FROM` pairs (length predictive, ten noise candidates), each against the
+    limit null: a noise vibe is admitted at the step's 5% level at most (9 of 200 here; the largest of ten
+    statistics is what is tested, so testing each at 5% would admit one in about 40%)."""
+    from engine.builtin_plugins.methods.vibecheck import admission
+
+    rng = np.random.default_rng(13)
+    n, analyses, admitted = admission.LIMIT_FROM, 200, 0
+    for seed in range(analyses):
+        length = rng.normal(0, 1, n)
+        x = rng.choice([-1.0, 0.0, 1.0], size=(n, 10))
+        y = (rng.random(n) < 1 / (1 + np.exp(-0.8 * length))).astype(float)
+        chosen, _ = admission.admit(np.column_stack([np.ones(n), length]),
+                                    {f"v{j}": x[:, j] for j in range(10)}, y, seed)
+        admitted += bool(chosen)
+    assert within(admitted, analyses, ALPHA), f"a noise vibe entered {admitted} of {analyses} admissions"

@@ -2,7 +2,15 @@
 score test, each p-value calibrated by labels drawn from the model fitted so far; controls (intercept, length)
 before vibes, so a vibe that stands in for length enters only over and above length; and the rule left only
 for a model that predicts better on training pairs it was not chosen on, by more than one standard error
-(`transfers`)."""
+(`transfers`).
+
+The null of the largest score statistic is drawn by parametric bootstrap (labels drawn from the current model,
+which is refitted to each draw) up to `LIMIT_FROM` independent pairs. From there on it is drawn from the
+statistics' limit instead: the candidates' efficient scores are jointly normal with covariance their efficient
+information given the model (Rao), so the largest of the standardized squares is simulated without refitting
+anything. The two agree at that size (`tests/test_vibecheck_heldout.py` compares them), and the bootstrap's
+refits of every draw cost most of a 100,000-pair analysis. Turns of conversations keep the bootstrap at every
+size: their labels are drawn per conversation, which the limit here does not model."""
 
 from __future__ import annotations
 
@@ -19,6 +27,8 @@ from engine.builtin_plugins.methods.vibecheck.firth import correct, firth
 
 ADMISSION_ALPHA = 0.05
 ADMISSION_DRAWS = 199  # labels drawn from the current model per admission step: p-values in steps of 1/200
+LIMIT_FROM = 10_000  # independent training pairs from which the null is drawn from its limit
+LIMIT_DRAWS = 9_999  # normal draws of the candidates' scores there: p-values in steps of 1/10,000
 FOLDS = 10  # cross-fitting of the whole admission on the training pairs
 
 
@@ -141,19 +151,53 @@ def admit(base: np.ndarray, candidates: dict[str, np.ndarray], y: np.ndarray,
         if observed[best] <= 0:
             steps.append("no candidate left adds to the model")
             break
-        draws = (rng.random((ADMISSION_DRAWS, len(y))) if groups is None
-                 else rng.random((ADMISSION_DRAWS, int(groups.max()) + 1))[:, groups])
-        np.less(draws, p, out=draws)  # 1.0 where the label drawn is 1: the uniform draws' own array
-        # each draw's fit starts from the model the draws come from: its maximum lies near, a few Newton steps away
-        null = _score_statistics(z, x, draws, _probabilities(z, draws, start=fitted[0])).max(axis=1)
-        p_value = (1 + int((null >= observed[best]).sum())) / (ADMISSION_DRAWS + 1)
-        steps.append(f"{left[best]}: score χ² {observed[best]:.2f}, p = {p_value:.3f} for the largest of "
-                     f"{len(left)} (" + ("admitted" if p_value <= ADMISSION_ALPHA else "not admitted; selection stops")
-                     + ")")
+        null = (_limit_null(z, x, p[0], rng) if groups is None and len(y) >= LIMIT_FROM
+                else _bootstrap_null(z, x, p, fitted[0], rng, groups))
+        p_value = (1 + int((null >= observed[best]).sum())) / (len(null) + 1)
+        shown = f"{p_value:.3f}" if p_value >= 0.001 else f"{p_value:.4f}"  # the limit's 9,999 draws reach 0.0001
+        steps.append(f"{left[best]}: score χ² {observed[best]:.2f}, p = {shown} for the largest of {len(left)} ("
+                     + ("admitted" if p_value <= ADMISSION_ALPHA else "not admitted; selection stops") + ")")
         if p_value > ADMISSION_ALPHA:
             break
         chosen.append(left[best])
     return chosen, steps
+
+
+def null_used(rows: int, by_conversation: bool) -> str:
+    """Which null `admit` reads an admission over `rows` training rows against, in words for the page."""
+    if by_conversation or rows < LIMIT_FROM:
+        return f"parametric-bootstrap null at p ≤ {ADMISSION_ALPHA} ({ADMISSION_DRAWS} draws)"
+    return (f"null's normal limit at p ≤ {ADMISSION_ALPHA} ({LIMIT_DRAWS:,} draws of the candidates' efficient "
+            f"scores, as from {LIMIT_FROM:,} independent pairs on; a fold below that size drew a parametric "
+            "bootstrap)")
+
+
+def _bootstrap_null(z: np.ndarray, x: np.ndarray, p: np.ndarray, fitted: np.ndarray, rng: np.random.Generator,
+                    groups: np.ndarray | None) -> np.ndarray:
+    """The largest score statistic on each of `ADMISSION_DRAWS` label sets drawn from the model's probabilities
+    `p` (1 × pairs; one uniform per conversation and draw with `groups`), the model refitted to each draw."""
+    draws = (rng.random((ADMISSION_DRAWS, p.shape[1])) if groups is None
+             else rng.random((ADMISSION_DRAWS, int(groups.max()) + 1))[:, groups])
+    np.less(draws, p, out=draws)  # 1.0 where the label drawn is 1: the uniform draws' own array
+    # each draw's fit starts from the model the draws come from: its maximum lies near, a few Newton steps away
+    return np.asarray(_score_statistics(z, x, draws, _probabilities(z, draws, start=fitted)).max(axis=1))
+
+
+def _limit_null(z: np.ndarray, x: np.ndarray, p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The largest score statistic on each of `LIMIT_DRAWS` draws from its limit under the model fitted with
+    probabilities `p`: efficient scores G ~ N(0, V), V = X'WX − X'WZ(Z'WZ)⁻¹Z'WX with W = p(1 − p), each
+    candidate's statistic G_j² / V_jj (0 for a candidate the model already spans, as `_score_statistics`)."""
+    w = p * (1 - p)
+    cross = (z * w[:, None]).T @ x
+    v = (x * w[:, None]).T @ x - cross.T @ np.linalg.solve((z * w[:, None]).T @ z + 1e-9 * np.eye(z.shape[1]),
+                                                            cross)
+    v = (v + v.T) / 2
+    values, vectors = np.linalg.eigh(v)
+    root = vectors * np.sqrt(np.clip(values, 0, None))  # V = root · rootᵀ, also where V is singular
+    scores = rng.standard_normal((LIMIT_DRAWS, len(v))) @ root.T
+    diagonal = np.diag(v)
+    spanned = diagonal <= 1e-9 * np.maximum(np.diag((x * w[:, None]).T @ x), 1e-12)
+    return np.asarray(np.where(spanned, 0.0, scores**2 / np.where(spanned, 1.0, diagonal)).max(axis=1))
 
 
 def admit_staged(base: np.ndarray, stages: Sequence[dict[str, np.ndarray]], y: np.ndarray,

@@ -54,10 +54,9 @@ import numpy as np
 from engine.api.analysis import stats
 from engine.api.execution import derived
 from engine.builtin_plugins.methods.vibecheck.admission import (
-    ADMISSION_ALPHA,
-    ADMISSION_DRAWS,
     FOLDS,
     admit_staged,
+    null_used,
     transfers,
 )
 from engine.builtin_plugins.methods.vibecheck.firth import correct, firth
@@ -285,8 +284,8 @@ def preference(names: list[str], x_train: np.ndarray, y_train: np.ndarray, x_tes
     selection = (f"starts as the rule “{rule_name}” (the direction the training pairs favour; equal lengths to "
                  f"the training majority); the intercept and length were candidates first, then {len(names)} "
                  "vibe(s), each step admitting the best only where the largest score statistic beat its "
-                 f"parametric-bootstrap null at p ≤ {ADMISSION_ALPHA} ({ADMISSION_DRAWS} draws) on the training "
-                 "pairs: " + ("; ".join(steps) if steps else "no candidates") + "." + transfer + " "
+                 f"{null_used(len(y_train), groups is not None)} on the training pairs: "
+                 + ("; ".join(steps) if steps else "no candidates") + "." + transfer + " "
                  + (f"Vibes admitted: {', '.join(admitted)}." if admitted
                     else f"No vibe was admitted: on these pairs the answer is the rule “{rule_name}”"
                          + (" with " + ", ".join(chosen) if chosen else "") + "."))
