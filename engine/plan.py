@@ -132,8 +132,8 @@ class Builder:
         planning a task for it (see `measured`)."""
         kind = kind_of(judge)
         if judge.endpoint is None:
-            # the judge's settings, read once per plan: a plan asks for them on every pair (880,000 times for
-            # 40,000 pairs and 22 vibes, where reading them took half of planning)
+            # the judge's settings, read once per plan: a plan asks for them on every pair and vibe (880,000
+            # times for 40,000 pairs and 22 vibes)
             if judge.name not in self._pair_configs:
                 self._pair_configs[judge.name] = kind.pair_config(judge)
             config = self._pair_configs[judge.name]

@@ -8,7 +8,7 @@ The null of the largest score statistic is drawn by parametric bootstrap (labels
 which is refitted to each draw) up to `LIMIT_FROM` independent pairs. From there on it is drawn from the
 statistics' limit instead: the candidates' efficient scores are jointly normal with covariance their efficient
 information given the model (Rao), so the largest of the standardized squares is simulated without refitting
-anything. The two agree at that size (`tests/test_vibecheck_heldout.py` compares them), and the bootstrap's
+anything. The two agree at that size (`tests/test_selection_calibration.py` compares them), and the bootstrap's
 refits of every draw cost most of a 100,000-pair analysis. Turns of conversations keep the bootstrap at every
 size: their labels are drawn per conversation, which the limit here does not model."""
 
@@ -187,16 +187,16 @@ def _limit_null(z: np.ndarray, x: np.ndarray, p: np.ndarray, rng: np.random.Gene
     """The largest score statistic on each of `LIMIT_DRAWS` draws from its limit under the model fitted with
     probabilities `p`: efficient scores G ~ N(0, V), V = X'WX − X'WZ(Z'WZ)⁻¹Z'WX with W = p(1 − p), each
     candidate's statistic G_j² / V_jj (0 for a candidate the model already spans, as `_score_statistics`)."""
-    w = p * (1 - p)
-    cross = (z * w[:, None]).T @ x
-    v = (x * w[:, None]).T @ x - cross.T @ np.linalg.solve((z * w[:, None]).T @ z + 1e-9 * np.eye(z.shape[1]),
-                                                            cross)
+    w = (p * (1 - p))[:, None]
+    square = (x * w).T @ x
+    cross = (z * w).T @ x
+    v = square - cross.T @ np.linalg.solve((z * w).T @ z + 1e-9 * np.eye(z.shape[1]), cross)
     v = (v + v.T) / 2
     values, vectors = np.linalg.eigh(v)
     root = vectors * np.sqrt(np.clip(values, 0, None))  # V = root · rootᵀ, also where V is singular
     scores = rng.standard_normal((LIMIT_DRAWS, len(v))) @ root.T
     diagonal = np.diag(v)
-    spanned = diagonal <= 1e-9 * np.maximum(np.diag((x * w[:, None]).T @ x), 1e-12)
+    spanned = diagonal <= 1e-9 * np.maximum(np.diag(square), 1e-12)
     return np.asarray(np.where(spanned, 0.0, scores**2 / np.where(spanned, 1.0, diagonal)).max(axis=1))
 
 
