@@ -272,9 +272,9 @@ def holm(p_values: list[float | None]) -> list[float | None]:
 
 
 def weighted_holm(p_values: list[float | None], weights: list[float]) -> list[float | None]:
-    """Holm's step-down with weights (Holm 1979, section 4), None staying None: hypotheses are taken in order of
-    p/w, and the one taken at a step is rejected when p ≤ α·w/W, W the weights of those not yet rejected. The
-    adjusted p-value is the running maximum of p·W/w (capped at 1), so "adjusted < α" is exactly that
+    """Holm's step-down with weights (the weighted form in Holm 1979), None staying None: hypotheses are taken
+    in order of p/w, and the one taken at a step is rejected when p ≤ α·w/W, W the weights of those not yet
+    rejected. The adjusted p-value is the running maximum of p·W/w (capped at 1), so "adjusted ≤ α" is exactly that
     rejection. It holds the family-wise error at α for any weights fixed before the p-values are seen; with
     equal weights it is Holm's. Weights must be positive."""
     present = [i for i, p in enumerate(p_values) if p is not None]
