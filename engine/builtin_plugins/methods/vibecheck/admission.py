@@ -151,7 +151,7 @@ def admit(base: np.ndarray, candidates: dict[str, np.ndarray], y: np.ndarray,
         if observed[best] <= 0:
             steps.append("no candidate left adds to the model")
             break
-        null = (_limit_null(z, x, p[0], rng) if groups is None and len(y) >= LIMIT_FROM
+        null = (_limit_null(z, x, p[0], rng) if reads_limit(len(y), groups is not None)
                 else _bootstrap_null(z, x, p, fitted[0], rng, groups))
         p_value = (1 + int((null >= observed[best]).sum())) / (len(null) + 1)
         shown = f"{p_value:.3f}" if p_value >= 0.001 else f"{p_value:.4f}"  # the limit's 9,999 draws reach 0.0001
@@ -163,9 +163,15 @@ def admit(base: np.ndarray, candidates: dict[str, np.ndarray], y: np.ndarray,
     return chosen, steps
 
 
+def reads_limit(rows: int, by_conversation: bool) -> bool:
+    """Whether `admit` reads an admission over `rows` training rows against its null's limit rather than the
+    bootstrap (see the module docstring)."""
+    return not by_conversation and rows >= LIMIT_FROM
+
+
 def null_used(rows: int, by_conversation: bool) -> str:
     """Which null `admit` reads an admission over `rows` training rows against, in words for the page."""
-    if by_conversation or rows < LIMIT_FROM:
+    if not reads_limit(rows, by_conversation):
         return f"parametric-bootstrap null at p ≤ {ADMISSION_ALPHA} ({ADMISSION_DRAWS} draws)"
     return (f"null's normal limit at p ≤ {ADMISSION_ALPHA} ({LIMIT_DRAWS:,} draws of the candidates' efficient "
             f"scores, as from {LIMIT_FROM:,} independent pairs on; a fold below that size drew a parametric "
