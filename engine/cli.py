@@ -95,7 +95,7 @@ def _plan(args: argparse.Namespace) -> int:
     cache_path = Path(args.cache) if args.cache else default_cache_path()
     if cache_path.exists():
         with Cache(cache_path) as cache:
-            cached = done_ids(plan, cache)
+            cached = done_ids(prepared, cache)
     if args.json:
         Path(args.json).write_text(plan.to_json(), encoding="utf-8")
     print_plan(prepared, cached)
@@ -156,7 +156,8 @@ def _run(args: argparse.Namespace) -> int:
                                          limit=args.limit)
     failed = summary.total - summary.done
     per_answer = f"; {summary.measured.computed:,} answer values measured" if summary.measured.computed else ""
-    print(f"{results.spec_name}: {summary.done:,}/{summary.total:,} tasks done ({summary.ran_now:,} run now, "
+    read = f"{summary.read:,} answers read from the data, " if summary.read else ""
+    print(f"{results.spec_name}: {summary.done:,}/{summary.total:,} tasks done ({summary.ran_now:,} run now, {read}"
           f"{failed:,} not done){per_answer}, ${summary.cost:.4f} spent; outputs in {run_dir}")
     from engine.registry import get_method
 

@@ -95,7 +95,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                     results = unanalyzed(prepared, run_dir)
                 else:
                     with phases.phase("analyze"):
-                        finished = finished_results(prepared.plan, cache)
+                        finished = finished_results(prepared, cache)
                         finish_manifest(run_dir, phases, summary)
                         if prepared.excluded:  # what the readers left out, beside the counts
                             _update_manifest(run_dir, lambda manifest: manifest.update(excluded=prepared.excluded))
@@ -166,7 +166,7 @@ def report_run(run_dir: Path, cache_path: Path | None = None) -> Path:
         prepared = with_vibes(prepared, found)
     cache = cache_path or Path(manifest.get("cache_path") or default_cache_path())
     with Cache(cache) if cache.is_file() else contextlib.nullcontext() as opened:
-        finished = (finished_results(prepared.plan, opened) if opened is not None
+        finished = (finished_results(prepared, opened) if opened is not None
                     else read_results(run_dir, prepared.plan))
         return render_report(analyze_run(prepared, finished, run_dir, origins), prepared, run_dir, finished)
 

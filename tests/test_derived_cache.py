@@ -81,8 +81,10 @@ def test_manifest_and_derived_work_across_runs(tmp_path: Path) -> None:
     assert set(first["phases_s"]) >= {"plan", "execute", "discover", "execute discovered", "analyze"}
     assert first["wall_s"] >= sum(first["phases_s"].values()) - 0.05
     assert first["started_at"] <= first["finished_at"]
-    assert first["tasks"]["done"] == first["tasks"]["total"] == first["tasks"]["ran_now"]
-    assert first["tasks"]["total"] == 80  # the recorded outputs; the offline judges measure them per answer:
+    # the recorded outputs, read from the data (never run, never stored in the cache); the offline judges measure
+    # them per answer:
+    assert first["tasks"]["done"] == first["tasks"]["total"] == first["tasks"]["read_from_data"] == 80
+    assert first["tasks"]["ran_now"] == 0
     assert first["measured"]["pairs"] > 40  # the declared vibe's 40 verdicts, and the discovered vibes'
     # every answer once per measure, less the 40 training answers of each discovered metric (discovery's values)
     shared = _discovered_metrics(tmp_path)

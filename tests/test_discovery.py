@@ -303,10 +303,10 @@ def test_discovery_shares_its_metric_values_with_the_measure_pass(tmp_path: Path
     import json
 
     from engine.execute.cache import Cache
-    from engine.execute.measures import answer_measure_key
+    from engine.execute.measures import answer_measure_key, finished_results
     from engine.judges.metrics import METRICS
     from engine.judges.metrics import measure as measure_text
-    from engine.pipeline import run_spec
+    from engine.pipeline import prepare, run_spec
 
     (tmp_path / "spec.yaml").write_text(SPEC_FRIENDLY.format(data=shared_data))
     _, _, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
@@ -320,8 +320,8 @@ def test_discovery_shares_its_metric_values_with_the_measure_pass(tmp_path: Path
     assert json.loads((run_dir / "manifest.json").read_text())["measured"]["computed"] == expected
     with np.load(run_dir / "measures.npz") as kept:
         answers, keys, table = kept["answers"].tolist(), kept["keys"].tolist(), kept["values"]
-    with Cache(tmp_path / "c.sqlite") as cache:
-        texts = {a: str(r.output) for a, r in cache.get_many(answers).items()}
+    with Cache(tmp_path / "c.sqlite") as cache:  # the recorded answers: the data's, held, never stored
+        texts = {a: str(r.output) for a, r in finished_results(prepare(tmp_path / "spec.yaml"), cache).items()}
     for metric in metrics:
         column = table[:, keys.index(answer_measure_key("metric", {"metric": metric}))]
         assert column.tolist() == [measure_text(metric, texts[a]) for a in answers]

@@ -238,14 +238,14 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
     if absent:
         raise CompareError(f"the panel of {judging.folder} cannot judge here: " + "; ".join(str(p) for p in absent))
     with Cache(cache) as opened:
-        cached = done_ids(prepared.plan, opened)
+        cached = done_ids(prepared, opened)
     if not quiet or plan_only:  # what judging the pairs costs, before it is paid for
         print_plan(prepared, cached)
     if plan_only:
         return None
     run_spec(path, folder / "run", cache, quiet=quiet, report=False)
     with Cache(cache) as opened:
-        results = finished_results(prepared.plan, opened)
+        results = finished_results(prepared, opened)
     analysis = prepared.spec.analyses["drift"]
     declared = [v for v in prepared.spec.vibes if v.name in {e["name"] for e in vibes}]
     order = {v["name"]: j for j, v in enumerate(vibes)}

@@ -7,7 +7,8 @@ responses hold text, usage and provider metadata that the providers have already
 The `batches` table remembers the provider batches a run submitted until their answers are read, `derived`
 keeps work computed from results (embeddings, chart specs) by the hash of its inputs, and `measures` holds what
 offline judges measured on each answer alone, one value per (measure, answer), so an answer is measured once
-whatever pairs it sits in and however often a run stops.
+whatever pairs it sits in and however often a run stops. An answer read from a dataset is never stored: its text
+is the dataset's, and a task's id already hashes it, so an open cache only holds it in memory (`hold`).
 """
 
 from __future__ import annotations
@@ -105,6 +106,7 @@ class Cache:
         # Results decoded once per process: a run reads its finished tasks several times (execute, each
         # discovery pass, analysis), and a stored result never changes under its task id except by our own put.
         self._decoded: dict[str, Result] = {}
+        self._held: dict[str, Result] = {}
 
     def close(self) -> None:
         with self._lock:
@@ -134,9 +136,18 @@ class Cache:
             self._db.execute("COMMIT")
             for row in rows:
                 self._decoded.pop(row[0], None)
-            # a text output reads back as the same text: keep the result as given, so that a recorded answer is
-            # one string shared with the dataset's item rather than a second copy decoded from the cache
+            # a text output reads back as the same text: keep the result as given, not a copy decoded again
             self._decoded.update((r.task_id, r) for r in results if isinstance(r.output, str))
+
+    def hold(self, results: Iterable[Result]) -> None:
+        """Results this object knows and returns without the file storing them: answers read from a dataset,
+        whose text the dataset keeps (`engine.execute.recorded` holds a plan's before anything reads it). The
+        result is kept as given, so its text stays one string shared with the dataset's item."""
+        with self._lock:
+            self._held.update((r.task_id, r) for r in results)
+
+    def holds(self, task_id: str) -> bool:
+        return task_id in self._held
 
     def _select(self, columns: str, keys: Iterable[str], table: str = "results",
                 key: str = "task_id") -> list[tuple[Any, ...]]:
@@ -151,13 +162,16 @@ class Cache:
 
     def get_many(self, task_ids: Iterable[str]) -> dict[str, Result]:
         ids = list(task_ids)
-        self._decoded.update((row[0], Result(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6],
-                                             row[7], row[8], json.loads(row[9])))
-                             for row in self._select("*", [i for i in ids if i not in self._decoded]))
-        return {i: self._decoded[i] for i in ids if i in self._decoded}
+        held, decoded = self._held, self._decoded
+        decoded.update((row[0], Result(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], row[7],
+                                       row[8], json.loads(row[9])))
+                       for row in self._select("*", [i for i in ids if i not in decoded and i not in held]))
+        return {i: held[i] if i in held else decoded[i] for i in ids if i in held or i in decoded}
 
     def known(self, task_ids: Iterable[str]) -> set[str]:
-        return {row[0] for row in self._select("task_id", task_ids)}
+        ids = list(task_ids)
+        return ({i for i in ids if i in self._held}
+                | {row[0] for row in self._select("task_id", [i for i in ids if i not in self._held])})
 
     def get_derived(self, keys: Iterable[str]) -> dict[str, bytes]:
         """Work computed from results (embeddings, discovery), stored by the content hash of its inputs."""

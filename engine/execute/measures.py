@@ -25,9 +25,10 @@ from engine import derived
 from engine.background import Background
 from engine.chunk_map import in_worker, map_chunks, map_parts, release_workers
 from engine.execute.cache import Cache
+from engine.execute.recorded import hold_recorded
 from engine.judges.kinds import judge_kind
 from engine.judges.verdicts import compare_columns
-from engine.records import OFFLINE_PROVIDER, Measured, MeasuredVerdicts, Plan, Result
+from engine.records import OFFLINE_PROVIDER, Measured, MeasuredVerdicts, Plan, Prepared, Result
 
 CHUNK = 4000  # answers measured and committed at a time
 SHARED = 256  # answers every measure sees before the next ones
@@ -199,13 +200,18 @@ def measure_columns(records: Sequence[Measured], values_of: ValuesOf) -> tuple[l
     return answers, columns
 
 
-def finished_results(plan: Plan, cache: Cache) -> dict[str, Result]:
-    """Every finished task's result from the cache, with every `Measured` record's verdicts: what analyses read."""
+def finished_results(prepared: Prepared, cache: Cache) -> dict[str, Result]:
+    """Every finished task's result (the cache's, and the answers read from the datasets), with every `Measured`
+    record's verdicts: what analyses read."""
+    hold_recorded(prepared, cache)
+    plan = prepared.plan
     results = cache.get_many(t.id for t in plan.tasks)
     results.update(measured_results(plan.measured, cache.measures))
     return results
 
 
-def done_ids(plan: Plan, cache: Cache) -> set[str]:
-    """The plan's finished tasks and complete `Measured` records: what `vibe plan` counts as cached."""
-    return cache.known(t.id for t in plan.tasks) | measured_done(plan, cache)
+def done_ids(prepared: Prepared, cache: Cache) -> set[str]:
+    """The plan's finished tasks (answers read from the datasets always are) and complete `Measured` records:
+    what `vibe plan` counts as cached."""
+    hold_recorded(prepared, cache)
+    return cache.known(t.id for t in prepared.plan.tasks) | measured_done(prepared.plan, cache)

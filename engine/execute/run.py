@@ -27,7 +27,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.datasets import Item
 from engine.execute.backend import call_endpoints
 from engine.execute.batches import BatchLog, run_batches
 from engine.execute.cache import Cache
@@ -37,6 +36,7 @@ from engine.execute.messages import render
 from engine.execute.offline_judges import run_offline
 from engine.execute.progress import RunProgress
 from engine.execute.providers import Provider, ProviderError, create_provider
+from engine.execute.recorded import hold_recorded
 from engine.execute.scheduler import Failure, Scheduler
 from engine.execute.snapshot import stage_file, write_measures, write_snapshot
 from engine.gzip_members import gzip_text
@@ -44,7 +44,6 @@ from engine.plan import reference_corpora
 from engine.plugins import load_named
 from engine.provider_table import PROVIDERS, in_cluster_providers, is_recorded
 from engine.records import OFFLINE_PROVIDER, Plan, Prepared, Result, Task
-from engine.requests import Recorded, parse
 from engine.spec.model import Endpoint, Execution
 
 if TYPE_CHECKING:
@@ -77,6 +76,7 @@ class RunSummary:
     total: int
     done: int
     ran_now: int
+    read: int = 0  # answers read from the datasets: done whenever the plan is, never run
     failed: list[Failure] = field(default_factory=list)
     endpoint_errors: dict[str, str] = field(default_factory=dict)
     free_text_fallbacks: dict[str, str] = field(default_factory=dict)  # endpoint -> why it left its schema
@@ -88,17 +88,6 @@ class RunSummary:
     measured: MeasurePass = field(default_factory=MeasurePass)  # what the measure pass computed and found
 
 
-def _recorded_results(tasks: list[Task], items: dict[str, list[Item]]) -> list[Result]:
-    by_id = {(ds, it.id): it for ds, its in items.items() for it in its}
-    out = []
-    for task in tasks:
-        req = parse(task.request)
-        assert isinstance(req, Recorded)
-        text = by_id[(req.dataset, req.item)].outputs[req.model]
-        out.append(Result(task.id, task.stage, task.endpoint, "recorded", text, meta={"source": req.dataset}))
-    return out
-
-
 def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = False,
             stages: tuple[str, ...] | None = None, write: bool = True,
             execution: Execution | None = None) -> RunSummary:
@@ -107,10 +96,11 @@ def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = Fa
     (`execution`, already joined: see `backend.joined`) local models' calls run on the cluster."""
     plan = prepared.plan
     started = datetime.now(UTC)
+    recorded = hold_recorded(prepared, cache)
     done = cache.known(t.id for t in plan.tasks)
     stages = plan.stages if stages is None else stages
     pending = [t for t in plan.tasks if t.id not in done and t.stage in stages]
-    summary = RunSummary(run_dir, len(plan.tasks), len(done), 0)
+    summary = RunSummary(run_dir, len(plan.tasks), len(done), 0, read=recorded)
     endpoints = call_endpoints(prepared)
     on_ray = execution is not None and execution.backend == "ray"
     served = {} if on_ray else _models_to_serve(pending, endpoints)
@@ -196,11 +186,6 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
             stage_tasks = [t for t in pending if t.stage == stage]
             if not stage_tasks:
                 continue
-            recorded_tasks = [t for t in stage_tasks if is_recorded(t.provider)]
-            recorded = _recorded_results(recorded_tasks, prepared.items)
-            cache.put_many(recorded)
-            for task in recorded_tasks:  # read from the dataset: done at once
-                progress.advance(task, None)
             offline = [t for t in stage_tasks if t.provider == OFFLINE_PROVIDER]
             calls = [t for t in stage_tasks if t.is_call]
             while calls:  # in waves: a conversation's next turn waits for the answer to its previous one
@@ -234,7 +219,7 @@ async def _execute_stages(pending: list[Task], prepared: Prepared, endpoints: di
                     new_offline += run_offline(chunk, cache, corpora)
                 for task in chunk:
                     progress.advance(task, None)
-            summary.ran_now += len(recorded) + len(new_offline)
+            summary.ran_now += len(new_offline)
             missing = {t.id for t in offline} - {r.task_id for r in new_offline}
             summary.failed.extend(Failure(t.id, t.stage, t.endpoint, "skipped: an input failed", 0)
                                   for t in offline if t.id in missing)
@@ -351,7 +336,7 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
         "status": "interrupted" if summary.interrupted else (
             "complete" if summary.done == summary.total else "partial"),
         "tasks": {"total": summary.total, "done": summary.done, "ran_now": summary.ran_now,
-                  "failed": len(failed_ids - set(results))},
+                  "read_from_data": summary.read, "failed": len(failed_ids - set(results))},
         "by_stage": dict(Counter(t.stage for t in plan.tasks)),
         **({"measured": {"records": len(plan.measured), "pairs": sum(len(m.pairs) for m in plan.measured),
                          **asdict(summary.measured)}} if plan.measured else {}),

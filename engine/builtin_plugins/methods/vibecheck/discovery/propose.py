@@ -76,7 +76,7 @@ def _llm_vibes(prepared: Prepared, analysis: Analysis, cache: Cache, pairs: list
         scored = with_vibes(prepared, vibes)
         execute(scored, Path(".vibe-discovery"), cache, quiet=True, stages=("judge",), write=False)
         # the panel's verdicts ν (training pairs × vibes), from the analysis' own method: discovery holds none
-        results = finished_results(scored.plan, cache)
+        results = finished_results(scored, cache)
         return np.asarray(get_method(analysis.method).train_verdicts(scored, analysis, results, vibes), dtype=float)
 
     return discover_with_llm(pairs, d, proposer, cache, score, seed=split_seed(analysis))
