@@ -137,5 +137,5 @@ def test_ctrl_c_during_the_measure_pass_stops_within_seconds(tmp_path: Path) -> 
     assert waited < 30, f"stopped {waited:.0f} s after Ctrl-C"
     assert '"status": "interrupted"' in (tmp_path / "run" / "manifest.json").read_text()
     with sqlite3.connect(db) as conn:
-        stored = conn.execute("SELECT COUNT(*) FROM measures").fetchone()[0]
+        stored = conn.execute("SELECT COUNT(*) FROM answer_values").fetchone()[0]
     assert 0 < stored < 420_000, stored  # what was measured before Ctrl-C is kept; the rest was never measured

@@ -71,8 +71,8 @@ def test_a_fault_in_row_90000_of_100000_is_named_before_any_work(tmp_path: Path)
     kept = {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir() if p.is_file()}
     with sqlite3.connect(tmp_path / "c.sqlite") as db:
         stored = db.execute("SELECT COUNT(*) FROM results").fetchone()[0] + db.execute(
-            "SELECT COUNT(*) FROM measures").fetchone()[0]
-    assert stored == 600 + 600  # 300 pairs' answers, each measured once (verbosity)
+            "SELECT COUNT(*) FROM answer_values").fetchone()[0]
+    assert stored == 600  # 300 pairs' answers, each measured once (verbosity); the answers are the data's
     for name, fault, said in FAULTS:
         data = tmp_path / name
         _write(data, ROWS, fault)
@@ -82,7 +82,7 @@ def test_a_fault_in_row_90000_of_100000_is_named_before_any_work(tmp_path: Path)
         assert {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir() if p.is_file()} == kept
         with sqlite3.connect(tmp_path / "c.sqlite") as db:
             assert db.execute("SELECT COUNT(*) FROM results").fetchone()[0] + db.execute(
-                "SELECT COUNT(*) FROM measures").fetchone()[0] == stored
+                "SELECT COUNT(*) FROM answer_values").fetchone()[0] == stored
 
 
 GROWTH_SPEC = """\

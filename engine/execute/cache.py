@@ -5,10 +5,12 @@ transactions), so a killed run loses little more than the calls in flight. Only 
 error must be retried next time, never replayed. Nothing secret goes in: requests are stored by hash only,
 responses hold text, usage and provider metadata that the providers have already stripped of headers.
 The `batches` table remembers the provider batches a run submitted until their answers are read, `derived`
-keeps work computed from results (embeddings, chart specs) by the hash of its inputs, and `measures` holds what
-offline judges measured on each answer alone, one value per (measure, answer), so an answer is measured once
-whatever pairs it sits in and however often a run stops. An answer read from a dataset is never stored: its text
-is the dataset's, and a task's id already hashes it, so an open cache only holds it in memory (`hold`).
+keeps work computed from results (embeddings, chart specs) by the hash of its inputs, and `answer_values` holds
+what offline judges measured on each answer alone, one value per (measure, answer), so an answer is measured once
+whatever pairs it sits in and however often a run stops. It has a row for every answer on every measure (16 or
+more), so each row is small: the measure by a number (`measure_keys` names it), a task id by its 16 bytes.
+An answer read from a dataset is never stored: its text is the dataset's, and a task's id already hashes it, so
+an open cache only holds it in memory (`hold`).
 """
 
 from __future__ import annotations
@@ -49,12 +51,18 @@ CREATE TABLE IF NOT EXISTS derived (
 """
 
 _MEASURES = """
-CREATE TABLE IF NOT EXISTS measures (
-    measure TEXT NOT NULL,
-    answer TEXT NOT NULL,
+CREATE TABLE IF NOT EXISTS answer_values (
+    measure INTEGER NOT NULL,
+    answer BLOB NOT NULL,
     value REAL,
     PRIMARY KEY (measure, answer)
 ) WITHOUT ROWID
+"""
+_MEASURE_KEYS = """
+CREATE TABLE IF NOT EXISTS measure_keys (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE
+)
 """
 
 _BATCHES = """
@@ -70,6 +78,15 @@ CREATE TABLE IF NOT EXISTS batches (
     reason TEXT
 )
 """
+
+
+def _packed(answer: str) -> bytes | str:
+    """A task id (lower-case hex) as its bytes, half the size; any other answer key as it is."""
+    try:
+        packed = bytes.fromhex(answer)
+    except ValueError:
+        return answer
+    return packed if packed.hex() == answer else answer
 
 
 @dataclass(frozen=True)
@@ -100,7 +117,10 @@ class Cache:
         self._db.execute(_SCHEMA)
         self._db.execute(_DERIVED)
         self._db.execute(_MEASURES)
+        self._db.execute(_MEASURE_KEYS)
         self._db.execute(_BATCHES)
+        self._measure_ids: dict[str, int] = {}
+        self._adopt_text_measures()
         if "reason" not in {row[1] for row in self._db.execute("PRAGMA table_info(batches)")}:
             self._db.execute("ALTER TABLE batches ADD COLUMN reason TEXT")  # a cache from before gone batches
         # Results decoded once per process: a run reads its finished tasks several times (execute, each
@@ -187,18 +207,60 @@ class Cache:
 
     def measures(self, measure: str, answers: Iterable[str]) -> dict[str, float]:
         """The stored values of `measure` (a key from `engine.execute.measures`) for those of `answers` it has."""
-        wanted = set(answers)
+        wanted = {_packed(answer): answer for answer in answers}
         with self._lock:
-            rows = self._db.execute("SELECT answer, value FROM measures WHERE measure = ?", (measure,))
-            return {answer: math.nan if value is None else value for answer, value in rows if answer in wanted}
+            number = self._measure_number(measure, add=False)
+            if number is None:
+                return {}
+            rows = self._db.execute("SELECT answer, value FROM answer_values WHERE measure = ?", (number,))
+            return {wanted[stored]: math.nan if value is None else value for stored, value in rows
+                    if stored in wanted}
 
     def put_measures(self, measure: str, values: Iterable[tuple[str, float]]) -> None:
         """Store values of `measure`, one per answer, in one transaction."""
-        rows = [(measure, answer, None if math.isnan(value) else value) for answer, value in values]
         with self._lock:
             self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO measures VALUES (?,?,?)", rows)
+            number = self._measure_number(measure, add=True)
+            self._db.executemany("INSERT OR REPLACE INTO answer_values VALUES (?,?,?)",
+                                 [(number, _packed(answer), None if math.isnan(value) else value)
+                                  for answer, value in values])
             self._db.execute("COMMIT")
+
+    def _measure_number(self, key: str, add: bool) -> int | None:
+        """The number `answer_values` knows a measure by (a new one, with `add`; within a transaction then)."""
+        if key not in self._measure_ids:
+            row = self._db.execute("SELECT id FROM measure_keys WHERE key = ?", (key,)).fetchone()
+            if row is None and not add:
+                return None
+            if row is None:
+                row = (self._db.execute("INSERT INTO measure_keys (key) VALUES (?)", (key,)).lastrowid,)
+            self._measure_ids[key] = row[0]
+        return self._measure_ids[key]
+
+    def _adopt_text_measures(self) -> None:
+        """A cache from before measures were numbered keeps its values in a `measures` table of text keys: they
+        move to `answer_values` once, in one transaction (an interrupted move leaves the old table whole)."""
+        def old_table() -> bool:
+            return self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'measures'").fetchone() is not None
+
+        if not old_table():
+            return
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")  # another process may be moving them: one does, the other waits
+            try:
+                if old_table():
+                    for (key,) in self._db.execute("SELECT DISTINCT measure FROM measures").fetchall():
+                        number = self._measure_number(key, add=True)
+                        rows = self._db.execute("SELECT answer, value FROM measures WHERE measure = ?", (key,))
+                        self._db.executemany("INSERT OR REPLACE INTO answer_values VALUES (?,?,?)",
+                                             [(number, _packed(answer), value) for answer, value in rows])
+                    self._db.execute("DROP TABLE measures")
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                self._measure_ids.clear()  # numbers handed out in the rolled-back transaction are gone
+                raise
 
     def add_batch(self, record: BatchRecord) -> None:
         with self._lock:

@@ -1,0 +1,63 @@
+"""What the result cache keeps on disk: answers read from a dataset are held, never stored; measured values are
+small rows (a numbered measure, a task id as bytes); a cache written before keeps every value it had."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from pathlib import Path
+
+from engine.execute.cache import Cache
+from engine.records import Result
+
+TASK = "0123456789abcdef0123456789abcdef"  # a task id: 32 lower-case hex digits
+OTHER = "fedcba9876543210fedcba9876543210"
+
+
+def test_a_held_answer_is_known_and_read_but_never_written(tmp_path: Path) -> None:
+    text = "an answer from the dataset"
+    with Cache(tmp_path / "c.sqlite") as cache:
+        cache.hold([Result(TASK, "generation", "a", "recorded", text, meta={"source": "d"})])
+        assert cache.known([TASK, OTHER]) == {TASK}
+        assert cache.get_many([TASK, OTHER])[TASK].output is text  # the dataset's string, not a copy
+    with Cache(tmp_path / "c.sqlite") as cache:
+        assert cache.known([TASK]) == set()
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM results").fetchone() == (0,)
+
+
+def test_values_round_trip_with_task_ids_as_bytes_and_other_keys_as_text(tmp_path: Path) -> None:
+    key = "metric:" + "x" * 65  # measure keys are long: each is stored once
+    with Cache(tmp_path / "c.sqlite") as cache:
+        cache.put_measures(key, [(TASK, 1.5), (OTHER, math.nan), ("turn 2 of c1", -3.0), ("ABCD", 2.0)])
+        cache.put_measures("other", [(TASK, 7.0)])
+    with Cache(tmp_path / "c.sqlite") as cache:  # a fresh object numbers nothing anew
+        got = cache.measures(key, [TASK, OTHER, "turn 2 of c1", "ABCD", "absent"])
+        assert cache.measures("never stored", [TASK]) == {}
+        assert cache.measures("other", [TASK, OTHER]) == {TASK: 7.0}
+    assert got.keys() == {TASK, OTHER, "turn 2 of c1", "ABCD"}
+    assert got[TASK] == 1.5 and math.isnan(got[OTHER]) and got["turn 2 of c1"] == -3.0 and got["ABCD"] == 2.0
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:
+        assert db.execute("SELECT id, key FROM measure_keys ORDER BY id").fetchall() == [(1, key), (2, "other")]
+        stored = dict(db.execute("SELECT answer, typeof(answer) FROM answer_values WHERE measure = 1").fetchall())
+    # the hex ids as their 16 bytes; upper-case hex would not read back the same, so it stays text
+    assert stored == {bytes.fromhex(TASK): "blob", bytes.fromhex(OTHER): "blob", "turn 2 of c1": "text",
+                      "ABCD": "text"}
+
+
+def test_a_cache_from_before_numbered_measures_keeps_its_values(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE measures (measure TEXT NOT NULL, answer TEXT NOT NULL, value REAL, "
+                   "PRIMARY KEY (measure, answer)) WITHOUT ROWID")
+        db.executemany("INSERT INTO measures VALUES (?,?,?)",
+                       [("m1", TASK, 0.25), ("m1", OTHER, None), ("m2", TASK, 4.0), ("m2", "plain", 1.0)])
+    with Cache(path) as cache:
+        m1, m2 = cache.measures("m1", [TASK, OTHER]), cache.measures("m2", [TASK, "plain"])
+        cache.put_measures("m1", [("plain", 9.0)])  # new values beside the adopted ones
+    assert m1[TASK] == 0.25 and math.isnan(m1[OTHER]) and m2 == {TASK: 4.0, "plain": 1.0}
+    with Cache(path) as cache:  # adopted once: the old table is gone, nothing is lost or moved twice
+        assert cache.measures("m1", [TASK, "plain"]) == {TASK: 0.25, "plain": 9.0}
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT name FROM sqlite_master WHERE name = 'measures'").fetchone() is None
+        assert db.execute("SELECT COUNT(*) FROM answer_values").fetchone() == (5,)
