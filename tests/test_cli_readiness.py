@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from llm_server import LLMServer
+from test_providers import make_spec
 
 SPEC = """\
 name: keys
@@ -186,10 +188,12 @@ def test_empty_answers_and_repeated_rows_are_left_out_and_said(tmp_path: Path) -
 
 def test_piped_output_says_what_starts_and_how_far_each_stage_is(tmp_path: Path) -> None:
     """Without a terminal (CI, a notebook, `| tee`) a run says each phase as it starts and, while a stage runs,
-    a line at each tenth of its tasks (or after 30 s without one), where it used to stay silent until the end."""
-    rows = [{"id": f"p{i}", "q": f"q{i}", "a": "short", "b": "a longer answer " * (i + 1)} for i in range(10)]
-    recorded(tmp_path, rows)
-    done = vibe(tmp_path, "run", "spec.yaml", "--no-report")
+    a line at each tenth of its tasks (or after 30 s without one), where it used to stay silent until the end.
+    The stage's 20 tasks are calls to a model on the loopback server (answers read from a dataset are no task
+    that runs: they are done before the stage starts)."""
+    with LLMServer() as server:
+        make_spec(tmp_path, server, [f"prompt {i}" for i in range(20)])
+        done = vibe(tmp_path, "run", "spec.yaml", "--no-report", "--cache", str(tmp_path / "c.sqlite"))
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     assert lines[0] == "plan …" and "execute …" in lines and "analyze …" in lines

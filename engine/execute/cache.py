@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 import threading
 import time
@@ -80,13 +81,15 @@ CREATE TABLE IF NOT EXISTS batches (
 """
 
 
+_TASK_ID = re.compile("[0-9a-f]+")
+_READ_VALUES = ("SELECT CASE typeof(answer) WHEN 'blob' THEN lower(hex(answer)) ELSE answer END, value "
+                "FROM answer_values WHERE measure = ?")
+
+
 def _packed(answer: str) -> bytes | str:
-    """A task id (lower-case hex) as its bytes, half the size; any other answer key as it is."""
-    try:
-        packed = bytes.fromhex(answer)
-    except ValueError:
-        return answer
-    return packed if packed.hex() == answer else answer
+    """A task id (lower-case hex, an even number of digits) as its bytes, half the size; any other answer key as
+    it is (`_READ_VALUES` turns the bytes back into the same text)."""
+    return bytes.fromhex(answer) if len(answer) % 2 == 0 and _TASK_ID.fullmatch(answer) else answer
 
 
 @dataclass(frozen=True)
@@ -207,14 +210,13 @@ class Cache:
 
     def measures(self, measure: str, answers: Iterable[str]) -> dict[str, float]:
         """The stored values of `measure` (a key from `engine.execute.measures`) for those of `answers` it has."""
-        wanted = {_packed(answer): answer for answer in answers}
+        wanted = set(answers)
         with self._lock:
             number = self._measure_number(measure, add=False)
             if number is None:
                 return {}
-            rows = self._db.execute("SELECT answer, value FROM answer_values WHERE measure = ?", (number,))
-            return {wanted[stored]: math.nan if value is None else value for stored, value in rows
-                    if stored in wanted}
+            rows = self._db.execute(_READ_VALUES, (number,))  # ids read back as hex by SQLite: no Python per row
+            return {answer: math.nan if value is None else value for answer, value in rows if answer in wanted}
 
     def put_measures(self, measure: str, values: Iterable[tuple[str, float]]) -> None:
         """Store values of `measure`, one per answer, in one transaction."""

@@ -40,9 +40,15 @@ def write_snapshot(prepared: Prepared, run_dir: Path) -> None:
 CONVERSATION_FIELDS = ("conversation", "turn", "earlier", "history", "transcript")
 
 
+_ITEM_FIELDS = tuple(f.name for f in dataclasses.fields(Item))
+
+
 def _fields(item: Item) -> dict[str, Any]:
-    """An item's fields, those of a conversation's turn only where it is one."""
-    return {k: v for k, v in dataclasses.asdict(item).items() if k not in CONVERSATION_FIELDS or v}
+    """An item's fields, those of a conversation's turn only where it is one: what `dataclasses.asdict` gives,
+    without its deep copy of every value (only the battles are records; the rest JSON takes as they are)."""
+    out = {k: v for k in _ITEM_FIELDS if (v := getattr(item, k)) or k not in CONVERSATION_FIELDS}
+    out["battles"] = [dataclasses.asdict(b) for b in item.battles]
+    return out
 
 
 def write_measures(run_dir: Path, answers: list[str], columns: dict[str, Any]) -> None:
