@@ -36,8 +36,9 @@ lengths are correlated within a conversation, one label per conversation, 600 an
   Target ≤ 0.05.
 - conv_lc_coverage: the length-controlled win rate's 95% interval covers the win rate at equal length (80
   conversations, 300 bootstrap rounds). Target ≥ 0.93.
-- conv_rank_coverage: Bradley–Terry 95% intervals (240 battles, each a conversation; 200 rounds) cover their
-  model's true rating, over the four models' intervals. Target ≥ 0.93.
+- conv_rank_coverage: Bradley–Terry 95% intervals (240 battles, each a conversation; the rankings method's
+  default 1,000 bootstrap rounds) cover their model's true rating, over the four models' intervals.
+  Target ≥ 0.93.
 - conv_compare_false_fail: `vibe compare` gates that fail a shift exactly at the margin (60 conversations;
   4,000 comparisons, milliseconds each). Target ≤ 0.05.
 `--conversations` runs this arm alone and prints only its figures.

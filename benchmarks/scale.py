@@ -68,6 +68,7 @@ analyses:
     models: [a, b]
     methods: [bradley_terry, elo]
     outcomes: labels
+    bootstrap: 200
 """
 
 

@@ -91,11 +91,12 @@ def _plan(args: argparse.Namespace) -> int:
     prepared = prepare(args.spec)
     say_excluded(prepared)
     plan = prepared.plan
-    cached: set[str] = set()
     cache_path = Path(args.cache) if args.cache else default_cache_path()
     if cache_path.exists():
         with Cache(cache_path) as cache:
             cached = done_ids(prepared, cache)
+    else:  # no cache to open (nor to create): only the answers read from the data are done
+        cached = done_ids(prepared, None)
     if args.json:
         Path(args.json).write_text(plan.to_json(), encoding="utf-8")
     print_plan(prepared, cached)

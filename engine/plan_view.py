@@ -15,7 +15,8 @@ from engine.records import Prepared
 
 
 def print_plan(prepared: Prepared, cached: set[str]) -> None:
-    """The plan's table (`cached`: the task ids already in the cache) and its notes."""
+    """The plan's table (`cached`: the task ids already done: in the cache, or answers read from the data) and
+    its notes."""
     plan = prepared.plan
     table = Table(title=f"plan for {plan.spec_name} (spec {plan.spec_hash[:12]})")
     for col in ("stage", "endpoint", "tasks", "calls", "cached", "input tok", "output tok", "$ (max)"):

@@ -204,9 +204,9 @@ def _task_json(task: Task) -> dict[str, Any]:
             "output_tokens": task.output_tokens, "cost": round(task.cost, 8)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Result:
-    """What one finished task produced."""
+    """What one finished task produced (slotted: a run holds one per answer, 200,000 at Arena scale)."""
 
     task_id: str
     stage: str

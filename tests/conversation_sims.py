@@ -16,6 +16,7 @@ from scipy.stats import norm
 from engine import stats
 from engine.analyze.outcomes import human_outcomes
 from engine.analyze.rankings import rank
+from engine.builtin_plugins.methods.rankings.options import RankingsOptions
 from engine.builtin_plugins.methods.vibecheck import analysis as vibecheck
 from engine.builtin_plugins.methods.vibecheck import headline, heldout, profiles
 from engine.builtin_plugins.methods.vibecheck.options import Regression
@@ -127,9 +128,11 @@ def lc_covers(rng: np.random.Generator, seed: int, conversations: int = 80, roun
     return rate is not None and rate.lc_ci_low is not None and rate.lc_ci_low <= truth <= (rate.lc_ci_high or 0)
 
 
-def rank_coverage(rng: np.random.Generator, seed: int, battles: int = 240, rounds: int = 200) -> tuple[int, int]:
+def rank_coverage(rng: np.random.Generator, seed: int, battles: int = 240,
+                  rounds: int = RankingsOptions.bootstrap) -> tuple[int, int]:
     """Battles between four models with true Elo ratings `ELO`, each a conversation of 2–6 turns that carry its
-    one winner: (Bradley–Terry intervals that cover their model's true rating, intervals)."""
+    one winner: (Bradley–Terry intervals that cover their model's true rating, intervals), at the rankings
+    method's default number of bootstrap rounds unless told otherwise."""
     models = list(ELO)
     items = []
     for b in range(battles):

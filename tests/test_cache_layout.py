@@ -61,3 +61,39 @@ def test_a_cache_from_before_numbered_measures_keeps_its_values(tmp_path: Path) 
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT name FROM sqlite_master WHERE name = 'measures'").fetchone() is None
         assert db.execute("SELECT COUNT(*) FROM answer_values").fetchone() == (5,)
+
+
+RECORDED_SPEC = """\
+name: layout
+models: {a: {provider: recorded}, b: {provider: recorded}}
+datasets:
+  d:
+    source: {path: data.jsonl}
+    fields: {id: id, prompt: q, outputs: {a: a, b: b}}
+vibes: [{name: verbosity, low: short answers, high: long answers, metric: length_words}]
+judges: {m: {kind: metric}}
+analyses:
+  vibecheck: {dataset: d, models: [a, b], judges: [m]}
+"""
+
+
+def test_answers_read_from_the_data_are_done_with_or_without_a_cache(tmp_path: Path) -> None:
+    """What `vibe plan` counts as done, and what an analysis reads: the recorded answers, from the data, whether
+    or not a cache file exists, and none of them written to one."""
+    import json
+
+    from engine.execute.measures import done_ids, finished_results
+    from engine.pipeline import prepare
+
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps({"id": f"p{i}", "q": f"q{i}", "a": "short",
+                                                             "b": "a longer answer " * i}) + "\n" for i in range(1, 4)))
+    (tmp_path / "spec.yaml").write_text(RECORDED_SPEC)
+    prepared = prepare(tmp_path / "spec.yaml")
+    recorded = {t.id for t in prepared.plan.tasks if t.provider == "recorded"}
+    assert len(recorded) == 6 and done_ids(prepared, None) == recorded
+    with Cache(tmp_path / "c.sqlite") as cache:
+        assert done_ids(prepared, cache) >= recorded
+        texts = {r.output for r in finished_results(prepared, cache).values() if r.task_id in recorded}
+    assert texts == {"short"} | {"a longer answer " * i for i in (1, 2, 3)}
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM results").fetchone() == (0,)

@@ -28,6 +28,7 @@ from engine.execute.cache import Cache
 from engine.execute.recorded import hold_recorded
 from engine.judges.kinds import judge_kind
 from engine.judges.verdicts import compare_columns
+from engine.provider_table import is_recorded
 from engine.records import OFFLINE_PROVIDER, Measured, MeasuredVerdicts, Plan, Prepared, Result
 
 CHUNK = 4000  # answers measured and committed at a time
@@ -210,8 +211,9 @@ def finished_results(prepared: Prepared, cache: Cache) -> dict[str, Result]:
     return results
 
 
-def done_ids(prepared: Prepared, cache: Cache) -> set[str]:
-    """The plan's finished tasks (answers read from the datasets always are) and complete `Measured` records:
-    what `vibe plan` counts as cached."""
-    hold_recorded(prepared, cache)
-    return cache.known(t.id for t in prepared.plan.tasks) | measured_done(prepared.plan, cache)
+def done_ids(prepared: Prepared, cache: Cache | None) -> set[str]:
+    """The plan's finished tasks (answers read from the datasets always are, with or without a cache) and
+    complete `Measured` records: what `vibe plan` counts as done."""
+    plan = prepared.plan
+    recorded = {t.id for t in plan.tasks if is_recorded(t.provider)}
+    return recorded if cache is None else recorded | cache.known(t.id for t in plan.tasks) | measured_done(plan, cache)

@@ -16,12 +16,12 @@ def hold_recorded(prepared: Prepared, cache: Cache) -> int:
     new = [t for t in tasks if not cache.holds(t.id)]
     if new:
         by_id = {(name, item.id): item for name, items in prepared.items.items() for item in items}
+        sources = {name: {"source": name} for name in prepared.items}  # read only: one per dataset, not per answer
         results = []
         for task in new:
             request = parse(task.request)
             assert isinstance(request, Recorded)
             text = by_id[(request.dataset, request.item)].outputs[request.model]
-            results.append(Result(task.id, task.stage, task.endpoint, "recorded", text,
-                                  meta={"source": request.dataset}))
+            results.append(Result(task.id, task.stage, task.endpoint, "recorded", text, meta=sources[request.dataset]))
         cache.hold(results)
     return len(tasks)

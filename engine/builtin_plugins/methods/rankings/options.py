@@ -21,7 +21,8 @@ class ControlOptions:
 class RankingsOptions(Options):
     outcomes: str = "labels"  # labels (or its older name, human) | scores
     methods: list[str] = field(default_factory=lambda: ["bradley_terry", "elo"])
-    bootstrap: int = 200
+    # percentile intervals: at 200 rounds their endpoints' Monte Carlo error left 95% intervals covering 92.8%
+    bootstrap: int = 1000
     seed: int = 0
     tie_gap: float = 1.0
     ties: str | None = None  # None: the convention of where the outcomes come from (see TIE_RULES)
