@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
-import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, TypeVar
+
+from engine.background import cores
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -75,11 +76,6 @@ def release_workers() -> None:
     memory back instead of keeping it through the phases that follow."""
     if _pool:
         _pool.pop().shutdown()
-
-
-def cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def in_worker() -> bool:

@@ -23,7 +23,7 @@ from typing import Any
 
 from engine.datasets import Item
 from engine.judges import answers, prompts
-from engine.judges.kinds import kind_of
+from engine.judges.kinds import JudgeKind, kind_of
 from engine.provider_table import is_recorded
 from engine.records import OFFLINE_PROVIDER, Binding, Deferred, Measured, PairSet, Plan, Task, content_hash
 from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request, parse
@@ -51,7 +51,9 @@ class Builder:
         # offline judgments measured per answer, gathered by (stage, analysis, judge, kind, question, measure):
         # the items and the two answers of every pair, in the order they were planned
         self._measured: dict[tuple[Any, ...], tuple[list[str], list[str], list[str]]] = {}
-        self._pair_configs: dict[str, dict[str, Any]] = {}  # an offline judge's hashed settings, by judge name
+        # an offline judge's kind and hashed settings, by judge name
+        self._pair_configs: dict[str, tuple[JudgeKind, dict[str, Any]]] = {}
+        self._last_definition: tuple[dict[str, Any], str] = ({}, _DEFINITION_KEY({}))  # see `_definition_key`
 
     def bind(self, analysis: str, item: Item, outputs: dict[str, list[str]], variant: str = "original") -> None:
         self.bindings[analysis].append(Binding(item.id, variant, outputs))
@@ -130,16 +132,16 @@ class Builder:
         asked of every pair alike (a vibe's name); given, an offline judge whose kind measures each answer alone
         (`JudgeKind.answer_measure`) adds the pair to its `Measured` record for that question instead of
         planning a task for it (see `measured`)."""
-        kind = kind_of(judge)
         if judge.endpoint is None:
-            # the judge's settings, read once per plan: a plan asks for them on every pair and vibe (880,000
-            # times for 40,000 pairs and 22 vibes)
+            # the judge's kind and settings, read once per plan: a plan asks for them on every pair and vibe
+            # (1,400,000 times for 100,000 pairs and 14 vibes)
             if judge.name not in self._pair_configs:
-                self._pair_configs[judge.name] = kind.pair_config(judge)
-            config = self._pair_configs[judge.name]
+                offline = kind_of(judge)
+                self._pair_configs[judge.name] = (offline, offline.pair_config(judge))
+            kind, config = self._pair_configs[judge.name]
             per_answer = kind.answer_measure(fields, config) if question is not None else None
             if per_answer is not None:
-                key = (stage, analysis, judge.name, kind.wire, question, _DEFINITION_KEY(per_answer.definition),
+                key = (stage, analysis, judge.name, kind.wire, question, self._definition_key(per_answer.definition),
                        per_answer.tolerance, per_answer.relative)
                 items, first, second = self._measured.setdefault(key, ([], [], []))
                 items.append(item.id)
@@ -149,6 +151,7 @@ class Builder:
             self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id,
                      PairJudgment(judge.name, kind.wire, fields, outputs, config=config), outputs)
             return
+        kind = kind_of(judge)
         context = [self.contexts.get(output) for output in outputs]
         budget = max((c["tokens"] for c in context if c), default=0)
         if any(context):  # a conversation's turn: the judge reads the earlier turns behind each answer
@@ -199,6 +202,13 @@ class Builder:
             out.setdefault(record_id, Measured(record_id, stage, analysis, judge, wire, question, measure, tolerance,
                                                relative, pairs))
         return list(out.values())
+
+    def _definition_key(self, definition: dict[str, Any]) -> str:
+        """`_DEFINITION_KEY(definition)`, kept for the last definition: a plan asks for one vibe's on every pair
+        in turn, and the equal dict is cheaper to compare than to write out again."""
+        if definition != self._last_definition[0]:
+            self._last_definition = (definition, _DEFINITION_KEY(definition))
+        return self._last_definition[1]
 
     def defer(self, deferred: Deferred) -> None:
         """Work whose requests depend on results not yet known (discovered vibes), as an estimate."""

@@ -209,14 +209,14 @@ def test_a_plug_ins_digest_is_of_its_own_code(tmp_path: Path, monkeypatch: pytes
 def test_a_digest_follows_names_through_the_public_api_to_the_code_that_defines_them() -> None:
     """A built-in imports vibe through `engine.api`, which re-exports most of the engine; read as plain imports,
     every digest would cover every module, and any edit anywhere would recompute every cached measure and fit.
-    Each name is followed to the module that defines it instead: the admission fit's digest covers the modules
-    it covered before the API (itself, its Firth fit, the worker map), and the metric judge's covers the
-    metrics it measures with, not the LLM judges' readers that the same API module offers."""
+    Each name is followed to the module that defines it instead: the admission fit's digest covers itself, its
+    Firth fit and the module that counts the cores its threads use, and the metric judge's covers the metrics it
+    measures with, not the LLM judges' readers that the same API module offers."""
     from engine.derived import code_modules
 
     assert code_modules("engine.builtin_plugins.methods.vibecheck.admission") == [
-        "engine.builtin_plugins.methods.vibecheck.admission", "engine.builtin_plugins.methods.vibecheck.firth",
-        "engine.chunk_map"]
+        "engine.background", "engine.builtin_plugins.methods.vibecheck.admission",
+        "engine.builtin_plugins.methods.vibecheck.firth"]
     metric = code_modules("engine.builtin_plugins.judges.metric")
     assert {"engine.builtin_plugins.judges.metric", "engine.judges.metrics", "engine.judges.verdicts"} <= set(metric)
     assert "engine.judges.reading" not in metric and not any(m.startswith("engine.api") for m in metric)

@@ -325,3 +325,50 @@ def test_discovery_shares_its_metric_values_with_the_measure_pass(tmp_path: Path
     for metric in metrics:
         column = table[:, keys.index(answer_measure_key("metric", {"metric": metric}))]
         assert column.tolist() == [measure_text(metric, texts[a]) for a in answers]
+
+
+def test_beyond_its_cap_discovery_mines_a_seeded_sample_and_the_analysis_cross_fits_only_that(
+        tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With more training prompts than `DISCOVERY_UNITS`, discovery reads a seeded sample of that many and says
+    so. The analysis cross-fits a mined lexicon on that same sample (read back from discovery's cache: computed
+    once), and judges the other training pairs, which the lexicon never saw, by its panel's verdicts, as it
+    judges the test pairs: the training separability keep/drop reads is recomputed here by hand from the two."""
+    import json
+
+    from engine.builtin_plugins.methods.vibecheck.discovery import splits
+    from engine.builtin_plugins.methods.vibecheck.discovery import statistical as discovery
+    from engine.execute.cache import Cache
+    from engine.execute.measures import finished_results
+    from engine.pipeline import prepare, run_spec
+
+    monkeypatch.setattr(splits, "DISCOVERY_UNITS", 150)
+    fits = []
+    real = discovery.crossfit_lexicons
+    monkeypatch.setattr(discovery, "crossfit_lexicons", lambda *a, **k: fits.append(len(a[0])) or real(*a, **k))
+    (tmp_path / "spec.yaml").write_text(SPEC_ALPACA.format(data=shared_data))
+    _, _, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
+                             report=False)
+    prepared = prepare(tmp_path / "spec.yaml")
+    with Cache(tmp_path / "c.sqlite") as cache:
+        texts = {a: str(r.output) for a, r in finished_results(prepared, cache).items()}
+    analysis = prepared.spec.analyses["vibecheck"]
+    mined = splits.mined_items(prepared, analysis)
+    _, train = splits.split_bindings(prepared, analysis)
+    assert mined is not None and len(mined) == 150 and mined < train and len(train) > 300
+    assert mined == splits.mined_items(prepared, analysis)  # seeded: the same sample every time
+    found = json.loads((run_dir / "discovered_vibes.json").read_text())
+    lexicons = [v for v in found if v["origin"].startswith("discovered (phrases:")]
+    assert lexicons and all(f"150 training pairs: those of a seeded sample of 150 of the {len(train)} training "
+                            "prompts" in v["origin"] for v in found)
+    assert fits == [150]  # discovery's cross-fit, read back by the analysis
+    rows = [json.loads(line) for line in (run_dir / "vibecheck" / "pairs.jsonl").open()]
+    scores = {s["name"]: s for s in map(json.loads, (run_dir / "vibecheck" / "vibes.jsonl").open())}
+    sample = [r for r in rows if r["split"] == "train" and r["item_id"] in mined]
+    pairs = [discovery.TrainingPair(texts[r["output_a"]], texts[r["output_b"]], None) for r in sample]
+    columns = discovery.crossfit_lexicons(pairs, "concise", "verbose", seed=splits.split_seed(analysis))
+    for vibe in lexicons:
+        crossfit = dict(zip([r["item_id"] for r in sample], columns[vibe["name"]][1].tolist(), strict=True))
+        train_verdicts = [crossfit[r["item_id"]] if r["item_id"] in mined else r["nu"][vibe["name"]]
+                          for r in rows if r["split"] == "train"]
+        assert len(train_verdicts) == len(train)
+        assert scores[vibe["name"]]["separability_train"] == pytest.approx(np.mean(train_verdicts), abs=1e-12)

@@ -185,9 +185,10 @@ def test_pure_python_parts_run_on_this_machines_cores_with_the_same_values(share
 
 def test_gzip_members_read_back_as_one_stream_and_give_the_same_bytes_for_the_same_writes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A file compressed a member at a time on a background thread is one gzip file to `gzip`, `zcat` and pandas:
-    members cut at 1 KiB here, so 200 records make many; the same writes give the same bytes; no writes give a
-    valid empty file; an error on the thread reaches the caller."""
+    """A file compressed a member at a time on background threads is one gzip file to `gzip`, `zcat` and pandas:
+    members cut at 1 KiB here, so 200 records make many; the same writes give the same bytes, whether one thread
+    compresses the members or four side by side; no writes give a valid empty file; an error on a thread reaches
+    the caller."""
     import gzip
     import shutil
     import subprocess
@@ -198,13 +199,14 @@ def test_gzip_members_read_back_as_one_stream_and_give_the_same_bytes_for_the_sa
 
     monkeypatch.setattr(gzip_members, "MEMBER_BYTES", 1024)
     records = [{"id": i, "text": "é" * (i % 500) + " 🎉"} for i in range(200)]
-    paths = [tmp_path / "one.jsonl.gz", tmp_path / "two.jsonl.gz"]
-    for path in paths:
+    paths = [tmp_path / "one.jsonl.gz", tmp_path / "two.jsonl.gz", tmp_path / "four-threads.jsonl.gz"]
+    for path, threads in zip(paths, (1, 1, 4), strict=True):
+        monkeypatch.setattr(gzip_members, "cores", lambda threads=threads: threads)
         with gzip_members.gzip_text(path) as fh:
             for record in records:
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
     data = paths[0].read_bytes()
-    assert data == paths[1].read_bytes() and data.count(b"\x1f\x8b\x08") > 5  # many members
+    assert data == paths[1].read_bytes() == paths[2].read_bytes() and data.count(b"\x1f\x8b\x08") > 5  # many
     assert [json.loads(line) for line in gzip.decompress(data).decode("utf-8").splitlines()] == records
     assert pd.read_json(paths[0], lines=True)["id"].tolist() == list(range(200))
     if shutil.which("zcat"):

@@ -4,8 +4,8 @@ parallel maps over parts of the data, background work, and discovery's records o
 Part of the public API (see `engine.api`): plug-ins, built-in or not, import from here."""
 
 from engine import derived
-from engine.background import Background
-from engine.chunk_map import cores, map_chunks, map_parts, release_workers
+from engine.background import Background, cores
+from engine.chunk_map import map_chunks, map_parts, release_workers
 from engine.discover.stage import vibe_from_record, with_vibes
 from engine.execute.cache import Cache
 from engine.execute.measures import SHARED, answer_measure_key, finished_results, measure_part

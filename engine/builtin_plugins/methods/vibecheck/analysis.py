@@ -30,7 +30,11 @@ from engine.api.spec import Analysis, Labels, Vibe
 from engine.builtin_plugins.methods.vibecheck import heldout
 from engine.builtin_plugins.methods.vibecheck.ceiling import ceiling
 from engine.builtin_plugins.methods.vibecheck.discovery import statistical as discovery
-from engine.builtin_plugins.methods.vibecheck.discovery.splits import discovery_sides, split_seed
+from engine.builtin_plugins.methods.vibecheck.discovery.splits import (
+    discovery_sides,
+    mined_items,
+    split_seed,
+)
 from engine.builtin_plugins.methods.vibecheck.keep import decide
 from engine.builtin_plugins.methods.vibecheck.options import VibeCheckOptions
 from engine.builtin_plugins.methods.vibecheck.pair_table import PairTable, judges_for, pair_table
@@ -70,16 +74,19 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     kappa_min = discovery.kappa_min if discovery else 0.2
     sep_min = discovery.separability_min if discovery else 0.05
     opts = VibeCheckOptions.of(analysis)
-    crossfit, crossfit_verdicts = _crossfit_lexicons(pairs, vibes, origins, results, analysis)
+    mined = mined_items(prepared, analysis)
+    crossfit, crossfit_verdicts = _crossfit_lexicons(pairs, vibes, origins, results, analysis, mined)
     vibe_scores = [_vibe_score(v, pairs, analysis, prepared, origins, table.invalid_by_vibe[v.name], kappa_min,
-                               sep_min, crossfit_verdicts.get(v.name)) for v in vibes]
+                               sep_min, crossfit_verdicts.get(v.name), mined) for v in vibes]
     kept = [s.name for s in vibe_scores if s.kept]
     crossfit = {name: values for name, values in crossfit.items() if name in kept}
     notes: list[str] = []
     if crossfit:
         notes.append(f"{', '.join(sorted(crossfit))}: phrase lexicons mined from the training pairs. Their keep/drop "
                      "test and the regressions score each training pair by the lexicon mined on the other half of "
-                     "them (cross-fitted), never by one mined from that pair; test pairs keep the panel's scores.")
+                     "them (cross-fitted), never by one mined from that pair; test pairs keep the panel's scores"
+                     + ("." if mined is None else ", as do the training pairs beyond discovery's sample of "
+                        f"{len(mined):,} training prompts, which the lexicons never saw."))
     labels = spec.datasets[analysis.dataset].labels
     features = Features(pairs, crossfit)
     chosen, selection, dropped = select_vibes(kept, features, opts.regression)
@@ -146,15 +153,18 @@ def _corrected_mde(score: VibeScore, alpha: float) -> float | None:
 
 def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepared: Prepared,
                 origins: dict[str, str], invalid: int, kappa_min: float, sep_min: float,
-                crossfit: dict[str, float] | None = None) -> VibeScore:
+                crossfit: dict[str, float] | None = None, mined: set[str] | None = None) -> VibeScore:
     spec = prepared.spec
     # the judges that gave this vibe a verdict on at least one pair (a judge whose calls all failed is not listed)
     judges = [j for j in judges_for(prepared, analysis, vibe) if any(p.by_judge[vibe.name].get(j) is not None
                                                                         for p in pairs)]
     train = [p for p in pairs if p.split == "train"]
     test = [p for p in pairs if p.split == "test"]
-    if crossfit:  # a lexicon mined from the training pairs: judged on each by the lexicon mined without it
-        scored = [(crossfit[p.item_id], p.cluster) for p in train if p.item_id in crossfit]
+    if crossfit:  # a lexicon mined from the training pairs: judged on each by the lexicon mined without it, and
+        # on those beyond discovery's sample (`mined`) by its panel, as a test pair is
+        scored = [(v, p.cluster) for p in train
+                  if (v := crossfit.get(p.item_id) if mined is None or p.item_id in mined else p.nu[vibe.name])
+                  is not None]
     else:
         scored = [(v, p.cluster) for p in train if (v := p.nu[vibe.name]) is not None]
     tested = [(v, p.cluster) for p in test if (v := p.nu[vibe.name]) is not None]
@@ -189,15 +199,17 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
 
 
 def _crossfit_lexicons(pairs: list[PairVerdicts], vibes: list[Vibe], origins: dict[str, str],
-                       results: dict[str, Result], analysis: Analysis
+                       results: dict[str, Result], analysis: Analysis, sample: set[str] | None
                        ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
     """Training-pair strengths (the regressions' columns) and verdicts (keep/drop's: −1, 0 or +1, a difference
     within the metric's tolerance a tie, as discovery and the benchmarks judge them) of discovered phrase
     lexicons, cross-fitted: vibe -> item -> value. A lexicon mined from the training pairs separates them
     almost perfectly by construction, which says nothing of how it generalizes; scored by the lexicon from the
-    other half, it weighs what it would on new pairs."""
+    other half, it weighs what it would on new pairs. Only the pairs discovery mined from (`sample`, None: every
+    training pair) are cross-fitted, as discovery cross-fitted them: the others the lexicon never saw."""
     mined = [v.name for v in vibes if origins.get(v.name, "").startswith("discovered (phrases:")]
-    train = [p for p in pairs if p.split == "train" and p.output_a in results and p.output_b in results]
+    train = [p for p in pairs if p.split == "train" and p.output_a in results and p.output_b in results
+             and (sample is None or p.item_id in sample)]
     if not mined or not train:
         return {}, {}
     texts = [discovery.TrainingPair(str(results[p.output_a].output), str(results[p.output_b].output), None,

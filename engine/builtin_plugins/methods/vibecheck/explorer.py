@@ -37,7 +37,7 @@ from urllib.parse import quote
 import orjson
 from jinja2 import Environment
 
-from engine.api.execution import Background, compress
+from engine.api.execution import Background, compress, cores
 from engine.api.judging import verdict_reason
 from engine.api.records import Chat, Item, Prepared, Result
 from engine.api.report import text_of
@@ -66,7 +66,8 @@ def write_explorer(env: Environment, vc: VibeCheckResult, prepared: Prepared, ou
     folder = run_dir / "explore" / prefix
     folder.mkdir(parents=True, exist_ok=True)
     made: dict[int, tuple[Any, list[list[Any]]]] = {}  # see `_offline_rows`
-    with Background() as background:  # a chunk is compressed and written while the next one is encoded
+    # chunks are compressed and written while the next one is encoded, a thread per core (each is its own file)
+    with Background(threads=cores()) as background:
         for n in range(0, max(1, len(vc.pairs)), CHUNK):
             chunk = [{**_text(pair, items, outputs, made),
                       **_conversation(pair, vc, items[pair.item_id], prepared, outputs)}

@@ -16,7 +16,12 @@ from engine.api.methods import PairOptions, get_method
 from engine.api.records import Prepared
 from engine.api.spec import Analysis, Vibe
 from engine.builtin_plugins.methods.vibecheck.discovery import statistical as discovery
-from engine.builtin_plugins.methods.vibecheck.discovery.splits import discovery_sides, split_bindings, split_seed
+from engine.builtin_plugins.methods.vibecheck.discovery.splits import (
+    discovery_sides,
+    mined_items,
+    split_bindings,
+    split_seed,
+)
 
 
 def propose(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[tuple[Vibe, str]]:
@@ -25,7 +30,14 @@ def propose(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[tuple[
     spec = prepared.spec
     d = spec.discovery
     assert d is not None
-    pairs = training_pairs(prepared, analysis, cache)
+    # a statistical proposal reads a sample of a large training split; the LLM proposer's screen scores its vibes
+    # on every training pair, with the analysis' own method
+    mined = mined_items(prepared, analysis) if d.method != "llm" else None
+    pairs = training_pairs(prepared, analysis, cache, mined)
+    read = f"{len(pairs)} training pairs"
+    if mined is not None:
+        total = len(split_bindings(prepared, analysis)[1])
+        read += f": those of a seeded sample of {len(mined):,} of the {total:,} training prompts"
     if d.method == "llm":
         proposed = [(v, f"LLM proposer {d.proposer}") for v in _llm_vibes(prepared, analysis, cache, pairs)]
     else:
@@ -34,17 +46,19 @@ def propose(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[tuple[
                     "exclude_metrics": sorted({v.metric for v in spec.vibes if v.metric is not None}),
                     "clusters": clusters}
         proposed = [(c.vibe, c.origin) for c in _statistical(pairs, settings, cache)]
-    return [(vibe, f"discovered ({origin}, {len(pairs)} training pairs)") for vibe, origin in proposed]
+    return [(vibe, f"discovered ({origin}, {read})") for vibe, origin in proposed]
 
 
-def training_pairs(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[discovery.TrainingPair]:
+def training_pairs(prepared: Prepared, analysis: Analysis, cache: Cache,
+                   mined: set[str] | None = None) -> list[discovery.TrainingPair]:
     """The training pairs of every comparison of the analysis, pooled (model A's answer first): discovery
-    runs once on them, so every model of a many-model analysis is measured on one set of vibes."""
+    runs once on them, so every model of a many-model analysis is measured on one set of vibes. `mined`: the
+    training prompts discovery reads (`mined_items`; None: all)."""
     items = {it.id: it for it in prepared.items[analysis.dataset]}
     wanted = {}
     for comparison in analysis.comparisons():
         bindings, train = split_bindings(prepared, analysis, comparison)
-        wanted[comparison] = [b for b in bindings if b.item in train]
+        wanted[comparison] = [b for b in bindings if b.item in train and (mined is None or b.item in mined)]
     texts = cache.get_many({b.outputs[model][0] for (model_a, model_b), bs in wanted.items() for b in bs
                             for model in (model_a, model_b)})
     pairs = []
