@@ -57,30 +57,32 @@ def pair_table(prepared: Prepared, analysis: Analysis, results: dict[str, Result
     shared_scores: dict[tuple[tuple[str, int | None], ...], dict[str, int | None]] = {}
     panels = {vibe.name: [(name, kind_of(spec.judges[name])) for name in judges_for(prepared, analysis, vibe)]
               for vibe in vibes}
-    table = MeasureTable.empty(len(bindings), [v.name for v in vibes])
+    table = MeasureTable.empty(len(bindings), [v.name for v in vibes])  # its rows are filled at the end
+    answers = [(b.outputs[model_a][0], b.outputs[model_b][0]) for b in bindings]
+    # measured per answer: every pair's verdict and values, read from the records' columns at once
+    in_bulk = {(name, vibe.name): _measured(measured[(name, vibe.name)], results, answers)
+               for vibe in vibes for name, _ in panels[vibe.name] if (name, vibe.name) in measured}
+    judged_values: dict[tuple[str, str], dict[int, list[float]]] = {}  # an offline task's values, by row
     for row, binding in enumerate(bindings):
-        ga, gb = binding.outputs[model_a][0], binding.outputs[model_b][0]
+        ga, gb = answers[row]
         nu: dict[str, int | None] = {}
         by_judge: dict[str, dict[str, int | None]] = {}
         rationales: dict[str, dict[str, list[str]]] = {}
         orders_by_vibe: dict[str, dict[str, list[int | None]]] = {}
         for vibe in vibes:
             scores: dict[str, int | None] = {}
-            column = table.vibes[vibe.name]
             for judge_name, kind in panels[vibe.name]:
                 tasks = index.get((judge_name, vibe.name, ga, gb), {})
-                in_bulk = measured.get((judge_name, vibe.name))
-                if in_bulk is not None:  # measured per answer: the verdict is read from its record's columns
-                    found = _measured(in_bulk, results, (ga, gb))
-                    score, orders, raw = (None if found is None else found[0]), None, list[str]()
-                    if kind.measures and found is not None and np.isnan(table.values[row, column, 0]):
-                        table.values[row, column] = found[1:]
+                bulk = in_bulk.get((judge_name, vibe.name))
+                if bulk is not None:
+                    score, orders, raw = bulk.scores[row], None, list[str]()
                 else:
                     score, orders, raw = _judge_score(kind.offline, tasks, results,
                                                       (judge_name, binding.item, vibe.name))
-                if kind.measures and tasks.get("any") in results and np.isnan(table.values[row, column, 0]):
+                if kind.measures and tasks.get("any") in results:
                     out = PairVerdict.from_json(results[tasks["any"]].output)
-                    table.values[row, column] = [np.nan if v is None else v for v in (out.value_a, out.value_b)]
+                    judged_values.setdefault((judge_name, vibe.name), {})[row] = [
+                        np.nan if v is None else v for v in (out.value_a, out.value_b)]
                 scores[judge_name] = score
                 # κ between judges needs two of them on the vibe; one alone has nobody to agree with
                 if (score is not None and (orders is None or None not in (orders.first, orders.second))
@@ -94,7 +96,8 @@ def pair_table(prepared: Prepared, analysis: Analysis, results: dict[str, Result
                     rationales.setdefault(vibe.name, {})[judge_name] = raw
             by_judge[vibe.name] = shared_scores.setdefault(tuple(scores.items()), scores)
             present = [s for s in scores.values() if s is not None]
-            nu[vibe.name] = stats.ensemble(present) if present else None
+            # one judge's verdict is the panel's (the rounded mean of one integer is itself)
+            nu[vibe.name] = (present[0] if len(present) == 1 else stats.ensemble(present)) if present else None
         preferred, preferred_raw = {}, {}
         for preference_judge in opts.preference_judges:
             tasks = preference_index.get((preference_judge, "", ga, gb), {})
@@ -110,6 +113,16 @@ def pair_table(prepared: Prepared, analysis: Analysis, results: dict[str, Result
                                   item.label(model_a, model_b), ga, gb, nu, by_judge, rationales,
                                   table.row(row), chars, orders_by_vibe, preferred, preferred_raw, item.conversation,
                                   item.turn, item.label_share(model_a, model_b)))
+    for vibe in vibes:  # a pair's values are the first measuring judge's of the panel that has A's value
+        column = table.vibes[vibe.name]
+        for judge_name, kind in panels[vibe.name]:
+            bulk = in_bulk.get((judge_name, vibe.name))
+            if kind.measures and bulk is not None:
+                take = np.isnan(table.values[:, column, 0]) & bulk.found
+                table.values[take, column] = bulk.values[take]
+            for row, values in judged_values.get((judge_name, vibe.name), {}).items():
+                if np.isnan(table.values[row, column, 0]):
+                    table.values[row, column] = values
     return PairTable(model_a, model_b, vibes, panels, items, pairs, two_orders, verdicts, preference_answers,
                      invalid_by_vibe)
 
@@ -146,18 +159,36 @@ def _index_measured(prepared: Prepared) -> dict[tuple[str, str], list[Measured]]
     return index
 
 
-def _measured(records: list[Measured], results: dict[str, Result],
-              pair: tuple[str, str]) -> tuple[int, float, float] | None:
-    """A pair's verdict and the two values measured, from the record that holds the pair (None when none does,
-    or an answer has no value)."""
+@dataclass(frozen=True)
+class _Measured:
+    """A measure's verdicts on every pair of the table, in its order: the verdict (None where no record holds
+    the pair, or an answer has no value), whether there is one, and the two values (NaN where there is none)."""
+
+    scores: list[int | None]
+    found: np.ndarray
+    values: np.ndarray
+
+
+def _measured(records: list[Measured], results: dict[str, Result], pairs: list[tuple[str, str]]) -> _Measured:
+    """Each pair's verdict and values from the first record that holds the pair and has a result."""
+    score = np.full(len(pairs), np.nan)
+    values = np.full((len(pairs), 2), np.nan)
+    todo = np.ones(len(pairs), dtype=bool)
     for record in records:
-        row = record.pairs.rows.get(pair)
-        if row is None or record.id not in results:
+        if record.id not in results:
             continue
+        rows = record.pairs.rows
+        at = np.array([rows.get(pair, -1) for pair in pairs], dtype=np.intp).reshape(-1)
+        held = todo & (at >= 0)
         columns = results[record.id].output
-        score = columns.scores[row]
-        return None if score != score else (int(score), float(columns.value_a[row]), float(columns.value_b[row]))
-    return None
+        score[held] = np.asarray(columns.scores, dtype=float)[at[held]]
+        values[held, 0] = np.asarray(columns.value_a, dtype=float)[at[held]]
+        values[held, 1] = np.asarray(columns.value_b, dtype=float)[at[held]]
+        todo &= ~held
+    found = ~np.isnan(score)
+    values[~found] = np.nan
+    return _Measured([int(s) if ok else None for s, ok in zip(score.tolist(), found.tolist(), strict=True)],
+                     found, values)
 
 
 def _judge_score(offline: bool, tasks: dict[str, str], results: dict[str, Result],
