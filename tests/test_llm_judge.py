@@ -6,7 +6,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 from llm_server import LLMServer
 
@@ -130,3 +132,34 @@ def test_llm_judge_reads_a_vibes_example_answers(tmp_path: Path) -> None:
     docs = {p.item_id: p.by_judge["docs_pointer"]["judge"] for p in vc.pairs}
     # "answer 2" in both orders is position bias, so the swap rule scores 0; the verdicts were parsed, not invalid
     assert set(docs.values()) == {0} and next(v for v in vc.vibes if v.name == "docs_pointer").invalid_verdicts == 0
+
+
+def test_the_llm_proposer_reads_every_training_pair_where_statistical_discovery_reads_a_sample(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beyond `DISCOVERY_UNITS` training prompts statistical discovery reads a seeded sample of them; the LLM
+    proposer still gets every training pair, since its screen scores its vibes on all of them."""
+    from engine.builtin_plugins.methods.vibecheck.discovery import propose, splits
+    from engine.execute.recorded import hold_recorded
+
+    write_pairs(tmp_path, 40)
+    monkeypatch.setattr(splits, "DISCOVERY_UNITS", 5)
+    read: dict[str, int] = {}
+
+    def llm_vibes(prepared: Any, analysis: Any, cache: Cache, pairs: list[Any]) -> list[Any]:
+        read["llm"] = len(pairs)
+        return []
+
+    def statistical(pairs: list[Any], settings: dict, cache: Cache) -> list[Any]:
+        read["statistical"] = len(pairs)
+        return []
+
+    monkeypatch.setattr(propose, "_llm_vibes", llm_vibes)
+    monkeypatch.setattr(propose, "_statistical", statistical)
+    for discover in ("{method: llm, proposer: judge}", "{method: statistical}"):
+        (tmp_path / "spec.yaml").write_text(SPEC.format(url="http://127.0.0.1:9", discover=f"  - discover: {discover}"))
+        prepared = prepare(tmp_path / "spec.yaml")
+        analysis = prepared.spec.analyses["vibecheck"]
+        with Cache(tmp_path / "c.sqlite") as cache:
+            hold_recorded(prepared, cache)
+            propose.propose(prepared, analysis, cache)
+    assert read == {"llm": len(splits.split_bindings(prepared, analysis)[1]), "statistical": 5}
