@@ -16,7 +16,7 @@ import multiprocessing
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, TypeVar
 
@@ -71,6 +71,40 @@ def map_parts(fn: Callable[[T], R], chunks: Sequence[T]) -> list[R]:
         return [fn(chunk) for chunk in chunks]
 
 
+_beside: list[ProcessPoolExecutor] = []
+
+
+def run_beside(fn: Callable[..., R], *args: Any) -> Future[R] | None:
+    """`fn(*args)` on a process of its own while this one goes on: one-core work that a core left idle can do
+    before its result is read. The process ends with the work (its memory goes with it). None where this
+    machine has one core, a cluster runs the chunked work, or no process can start: the caller then computes
+    the result when it needs it. `fn` must be importable by name and `args` picklable."""
+    if _mapper or cores() < 2:
+        return None
+    try:
+        if not _beside:
+            _beside.append(ProcessPoolExecutor(1, mp_context=_context(), initializer=_leave_interrupts_to_the_run,
+                                               max_tasks_per_child=1))
+        return _beside[0].submit(fn, *args)
+    except (OSError, NotImplementedError, BrokenProcessPool, RuntimeError):
+        _beside.clear()
+        return None
+
+
+def stop_beside() -> None:
+    """Work started beside that nobody read is cancelled and its process stopped, not waited for: a run that
+    ends (or is interrupted) before it reads a result does not wait for it. (`_processes` is the executor's own
+    table of its worker processes; it has no public way to stop a running one.)"""
+    while _beside:
+        pool = _beside.pop()
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+atexit.register(stop_beside)
+
+
 def release_workers() -> None:
     """Stop `map_parts`' worker processes (the next call starts them again): a pass that is over hands their
     memory back instead of keeping it through the phases that follow."""
@@ -85,14 +119,18 @@ def in_worker() -> bool:
 
 def _local_pool() -> ProcessPoolExecutor:
     if not _pool:
-        # a worker starts from a clean process, not a fork of this one and its threads (SQLite, asyncio); the
-        # server imports the measure code once, for every worker it forks
-        context = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
-        if sys.platform != "win32":
-            context.set_forkserver_preload(["engine.execute.measures"])
-        _pool.append(ProcessPoolExecutor(cores(), mp_context=context, initializer=_leave_interrupts_to_the_run))
+        _pool.append(ProcessPoolExecutor(cores(), mp_context=_context(), initializer=_leave_interrupts_to_the_run))
         atexit.register(_pool[0].shutdown)
     return _pool[0]
+
+
+def _context() -> Any:
+    """A worker starts from a clean process, not a fork of this one and its threads (SQLite, asyncio); the
+    server imports the measure code once, for every worker it forks."""
+    context = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
+    if sys.platform != "win32":
+        context.set_forkserver_preload(["engine.execute.measures"])
+    return context
 
 
 def _leave_interrupts_to_the_run() -> None:

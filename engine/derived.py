@@ -204,6 +204,16 @@ def _feed(value: Any, encoder: json.JSONEncoder, digest: Any) -> None:
         put(encoder.encode(value))
 
 
+def holds(kind: str, inputs: Any, module: str) -> bool:
+    """Whether the run cache holds what `cached(kind, inputs, …, module=module)` would read back (False
+    without a cache)."""
+    store = active()
+    if store is None:
+        return False
+    name = key(kind, inputs, code_digest(module))
+    return name in store.get_derived([name])
+
+
 def cached(kind: str, inputs: Any, compute: Callable[[], T], encode: Callable[[T], bytes],
            decode: Callable[[bytes], T], module: str | None = None) -> T:
     """`compute()`, or what it returned last time for the same inputs and the same code: that of `module`,

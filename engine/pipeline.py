@@ -47,6 +47,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     `execution:`; a backend that cannot run raises ClusterError before any task runs."""
     from engine import derived, embeddings
     from engine.analyze.run_results import analyze_run, unanalyzed
+    from engine.chunk_map import stop_beside
     from engine.discover.stage import discover_vibes, with_vibes, write_discovered
     from engine.execute.backend import joined, settle
     from engine.execute.cache import Cache
@@ -77,6 +78,8 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                 if wants_discovery and not summary.interrupted:
                     try:
                         with phases.phase("discover"):
+                            for analysis in prepared.spec.analyses.values():  # beside discovery, on an idle core
+                                get_method(analysis.method).start_ahead(prepared, analysis, cache)
                             found, origins = discover_vibes(prepared, cache)
                             write_discovered(found, origins, run_dir)
                             prepared = with_vibes(prepared, found)
@@ -107,6 +110,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                         render_report(results, prepared, run_dir, finished)
             finally:
                 derived.use(None)
+                stop_beside()  # work started ahead that the run did not come to read
     finally:
         thaw()  # what the phases froze, in a process that may go on (tests, a notebook)
     finish_manifest(run_dir, phases, summary)

@@ -93,6 +93,11 @@ class AnalysisMethod:
         training pairs, each with where it came from (`engine.discover.stage` adds them to the spec)."""
         raise NotImplementedError
 
+    def start_ahead(self, prepared: Prepared, analysis: Analysis, cache: Cache) -> None:
+        """For a method that `discovers`: start work its analysis will read that needs no discovered vibe, on a
+        core discovery leaves idle (`run_beside`); `vibe run` calls it as its discovery starts. Nothing by
+        default."""
+
     def pair_verdicts(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result],
                       vibes: list[Vibe]) -> tuple[list[str], np.ndarray]:
         """For a method that `discovers`: the panel's verdicts ν of `vibes` on every pair of the analysis

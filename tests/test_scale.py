@@ -183,6 +183,44 @@ def test_pure_python_parts_run_on_this_machines_cores_with_the_same_values(share
     assert {where for _, where in map_parts(measure_part, parts[:MIN_PARTS - 1])} == {"this process"}
 
 
+def test_work_started_beside_runs_in_a_process_of_its_own_and_the_ceiling_reads_what_it_fitted(
+        shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run_beside` runs a function in a process of its own, which ends with it; the black-box ceiling started
+    that way (`ceiling.start`, as VibeCheck does while discovery runs) is read by `ceiling`, equal to the fit
+    made here; `stop_beside` does not wait for work nobody read; with one core nothing starts and `ceiling`
+    fits in this process."""
+    import os
+    import time
+    from concurrent.futures.process import BrokenProcessPool
+
+    from engine import chunk_map
+    from engine.builtin_plugins.methods.vibecheck import ceiling
+
+    if chunk_map.cores() < 2:
+        pytest.skip("one core: nothing runs beside")
+    assert chunk_map.run_beside(os.getpid).result(timeout=60) not in (None, os.getpid())
+    with (shared_data / "arena" / "vibecheck_llama3-70b_vs_not_llama_creative_writing.csv").open(
+            newline="", encoding="utf-8") as fh:
+        rows = [(row["llama-3-70b-instruct"], row["not_llama"]) for row in csv.DictReader(fh)]
+    train, test = rows[:60], rows[60:120]
+    ceiling.start(train, test)
+    (started,) = ceiling._started
+    assert started[2].result(timeout=120) == ceiling.measured(train, test)
+    assert ceiling.ceiling(train, test, None) == ceiling.measured(train, test) and not ceiling._started
+
+    slow = chunk_map.run_beside(time.sleep, 60)
+    assert slow is not None
+    begun = time.perf_counter()
+    chunk_map.stop_beside()
+    with pytest.raises(BrokenProcessPool):  # its process was stopped, not waited for
+        slow.result(timeout=10)
+    assert time.perf_counter() - begun < 10
+
+    monkeypatch.setattr(chunk_map, "cores", lambda: 1)
+    ceiling.start(train, test)
+    assert not ceiling._started and ceiling.ceiling(train, test, None) == ceiling.measured(train, test)
+
+
 def test_gzip_members_read_back_as_one_stream_and_give_the_same_bytes_for_the_same_writes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file compressed a member at a time on background threads is one gzip file to `gzip`, `zcat` and pandas:

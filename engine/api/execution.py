@@ -5,7 +5,7 @@ Part of the public API (see `engine.api`): plug-ins, built-in or not, import fro
 
 from engine import derived
 from engine.background import Background, cores
-from engine.chunk_map import map_chunks, map_parts, release_workers
+from engine.chunk_map import map_chunks, map_parts, release_workers, run_beside
 from engine.discover.stage import vibe_from_record, with_vibes
 from engine.execute.cache import Cache
 from engine.execute.measures import SHARED, answer_measure_key, finished_results, measure_part
@@ -24,6 +24,7 @@ __all__ = [
     "map_parts",
     "measure_part",
     "release_workers",
+    "run_beside",
     "vibe_from_record",
     "with_vibes",
 ]

@@ -28,7 +28,7 @@ from engine.api.analysis import JudgeAgreement, JudgeReliability, people, reliab
 from engine.api.records import Prepared, Result
 from engine.api.spec import Analysis, Labels, Vibe
 from engine.builtin_plugins.methods.vibecheck import heldout
-from engine.builtin_plugins.methods.vibecheck.ceiling import ceiling
+from engine.builtin_plugins.methods.vibecheck.ceiling import ceiling, unit_pairs
 from engine.builtin_plugins.methods.vibecheck.discovery import statistical as discovery
 from engine.builtin_plugins.methods.vibecheck.discovery.splits import (
     discovery_sides,
@@ -94,14 +94,8 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                                                                       split_seed(analysis)))
     vibe_scores = [_with_coefficients(s, mm, pp, dropped.get(s.name, "")) for s in vibe_scores]
     judged = _judge_reliability(analysis, table, labels)
-    # the classifier reads what model matching reads: a pair, or a conversation's turns joined (its unit there)
-    units: dict[str, dict[str, list[tuple[str, str]]]] = {"train": {}, "test": {}}
-    for p in pairs:
-        if p.output_a in results and p.output_b in results:
-            units[p.split].setdefault(p.cluster, []).append((str(results[p.output_a].output),
-                                                             str(results[p.output_b].output)))
-    texts = {split: [("\n\n".join(a for a, _ in turns), "\n\n".join(b for _, b in turns))
-                     for turns in by_unit.values()] for split, by_unit in units.items()}
+    texts = unit_pairs((p.split, p.cluster, str(results[p.output_a].output), str(results[p.output_b].output))
+                       for p in pairs if p.output_a in results and p.output_b in results)
     return VibeCheckResult(analysis.name, model_a, model_b, vibe_scores, pairs, mm, pp,
                            sum(table.invalid_by_vibe.values()), notes, labels, selection, *judged,
                            dataset=analysis.dataset,

@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from concurrent.futures import CancelledError, Future
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
-from engine.api.execution import derived
+from engine.api.execution import derived, run_beside
 from engine.builtin_plugins.methods.vibecheck.firth import correct
 from engine.builtin_plugins.methods.vibecheck.heldout import wilson
 
@@ -84,6 +86,17 @@ class TextClassifier:
         out = [self.vectors([p[0] for p in block]) @ self.coefficients
                - self.vectors([p[1] for p in block]) @ self.coefficients for block in _blocks(pairs)]
         return np.concatenate(out) if out else np.zeros(0)
+
+
+def unit_pairs(rows: Iterable[tuple[str, str, str, str]]) -> dict[str, list[Pair]]:
+    """What the classifier reads of a comparison, by split ("train", "test"): one pair per independent unit, a
+    conversation's turns joined (as model matching reads them), from each pair's (split, unit, A's answer,
+    B's answer) in the table's order."""
+    units: dict[str, dict[str, list[Pair]]] = {"train": {}, "test": {}}
+    for split, unit, a, b in rows:
+        units[split].setdefault(unit, []).append((a, b))
+    return {split: [("\n\n".join(a for a, _ in turns), "\n\n".join(b for _, b in turns)) for turns in by_unit.values()]
+            for split, by_unit in units.items()}
 
 
 def _blocks(pairs: Sequence[Pair]) -> list[Sequence[Pair]]:
@@ -150,23 +163,56 @@ def fit(train: Sequence[Pair]) -> TextClassifier | None:
     return TextClassifier(kept, classifier.idf, model.coef_.ravel())
 
 
+def measured(train: list[Pair], test: list[Pair]) -> Ceiling | None:
+    """The classifier fitted on `train` and scored on `test` (the pairs `ceiling` samples)."""
+    classifier = fit(train)
+    if classifier is None:
+        return None
+    right = correct(classifier.decision(test), np.ones(len(test)))
+    accuracy = float(right.mean())
+    low, high = wilson(float(right.sum()), len(test))
+    return Ceiling(accuracy, low, high, len(train), len(test))
+
+
+# fits started beside the run (`start`) that `ceiling` has not read yet: (training pairs, test pairs, the fit)
+_started: list[tuple[list[Pair], list[Pair], Future[Ceiling | None]]] = []
+
+
+def start(train: Sequence[Pair], test: Sequence[Pair]) -> None:
+    """Fit and score the classifier for `ceiling(train, test, …)` on a process of its own, where this machine has
+    a core to spare and the run cache does not hold the result yet; `ceiling` then reads it."""
+    if not train or not test:
+        return
+    train, test = _sample(train), _sample(test)
+    if derived.holds("ceiling", _inputs(train, test), __name__):
+        return
+    future = run_beside(measured, train, test)
+    if future is not None:
+        _started.append((train, test, future))
+
+
+def _inputs(train: list[Pair], test: list[Pair]) -> dict[str, list[Pair]]:
+    return {"train": train, "test": test}
+
+
 def ceiling(train: Sequence[Pair], test: Sequence[Pair], vibes_accuracy: float | None) -> Ceiling | None:
     """The classifier's held-out accuracy and the share of it the named vibes reach (see the module
-    docstring); read back from the run cache for the same pairs and code."""
+    docstring); read back from the run cache for the same pairs and code, or from the fit `start` began."""
     if not train or not test:
         return None
     train, test = _sample(train), _sample(test)
 
     def compute() -> Ceiling | None:
-        classifier = fit(train)
-        if classifier is None:
-            return None
-        right = correct(classifier.decision(test), np.ones(len(test)))
-        accuracy = float(right.mean())
-        low, high = wilson(float(right.sum()), len(test))
-        return Ceiling(accuracy, low, high, len(train), len(test))
+        for n, (started_train, started_test, future) in enumerate(_started):
+            if started_train == train and started_test == test:
+                del _started[n]
+                try:
+                    return future.result()
+                except (BrokenProcessPool, CancelledError, OSError):  # its process was stopped or died
+                    break
+        return measured(train, test)
 
-    found = derived.cached("ceiling", {"train": list(train), "test": list(test)}, compute,
+    found = derived.cached("ceiling", _inputs(train, test), compute,
                            lambda c: json.dumps(asdict(c) if c else None).encode(),
                            lambda data: Ceiling(**fields) if (fields := json.loads(data)) else None)
     if found is None or vibes_accuracy is None or found.accuracy <= 0.5:

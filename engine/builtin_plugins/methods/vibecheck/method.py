@@ -72,6 +72,23 @@ class VibeCheck(AnalysisMethod):
 
         return propose(prepared, analysis, cache)
 
+    def start_ahead(self, prepared: Prepared, analysis: Analysis, cache: Cache) -> None:
+        """Each comparison's black-box ceiling, fitted on a core discovery leaves idle: it reads the answers and
+        the split, no vibe (the pairs are those `pair_table` reads, in its order)."""
+        from engine.builtin_plugins.methods.vibecheck.ceiling import start, unit_pairs
+        from engine.builtin_plugins.methods.vibecheck.discovery.splits import split_bindings
+
+        items = {it.id: it for it in prepared.items[analysis.dataset]}
+        for model_a, model_b in analysis.comparisons():
+            bindings, train = split_bindings(prepared, analysis, (model_a, model_b))
+            answers = [(b.outputs[model_a][0], b.outputs[model_b][0]) for b in bindings]
+            texts = cache.get_many({task for pair in answers for task in pair})
+            texts_by_split = unit_pairs(
+                ("train" if b.item in train else "test", items[b.item].conversation or b.item,
+                 str(texts[a].output), str(texts[b_].output))
+                for b, (a, b_) in zip(bindings, answers, strict=True) if a in texts and b_ in texts)
+            start(texts_by_split["train"], texts_by_split["test"])
+
     def pair_verdicts(self, prepared: Prepared, analysis: Analysis, results: dict[str, Result],
                       vibes: list[Vibe]) -> tuple[list[str], np.ndarray]:
         from engine.builtin_plugins.methods.vibecheck.analysis import pair_verdicts
