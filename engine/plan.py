@@ -17,13 +17,14 @@ import hashlib
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from engine.datasets import Item
 from engine.judges import answers, prompts
 from engine.judges.kinds import JudgeKind, kind_of
+from engine.judges.verdicts import AnswerMeasure
 from engine.provider_table import is_recorded
 from engine.records import OFFLINE_PROVIDER, Binding, Deferred, Measured, PairSet, Plan, Task, content_hash
 from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request, parse
@@ -133,17 +134,11 @@ class Builder:
         (`JudgeKind.answer_measure`) adds the pair to its `Measured` record for that question instead of
         planning a task for it (see `measured`)."""
         if judge.endpoint is None:
-            # the judge's kind and settings, read once per plan: a plan asks for them on every pair and vibe
-            # (1,400,000 times for 100,000 pairs and 14 vibes)
-            if judge.name not in self._pair_configs:
-                offline = kind_of(judge)
-                self._pair_configs[judge.name] = (offline, offline.pair_config(judge))
-            kind, config = self._pair_configs[judge.name]
+            kind, config = self._offline(judge)
             per_answer = kind.answer_measure(fields, config) if question is not None else None
-            if per_answer is not None:
-                key = (stage, analysis, judge.name, kind.wire, question, self._definition_key(per_answer.definition),
-                       per_answer.tolerance, per_answer.relative)
-                items, first, second = self._measured.setdefault(key, ([], [], []))
+            if question is not None and per_answer is not None:
+                items, first, second = self._measured.setdefault(self._measured_key(
+                    stage, analysis, judge.name, kind.wire, question, per_answer), ([], [], []))
                 items.append(item.id)
                 first.append(outputs[0])
                 second.append(outputs[1])
@@ -167,6 +162,42 @@ class Builder:
             depends = (*outputs, prompt_from, *earlier) if prompt_from else (*outputs, *earlier)
             self.add(stage, analysis, judge.name, judge.endpoint.provider, item.id, request, depends,
                      input_tokens=in_tokens, output_tokens=call.params["max_tokens"], endpoint=judge.endpoint)
+
+    def judge_pairs(self, stage: str, analysis: str, judge: Judge, pairs: Sequence[tuple[Item, tuple[str, str], int]],
+                    template: prompts.Template, fields: dict[str, Any], extra_text: str = "",
+                    question: str | None = None) -> None:
+        """`judge_pair` for each (item, its two outputs, their tokens) of `pairs`, asking every pair the same
+        vibe `fields` with the item's prompt added. An offline judge whose kind measures each answer alone reads
+        the vibe's fields once for them all (its measure reads no pair's prompt), instead of once a pair: a
+        plan asks it on every pair of every vibe."""
+        if judge.endpoint is None and question is not None:
+            kind, config = self._offline(judge)
+            per_answer = kind.answer_measure(fields, config)
+            if per_answer is not None:
+                items, first, second = self._measured.setdefault(self._measured_key(
+                    stage, analysis, judge.name, kind.wire, question, per_answer), ([], [], []))
+                for item, outputs, _ in pairs:
+                    items.append(item.id)
+                    first.append(outputs[0])
+                    second.append(outputs[1])
+                return
+        for item, outputs, tokens in pairs:
+            self.judge_pair(stage, analysis, judge, item, template, {**fields, "prompt": item.prompt}, outputs, tokens,
+                            extra_text=extra_text, question=question)
+
+    def _offline(self, judge: Judge) -> tuple[JudgeKind, dict[str, Any]]:
+        """An offline judge's kind and hashed settings, read once per plan: a plan asks for them on every pair
+        and vibe (1,400,000 times for 100,000 pairs and 14 vibes)."""
+        if judge.name not in self._pair_configs:
+            kind = kind_of(judge)
+            self._pair_configs[judge.name] = (kind, kind.pair_config(judge))
+        return self._pair_configs[judge.name]
+
+    def _measured_key(self, stage: str, analysis: str, judge: str, wire: str, question: str,
+                      per_answer: AnswerMeasure) -> tuple[Any, ...]:
+        """Which `Measured` record a pair joins: one per (stage, analysis, judge, kind, question, measure)."""
+        return (stage, analysis, judge, wire, question, self._definition_key(per_answer.definition),
+                per_answer.tolerance, per_answer.relative)
 
     def judge_single(self, stage: str, analysis: str, judge: Judge, item: Item, output: str, out_tokens: int,
                      repeat: int, corpus: str) -> None:

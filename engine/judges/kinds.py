@@ -119,7 +119,8 @@ class JudgeKind:
 
     def answer_measure(self, fields: dict[str, Any], config: dict[str, Any]) -> AnswerMeasure | None:
         """For a kind whose verdict on a pair compares a value it measures on each answer alone: that measure, for
-        a judgment with these fields (the vibe's) and config (`pair_config`). The planner then measures each
+        a judgment with these fields (the vibe's: a measure of an answer alone reads no pair's prompt, and a plan
+        may ask once for every pair) and config (`pair_config`). The planner then measures each
         answer once, in bulk (`measure_answers`), and derives the pairs' verdicts as array operations, instead of
         a task per pair; `judge_pairs` must give the same verdicts. None (the default): pairs are judged one by
         one."""

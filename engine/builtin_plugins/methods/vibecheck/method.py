@@ -200,9 +200,8 @@ class VibeCheck(AnalysisMethod):
             template = prompts.VIBE_SCORE_EXAMPLES if vibe.examples else prompts.VIBE_SCORE
             examples_text = "".join(vibe.examples.low + vibe.examples.high) if vibe.examples else ""
             for judge in (j for j in vibe_judges if scores(j, vibe)):
-                for item, outputs, tokens in pairs:
-                    builder.judge_pair("judge", a.name, judge, item, template, {**fields, "prompt": item.prompt},
-                                       outputs, tokens, extra_text=examples_text, question=vibe.name)
+                builder.judge_pairs("judge", a.name, judge, pairs, template, fields, extra_text=examples_text,
+                                    question=vibe.name)
         for name in opts.preference_judges:
             for item, outputs, tokens in pairs:
                 builder.judge_pair("preference", a.name, spec.judges[name], item, prompts.PREFERENCE,
