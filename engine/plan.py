@@ -135,8 +135,7 @@ class Builder:
         planning a task for it (see `measured`)."""
         if judge.endpoint is None:
             kind, config = self._offline(judge)
-            per_answer = kind.answer_measure(fields, config) if question is not None else None
-            if question is not None and per_answer is not None:
+            if question is not None and (per_answer := kind.answer_measure(fields, config)) is not None:
                 items, first, second = self._measured.setdefault(self._measured_key(
                     stage, analysis, judge.name, kind.wire, question, per_answer), ([], [], []))
                 items.append(item.id)

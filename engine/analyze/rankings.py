@@ -158,7 +158,7 @@ def elo(outcomes: Sequence[Outcome], models: Sequence[str], k: float = 4.0, seed
     return _elo_rounds(games, [np.arange(len(outcomes))], [seed], list(dict.fromkeys(models)), ties)[0]
 
 
-STEPS_AT_ONCE = 1024  # Elo steps whose games' columns are looked up in one operation (a few MB at 200 samples)
+STEPS_AT_ONCE = 128  # Elo steps whose games' columns are looked up in one operation (under 1 MB at 200 samples)
 
 
 def _elo_rounds(games: _Games, samples: Sequence[np.ndarray], seeds: Sequence[int], models: Sequence[str],

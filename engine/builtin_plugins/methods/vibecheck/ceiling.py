@@ -174,8 +174,9 @@ def measured(train: list[Pair], test: list[Pair]) -> Ceiling | None:
     return Ceiling(accuracy, low, high, len(train), len(test))
 
 
-# fits started beside the run (`start`) that `ceiling` has not read yet: (training pairs, test pairs, the fit)
-_started: list[tuple[list[Pair], list[Pair], Future[Ceiling | None]]] = []
+# fits started beside a run (`start`) that `ceiling` has not read yet: (the run's cache, training pairs, test
+# pairs, the fit); a run stopped before its analysis leaves its own, which the next run's `start` lets go
+_started: list[tuple[Any, list[Pair], list[Pair], Future[Ceiling | None]]] = []
 
 
 def start(train: Sequence[Pair], test: Sequence[Pair]) -> None:
@@ -184,11 +185,13 @@ def start(train: Sequence[Pair], test: Sequence[Pair]) -> None:
     if not train or not test:
         return
     train, test = _sample(train), _sample(test)
+    run = derived.active()
+    _started[:] = [started for started in _started if started[0] is run]
     if derived.holds("ceiling", _inputs(train, test), __name__):
         return
     future = run_beside(measured, train, test)
     if future is not None:
-        _started.append((train, test, future))
+        _started.append((run, train, test, future))
 
 
 def _inputs(train: list[Pair], test: list[Pair]) -> dict[str, list[Pair]]:
@@ -203,8 +206,8 @@ def ceiling(train: Sequence[Pair], test: Sequence[Pair], vibes_accuracy: float |
     train, test = _sample(train), _sample(test)
 
     def compute() -> Ceiling | None:
-        for n, (started_train, started_test, future) in enumerate(_started):
-            if started_train == train and started_test == test:
+        for n, (run, started_train, started_test, future) in enumerate(_started):
+            if run is derived.active() and started_train == train and started_test == test:
                 del _started[n]
                 try:
                     return future.result()
