@@ -79,8 +79,9 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                     try:
                         with phases.phase("discover"):
                             for analysis in prepared.spec.analyses.values():  # beside discovery, on an idle core
-                                if get_method(analysis.method).discovers:
-                                    get_method(analysis.method).start_ahead(prepared, analysis, cache)
+                                method = get_method(analysis.method)
+                                if method.discovers:
+                                    method.start_ahead(prepared, analysis, cache)
                             found, origins = discover_vibes(prepared, cache)
                             write_discovered(found, origins, run_dir)
                             prepared = with_vibes(prepared, found)

@@ -24,7 +24,6 @@ from typing import Any
 from engine.datasets import Item
 from engine.judges import answers, prompts
 from engine.judges.kinds import JudgeKind, kind_of
-from engine.judges.verdicts import AnswerMeasure
 from engine.provider_table import is_recorded
 from engine.records import OFFLINE_PROVIDER, Binding, Deferred, Measured, PairSet, Plan, Task, content_hash
 from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request, parse
@@ -135,12 +134,8 @@ class Builder:
         planning a task for it (see `measured`)."""
         if judge.endpoint is None:
             kind, config = self._offline(judge)
-            if question is not None and (per_answer := kind.answer_measure(fields, config)) is not None:
-                items, first, second = self._measured.setdefault(self._measured_key(
-                    stage, analysis, judge.name, kind.wire, question, per_answer), ([], [], []))
-                items.append(item.id)
-                first.append(outputs[0])
-                second.append(outputs[1])
+            if question is not None and self._measure_answers(stage, analysis, judge, fields, question,
+                                                              [(item, outputs)]):
                 return
             self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id,
                      PairJudgment(judge.name, kind.wire, fields, outputs, config=config), outputs)
@@ -169,17 +164,9 @@ class Builder:
         vibe `fields` with the item's prompt added. An offline judge whose kind measures each answer alone reads
         the vibe's fields once for them all (its measure reads no pair's prompt), instead of once a pair: a
         plan asks it on every pair of every vibe."""
-        if judge.endpoint is None and question is not None:
-            kind, config = self._offline(judge)
-            per_answer = kind.answer_measure(fields, config)
-            if per_answer is not None:
-                items, first, second = self._measured.setdefault(self._measured_key(
-                    stage, analysis, judge.name, kind.wire, question, per_answer), ([], [], []))
-                for item, outputs, _ in pairs:
-                    items.append(item.id)
-                    first.append(outputs[0])
-                    second.append(outputs[1])
-                return
+        if judge.endpoint is None and question is not None and self._measure_answers(
+                stage, analysis, judge, fields, question, [(item, outputs) for item, outputs, _ in pairs]):
+            return
         for item, outputs, tokens in pairs:
             self.judge_pair(stage, analysis, judge, item, template, {**fields, "prompt": item.prompt}, outputs, tokens,
                             extra_text=extra_text, question=question)
@@ -192,11 +179,23 @@ class Builder:
             self._pair_configs[judge.name] = (kind, kind.pair_config(judge))
         return self._pair_configs[judge.name]
 
-    def _measured_key(self, stage: str, analysis: str, judge: str, wire: str, question: str,
-                      per_answer: AnswerMeasure) -> tuple[Any, ...]:
-        """Which `Measured` record a pair joins: one per (stage, analysis, judge, kind, question, measure)."""
-        return (stage, analysis, judge, wire, question, self._definition_key(per_answer.definition),
-                per_answer.tolerance, per_answer.relative)
+    def _measure_answers(self, stage: str, analysis: str, judge: Judge, fields: dict[str, Any], question: str,
+                         pairs: Sequence[tuple[Item, tuple[str, str]]]) -> bool:
+        """Add `pairs` (item, its two outputs) to the `Measured` record of `question` when the offline judge's
+        kind measures each answer alone; False, adding nothing, when it does not. One record per (stage,
+        analysis, judge, kind, question, measure)."""
+        kind, config = self._offline(judge)
+        per_answer = kind.answer_measure(fields, config)
+        if per_answer is None:
+            return False
+        key = (stage, analysis, judge.name, kind.wire, question, self._definition_key(per_answer.definition),
+               per_answer.tolerance, per_answer.relative)
+        items, first, second = self._measured.setdefault(key, ([], [], []))
+        for item, (output_a, output_b) in pairs:
+            items.append(item.id)
+            first.append(output_a)
+            second.append(output_b)
+        return True
 
     def judge_single(self, stage: str, analysis: str, judge: Judge, item: Item, output: str, out_tokens: int,
                      repeat: int, corpus: str) -> None:

@@ -160,7 +160,7 @@ def _index_measured(prepared: Prepared) -> dict[tuple[str, str], list[Measured]]
 
 
 @dataclass(frozen=True)
-class _Measured:
+class _BulkVerdicts:
     """A measure's verdicts on every pair of the table, in its order: the verdict (None where no record holds
     the pair, or an answer has no value), whether there is one, and the two values (NaN where there is none)."""
 
@@ -169,7 +169,7 @@ class _Measured:
     values: np.ndarray
 
 
-def _measured(records: list[Measured], results: dict[str, Result], pairs: list[tuple[str, str]]) -> _Measured:
+def _measured(records: list[Measured], results: dict[str, Result], pairs: list[tuple[str, str]]) -> _BulkVerdicts:
     """Each pair's verdict and values from the first record that holds the pair and has a result."""
     score = np.full(len(pairs), np.nan)
     values = np.full((len(pairs), 2), np.nan)
@@ -178,7 +178,7 @@ def _measured(records: list[Measured], results: dict[str, Result], pairs: list[t
         if record.id not in results:
             continue
         rows = record.pairs.rows
-        at = np.array([rows.get(pair, -1) for pair in pairs], dtype=np.intp).reshape(-1)
+        at = np.array([rows.get(pair, -1) for pair in pairs], dtype=np.intp)
         held = todo & (at >= 0)
         columns = results[record.id].output
         score[held] = np.asarray(columns.scores, dtype=float)[at[held]]
@@ -187,7 +187,7 @@ def _measured(records: list[Measured], results: dict[str, Result], pairs: list[t
         todo &= ~held
     found = ~np.isnan(score)
     values[~found] = np.nan
-    return _Measured([int(s) if ok else None for s, ok in zip(score.tolist(), found.tolist(), strict=True)],
+    return _BulkVerdicts([int(s) if ok else None for s, ok in zip(score.tolist(), found.tolist(), strict=True)],
                      found, values)
 
 
