@@ -100,7 +100,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                     results = unanalyzed(prepared, run_dir)
                 else:
                     with phases.phase("analyze"):
-                        finished = finished_results(prepared, cache)
+                        finished = finished_results(prepared, cache, summary.measures)
                         finish_manifest(run_dir, phases, summary)
                         if prepared.excluded:  # what the readers left out, beside the counts
                             _update_manifest(run_dir, lambda manifest: manifest.update(excluded=prepared.excluded))

@@ -29,6 +29,8 @@ from engine.records import OFFLINE_PROVIDER, Binding, Deferred, Measured, PairSe
 from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request, parse
 from engine.spec.model import Endpoint, Judge, Spec, Vibe
 
+PairColumns = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # items, outputs A, outputs B
+
 
 def estimate_tokens(text: str) -> int:
     return max(1, math.ceil(len(text) / 4))
@@ -39,7 +41,8 @@ class Builder:
     primitives here, which build the typed requests, hash them and de-duplicate: a generation two analyses
     ask for is one task."""
 
-    def __init__(self, spec: Spec, items: dict[str, list[Item]], stages: tuple[str, ...]):
+    def __init__(self, spec: Spec, items: dict[str, list[Item]], stages: tuple[str, ...],
+                 earlier: Iterable[Task] = ()):
         self.spec = spec
         self.items = items
         self.stages = stages  # the stages its tasks may run in: the spec's methods' (`engine.registry.stage_order`)
@@ -49,11 +52,18 @@ class Builder:
         # a conversation turn's output (task id) -> what came before it, as its judges' context
         self.contexts: dict[str, dict[str, Any]] = {}
         # offline judgments measured per answer, gathered by (stage, analysis, judge, kind, question, measure):
-        # the items and the two answers of every pair, in the order they were planned
-        self._measured: dict[tuple[Any, ...], tuple[list[str], list[str], list[str]]] = {}
+        # the items and the two answers of every pair, in the order they were planned, as the column triples of
+        # the pairs added (one triple for every vibe that judged the same list of pairs: see `judge_pairs`)
+        self._measured: dict[tuple[Any, ...], list[PairColumns]] = {}
+        self._columns: PairColumns = ((), (), ())  # the last pairs judged together, as columns
         # an offline judge's kind and hashed settings, by judge name
         self._pair_configs: dict[str, tuple[JudgeKind, dict[str, Any]]] = {}
         self._last_definition: tuple[dict[str, Any], str] = ({}, _DEFINITION_KEY({}))  # see `_definition_key`
+        # the generations of a plan compiled before from the same items, by (endpoint, item): see `_task_id`
+        self._earlier: dict[tuple[str, str], list[Task]] = {}
+        for task in earlier:
+            if task.stage == "generation":
+                self._earlier.setdefault((task.endpoint, task.item_id), []).append(task)
 
     def bind(self, analysis: str, item: Item, outputs: dict[str, list[str]], variant: str = "original") -> None:
         self.bindings[analysis].append(Binding(item.id, variant, outputs))
@@ -63,12 +73,22 @@ class Builder:
             output_tokens: int = 0, endpoint: Endpoint | None = None) -> str:
         self._check_stage(stage, analysis)
         canonical = request.canonical()
-        task_id = content_hash(canonical)
+        task_id = self._task_id(stage, endpoint_name, item_id, canonical)
         if task_id not in self.tasks:  # identical requests from two analyses run once
             cost = endpoint.cost(input_tokens, output_tokens) if endpoint else 0.0
             self.tasks[task_id] = Task(task_id, stage, analysis, endpoint_name, provider, item_id, canonical,
                                        tuple(depends_on), input_tokens, output_tokens, cost)
         return task_id
+
+    def _task_id(self, stage: str, endpoint_name: str, item_id: str, canonical: dict[str, Any]) -> str:
+        """The content hash of `canonical`, or the id of an earlier plan's generation whose request is the same:
+        hashing is most of the cost of planning a generation, and a run that discovers vibes plans every
+        generation twice. "The same" is the same repr, which tells 1, 1.0 and True apart as JSON does (== does
+        not), at a fraction of the cost of the JSON."""
+        for task in self._earlier.get((endpoint_name, item_id), ()) if stage == "generation" else ():
+            if task.request == canonical and repr(task.request) == repr(canonical):
+                return task.id
+        return content_hash(canonical)
 
     # -- generations -------------------------------------------------------------------------------
 
@@ -135,7 +155,7 @@ class Builder:
         if judge.endpoint is None:
             kind, config = self._offline(judge)
             if question is not None and self._measure_answers(stage, analysis, judge, fields, question,
-                                                              [(item, outputs)]):
+                                                              ((item.id,), (outputs[0],), (outputs[1],))):
                 return
             self.add(stage, analysis, judge.name, OFFLINE_PROVIDER, item.id,
                      PairJudgment(judge.name, kind.wire, fields, outputs, config=config), outputs)
@@ -165,7 +185,7 @@ class Builder:
         the vibe's fields once for them all (its measure reads no pair's prompt), instead of once a pair: a
         plan asks it on every pair of every vibe."""
         if judge.endpoint is None and question is not None and self._measure_answers(
-                stage, analysis, judge, fields, question, [(item, outputs) for item, outputs, _ in pairs]):
+                stage, analysis, judge, fields, question, self._pair_columns(pairs)):
             return
         for item, outputs, tokens in pairs:
             self.judge_pair(stage, analysis, judge, item, template, {**fields, "prompt": item.prompt}, outputs, tokens,
@@ -179,22 +199,28 @@ class Builder:
             self._pair_configs[judge.name] = (kind, kind.pair_config(judge))
         return self._pair_configs[judge.name]
 
+    def _pair_columns(self, pairs: Sequence[tuple[Item, tuple[str, str], int]]) -> PairColumns:
+        """`pairs` as columns: their items' ids and their A and B outputs. A method judges one list of pairs on
+        every vibe: columns equal to the last ones are that same triple, which every vibe's record then shares
+        (`measured` hashes it once)."""
+        columns = (tuple(item.id for item, _, _ in pairs), tuple(outputs[0] for _, outputs, _ in pairs),
+                   tuple(outputs[1] for _, outputs, _ in pairs))
+        if columns != self._columns:
+            self._columns = columns
+        return self._columns
+
     def _measure_answers(self, stage: str, analysis: str, judge: Judge, fields: dict[str, Any], question: str,
-                         pairs: Sequence[tuple[Item, tuple[str, str]]]) -> bool:
-        """Add `pairs` (item, its two outputs) to the `Measured` record of `question` when the offline judge's
-        kind measures each answer alone; False, adding nothing, when it does not. One record per (stage,
-        analysis, judge, kind, question, measure)."""
+                         columns: PairColumns) -> bool:
+        """Add the pairs of `columns` to the `Measured` record of `question` when the offline judge's kind
+        measures each answer alone; False, adding nothing, when it does not. One record per (stage, analysis,
+        judge, kind, question, measure)."""
         kind, config = self._offline(judge)
         per_answer = kind.answer_measure(fields, config)
         if per_answer is None:
             return False
         key = (stage, analysis, judge.name, kind.wire, question, self._definition_key(per_answer.definition),
                per_answer.tolerance, per_answer.relative)
-        items, first, second = self._measured.setdefault(key, ([], [], []))
-        for item, (output_a, output_b) in pairs:
-            items.append(item.id)
-            first.append(output_a)
-            second.append(output_b)
+        self._measured.setdefault(key, []).append(columns)
         return True
 
     def judge_single(self, stage: str, analysis: str, judge: Judge, item: Item, output: str, out_tokens: int,
@@ -221,11 +247,17 @@ class Builder:
         """The `Measured` records gathered by `judge_pair`, in planning order; records of the same pairs share one
         PairSet, and an identical record two analyses ask for is one."""
         sets: dict[str, PairSet] = {}
+        shared: dict[int, tuple[PairColumns, PairSet]] = {}  # the records that share one triple hash it once
         out: dict[str, Measured] = {}
-        for key, columns in self._measured.items():
+        for key, parts in self._measured.items():
             stage, analysis, judge, wire, question, definition, tolerance, relative = key
-            pairs = PairSet.of(*columns)
-            pairs = sets.setdefault(pairs.id, pairs)
+            if len(parts) == 1 and id(parts[0]) in shared:
+                pairs = shared[id(parts[0])][1]
+            else:
+                pairs = PairSet.of(*(tuple(v for part in parts for v in part[column]) for column in range(3)))
+                pairs = sets.setdefault(pairs.id, pairs)
+                if len(parts) == 1:
+                    shared[id(parts[0])] = (parts[0], pairs)
             measure = json.loads(definition)
             record_id = content_hash(Measured.content(judge, wire, question, measure, tolerance, relative, pairs.id))
             out.setdefault(record_id, Measured(record_id, stage, analysis, judge, wire, question, measure, tolerance,

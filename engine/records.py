@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -97,9 +97,9 @@ class PairSet:
         return {pair: row for row, pair in enumerate(zip(self.outputs_a, self.outputs_b, strict=True))}
 
     @classmethod
-    def of(cls, items: list[str], outputs_a: list[str], outputs_b: list[str]) -> PairSet:
-        return cls(content_hash({"items": items, "a": outputs_a, "b": outputs_b}), tuple(items), tuple(outputs_a),
-                   tuple(outputs_b))
+    def of(cls, items: Sequence[str], outputs_a: Sequence[str], outputs_b: Sequence[str]) -> PairSet:
+        return cls(content_hash({"items": list(items), "a": list(outputs_a), "b": list(outputs_b)}), tuple(items),
+                   tuple(outputs_a), tuple(outputs_b))
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,15 @@ cache, so the second run also proves every task hash unchanged: it makes no call
 
     python scripts/compare_run_dirs.py OLD_RUN_DIR NEW_RUN_DIR
 
-JSON files are compared as data without their timing fields; gzipped files by their content; text files
+JSON files are compared as data without their timing fields; gzipped files, and the explorer's chunks (gzipped
+JSON in base64), by their content; text files
 (HTML, Markdown, CSV, SVG) with timestamps and durations masked. Prints one line per differing or missing
 file, then `identical=<true|false> files=<n>`.
 """
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import re
@@ -22,6 +24,7 @@ from typing import Any
 TIMING_KEYS = {"started_at", "finished_at", "wall_s", "phases_s", "ran_now", "derived", "cache_path", "versions"}
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:\d\d|Z)?")
 DURATION = re.compile(r"\d+(?:\.\d+)? s\b")
+EXPLORER_CHUNK = re.compile(r'vibeExplorer\.chunk\((\d+), "([A-Za-z0-9+/=]*)"\);\n')
 
 
 def _without_timing(value: Any) -> Any:
@@ -44,6 +47,8 @@ def _comparable(path: Path) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return data
+    if chunk := EXPLORER_CHUNK.fullmatch(text):  # the same rows compressed by another compressor are the same
+        return chunk[1], json.loads(gzip.decompress(base64.b64decode(chunk[2])))
     return DURATION.sub("<duration>", TIMESTAMP.sub("<time>", text))
 
 

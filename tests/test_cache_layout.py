@@ -97,3 +97,34 @@ def test_answers_read_from_the_data_are_done_with_or_without_a_cache(tmp_path: P
     assert texts == {"short"} | {"a longer answer " * i for i in (1, 2, 3)}
     with sqlite3.connect(tmp_path / "c.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM results").fetchone() == (0,)
+
+
+def test_the_measured_values_a_run_hands_its_analysis_are_the_caches_and_the_folders(tmp_path: Path) -> None:
+    """The run reads every measure back once, for its folder (measures.npz), and hands that table to its
+    analysis instead of reading the cache again: the verdicts and values are the ones read from the cache and
+    from the folder, and the values are the answers' word counts."""
+    import json
+
+    import numpy as np
+
+    from engine.execute.measures import finished_results
+    from engine.execute.snapshot import prepared_from, read_results
+    from engine.pipeline import run_spec
+
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps({"id": f"p{i}", "q": f"q{i}", "a": "short",
+                                                             "b": "a longer answer " * i}) + "\n" for i in range(1, 4)))
+    (tmp_path / "spec.yaml").write_text(RECORDED_SPEC)
+    summary, _, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
+                                   report=False)
+    assert summary.measures is not None
+    prepared = prepared_from(run_dir)
+    assert prepared is not None
+    (record,) = prepared.plan.measured
+    with Cache(tmp_path / "c.sqlite") as cache:
+        handed = finished_results(prepared, cache, summary.measures)[record.id].output
+        cached = finished_results(prepared, cache)[record.id].output
+    kept = read_results(run_dir, prepared.plan)[record.id].output
+    for verdicts in (cached, kept):
+        assert np.array_equal(verdicts.scores, handed.scores, equal_nan=True)
+        assert np.array_equal(verdicts.value_a, handed.value_a) and np.array_equal(verdicts.value_b, handed.value_b)
+    assert handed.value_a.tolist() == [1, 1, 1] and handed.value_b.tolist() == [3, 6, 9]

@@ -10,7 +10,7 @@ from pathlib import Path
 from engine.diff import diff_plans, to_markdown
 from engine.pipeline import prepare
 from engine.plan import estimate_tokens
-from engine.records import Plan, content_hash
+from engine.records import Plan, Task, content_hash
 from engine.spec.load import load_document
 
 ROOT = Path(__file__).parent.parent
@@ -70,6 +70,33 @@ def test_hash_is_canonical_and_pinned() -> None:
     # Key order must not matter, and the function must not drift: cached results depend on it.
     assert content_hash({"b": 1, "a": [1, "é"]}) == content_hash({"a": [1, "é"], "b": 1})
     assert content_hash({"a": 1}) == "015abd7f5cc57a2dd94b7590f04ad808"
+
+
+def test_a_plan_compiled_again_takes_earlier_generations_ids_only_for_the_same_request(tmp_path: Path) -> None:
+    """Discovery compiles the plan a second time from the same items: a generation whose request is the one an
+    earlier plan holds keeps that plan's id rather than being hashed again. Marked ids show which were taken:
+    all of them for the same requests, none where a number changed type (JSON writes 100 and 100.0 apart, so
+    their hashes differ, though 100 == 100.0); and a plan compiled with the real earlier plan is the plan."""
+    from dataclasses import replace
+
+    from engine.planner import compile_plan
+
+    prepared = prepare(write_spec(tmp_path))
+    plan = prepared.plan
+    generations = [t for t in plan.tasks if t.stage == "generation"]
+    marked = {t.id: f"{n:032d}" for n, t in enumerate(generations)}
+    earlier = replace(plan, tasks=[replace(t, id=marked[t.id]) for t in generations])
+    again = compile_plan(prepared.spec, prepared.items, earlier=earlier)
+    assert sorted(t.id for t in again.tasks if t.stage == "generation") == sorted(marked.values())
+
+    def as_float(task: Task) -> Task:
+        request = json.loads(json.dumps(task.request))
+        request["params"]["max_tokens"] = float(request["params"]["max_tokens"])
+        return replace(task, id=marked[task.id], request=request)
+
+    retyped = compile_plan(prepared.spec, prepared.items, earlier=replace(plan, tasks=list(map(as_float, generations))))
+    assert {t.id for t in retyped.tasks} == {t.id for t in plan.tasks}
+    assert compile_plan(prepared.spec, prepared.items, earlier=plan).to_json() == plan.to_json()
 
 
 def test_identical_requests_share_one_task_and_stay_bound(tmp_path: Path) -> None:

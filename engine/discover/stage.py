@@ -43,7 +43,7 @@ def with_vibes(prepared: Prepared, vibes: list[Vibe]) -> Prepared:
     names = [v.name for v in vibes]
     analyses = {name: get_method(a.method).with_discovered(a, names) for name, a in prepared.spec.analyses.items()}
     spec = replace(prepared.spec, vibes=(*prepared.spec.vibes, *vibes), analyses=analyses)
-    return Prepared(spec, prepared.items, compile_plan(spec, prepared.items))
+    return Prepared(spec, prepared.items, compile_plan(spec, prepared.items, earlier=prepared.plan))
 
 
 def vibe_entry(v: Vibe) -> dict[str, Any]:

@@ -168,46 +168,68 @@ def measured_done(plan: Plan, cache: Cache) -> set[str]:
     return out
 
 
-def verdicts(record: Measured, values: dict[str, float]) -> MeasuredVerdicts:
-    """A record's verdict columns from its answers' values (NaN where an answer has none)."""
-    value_a = np.array([values.get(a, np.nan) for a in record.pairs.outputs_a], dtype=float)
-    value_b = np.array([values.get(b, np.nan) for b in record.pairs.outputs_b], dtype=float)
-    return MeasuredVerdicts(compare_columns(value_a, value_b, record.tolerance, record.relative), value_a, value_b)
-
-
 ValuesOf = Callable[[str, list[str]], dict[str, float]]  # (measure key, answers) -> the values stored
 
 
-def measured_results(records: Sequence[Measured], values_of: ValuesOf) -> dict[str, Result]:
-    """Each record's result (its `MeasuredVerdicts`), the values read through `values_of(key, answers)` (the
-    cache's, or a run folder's) one measure at a time: only one measure's values are ever held as Python objects."""
-    out: dict[str, Result] = {}
-    for key, (_, answers) in _by_measure(records).items():
-        values = values_of(key, answers)
-        out.update((record.id, Result(record.id, record.stage, record.judge, OFFLINE_PROVIDER,
-                                      verdicts(record, values))) for record in records if measure_key(record) == key)
-    return out
+@dataclass(frozen=True)
+class MeasureTable:
+    """What a plan's `Measured` records read: every answer they compare (sorted) and, per measure key, the
+    answers' values in that order (NaN where an answer has none). A run folder keeps it (measures.npz); the run
+    that wrote it hands it to its analysis, which reads the records' verdicts from it rather than from the cache
+    again (reading a measure's values back from SQLite costs about a second per million)."""
+
+    answers: list[str]
+    columns: dict[str, np.ndarray]
+
+    def measured(self) -> int:
+        """How many values the table holds."""
+        return sum(int((column == column).sum()) for column in self.columns.values())
 
 
-def measure_columns(records: Sequence[Measured], values_of: ValuesOf) -> tuple[list[str], dict[str, np.ndarray]]:
-    """Every answer the records compare (sorted) and, per measure key, its values in that order (NaN where an
-    answer has none): what a run folder keeps."""
+def measure_table(records: Sequence[Measured], values_of: ValuesOf) -> MeasureTable:
+    """The records' `MeasureTable`, each measure's values read through `values_of(key, answers)` (the cache's),
+    one measure at a time: only one measure's values are ever held as Python objects."""
     by_measure = _by_measure(records)
     answers = sorted({a for _, compared in by_measure.values() for a in compared})
     columns = {}
     for key, (_, compared) in by_measure.items():
         values = values_of(key, compared)
         columns[key] = np.array([values.get(a, np.nan) for a in answers], dtype=float)
-    return answers, columns
+    return MeasureTable(answers, columns)
 
 
-def finished_results(prepared: Prepared, cache: Cache) -> dict[str, Result]:
+def measured_results(records: Sequence[Measured], table: MeasureTable) -> dict[str, Result]:
+    """Each record's result: its `MeasuredVerdicts`, from its answers' values in `table` (NaN where the table
+    has none). The records of one set of pairs look their answers up once."""
+    position = {answer: row for row, answer in enumerate(table.answers)}
+    rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # pair set id -> its answers' rows (-1: not in the table)
+    nothing = np.full(len(table.answers), np.nan)
+    out: dict[str, Result] = {}
+    for record in records:
+        pairs = record.pairs
+        if pairs.id not in rows:
+            rows[pairs.id] = (_rows(position, pairs.outputs_a), _rows(position, pairs.outputs_b))
+        column = table.columns.get(measure_key(record), nothing)
+        value_a, value_b = (np.where(at >= 0, column[at], np.nan) for at in rows[pairs.id])
+        out[record.id] = Result(record.id, record.stage, record.judge, OFFLINE_PROVIDER, MeasuredVerdicts(
+            compare_columns(value_a, value_b, record.tolerance, record.relative), value_a, value_b))
+    return out
+
+
+def _rows(position: dict[str, int], answers: Sequence[str]) -> np.ndarray:
+    return np.fromiter((position.get(a, -1) for a in answers), dtype=np.int64, count=len(answers))
+
+
+def finished_results(prepared: Prepared, cache: Cache, table: MeasureTable | None = None) -> dict[str, Result]:
     """Every finished task's result (the cache's, and the answers read from the datasets), with every `Measured`
-    record's verdicts: what analyses read."""
+    record's verdicts: what analyses read. `table`: the plan's measured values where the caller holds them
+    already (the run that just wrote them), else read from the cache."""
     hold_recorded(prepared, cache)
     plan = prepared.plan
     results = cache.get_many(t.id for t in plan.tasks)
-    results.update(measured_results(plan.measured, cache.measures))
+    if table is None:
+        table = measure_table(plan.measured, cache.measures)
+    results.update(measured_results(plan.measured, table))
     return results
 
 

@@ -211,9 +211,17 @@ def thaw() -> None:
 
 
 def peak_rss_mb() -> float:
-    """This process's peak resident memory so far, in MiB (Linux reports kilobytes, macOS bytes)."""
+    """This process's peak resident memory so far, in MiB. On Linux the kernel's high-water mark of this program
+    (VmHWM): getrusage's ru_maxrss also keeps the peak of the process before it exec'd, which for a run started
+    by a large parent (a test worker, a notebook) is the parent's size, not the run's. Elsewhere ru_maxrss
+    (macOS reports bytes)."""
     import resource
     import sys
 
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration, IndexError, ValueError):
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / 2**20 if sys.platform == "darwin" else peak / 1024

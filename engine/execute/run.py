@@ -31,7 +31,7 @@ from engine.execute.backend import call_endpoints
 from engine.execute.batches import BatchLog, run_batches
 from engine.execute.cache import Cache
 from engine.execute.interrupts import interruptible
-from engine.execute.measures import MeasurePass, measure_columns, run_measures
+from engine.execute.measures import MeasurePass, MeasureTable, measure_table, run_measures
 from engine.execute.messages import render
 from engine.execute.offline_judges import run_offline
 from engine.execute.progress import RunProgress
@@ -86,6 +86,7 @@ class RunSummary:
     batches: dict[str, BatchLog] = field(default_factory=dict)  # endpoint -> what its provider batches did
     open_batches: int = 0  # batches still running at their providers when the run stopped
     measured: MeasurePass = field(default_factory=MeasurePass)  # what the measure pass computed and found
+    measures: MeasureTable | None = None  # the plan's measured values, as the pass that wrote the folder read them
 
 
 def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = False,
@@ -313,13 +314,13 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
     run_dir.mkdir(parents=True, exist_ok=True)
     results = cache.get_many(t.id for t in plan.tasks)
     summary.done = len(results)
-    answers, columns = measure_columns(plan.measured, cache.measures)
-    fingerprint = _fingerprint(plan, results, sum(int((column == column).sum()) for column in columns.values()))
+    summary.measures = measure_table(plan.measured, cache.measures)
+    fingerprint = _fingerprint(plan, results, summary.measures.measured())
     manifest_path = run_dir / "manifest.json"
     previous = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     if previous.get("fingerprint") != fingerprint or not (run_dir / "plan.json.gz").exists():
         _write_task_files(plan, run_dir, results, previous.get("by_stage", {}))  # else they hold these already
-        write_measures(run_dir, answers, columns)
+        write_measures(run_dir, summary.measures)
         write_snapshot(prepared, run_dir)
     failed_ids = {f.task_id for f in summary.failed}
     (run_dir / "failures.jsonl").write_text(

@@ -8,14 +8,14 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from engine.datasets.items import Battle, Item
-from engine.execute.measures import measured_results
+from engine.execute.measures import MeasureTable, measured_results
 from engine.gzip_members import GzipMembers
 from engine.provider_table import is_recorded
 from engine.records import Plan, Prepared, Result
@@ -51,35 +51,27 @@ def _fields(item: Item) -> dict[str, Any]:
     return out
 
 
-def write_measures(run_dir: Path, answers: list[str], columns: dict[str, Any]) -> None:
+def write_measures(run_dir: Path, table: MeasureTable) -> None:
     """What offline judges measured on each answer (`engine.execute.measures`), as columns: the answers' task ids,
     the measure keys, and a value per answer and measure (NaN where an answer has none)."""
     path = run_dir / MEASURES_FILE
-    if not columns:
+    if not table.columns:
         path.unlink(missing_ok=True)
         return
-    keys = sorted(columns)
-    table = np.column_stack([columns[key] for key in keys])
+    keys = sorted(table.columns)
+    values = np.column_stack([table.columns[key] for key in keys])
     with path.open("wb") as fh:
-        np.savez_compressed(fh, answers=np.array(answers), keys=np.array(keys), values=table)
+        np.savez_compressed(fh, answers=np.array(table.answers), keys=np.array(keys), values=values)
 
 
-def read_measures(run_dir: Path) -> Callable[[str, list[str]], dict[str, float]]:
-    """The values `write_measures` kept, as `measured_results` reads them: (measure key, answers) -> the values
-    of those answers (none for a run written before, or one that measured nothing)."""
+def read_measures(run_dir: Path) -> MeasureTable:
+    """The table `write_measures` kept (an empty one for a run written before, or one that measured nothing)."""
     path = run_dir / MEASURES_FILE
     if not path.is_file():
-        return lambda key, answers: {}
+        return MeasureTable([], {})
     with np.load(path) as kept:
-        answers, keys, table = kept["answers"].tolist(), kept["keys"].tolist(), kept["values"]
-
-    def values_of(key: str, wanted: list[str]) -> dict[str, float]:
-        if key not in keys:
-            return {}
-        column = table[:, keys.index(key)].tolist()
-        return {a: v for a, v in zip(answers, column, strict=True) if v == v}
-
-    return values_of
+        answers, keys, values = kept["answers"].tolist(), kept["keys"].tolist(), kept["values"]
+    return MeasureTable(answers, {key: values[:, i] for i, key in enumerate(keys)})
 
 
 def read_spec_document(run_dir: Path) -> tuple[dict[str, Any], Path] | None:
