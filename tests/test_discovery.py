@@ -372,3 +372,43 @@ def test_beyond_its_cap_discovery_mines_a_seeded_sample_and_the_analysis_cross_f
                           for r in rows if r["split"] == "train"]
         assert len(train_verdicts) == len(train)
         assert scores[vibe["name"]]["separability_train"] == pytest.approx(np.mean(train_verdicts), abs=1e-12)
+
+
+def test_a_model_with_two_habits_gets_a_lexicon_for_each_beside_the_whole() -> None:
+    """Model y ends some answers with one stock sentence and opens others with another, in different answers
+    (every second and every third: both in a sixth). Its mined lexicon holds both sentences' phrases; the
+    habits split them, one lexicon per sentence, each named by its strongest phrase: a vibe that names one
+    habit changes its verdict when that habit alone is taken out."""
+    from engine.builtin_plugins.methods.vibecheck.discovery.statistical import TrainingPair, candidates
+
+    closing, opening = "kindly note every caveat here", "speaking plainly about matters"
+    pairs = [TrainingPair(f"The answer {i} is short and plain.",
+                          (f"{opening}, " if i % 3 == 0 else "") + f"The answer {i} is short and plain."
+                          + (f" {closing}." if i % 2 == 0 else ""), None) for i in range(60)]
+    found = {c.vibe.name: c for c in candidates(pairs, "x", "y")}
+    whole = set((found["phrasing_y"].vibe.metric or "").removeprefix("phrases:").split("|"))
+    habits = [c for c in found.values() if c.within == "phrasing_y"]
+    assert len(habits) == 2 and all(c.origin == "phrases:y" for c in habits)
+    words = [set((c.vibe.metric or "").removeprefix("phrases:").replace("|", " ").split()) for c in habits]
+    one, other = set(closing.split()), set(opening.split())  # each habit: one sentence's words, none of the other's
+    assert sorted([one <= w and not other & w, other <= w and not one & w] for w in words) == [[False, True],
+                                                                                             [True, False]]
+    assert set().union(*((c.vibe.metric or "").removeprefix("phrases:").split("|") for c in habits)) == whole
+    assert all(c.vibe.name.startswith("phrasing_y_") for c in habits)
+    assert not any(c.within for c in found.values() if c.origin != "phrases:y")  # x's lexicon: one habit or none
+
+
+def test_habits_are_screened_apart_and_only_within_a_lexicon_that_passed() -> None:
+    """The habits of a lexicon are screened in a family of their own once their lexicon passed: a habit whose
+    two-sided sign test gives p = 0.013 (12 pairs for it, 2 against) passes there, and would not among thirty
+    candidates that separate nothing; the same habit of a lexicon that did not pass is not screened at all."""
+    import numpy as np
+
+    from engine.builtin_plugins.methods.vibecheck.discovery.statistical import screened, separating
+
+    nothing = {f"m{i}": np.zeros(40) for i in range(30)}
+    habit = np.array([1.0] * 12 + [-1.0] * 2 + [0.0] * 26)
+    verdicts = {**nothing, "lex": np.ones(40), "quiet": np.zeros(40), "lex_h": habit, "quiet_h": habit}
+    within = {"lex_h": "lex", "quiet_h": "quiet"}
+    assert screened(verdicts, within) == {"lex", "lex_h"}
+    assert "lex_h" not in separating(verdicts)  # counted with every candidate, it would not pass

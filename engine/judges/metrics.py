@@ -124,11 +124,23 @@ def _joined_tokens(text: str) -> tuple[str, int]:
     return " " + " ".join(found) + " ", len(found)
 
 
-def phrase_rate(phrases: list[str], text: str) -> float:
-    """Occurrences of any of the phrases (token n-grams) per 100 tokens."""
+def phrase_rate(phrases: str, text: str) -> float:
+    """Occurrences of any of the phrases (token n-grams, `|`-separated) per 100 tokens."""
     joined, n_tokens = _joined_tokens(text)
-    hits = sum(joined.count(f" {p} ") for p in phrases)
+    hits = sum(_occurrences(joined, padded) for padded in _padded(phrases))
     return 100.0 * hits / max(1, n_tokens)
+
+
+@functools.lru_cache(maxsize=1024)
+def _padded(phrases: str) -> tuple[str, ...]:
+    return tuple(f" {p} " for p in phrases.split("|"))
+
+
+@functools.lru_cache(maxsize=64 * SHARED_ANSWERS)
+def _occurrences(joined: str, padded: str) -> int:
+    """How often a phrase occurs in a text's joined tokens, kept for the last few texts: discovery offers a
+    lexicon beside its habits, lexicons of its own phrases, and their counts are the lexicon's."""
+    return joined.count(padded)
 
 
 def is_metric(name: str) -> bool:
@@ -138,5 +150,5 @@ def is_metric(name: str) -> bool:
 def measure(metric: str, text: str) -> float:
     """A metric by name; `phrases:a b|c d` counts the listed token n-grams per 100 tokens."""
     if metric.startswith(PHRASES_PREFIX):
-        return phrase_rate(metric[len(PHRASES_PREFIX):].split("|"), text)
+        return phrase_rate(metric[len(PHRASES_PREFIX):], text)
     return METRICS[metric][0](text)

@@ -3,7 +3,9 @@
 Candidates are interpretable properties of a single response:
 - every text metric (length, list density, exclamations, hedging, ...);
 - phrase lexicons mined from the training pairs: the token n-grams most over-used by each model relative to
-  the other (log-odds with add-one smoothing), grouped into a small lexicon per model;
+  the other (log-odds with add-one smoothing), grouped into a small lexicon per model, and that lexicon's
+  habits: the groups of its phrases that appear in nearly the same answers (one habit's wording), each a lexicon
+  of its own, so that a model with several habits gets a vibe per habit, not one vibe that mixes them;
 - when the panel has an embedding judge, embedding clusters: k-means on the MiniLM embeddings of all
   training answers, each cluster a vibe defined by example answers (the members nearest its centroid at the
   high end, the non-members nearest theirs at the low end) and described by its most over-used terms.
@@ -48,6 +50,11 @@ if TYPE_CHECKING:
 
 MARGIN = 0.02  # the embedding judge's default margin
 LEXICON_SIZE = 25
+# Two phrases are one habit's wording when the answers that use either nearly all use both (Jaccard index of
+# their answers). Two habits a model shows independently, on shares r and s of its answers, reach
+# rs / (r + s − rs): at most 0.7 unless one of them is in every answer, and two habits in every answer are the
+# same answers, which no data can tell apart.
+HABIT_JACCARD = 0.8
 MAX_CORRELATION = 0.8
 MAX_CLUSTERS = 12
 ANSWERS_PER_CLUSTER = 20  # fewer clusters than that many answers each would be mostly noise
@@ -60,6 +67,7 @@ class Candidate:
     vibe: Vibe
     origin: str  # "metric" | "phrases:<model>" | "embedding cluster"
     members: tuple[int, int] | None = None  # a cluster's answers by model A, and all of them
+    within: str | None = None  # a habit: the lexicon of its model that it is a part of (see `screened`)
 
     def one_sided(self) -> bool:
         """A cluster whose answers split between the models about evenly (two-sided binomial test of model A's
@@ -107,6 +115,17 @@ def separating(verdicts: dict[str, np.ndarray], fdr: float = DISCOVERY_FDR) -> s
     names = list(verdicts)
     adjusted = stats.benjamini_hochberg([stats.sign_test(verdicts[name]) for name in names])
     return {name for name, q in zip(names, adjusted, strict=True) if q is not None and q < fdr}
+
+
+def screened(verdicts: dict[str, np.ndarray], within: dict[str, str]) -> set[str]:
+    """`separating`, with a lexicon's habits (`within`: habit -> its lexicon) screened apart: only those of a
+    lexicon that passed, in a family of their own. A lexicon of 25 phrases that are not one another's wording
+    falls into 25 habits, and counted with the rest they would raise every candidate's bar: AlpacaEval's verbose
+    lexicon no longer passed among 45 candidates. Every vibe proposed is tested again on the test pairs, which
+    neither screen saw, so screening in two steps costs the test no validity."""
+    passed = separating({name: v for name, v in verdicts.items() if name not in within})
+    habits = {name: v for name, v in verdicts.items() if within.get(name) in passed}
+    return passed | (separating(habits) if habits else set())
 
 
 def _doc_terms(texts: list[str] | ngrams.Tokenized, min_docs: int) -> tuple[Any, np.ndarray]:
@@ -174,7 +193,30 @@ def candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
         phrases = _lexicon([(p, score) for p, score in _ranked(matrix, vocabulary, positive) if is_readable(p)])
         if phrases:
             out.append(Candidate(_phrase_vibe(f"phrasing_{_slug(model)}", phrases, model), f"phrases:{model}"))
+        habits = _habits(matrix, vocabulary, positive, phrases)
+        out += [Candidate(_phrase_vibe(f"phrasing_{_slug(model)}_{_slug(habit[0])}", habit, model), f"phrases:{model}",
+                          within=f"phrasing_{_slug(model)}") for habit in habits if len(habits) > 1]
     return out
+
+
+def _habits(matrix: Any, vocabulary: np.ndarray, positive: np.ndarray, phrases: list[str]) -> list[list[str]]:
+    """A lexicon's phrases in groups that appear in nearly the same of the model's answers (`HABIT_JACCARD`):
+    each phrase, strongest first, joins the first group whose first phrase it appears with, or starts one. The
+    phrases of one sentence a model keeps writing come out as one group; two habits the model shows in different
+    answers as two."""
+    index = {phrase: i for i, phrase in enumerate(vocabulary)}
+    used = np.asarray(matrix[positive][:, [index[p] for p in phrases]].todense()) > 0  # answers x phrases
+    together = used.T.astype(np.int64) @ used.astype(np.int64)
+    alone = np.diag(together)
+    groups: list[list[int]] = []
+    for i in range(len(phrases)):
+        joined = next((g for g in groups if together[g[0], i] >= HABIT_JACCARD * (alone[g[0]] + alone[i]
+                                                                                   - together[g[0], i])), None)
+        if joined is None:
+            groups.append([i])
+        else:
+            joined.append(i)
+    return [[phrases[i] for i in group] for group in groups]
 
 
 def _is_content(phrase: str) -> bool:
@@ -375,7 +417,8 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
             features[name], verdicts[name] = column, verdict
     # a lexicon of A's phrasing that marks B's answers on the pairs it was not mined from does not carry over
     carries = {name for name in features if name not in own_side or float(np.mean(verdicts[name])) * own_side[name] > 0}
-    features = {name: column for name, column in features.items() if name in separating(verdicts) & carries}
+    passed = screened(verdicts, {c.vibe.name: c.within for c in final if c.within}) & carries
+    features = {name: column for name, column in features.items() if name in passed}
     a_preferred = np.array([np.nan if p.a_preferred is None else float(p.a_preferred) for p in pairs])
     length = stats.length_covariate(np.array([len(p.output_a) for p in pairs]),
                                       np.array([len(p.output_b) for p in pairs]))
