@@ -421,7 +421,7 @@ def test_model_matchings_fit_on_the_pairs_alone_is_scikit_learns_on_both_copies(
     penalty alone holds the weight finite and scikit-learn stops at its gradient tolerance on a flat slope."""
     import numpy as np
 
-    from engine.builtin_plugins.methods.vibecheck.discovery.statistical import _fit_loglik, _matching_loglik
+    from engine.builtin_plugins.methods.vibecheck.discovery.selection import _fit_loglik, _matching_loglik
 
     rng = np.random.default_rng(3)
     verdicts = rng.choice([-1.0, 0.0, 1.0], size=(500, 3), p=[0.3, 0.3, 0.4])

@@ -117,17 +117,23 @@ def tokens(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=SHARED_ANSWERS)
-def _joined_tokens(text: str) -> tuple[str, int]:
-    """A text's tokens, space-separated with a space at each end, and how many there are: kept for the last few
-    texts, like `_words`, so the phrase lexicons of one answer share its tokens."""
+def _joined_tokens(text: str) -> tuple[str, int, dict[str, int]]:
+    """A text's tokens, space-separated with a space at each end, how many there are, and the counts of the
+    phrases looked for in it so far: kept for the last few texts, like `_words`, so the phrase lexicons of one
+    answer share its tokens, and a lexicon's habits (discovery offers them beside it: lexicons of its own
+    phrases) share its counts. The counts go with the text when it leaves the cache."""
     found = tokens(text)
-    return " " + " ".join(found) + " ", len(found)
+    return " " + " ".join(found) + " ", len(found), {}
 
 
 def phrase_rate(phrases: str, text: str) -> float:
     """Occurrences of any of the phrases (token n-grams, `|`-separated) per 100 tokens."""
-    joined, n_tokens = _joined_tokens(text)
-    hits = sum(_occurrences(joined, padded) for padded in _padded(phrases))
+    joined, n_tokens, counts = _joined_tokens(text)
+    hits = 0
+    for padded in _padded(phrases):
+        if padded not in counts:
+            counts[padded] = joined.count(padded)
+        hits += counts[padded]
     return 100.0 * hits / max(1, n_tokens)
 
 
@@ -135,12 +141,6 @@ def phrase_rate(phrases: str, text: str) -> float:
 def _padded(phrases: str) -> tuple[str, ...]:
     return tuple(f" {p} " for p in phrases.split("|"))
 
-
-@functools.lru_cache(maxsize=64 * SHARED_ANSWERS)
-def _occurrences(joined: str, padded: str) -> int:
-    """How often a phrase occurs in a text's joined tokens, kept for the last few texts: discovery offers a
-    lexicon beside its habits, lexicons of its own phrases, and their counts are the lexicon's."""
-    return joined.count(padded)
 
 
 def is_metric(name: str) -> bool:

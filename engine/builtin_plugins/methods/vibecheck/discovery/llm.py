@@ -25,6 +25,7 @@ from engine.api.judging import answers, kind_of, prompts
 from engine.api.records import Chat, Task, content_hash
 from engine.api.spec import Discovery, Judge, Vibe
 from engine.builtin_plugins.methods.vibecheck.discovery import statistical as discovery
+from engine.builtin_plugins.methods.vibecheck.discovery.selection import too_similar
 
 AXIS_LINE = re.compile(
     r"^[\s>*\-\d.)]*\**([^:*\n]{2,60}?)\**\s*:\s*\**low\**\s*:\s*(.+?)\s*;\s*\**high\**\s*:\s*(.+?)\s*$",
@@ -121,7 +122,7 @@ def _validated(vibes: list[Vibe], nu: np.ndarray, d: Discovery) -> tuple[list[Vi
         if not len(column) or abs(float(column.mean())) < d.separability_min or str(j) not in separating:
             continue
         both = [np.isfinite(nu[:, j]) & np.isfinite(nu[:, k]) for k in kept]
-        if any(discovery.too_similar(nu[rows, j], nu[rows, k]) for rows, k in zip(both, kept, strict=True)):
+        if any(too_similar(nu[rows, j], nu[rows, k]) for rows, k in zip(both, kept, strict=True)):
             continue
         kept.append(j)
     return [vibes[j] for j in kept], nu[:, kept]
