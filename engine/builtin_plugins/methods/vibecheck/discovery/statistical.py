@@ -191,11 +191,13 @@ def candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
     first = np.arange(2 * len(pairs)) < len(pairs)
     for model, positive in ((model_a, first), (model_b, ~first)):
         phrases = _lexicon([(p, score) for p, score in _ranked(matrix, vocabulary, positive) if is_readable(p)])
-        if phrases:
-            out.append(Candidate(_phrase_vibe(f"phrasing_{_slug(model)}", phrases, model), f"phrases:{model}"))
+        if not phrases:
+            continue
+        lexicon = f"phrasing_{_slug(model)}"
+        out.append(Candidate(_phrase_vibe(lexicon, phrases, model), f"phrases:{model}"))
         habits = _habits(matrix, vocabulary, positive, phrases)
-        out += [Candidate(_phrase_vibe(f"phrasing_{_slug(model)}_{_slug(habit[0])}", habit, model), f"phrases:{model}",
-                          within=f"phrasing_{_slug(model)}") for habit in habits if len(habits) > 1]
+        out += [Candidate(_phrase_vibe(f"{lexicon}_{_slug(habit[0])}", habit, model), f"phrases:{model}",
+                          within=lexicon) for habit in habits if len(habits) > 1]
     return out
 
 
