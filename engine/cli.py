@@ -12,6 +12,7 @@ from pathlib import Path
 from engine import readiness
 from engine.datasets import DatasetError
 from engine.drift.command import add_compare
+from engine.drift.monitor_command import add_monitor
 from engine.execute.backend import call_endpoints
 from engine.execute.interrupts import terminate_as_interrupt
 from engine.execute.ray_cluster import ClusterError
@@ -357,6 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_batches)
 
     add_compare(sub)
+    add_monitor(sub)
 
     p = sub.add_parser("run", help="execute a spec's plan (cached, resumable) and write the run directory")
     p.add_argument("spec")

@@ -162,34 +162,59 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
         raise CompareError(f"gates: {', '.join(missing)} name no vibe the panel measures "
                            f"({', '.join(v['name'] for v in vibes)})")
     out = []
-    conversations = conversation_turns(base.items)
-    turns = {BASE: conversations, HEAD: conversation_turns(head.items)} if conversations else {}
     for model in chosen:
-        ids = [i for i in base.answers[model] if i in head.answers[model] and i in base.prompts
-               and base.prompts[i] == head.prompts.get(i)]
-        if conversations:
-            ids = whole(conversations, ids)
-        if not ids:
-            raise CompareError(f"model {model!r}: the runs share no prompt (same id and text)"
-                               + (" and no whole conversation" if conversations else ""))
-        judged = _judge(base, head, judging, model, ids, vibes, out_dir / model, cache, quiet, plan_only, turns)
+        judged = slot_verdicts(base, head, judging, model, vibes, out_dir / model, cache, quiet=quiet,
+                               plan_only=plan_only)
         if judged is None:
             continue
-        item_ids, nu = judged
-        clusters = [base.items[i].cluster for i in item_ids] if conversations else None
+        nu, clusters = judged.verdicts, judged.clusters
         shifts = [shift_of(v["name"], nu[:, j], gates[v["name"]].margin if v["name"] in gates else None, clusters)
                   for j, v in enumerate(vibes)]
-        pairs = ([base.answers[model][i] for i in item_ids], [head.answers[model][i] for i in item_ids])
+        pairs = ([base.answers[model][i] for i in judged.ids], [head.answers[model][i] for i in judged.ids])
         shifts = [with_metric(s, v["metric"], *pairs) if v.get("metric") else s for s, v in zip(shifts, vibes,
                                                                                                  strict=True)]
-        out.append(SlotComparison(model, len(item_ids), len(set(base.answers[model]) - set(ids)),
-                                  len(set(head.answers[model]) - set(ids)), shifts,
+        out.append(SlotComparison(model, len(judged.ids), judged.only_base, judged.only_head, shifts,
                                   conversations=len(set(clusters or ())),
-                                  people=people_shifts(people, item_ids, nu, [v["name"] for v in vibes], clusters)))
+                                  people=people_shifts(people, judged.ids, nu, [v["name"] for v in vibes], clusters)))
     for slot, shifts in zip(out, gate([c.shifts for c in out]), strict=True):
         slot.shifts = shifts
         slot.gates = gates
     return out, judging
+
+
+@dataclass(frozen=True)
+class SlotVerdicts:
+    """The panel's verdicts on one model slot's shared prompts: ν[prompt, vibe], +1 where base's answer sits
+    higher (NaN: no verdict), with each prompt's conversation where the prompts are turns."""
+
+    ids: list[str]  # the shared prompts judged, in the order of `verdicts`' rows
+    verdicts: np.ndarray
+    clusters: list[str] | None  # each prompt's conversation (None: the prompts are independent units)
+    only_base: int  # prompts one run has and the other lacks (or whose conversation is not shared whole)
+    only_head: int
+
+
+def slot_verdicts(base: Run, head: Run, judging: Run, model: str, vibes: list[dict[str, Any]], folder: Path,
+                  cache: Path, *, quiet: bool = True, plan_only: bool = False,
+                  report: bool = False) -> SlotVerdicts | None:
+    """`model`'s answers in both runs to the prompts both asked (same id, same text; for turns of conversations,
+    only conversations shared whole), judged by `judging`'s panel in `folder` (None with `plan_only`). `report`:
+    the judging run writes its pages too (its explorer lists the pairs)."""
+    conversations = conversation_turns(base.items)
+    turns = {BASE: conversations, HEAD: conversation_turns(head.items)} if conversations else {}
+    ids = [i for i in base.answers[model] if i in head.answers[model] and i in base.prompts
+           and base.prompts[i] == head.prompts.get(i)]
+    if conversations:
+        ids = whole(conversations, ids)
+    if not ids:
+        raise CompareError(f"model {model!r}: the runs share no prompt (same id and text)"
+                           + (" and no whole conversation" if conversations else ""))
+    judged = _judge(base, head, judging, model, ids, vibes, folder, cache, quiet, plan_only, turns, report)
+    if judged is None:
+        return None
+    item_ids, nu = judged
+    return SlotVerdicts(item_ids, nu, [base.items[i].cluster for i in item_ids] if conversations else None,
+                        len(set(base.answers[model]) - set(ids)), len(set(head.answers[model]) - set(ids)))
 
 
 def _choose_panel(base: Run, head: Run, panel: str | None) -> Run:
@@ -210,7 +235,7 @@ def _choose_panel(base: Run, head: Run, panel: str | None) -> Run:
 
 def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes: list[dict[str, Any]],
            folder: Path, cache: Path, quiet: bool, plan_only: bool,
-           turns: dict[str, dict[str, list[Item]]]) -> tuple[list[str], np.ndarray] | None:
+           turns: dict[str, dict[str, list[Item]]], report: bool = False) -> tuple[list[str], np.ndarray] | None:
     """The panel's ν on every shared prompt (+1: base's answer sits higher), through the pipeline, its plan
     printed first (and only, with `plan_only`: then None)."""
     from engine.execute.cache import Cache
@@ -243,7 +268,7 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
         print_plan(prepared, cached)
     if plan_only:
         return None
-    run_spec(path, folder / "run", cache, quiet=quiet, report=False)
+    run_spec(path, folder / "run", cache, quiet=quiet, report=report)
     with Cache(cache) as opened:
         results = finished_results(prepared, opened)
     analysis = prepared.spec.analyses["drift"]

@@ -8,12 +8,15 @@ import math
 import shutil
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.drift.compare import Run, SlotComparison
 from engine.drift.people import flagged_in
 from engine.drift.shift import ALPHA, Shift
 from engine.judges.kinds import kind_of
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 MARKER = "<!-- vibe-compare -->"  # the GitHub Action finds and updates its own comment by this first line
 ESTIMATOR = ("shift = head minus base, in verdict units (the panel's verdict per prompt: −1, 0 or +1), the mean "
@@ -185,7 +188,7 @@ def write(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run,
     body = {"base": str(base), "head": str(head), "panel": str(panel.folder), "judged_by": judged_by(panel),
             "estimator": ESTIMATOR,
             "comparisons": [asdict(c) for c in comparisons]}
-    (out / "compare.json").write_text(json.dumps(_finite(body), indent=1) + "\n", encoding="utf-8")
+    (out / "compare.json").write_text(json.dumps(json_ready(body), indent=1) + "\n", encoding="utf-8")
     below = [*flags(panel), *notes(comparisons)]  # the judging run's validation files are read once
     (out / "compare.md").write_text(to_markdown(comparisons, base, head, panel, below), encoding="utf-8")
     _page(comparisons, base, head, panel, out, below)
@@ -195,16 +198,11 @@ def write(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run,
 def _page(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, out: Path,
           below: list[str]) -> None:
     """index.html in the run folders' style (their stylesheet, copied into assets/)."""
-    from jinja2 import ChoiceLoader, Environment, FileSystemLoader, select_autoescape
+    from engine.report.render import use_kinds
 
-    from engine.report.render import TEMPLATES, use_kinds
-
-    env = Environment(loader=ChoiceLoader([FileSystemLoader([Path(__file__).parent / "templates", TEMPLATES])]),
-                      autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
+    env = page_environment(out)
     tables = [{"model": c.model, "shared": c.shared, "conversations": c.conversations, "only_base": c.only_base,
                "only_head": c.only_head, "rows": _rows(c), "people": _people_rows(c)} for c in comparisons]
-    (out / "assets").mkdir(exist_ok=True)
-    shutil.copyfile(TEMPLATES / "style.css", out / "assets" / "style.css")
     use_kinds(env, [panel.spec.judges[name].kind for name in panel.panel()[1]], out / "assets")
     page = env.get_template("compare.html.j2").render(
         comparisons=tables, base=base, head=head, judged_by=judged_by(panel), estimator=ESTIMATOR, root=".",
@@ -213,10 +211,23 @@ def _page(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run,
     (out / "index.html").write_text(page, encoding="utf-8")
 
 
-def _finite(value: object) -> object:
+def page_environment(out: Path) -> Environment:
+    """The templates of the drift pages (this package's, then the report's shared ones), with the run folders'
+    stylesheet copied into out/assets/."""
+    from jinja2 import ChoiceLoader, Environment, FileSystemLoader, select_autoescape
+
+    from engine.report.render import TEMPLATES
+
+    (out / "assets").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(TEMPLATES / "style.css", out / "assets" / "style.css")
+    return Environment(loader=ChoiceLoader([FileSystemLoader([Path(__file__).parent / "templates", TEMPLATES])]),
+                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
+
+
+def json_ready(value: object) -> object:
     """`value` with every NaN or infinity as null (JSON has neither)."""
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: json_ready(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
+        return [json_ready(v) for v in value]
     return None if isinstance(value, float) and not math.isfinite(value) else value

@@ -1,0 +1,119 @@
+"""The `vibe monitor` command: its options, the looks it is given, and the exit status its gates set."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from engine.drift.command import EXIT_GATE, EXIT_OK, EXIT_USAGE
+
+DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
+
+
+def add_monitor(sub: Any) -> None:
+    """The `monitor` subcommand on the CLI's subparsers."""
+    p = sub.add_parser("monitor", help="watch a model's vibes over later runs or log batches against a baseline, "
+                       "with claims that hold however often it is looked at")
+    p.add_argument("baseline", metavar="BASE_RUN", help="the baseline run folder")
+    p.add_argument("looks", nargs="+", metavar="LOOK", help="later run folders, data files in the baseline "
+                   "dataset's format, or a folder of such files (each file a look, in name order); looks already "
+                   "in the monitor's state are not judged again")
+    p.add_argument("--out", metavar="DIR", help="where the state, monitor.md, monitor.json and index.html live "
+                   "(default: monitor-BASE beside the baseline)")
+    p.add_argument("--model", metavar="SLOT", help="the model slot to watch (needed when the baseline has several)")
+    p.add_argument("--cache", metavar="PATH", help="cache database (default: runs/cache.sqlite)")
+    p.add_argument("--gate", action="store_true", help="exit 1 once a gated vibe has moved beyond its max_shift "
+                   "(at the look it crosses and every look after: a crossed gate stays crossed)")
+    p.add_argument("--quiet", action="store_true", help="no plan or progress display while a look is judged")
+    p.set_defaults(func=monitor)
+
+
+def looks_of(paths: list[str]) -> list[tuple[str, Path]]:
+    """Each look's name and path, in the order given: a run folder, a data file, or every data file of a folder
+    that is not a run folder (sorted by name). Names must be unique: they key the monitor's state."""
+    out: list[tuple[str, Path]] = []
+    for text in paths:
+        path = Path(text)
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no such run folder, data file or folder of data files")
+        if path.is_dir() and not (path / "manifest.json").is_file():
+            files = sorted(p for p in path.iterdir() if p.suffix in DATA_SUFFIXES and p.is_file())
+            if not files:
+                raise FileNotFoundError(f"{path}: neither a run folder (no manifest.json) nor a folder of data files "
+                                        f"({', '.join(DATA_SUFFIXES)})")
+            out += [(p.stem, p) for p in files]
+        else:
+            out.append((path.name if path.is_dir() else path.stem, path))
+    seen: dict[str, Path] = {}
+    for name, path in out:
+        if name in seen:
+            raise FileNotFoundError(f"{path}: a second look named {name!r} (the first: {seen[name]}); each look's "
+                                    "name (its folder's or file's) must be unique")
+        seen[name] = path
+    return out
+
+
+def monitor(args: argparse.Namespace) -> int:
+    """Judge every look not yet in the monitor's state, one line each, then write the page and, with --gate,
+    turn a crossed gate into the exit status."""
+    from engine.drift.compare import CompareError, Run
+    from engine.drift.monitor import (
+        batch_run,
+        gate_broken,
+        judge_look,
+        look_line,
+        read_state,
+        start,
+        watch,
+        write_state,
+    )
+    from engine.drift.monitor_report import write
+    from engine.pipeline import default_cache_path
+
+    base_dir = Path(args.baseline)
+    out = Path(args.out) if args.out else base_dir.parent / f"monitor-{base_dir.name}"
+    cache = Path(args.cache) if args.cache else default_cache_path()
+    looks = looks_of(args.looks)
+    try:
+        base = Run.open(base_dir)
+        state = start(base, base_dir, args.model, read_state(out))
+        known = {look.name: look for look in state.looks}
+        added = []
+        for name, path in looks:
+            if name in known:
+                if Path(known[name].source).resolve() != path.resolve():
+                    raise CompareError(f"{path}: the monitor already holds a look named {name!r}, read from "
+                                       f"{known[name].source}")
+                continue
+            try:
+                run = path if path.is_dir() else batch_run(base, path, out / "looks" / name / "answers", cache,
+                                                           args.quiet)
+                batch = judge_look(state, base, run, name, path, out, cache, args.quiet)
+            except CompareError as exc:
+                raise CompareError(f"look {name} ({path}): {exc}") from None
+            state.looks.append(batch)
+            write_state(state, out)  # each look kept as soon as it is judged
+            added.append(len(state.looks) - 1)
+    except CompareError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not state.looks:
+        print("error: no look to read", file=sys.stderr)
+        return EXIT_USAGE
+    watches = watch(state)
+    for k in added or [len(state.looks) - 1]:
+        print(look_line(state, watches, k))
+    write(state, watches, out)
+    print(f"written: {out / 'monitor.md'}, {out / 'monitor.json'}, {out / 'index.html'} (state: {out}/"
+          "monitor-state.json)")
+    if not args.gate:
+        return EXIT_OK
+    broken = gate_broken(state, watches)
+    for line in broken:
+        print(f"gate: {line}", file=sys.stderr)
+    if not state.gated:
+        print("gate: the baseline spec declares no gates (gates: {vibe: {max_shift: ...}}); nothing to hold",
+              file=sys.stderr)
+    return EXIT_GATE if broken else EXIT_OK

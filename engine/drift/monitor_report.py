@@ -1,0 +1,153 @@
+"""What `vibe monitor` writes after each look: monitor.md (the verdict first, then a row per vibe), index.html
+(the same, with each vibe's running shift and its always-valid interval drawn over the looks) and monitor.json
+(every figure of every look)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from engine.drift.monitor import State, VibeWatch, e_value, status
+from engine.drift.summary import json_ready, page_environment
+
+ESTIMATOR = ("Each look's answers are paired with the baseline's answers to the same prompts and judged by the "
+             "baseline's panel; a unit (a prompt, or a conversation: the mean of its turns' verdicts) gives the shift "
+             "head minus base in verdict units (−1…+1). Each claim is an e-process by betting on those units "
+             "(Waudby-Smith & Ramdas 2024, JRSS-B: the stake on a unit is the approximate growth-optimal bet from the "
+             "last 150 units before it, at most half of what keeps wealth ≥ 0), made when its e-value reaches the "
+             "number of claims in the family divided by α; by Ville's inequality the chance of any false claim, over "
+             "every vibe and every look, past and future, is at most α. The interval is the confidence sequence of the "
+             "same e-processes at the same level: it covers the shift at every look at once while the shift stays what "
+             "it was since the baseline; after a move it shows the average since the baseline, and the claim says when "
+             "it moved. A batch's own mean is one look's figure, with no interval.")
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    return "—" if x is None or not math.isfinite(x) else f"{x:+.{digits}f}"
+
+
+def rows(state: State, watches: list[VibeWatch]) -> list[dict[str, Any]]:
+    """A row per vibe as of the last look, gated vibes that moved first, then the rest as the panel lists them."""
+    last = len(state.looks) - 1
+    out = []
+    for w in watches:
+        now = w.looks[last]
+        crossed = w.crossed
+        link = _explorer(state, w, crossed if crossed is not None else last)
+        out.append({"vibe": w.vibe, "margin": f"±{w.margin:g}" if w.gated else "not gated (0)",
+                    "status": status(w, last), "moved": crossed is not None, "gated": w.gated,
+                    "since": "—" if crossed is None and w.within is None else
+                    f"look {(crossed if crossed is not None else w.within or 0) + 1} "
+                    f"({state.looks[crossed if crossed is not None else w.within or 0].name})",
+                    "running": _num(now.running_mean), "interval": f"[{_num(now.low)}, {_num(now.high)}]",
+                    "batch": _num(now.batch_mean), "units": now.units,
+                    "e_above": e_value(now.e_above), "e_below": e_value(now.e_below),
+                    "e_within": e_value(now.e_within), "pairs": link})
+    return sorted(out, key=lambda r: (not (r["moved"] and r["gated"]), not r["moved"]))
+
+
+def _explorer(state: State, w: VibeWatch, look: int) -> str | None:
+    """The pairs of one look in its explorer, filtered to the vibe and, once it moved, to the pairs that moved
+    its way (the explorer's model A is the baseline: dir=1 where the baseline sits higher, the look lower)."""
+    page = state.looks[look].explorer
+    if page is None:
+        return None
+    way = "" if w.crossed is None else "&dir=" + ("-1" if w.above == w.crossed else "1")
+    return f"{page}#vibe={quote(w.vibe, safe='')}{way}"
+
+
+def headline(state: State, watches: list[VibeWatch]) -> str:
+    """The verdict a reader needs first: which gated vibes moved, else that none did."""
+    last = len(state.looks) - 1
+    gated = [w for w in watches if w.gated]
+    moved = [w for w in gated if w.crossed is not None]
+    looks = f"{len(state.looks)} look{'s' if len(state.looks) != 1 else ''}"
+    if moved:
+        return (f"**{len(moved)} of {len(gated)} gated vibes moved beyond their margins**: "
+                + "; ".join(f"{w.vibe} {status(w, last)} at look {(w.crossed or 0) + 1}" for w in moved)
+                + f" ({looks}).")
+    if gated:
+        within = sum(w.within is not None for w in gated)
+        return (f"All {len(gated)} gated vibes hold: none moved beyond its margin in {looks}; {within} of "
+                f"{len(gated)} shown within it.")
+    return f"No gate is declared (the baseline spec's `gates`); {looks} watched for any move."
+
+
+def to_markdown(state: State, watches: list[VibeWatch]) -> str:
+    last = state.looks[-1]
+    lines = [f"## vibe monitor: {state.model} since `{state.baseline}`", "", headline(state, watches), "",
+             f"Last look: {last.name}, {len(last.ids)} {last.unit}"
+             + (f" ({last.only_look} of its prompts not in the baseline, left out)" if last.only_look else "")
+             + f". Family: {state.claims} claims over {len(state.vibes)} vibes, each made at e ≥ "
+               f"{e_value(state.threshold)} (α = {state.alpha:g}).", "",
+             "| vibe | margin | status | since | running shift [always-valid 95%] | last batch | e above | e below "
+             "| e within | pairs |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows(state, watches):
+        pairs = f"[pairs]({r['pairs']})" if r["pairs"] else "—"
+        name = f"**{r['vibe']}**" if r["moved"] else r["vibe"]
+        lines.append(f"| {name} | {r['margin']} | {r['status']} | {r['since']} | {r['running']} {r['interval']} | "
+                     f"{r['batch']} | {r['e_above']} | {r['e_below']} | {r['e_within']} | {pairs} |")
+    lines += ["", ESTIMATOR, ""]
+    return "\n".join(lines)
+
+
+def write(state: State, watches: list[VibeWatch], out: Path) -> None:
+    """monitor.json, monitor.md and index.html in `out`, beside the state."""
+    body = {"baseline": state.baseline, "model": state.model, "alpha": state.alpha, "claims": state.claims,
+            "threshold": state.threshold, "estimator": ESTIMATOR,
+            "looks": [{"name": look.name, "source": look.source, "unit": look.unit, "units": len(look.ids),
+                       "only_base": look.only_base, "only_look": look.only_look, "explorer": look.explorer}
+                      for look in state.looks],
+            "vibes": [{**{k: v for k, v in asdict(w).items() if k != "looks"},
+                       "looks": [asdict(look) for look in w.looks]} for w in watches]}
+    (out / "monitor.json").write_text(json.dumps(json_ready(body), indent=1) + "\n", encoding="utf-8")
+    (out / "monitor.md").write_text(to_markdown(state, watches), encoding="utf-8")
+    _page(state, watches, out)
+
+
+def _page(state: State, watches: list[VibeWatch], out: Path) -> None:
+    from markupsafe import Markup
+
+    env = page_environment(out)
+    charts = {w.vibe: Markup(_chart(state, w)) for w in watches}
+    page = env.get_template("monitor.html.j2").render(
+        state=state, headline=_plain(headline(state, watches)), rows=rows(state, watches), charts=charts,
+        estimator=ESTIMATOR, threshold=e_value(state.threshold), root=".", results=None)
+    (out / "index.html").write_text(page, encoding="utf-8")
+
+
+def _plain(markdown: str) -> str:
+    return markdown.replace("**", "").replace("`", "")
+
+
+def _chart(state: State, w: VibeWatch) -> str:
+    """One vibe's running shift over the looks with its always-valid interval as a band, each batch's own mean
+    as a dot, the margins as dashed lines and the look at which it moved as a red rule, as inline SVG."""
+    import altair as alt
+    import pandas as pd
+    import vl_convert as vlc
+
+    frame = pd.DataFrame([{"look": k + 1, "name": state.looks[k].name, "running": look.running_mean,
+                           "low": look.low, "high": look.high, "batch": look.batch_mean}
+                          for k, look in enumerate(w.looks)])
+    x = alt.X("look:Q", title="look", axis=alt.Axis(tickMinStep=1))
+    y = alt.Scale(domain=[-1, 1])
+    band = alt.Chart(frame).mark_area(opacity=0.25, color="#4C78A8").encode(
+        x=x, y=alt.Y("low:Q", scale=y, title="shift, head − base"), y2="high:Q")
+    line = alt.Chart(frame).mark_line(color="#4C78A8", point=True).encode(
+        x=x, y=alt.Y("running:Q", scale=y), tooltip=["name", "running", "low", "high", "batch"])
+    dots = alt.Chart(frame).mark_point(color="#F58518", filled=True, size=20).encode(x=x, y=alt.Y("batch:Q", scale=y))
+    layers = [band, line, dots]
+    if w.margin:
+        edges = pd.DataFrame({"y": [w.margin, -w.margin]})
+        layers.append(alt.Chart(edges).mark_rule(strokeDash=[4, 3], color="#666666").encode(y="y:Q"))
+    if w.crossed is not None:
+        layers.append(alt.Chart(pd.DataFrame({"x": [w.crossed + 1]})).mark_rule(color="#d62728").encode(x="x:Q"))
+    chart = alt.layer(*layers).properties(width=520, height=160, title=w.vibe)
+    svg: str = vlc.vegalite_to_svg(chart.to_dict())
+    return svg
+
