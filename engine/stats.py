@@ -10,6 +10,8 @@ from collections.abc import Hashable, Iterator, Sequence
 
 import numpy as np
 
+from engine.ternary import floored
+
 
 def round_half_away(x: float) -> int:
     """Round to the nearest integer, halves away from zero (±0.5 → ±1), as the panel ensemble needs."""
@@ -58,16 +60,19 @@ def skew_corrected_t(values: Sequence[float] | np.ndarray, null: float) -> float
 def verdict_interval(values: Sequence[float], seed: int = 0, rounds: int = 2000) -> tuple[float, float]:
     """95% interval of a mean verdict that stays inside the verdicts' range [−1, 1] (a t-interval does not:
     [0.24, 1.36] from a few pairs). Verdicts of −1, 0 and +1: Tango's score interval for P(+1) − P(−1)
-    (`engine.ternary`). Means of several verdicts (a conversation's turns): a percentile bootstrap over them.
-    Unbounded below two values, as `mean_interval`."""
+    (`engine.ternary`), from one verdict on; a percentile bootstrap of them collapses to [0, 0] when no pair
+    moved. Means of several verdicts (a conversation's turns): a percentile bootstrap over them, and the whole
+    range [−1, 1] below two (one mean says nothing of its spread). NaN for no value."""
     from engine import ternary
 
     array = np.asarray(values, dtype=float)
-    if len(array) < 2:
-        return float("-inf"), float("inf")
+    if not len(array):
+        return float("nan"), float("nan")
     if np.isin(array, (-1.0, 0.0, 1.0)).all():
         plus, minus, n = ternary.counts(array)
         return ternary.interval(plus, minus, n)
+    if len(array) < 2:
+        return -1.0, 1.0
     return bootstrap_interval(array, seed, rounds)
 
 
@@ -209,7 +214,8 @@ def sign_test(verdicts: Sequence[float] | np.ndarray, direction: int = 0) -> flo
     if higher + lower == 0:
         return 1.0
     alternative = {1: "greater", -1: "less", 0: "two-sided"}[int(np.sign(direction))]
-    return float(binomtest(higher, higher + lower, 0.5, alternative=alternative).pvalue)
+    # beyond about 1,070 pairs all one way the exact p is below the smallest double: reported at that bound
+    return floored(float(binomtest(higher, higher + lower, 0.5, alternative=alternative).pvalue))
 
 
 def sign_test_mde(nonzero: int, total: int, alpha: float = 0.05, power: float = 0.8,

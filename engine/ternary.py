@@ -77,9 +77,9 @@ def _exact_tails(n: int, delta0: float) -> tuple[np.ndarray, np.ndarray]:
     for q in np.linspace(max(0.0, -delta0), (1 - delta0) / 2, NUISANCE_GRID):
         p_plus, p_rest = q + delta0, 1 - 2 * q - delta0
         prob = np.exp(log_ways + xlogy(plus, p_plus) + xlogy(minus, q) + xlogy(rest, max(p_rest, 0.0)))
-        cdf = np.cumsum(prob)
-        np.maximum(lower, cdf[last_at_most], out=lower)
-        np.maximum(upper, cdf[-1] - np.concatenate(([0.0], cdf))[first_at_least], out=upper)
+        # each tail summed from its own end: the upper one as 1 − cdf cancels to 0 below about 1e-16
+        np.maximum(lower, np.cumsum(prob)[last_at_most], out=lower)
+        np.maximum(upper, np.cumsum(prob[::-1])[::-1][first_at_least], out=upper)
     tables = []
     for tail in (lower, upper):
         table = np.full((n + 1, n + 1), np.nan)
@@ -91,15 +91,24 @@ def _exact_tails(n: int, delta0: float) -> tuple[np.ndarray, np.ndarray]:
 def p_below(plus: int, minus: int, n: int, delta0: float) -> float:
     """p-value of δ < δ₀ against δ ≥ δ₀ (the statistic's lower tail)."""
     if n <= EXACT_UP_TO:
-        return float(_exact_tails(n, delta0)[0][plus, minus])
-    return float(scipy_stats.norm.cdf(score(plus, minus, n, delta0)))
+        return floored(float(_exact_tails(n, delta0)[0][plus, minus]))
+    return floored(float(scipy_stats.norm.cdf(score(plus, minus, n, delta0))))
 
 
 def p_above(plus: int, minus: int, n: int, delta0: float) -> float:
     """p-value of δ > δ₀ against δ ≤ δ₀ (the statistic's upper tail)."""
     if n <= EXACT_UP_TO:
-        return float(_exact_tails(n, delta0)[1][plus, minus])
-    return float(scipy_stats.norm.sf(score(plus, minus, n, delta0)))
+        return floored(float(_exact_tails(n, delta0)[1][plus, minus]))
+    return floored(float(scipy_stats.norm.sf(score(plus, minus, n, delta0))))
+
+
+P_FLOOR = float(np.finfo(float).tiny)  # 2.2e-308, the smallest normal double
+
+
+def floored(p: float) -> float:
+    """A p-value no smaller than the smallest normal double: one too small for a float is reported at that bound,
+    which is still a valid (larger) p-value, never as 0, which finite data cannot give."""
+    return max(p, P_FLOOR)
 
 
 def interval(plus: int, minus: int, n: int, level: float = 0.95) -> tuple[float, float]:

@@ -52,7 +52,7 @@ def decide(train: Sequence[float], test: Sequence[float], *, kappa_train: float 
     """Keep or drop on the training verdicts (`drop_reasons`, `against_own_lexicon`), then, for a kept vibe,
     the one-sided test of its training direction on the test verdicts. `ternary`: each test value is one
     −1/0/+1 verdict, not a conversation's mean, so the sign test's detectable separability has its formula."""
-    sep_train, ci, z = stats.separability(train), stats.mean_interval(train), training_z(train)
+    sep_train, ci, z = stats.separability(train), stats.verdict_interval(train), training_z(train)
     reasons = drop_reasons(sep_train, z, kappa_train, kappa_min, sep_min)
     if against := against_own_lexicon(origin, sides, sep_train):
         reasons.append(against)

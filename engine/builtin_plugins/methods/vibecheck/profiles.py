@@ -1,8 +1,9 @@
 """Vibe profiles: many models, each compared with one reference on one shared set of vibes.
 
 A profile cell is one model's separability against the reference on one vibe (the mean panel verdict ν over
-prompts, > 0: the model sits higher than the reference), with a 95% bootstrap interval that resamples
-prompts, and, where a metric measures the vibe, the model's mean measure beside the reference's. A grid of
+prompts, > 0: the model sits higher than the reference), with Tango's 95% score interval for a paired
+difference of proportions (a percentile bootstrap over conversations where a unit is a conversation's mean
+verdict), and, where a metric measures the vibe, the model's mean measure beside the reference's. A grid of
 models × vibes makes that many claims at once, so a cell is called clear only when its exact sign test over
 prompts survives Benjamini–Hochberg over every cell of the profile (5% false discovery rate). Vibes that
 discovery found on the training prompts are described on the held-out prompts only, where their selection
@@ -190,7 +191,7 @@ def _cell(vc: VibeCheckResult, vibe: Vibe, held_out: bool, seed: int, rounds: in
     where = "test" if held_out else "all"
     if not len(nu):
         return ProfileCell(vc.model_a, vibe.name, None, None, None, 0, where)
-    low, high = stats.bootstrap_interval(nu, seed, rounds)
+    low, high = stats.verdict_interval(nu, seed, rounds)  # Tango's for verdicts, a bootstrap for means
     measured = [p.measures[vibe.name] for p in pairs if vibe.name in p.measures]
     values = np.array(measured, dtype=float).reshape(len(measured), 2)
     has = len(values) > 0

@@ -37,8 +37,8 @@ class VibeScore:
     judge_kinds: list[str]
     separability: float | None  # mean ν over the test pairs (None without any); > 0: model A leans high
     separability_train: float  # mean ν over the training pairs: what the keep/drop decision used
-    separability_train_ci: tuple[float, float]  # its 95% t-interval over training pairs (shown; the screen
-    # reads z, `keep.decide`)
+    separability_train_ci: tuple[float, float]  # its 95% interval over training pairs, inside [−1, 1]
+    # (`stats.verdict_interval`; shown: the screen reads z, `keep.decide`)
     kappa: float | None  # judge agreement on the test pairs; None with a single judge
     kappa_train: float | None
     kept: bool

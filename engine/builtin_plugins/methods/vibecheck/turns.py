@@ -3,8 +3,9 @@ turn alone, and how it moves from the first turn to a later one (does a model tu
 when asked to revise?).
 
 One turn holds at most one pair per conversation, so a turn's cell is over independent conversations: its 95%
-interval is a bootstrap over them and its p-value an exact sign test (one-sided in the training direction, on
-held-out conversations only, for a discovered vibe; two-sided for a declared one). The change from turn 1 is
+interval is Tango's score interval over their verdicts (−1, 0 or +1 each) and its p-value an exact sign test
+(one-sided in the training direction, on held-out conversations only, for a discovered vibe; two-sided for a
+declared one). The change from turn 1 is
 paired within conversations (ν on turn k minus ν on turn 1, over conversations that have both), with a
 bootstrap interval over those conversations. Every turn cell of the profile is one family under
 Benjamini–Hochberg (5% false discovery rate); a profile adds its overall grid's cells to that family.
@@ -51,7 +52,7 @@ def _cell(model: str, vibe: str, turn: int, verdicts: dict[str, float], first: d
     nu = np.array(list(verdicts.values()), dtype=float)
     if not len(nu):
         return TurnCell(model, vibe, turn, None, None, None, 0)
-    low, high = stats.bootstrap_interval(nu, seed, rounds)
+    low, high = stats.verdict_interval(nu)  # one verdict per conversation: Tango's score interval
     cell = TurnCell(model, vibe, turn, float(nu.mean()), low, high, len(nu), stats.sign_test(nu, direction))
     both = [c for c in verdicts if c in first] if first is not None else []
     if first is None or not both:

@@ -1,0 +1,99 @@
+"""Numbers at their edges: p-values at extreme outcomes against a high-precision computation, never 0 from finite
+data, and intervals inside the range of what they estimate."""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from engine import stats, ternary
+
+
+def _exact_upper_tail(plus: int, minus: int, n: int, delta0: float) -> mpmath.mpf:
+    """sup over the nuisance grid of P(Z ≥ z observed), every outcome's trinomial probability in 50 digits."""
+    mpmath.mp.dps = 50
+    grid = np.indices((n + 1, n + 1)).reshape(2, -1)
+    possible = grid.sum(axis=0) <= n
+    ups, downs = grid[0][possible], grid[1][possible]
+    z = np.round(ternary.score(ups, downs, n, delta0), 10)
+    observed = np.round(ternary.score(plus, minus, n, delta0), 10)
+    extreme = [(int(u), int(d)) for u, d, zz in zip(ups, downs, z, strict=True) if zz >= observed]
+    best = mpmath.mpf(0)
+    for q in np.linspace(max(0.0, -delta0), (1 - delta0) / 2, ternary.NUISANCE_GRID):
+        p_up, p_down = mpmath.mpf(q) + mpmath.mpf(delta0), mpmath.mpf(q)
+        p_rest = 1 - p_up - p_down
+        total = mpmath.fsum(mpmath.factorial(n) / (mpmath.factorial(u) * mpmath.factorial(d)
+                                                   * mpmath.factorial(n - u - d))
+                            * p_up**u * p_down**d * p_rest ** (n - u - d) for u, d in extreme)
+        best = max(best, total)
+    return best
+
+
+def test_the_exact_upper_tail_at_an_extreme_outcome_is_not_zero() -> None:
+    """150 of 160 prompts moved up, margin 0.1: the upper tail was 1 − cdf, which cancelled to 0.0 (and printed
+    p_beyond = 0); summed from the top it equals a 50-digit computation of the same supremum, and the mirror
+    case's lower tail."""
+    p = ternary.p_above(150, 0, 160, 0.1)
+    assert p == pytest.approx(float(_exact_upper_tail(150, 0, 160, 0.1)), rel=1e-9)
+    assert 0 < p < 1e-30
+    assert p == pytest.approx(ternary.p_below(0, 150, 160, -0.1), rel=1e-9)
+    assert ternary.p_above(400, 100, 800, 0.1) == pytest.approx(ternary.p_below(100, 400, 800, -0.1), rel=1e-9)
+    assert 0 < ternary.p_above(400, 100, 800, 0.1) < 1e-20
+
+
+def test_no_p_value_is_zero_from_finite_data() -> None:
+    """The sign test's exact p of 2,000 pairs all one way is 2⁻²⁰⁰⁰, below the smallest double: it is reported at
+    that bound (a valid, larger p-value), as is the normal tail of the score test above 800 prompts. Where the
+    double holds the exact value it is unchanged."""
+    assert stats.sign_test([1.0] * 2000) == ternary.P_FLOOR > 0
+    assert stats.sign_test([1.0] * 2000, 1) == ternary.P_FLOOR
+    assert stats.sign_test([1.0] * 30 + [-1.0] * 5) == binomtest(30, 35, 0.5).pvalue
+    assert ternary.p_above(100_000, 0, 100_000, 0.1) == ternary.P_FLOOR
+    assert ternary.p_below(0, 100_000, 100_000, -0.1) == ternary.P_FLOOR
+    assert 0 < ternary.p_above(1600, 0, 1600, 0.1) < 1e-280
+
+
+def test_a_ternary_cell_s_interval_is_tango_s_not_a_collapsed_bootstrap() -> None:
+    """Twenty prompts none of which moved: a percentile bootstrap gives [0, 0], which covers a true P(+1) of 0.05
+    only when some prompt moves (1 − 0.95²⁰ = 64% of the time); Tango's interval at 0 of 20 reaches past ±0.1."""
+    low, high = stats.verdict_interval(np.zeros(20))
+    assert low < -0.1 and high > 0.1 and (low, high) == ternary.interval(0, 0, 20)
+    assert stats.verdict_interval([1.0]) == ternary.interval(1, 0, 1)  # one verdict still has an interval
+    assert stats.verdict_interval([0.5]) == (-1.0, 1.0)  # one conversation's mean: the whole range
+    assert all(np.isnan(stats.verdict_interval([])))
+
+
+@pytest.mark.slow
+def test_every_separability_interval_of_a_trial_run_is_inside_its_range(tmp_path) -> None:
+    """A `--limit 10` trial of a user's two-model CSV (5 training and 5 test pairs): the training separability's
+    interval was a t-interval (0.600 [−0.51, 1.71]); every interval the run writes and its vibe pages print for a
+    separability now lies inside [−1, 1]."""
+    import csv
+    import json
+    import re
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(1)
+    words = "the model writes about many things including cats dogs code and weather in detail".split()
+    with (tmp_path / "answers.csv").open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "prompt", "alpha", "beta"])
+        for i in range(40):
+            writer.writerow([f"q{i}", f"Question {i} about {rng.choice(words)}?",
+                             " ".join(rng.choice(words, rng.integers(5, 60))) + "!",
+                             " ".join(rng.choice(words, rng.integers(3, 20))) + "."])
+    for args in (["init", "answers.csv"], ["run", "vibe.yaml", "--limit", "10", "--quiet"]):
+        done = subprocess.run([sys.executable, "-m", "engine", *args], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr
+    run = tmp_path / "runs" / "answers-limit10"
+    scores = [json.loads(line) for line in (run / "vibecheck" / "vibes.jsonl").read_text().splitlines()]
+    intervals = [s[key] for s in scores for key in ("separability_ci", "separability_train_ci") if s.get(key)]
+    assert len(intervals) >= 2 * 8
+    assert all(-1 <= low <= high <= 1 for low, high in intervals), intervals
+    printed = [(float(a), float(b)) for page in (run / "vibes").glob("*.html")
+               for a, b in re.findall(r"training pairs -?[\d.]+ \[(-?[\d.]+), (-?[\d.]+)\]", page.read_text())]
+    assert printed and all(-1 <= a <= b <= 1 for a, b in printed), printed
