@@ -57,7 +57,7 @@ def skew_corrected_t(values: Sequence[float] | np.ndarray, null: float) -> float
                            + skewness / (6 * n))
 
 
-def verdict_interval(values: Sequence[float], seed: int = 0, rounds: int = 2000) -> tuple[float, float]:
+def verdict_interval(values: Sequence[float] | np.ndarray, seed: int = 0, rounds: int = 2000) -> tuple[float, float]:
     """95% interval of a mean verdict that stays inside the verdicts' range [−1, 1] (a t-interval does not:
     [0.24, 1.36] from a few pairs). Verdicts of −1, 0 and +1: Tango's score interval for P(+1) − P(−1)
     (`engine.ternary`), from one verdict on; a percentile bootstrap of them collapses to [0, 0] when no pair

@@ -229,19 +229,20 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_the_shift_and_its_tests_by_hand() -> None:
     """Head higher on both of two prompts (ν = −1, −1): shift +1. Moved: the exact sign test, 2 of 2 one way,
-    two-sided p = 2 × ½² = 0.5 (never 0, which the t-test printed for a sample without spread). Beyond ±0.1:
+    two-sided p = 2 × ½² = 0.5 (never 0, which the t-test printed for a sample without spread). Beyond +0.1:
     the largest statistic is the observed one, so p = sup over the nuisance q = P(−1) of P(n₊ = 2) = (q + 0.1)²,
-    at q = 0.45 (no ties): 0.55² = 0.3025. Tango's interval: with n₊ = n = 2, q̃ = (1 − δ₀)/2 and
+    at q = 0.45 (no ties): 0.55² = 0.3025; both sides are tested, so the smaller one-sided p is doubled: 0.605.
+    Tango's interval: with n₊ = n = 2, q̃ = (1 − δ₀)/2 and
     Z(δ₀) = √(2(1 − δ₀)/(1 + δ₀)); Z = 1.96 at δ₀ = (2 − 1.96²)/(2 + 1.96²) = −0.3153, and no δ₀ up to 1 is
     rejected above. Inconclusive: Tango's null variance at +0.1 is 2 × 0.45 + 0.1 × 0.9 = 0.99, none observed,
-    so (1.6449 × √0.99 / 0.9)² = 3.31 → 4 prompts."""
+    and one side of the beyond test faces α/2, so (1.96 × √0.99 / 0.9)² = 4.70 → 5 prompts."""
     s = shift_of("v", np.array([-1, -1]), margin=0.1)
     assert (s.n, s.shift, s.higher, s.lower) == (2, 1.0, 2, 0)
     assert s.p_moved == pytest.approx(0.5)
-    assert s.p_beyond == pytest.approx(0.3025)
+    assert s.p_beyond == pytest.approx(2 * 0.3025)
     assert s.low == pytest.approx((2 - 1.96**2) / (2 + 1.96**2), abs=2e-4) and s.high == 1.0
     ((gated,),) = gate([[s]])
-    assert gated.verdict == "inconclusive" and gated.prompts_needed == 4
+    assert gated.verdict == "inconclusive" and gated.prompts_needed == 5
     assert shift_of("v", np.array([np.nan, 1.0])).n == 1  # a prompt without a verdict is left out
 
 

@@ -143,7 +143,8 @@ def test_compare_tests_the_mean_shift_of_each_conversation() -> None:
     −1/2, c3 (+1) → 1. Shift = (2/3 − 1/2 + 1)/3 = 7/18 over n = 3 conversations; moved: the sign test, 2 up and
     1 down, two-sided p = 1; beyond ±0.2: a one-sided t-test on 2 df of the mean against 0.2, on Hall's
     skew-corrected statistic: s = 0.78764, skewness γ = mean((x − x̄)³)/s³ = −0.150892/0.488624 = −0.30881,
-    S = (7/18 − 0.2)/s, T = √3 (S + γS²/3 + γ²S³/27 + γ/18) = 0.37549 against +0.2 and 1.16817 against −0.2."""
+    S = (7/18 − 0.2)/s, T = √3 (S + γS²/3 + γ²S³/27 + γ/18) = 0.37549 against +0.2 and 1.16817 against −0.2;
+    beyond tests both sides and doubles the smaller p."""
     nu = -np.array([1, 1, 0, -1, 0, 1], dtype=float)
     clusters = ["c1", "c1", "c1", "c2", "c2", "c3"]
     s = shift_of("v", nu, margin=0.2, clusters=clusters)
@@ -155,12 +156,12 @@ def test_compare_tests_the_mean_shift_of_each_conversation() -> None:
     assert s.p_moved == pytest.approx(1.0)
     half = scipy_stats.t.ppf(0.975, 2) * se
     assert (s.low, s.high) == pytest.approx((max(7 / 18 - half, -1), min(7 / 18 + half, 1)))
-    assert s.p_beyond == pytest.approx(scipy_stats.t.sf(0.375492, 2), abs=1e-6)
+    assert s.p_beyond == pytest.approx(2 * scipy_stats.t.sf(0.375492, 2), abs=2e-6)
     assert s.p_equivalent == pytest.approx(max(scipy_stats.t.cdf(0.375492, 2), scipy_stats.t.sf(1.168173, 2)),
                                            abs=1e-6)
     ((gated,),) = gate([[s]])
     assert gated.verdict == "inconclusive" and gated.detectable is None
-    z = scipy_stats.norm.ppf(0.95) + scipy_stats.norm.ppf(0.8)
+    z = scipy_stats.norm.ppf(0.975) + scipy_stats.norm.ppf(0.8)  # one side of the beyond test: α/2
     assert gated.prompts_needed == max(3, math.ceil((z * sd / abs(0.2 - 7 / 18)) ** 2))
     # prompts that are each their own unit keep the ternary tests
     assert shift_of("v", nu, margin=0.2).unit == "prompts"

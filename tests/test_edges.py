@@ -3,6 +3,8 @@ data, and intervals inside the range of what they estimate."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import mpmath
 import numpy as np
 import pytest
@@ -97,3 +99,71 @@ def test_every_separability_interval_of_a_trial_run_is_inside_its_range(tmp_path
     printed = [(float(a), float(b)) for page in (run / "vibes").glob("*.html")
                for a, b in re.findall(r"training pairs -?[\d.]+ \[(-?[\d.]+), (-?[\d.]+)\]", page.read_text())]
     assert printed and all(-1 <= a <= b <= 1 for a, b in printed), printed
+
+
+def test_an_accuracy_no_better_than_the_majority_class_says_so_wherever_it_is_shown() -> None:
+    """CNN/DM's preference card read 73.1% beside a majority class of 73.1% and "+11.4 points" over the
+    shorter-answer rule, with no note: the card, the regressions page and the profile page share one note."""
+    from types import SimpleNamespace
+
+    from engine.report.render import environment
+
+    note = environment().get_template("baselines.html.j2").module.majority_note
+    rules = [SimpleNamespace(rule="majority class", accuracy=0.731), SimpleNamespace(rule="longer answer wins",
+                                                                                     accuracy=0.617)]
+    equal = SimpleNamespace(test_accuracy=0.731, unit="pairs", baselines=rules)
+    assert "No better than always predicting the training majority (73.1% on the same pairs)." in str(note(equal))
+    worse = SimpleNamespace(test_accuracy=0.70, unit="conversations", baselines=rules)
+    assert "(73.1% on the same conversations; it does worse)" in str(note(worse))
+    assert str(note(SimpleNamespace(test_accuracy=0.75, unit="pairs", baselines=rules))) == ""
+    root = Path(__file__).resolve().parent.parent / "engine" / "builtin_plugins" / "methods" / "vibecheck"
+    for page in ("sections/vibecheck.html.j2", "regressions.html.j2", "profile.html.j2"):
+        assert "majority_note(" in (root / "templates" / page).read_text(), page
+
+
+def test_a_conversation_headline_counts_conversations_and_gives_no_detectable_size() -> None:
+    """60 MT-Bench turns of 30 test conversations read "Its 60 test pairs detect a separability of 0.45 … needs
+    about 136 test pairs": the unit is the conversation, whose mean verdict the sign test's formula does not fit."""
+    from types import SimpleNamespace
+
+    from engine.builtin_plugins.methods.vibecheck.headline import could_show
+
+    turns = [SimpleNamespace(split="test", conversation=f"c{k // 2}", cluster=f"c{k // 2}") for k in range(60)]
+    turns += [SimpleNamespace(split="train", conversation=f"t{k}", cluster=f"t{k}") for k in range(10)]
+    said = could_show(SimpleNamespace(pairs=turns, vibes=[], model_matching=None, preference=None))
+    assert said.startswith("Its 30 test conversations (60 turns) give no detectable separability")
+    assert "test pairs" not in said
+    prompts = [SimpleNamespace(split="test", conversation=None, cluster=f"p{k}") for k in range(60)]
+    assert could_show(SimpleNamespace(pairs=prompts, vibes=[], model_matching=None,
+                                      preference=None)).startswith("Its 60 test pairs detect a separability of")
+
+
+def _gate_size(n: int, margin: float, verdict: str) -> float:
+    """The largest chance, at a true shift exactly on ±margin (over the nuisance share of −1 verdicts), that the
+    compare gate's verdict is `verdict`: every outcome of n prompts judged through `shift_of` and `gate`."""
+    from scipy.special import gammaln, xlogy
+
+    from engine.drift.shift import gate, shift_of
+
+    ups, downs = (a.ravel() for a in np.indices((n + 1, n + 1)))
+    possible = ups + downs <= n
+    ups, downs = ups[possible], downs[possible]
+    hits = np.array([gate([[shift_of("v", -np.r_[np.ones(u), -np.ones(d), np.zeros(n - u - d)], margin)]])[0][0]
+                     .verdict == verdict for u, d in zip(ups, downs, strict=True)])
+    log_ways = gammaln(n + 1) - gammaln(ups + 1) - gammaln(downs + 1) - gammaln(n - ups - downs + 1)
+    worst = 0.0
+    for delta in (margin, -margin):
+        for q in np.linspace(max(0.0, -delta), (1 - delta) / 2, 101):
+            p = np.exp(log_ways + xlogy(ups, q + delta) + xlogy(downs, q) + xlogy(n - ups - downs, 1 - 2 * q - delta))
+            worst = max(worst, float(p[hits].sum()))
+    return worst
+
+
+@pytest.mark.parametrize("n", [10, 12, 20, 30])
+@pytest.mark.parametrize("margin", [0.05, 0.1])
+def test_the_gate_holds_its_level_at_the_margin_by_exact_enumeration(n: int, margin: float) -> None:
+    """FAIL tested only the side the shift lay on, at the full level: at a shift exactly on the margin it failed
+    5.89% of gates at 12 prompts (margin 0.05). Both sides tested, the smaller p doubled, it stays under 5%, and
+    so does PASS (TOST), summed exactly over every outcome."""
+    assert _gate_size(n, margin, "fail") <= 0.05
+    assert _gate_size(n, margin, "pass") <= 0.05

@@ -7,9 +7,9 @@ shift is head minus base, δ = P(head higher) − P(base higher), estimated by �
 Three tests per vibe, each with its own question (`engine.ternary` for the statistic):
 - *moved?* the exact two-sided sign test over the prompts that moved (VibeCheck's test); Holm over the vibes of
   one model slot's table.
-- *beyond the margin?* (a gated vibe) Tango's score test of |δ| ≤ margin against |δ| > margin on the side the
-  shift lies, with an exact unconditional p-value; Holm over every (model slot, gated vibe) of the comparison.
-  The gate fails when it holds.
+- *beyond the margin?* (a gated vibe) Tango's score test of |δ| ≤ margin against |δ| > margin, both sides
+  tested with exact unconditional p-values and the smaller doubled (`beyond_either_side`); Holm over every
+  (model slot, gated vibe) of the comparison. The gate fails when it holds.
 - *within the margin?* TOST with the same statistic: δ ≥ +margin and δ ≤ −margin each rejected, p the larger
   (an intersection–union test, so passing every gate needs no correction).
 Neither: inconclusive, with the prompts that would give the deciding test 80% power at the level it faces if
@@ -95,8 +95,8 @@ def shift_of(vibe: str, nu: np.ndarray, margin: float | None = None,
     out = Shift(vibe, n, shift, low, high, p_moved, margin=margin, higher=higher, lower=lower)
     if margin is None or n == 0:
         return out
-    beyond = (ternary.p_above(higher, lower, n, margin) if shift >= 0
-              else ternary.p_below(higher, lower, n, -margin))
+    beyond = beyond_either_side(ternary.p_above(higher, lower, n, margin),
+                                ternary.p_below(higher, lower, n, -margin))
     equivalent = max(ternary.p_below(higher, lower, n, margin), ternary.p_above(higher, lower, n, -margin))
     return replace(out, p_beyond=beyond, p_equivalent=equivalent)
 
@@ -117,9 +117,16 @@ def _conversation_shift(vibe: str, nu: np.ndarray, margin: float | None, cluster
         return out
     t = scipy_stats.t(n - 1)
     above, below = stats.skew_corrected_t(means, margin), stats.skew_corrected_t(means, -margin)
-    beyond = float(t.sf(above) if shift >= 0 else t.cdf(below))
+    beyond = beyond_either_side(float(t.sf(above)), float(t.cdf(below)))
     equivalent = max(float(t.cdf(above)), float(t.sf(below)))
     return replace(out, p_beyond=beyond, p_equivalent=equivalent)
+
+
+def beyond_either_side(above: float, below: float) -> float:
+    """The p-value of "beyond the margin on either side" from the two one-sided tests' (Bonferroni: twice the
+    smaller). Testing only the side the shift lies on at the full level let the data pick the side: at a shift
+    exactly on the margin that failed 5.9% of gates at 12 prompts (margin 0.05), 6.05% over conversations."""
+    return min(1.0, 2 * min(above, below))
 
 
 def with_metric(s: Shift, metric: str, base: list[str], head: list[str]) -> Shift:
@@ -182,9 +189,9 @@ def _detectable(s: Shift, alpha: float) -> float | None:
 def prompts_needed(s: Shift, beyond_alpha: float = ALPHA) -> int | None:
     """Prompts for 80% power in the score test that would decide `s`, if its shift and proportions held: TOST
     (at α) when the shift lies inside the margin, the beyond-margin test at its Holm step `beyond_alpha` when
-    outside. The variance under the null is Tango's at the nearer margin, under the alternative the
-    observed one; power's quantile is z₁₋β, or z₁₋β/₂ for TOST at a shift of exactly 0 (both sides bind).
-    None below two prompts or for a shift on the margin (`Shift.undecidable` says which)."""
+    outside (one side of it, at half that step). The variance under the null is Tango's at the nearer margin,
+    under the alternative the observed one; power's quantile is z₁₋β, or z₁₋β/₂ for TOST at a shift of exactly
+    0 (both sides bind). None below two prompts or for a shift on the margin (`Shift.undecidable` says which)."""
     if s.margin is None or s.n < 2:
         return None
     p_plus, p_minus = s.higher / s.n, s.lower / s.n
@@ -194,12 +201,12 @@ def prompts_needed(s: Shift, beyond_alpha: float = ALPHA) -> int | None:
     if s.unit == "conversations":  # the t-tests' normal approximation, at the conversations' observed SD
         if not s.unit_sd:
             return None
-        z_alpha = scipy_stats.norm.ppf(1 - (ALPHA if gap > 0 else beyond_alpha))
+        z_alpha = scipy_stats.norm.ppf(1 - (ALPHA if gap > 0 else beyond_alpha / 2))
         z_power = scipy_stats.norm.ppf(1 - (1 - POWER) / 2 if gap > 0 and s.shift == 0 else POWER)
         return max(s.n, math.ceil(float((z_alpha + z_power) * s.unit_sd / abs(gap)) ** 2))
     side = s.margin if s.shift >= 0 else -s.margin
     null_sd = math.sqrt(ternary.null_variance(p_plus, p_minus, side))
     observed_sd = math.sqrt(max(p_plus + p_minus - s.shift**2, 0.0))
-    z_alpha = scipy_stats.norm.ppf(1 - (ALPHA if gap > 0 else beyond_alpha))
+    z_alpha = scipy_stats.norm.ppf(1 - (ALPHA if gap > 0 else beyond_alpha / 2))
     z_power = scipy_stats.norm.ppf(1 - (1 - POWER) / 2 if gap > 0 and s.shift == 0 else POWER)
     return max(s.n, math.ceil(float((z_alpha * null_sd + z_power * observed_sd) / abs(gap)) ** 2))

@@ -22,7 +22,8 @@ MARKER = "<!-- vibe-compare -->"  # the GitHub Action finds and updates its own 
 ESTIMATOR = ("shift = head minus base, in verdict units (the panel's verdict per prompt: −1, 0 or +1), the mean "
              "over shared prompts with Tango's 95% score interval for a paired difference of proportions; moved: the "
              "exact two-sided sign test, Holm over each model slot's vibes; gates: beyond the margin by Tango's score "
-             "test with an exact unconditional p-value (Holm over every gated vibe of every slot), within it by TOST "
+             "test on both sides with exact unconditional p-values, the smaller doubled (Holm over every gated vibe of "
+             "every slot), within it by TOST "
              f"on the same statistic, at α = {ALPHA}; no shift is a claim about the vibe as this panel measures it")
 TIED_MOSTLY = 0.5  # above this share of tied prompts a pass says how little of the data it speaks for
 

@@ -68,8 +68,15 @@ def could_show(vc: VibeCheckResult) -> str:
     """What the test pairs could have shown, for a headline that names no vibe: the smallest separability the
     one-sided sign test detects with 80% power at unweighted Holm's first step (a vibe of the family's mean
     weight) even if every pair leans one way, and about how many test pairs a typical vibe needs. A trial of a
-    few prompts then reads as too small, not as "no difference"."""
-    n = sum(p.split == "test" for p in vc.pairs)
+    few prompts then reads as too small, not as "no difference". Where the test pairs are turns of conversations
+    the unit is the conversation, whose mean verdict is not −1, 0 or +1: the count is of conversations, and no
+    detectable size is given, since the sign test's formula for it does not hold there."""
+    tested = [p for p in vc.pairs if p.split == "test"]
+    n = len(tested)
+    if any(p.conversation for p in tested):
+        talks = len({p.cluster for p in tested})
+        return (f"Its {talks} test conversation{'s' if talks != 1 else ''} ({n} turns) give no detectable "
+                "separability: a conversation's mean verdict is not −1, 0 or +1, which that formula assumes.")
     alpha = ALPHA / max(claims(vc), 1)
     smallest = stats.sign_test_mde(n, n, alpha=alpha)
     need = next(m for m in itertools.count(2)
