@@ -35,7 +35,7 @@ from sizes import pick
 
 from engine import ternary
 from engine.builtin_plugins.methods.vibecheck.heldout import wilson
-from engine.drift.shift import ALPHA, gate, shift_of
+from engine.drift.shift import ALPHA, beyond_either_side, gate, shift_of
 
 MARGIN = 0.1
 DRAWS = pick(2000, 40)
@@ -89,7 +89,7 @@ def exact_rates(shape: str, n: int) -> tuple[float, float]:
     below_up, above_up = ternary._exact_tails(n, MARGIN)
     below_down, above_down = ternary._exact_tails(n, -MARGIN)
     passed = (below_up[plus, minus] < ALPHA) & (above_down[plus, minus] < ALPHA)
-    beyond = np.where(plus >= minus, above_up[plus, minus], below_down[plus, minus])
+    beyond = np.vectorize(beyond_either_side)(above_up[plus, minus], below_down[plus, minus])
     failed = beyond < ALPHA
     return float(prob[passed & ~failed].sum()), float(prob[failed].sum())
 

@@ -57,13 +57,14 @@ def skew_corrected_t(values: Sequence[float] | np.ndarray, null: float) -> float
                            + skewness / (6 * n))
 
 
-def verdict_interval(values: Sequence[float] | np.ndarray, seed: int = 0, rounds: int = 2000) -> tuple[float, float]:
+def verdict_interval(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """95% interval of a mean verdict that stays inside the verdicts' range [−1, 1] (a t-interval does not:
     [0.24, 1.36] from a few pairs). Verdicts of −1, 0 and +1: Tango's score interval for P(+1) − P(−1)
     (`engine.ternary`), from one verdict on; a percentile bootstrap of them collapses to [0, 0] when no pair
-    moved. Means of several verdicts (a conversation's turns): a percentile bootstrap over them, and the whole
-    range [−1, 1] below two (one mean says nothing of its spread). NaN for no value."""
-    from engine import ternary
+    moved. Means of several verdicts (a conversation's turns): the betting interval (`engine.betting`), which
+    holds its level at every n where a t-interval or a bootstrap collapses on conversations that all agree.
+    NaN for no value."""
+    from engine import betting, ternary
 
     array = np.asarray(values, dtype=float)
     if not len(array):
@@ -71,9 +72,7 @@ def verdict_interval(values: Sequence[float] | np.ndarray, seed: int = 0, rounds
     if np.isin(array, (-1.0, 0.0, 1.0)).all():
         plus, minus, n = ternary.counts(array)
         return ternary.interval(plus, minus, n)
-    if len(array) < 2:
-        return -1.0, 1.0
-    return bootstrap_interval(array, seed, rounds)
+    return betting.interval(array)
 
 
 def bootstrap_interval(values: np.ndarray, seed: int, rounds: int) -> tuple[float, float]:

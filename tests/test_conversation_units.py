@@ -144,18 +144,18 @@ def test_compare_tests_the_mean_shift_of_each_conversation() -> None:
     1 down, two-sided p = 1; beyond ±0.2: a one-sided t-test on 2 df of the mean against 0.2, on Hall's
     skew-corrected statistic: s = 0.78764, skewness γ = mean((x − x̄)³)/s³ = −0.150892/0.488624 = −0.30881,
     S = (7/18 − 0.2)/s, T = √3 (S + γS²/3 + γ²S³/27 + γ/18) = 0.37549 against +0.2 and 1.16817 against −0.2;
-    beyond tests both sides and doubles the smaller p."""
+    beyond tests both sides and doubles the smaller p. The interval is the betting interval of the three means."""
+    from engine import betting
+
     nu = -np.array([1, 1, 0, -1, 0, 1], dtype=float)
     clusters = ["c1", "c1", "c1", "c2", "c2", "c3"]
     s = shift_of("v", nu, margin=0.2, clusters=clusters)
     means = np.array([2 / 3, -1 / 2, 1.0])
     sd = means.std(ddof=1)
-    se = sd / math.sqrt(3)
     assert (s.n, s.unit, s.higher, s.lower) == (3, "conversations", 2, 1)
     assert s.shift == pytest.approx(7 / 18)
     assert s.p_moved == pytest.approx(1.0)
-    half = scipy_stats.t.ppf(0.975, 2) * se
-    assert (s.low, s.high) == pytest.approx((max(7 / 18 - half, -1), min(7 / 18 + half, 1)))
+    assert (s.low, s.high) == betting.interval(means)  # the conversations' means, in order of appearance
     assert s.p_beyond == pytest.approx(2 * scipy_stats.t.sf(0.375492, 2), abs=2e-6)
     assert s.p_equivalent == pytest.approx(max(scipy_stats.t.cdf(0.375492, 2), scipy_stats.t.sf(1.168173, 2)),
                                            abs=1e-6)

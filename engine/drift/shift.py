@@ -16,7 +16,9 @@ Neither: inconclusive, with the prompts that would give the deciding test 80% po
 the observed shift and proportions held. The interval is Tango's 95% score interval.
 
 Turns of conversations are not independent prompts: there the unit is the conversation, whose shift is the
-mean of −ν over its turns (no longer −1, 0 or +1). The shift is the mean over conversations with a t-interval;
+mean of −ν over its turns (no longer −1, 0 or +1). The shift is the mean over conversations with the betting
+interval (`engine.betting`: the t-interval it replaced covered 42–67% at 5 conversations when the shift sat in a
+few conversations only, and collapsed to [0, 0] on samples of conversations that all agreed);
 moved is the exact sign test over the conversations' means; beyond and within the margin are one-sided t-tests
 of that mean against the margin (TOST for within), each conversation one observation, on Hall's skew-corrected
 statistic (`stats.skew_corrected_t`): means of a few ternary verdicts are skewed, and the plain t-test then
@@ -108,9 +110,9 @@ def _conversation_shift(vibe: str, nu: np.ndarray, margin: float | None, cluster
                                          [c for c, ok in zip(clusters, judged, strict=True) if ok]))
     n = len(means)
     shift = float(means.mean()) if n else 0.0
-    low, high = stats.mean_interval(means.tolist()) if n else (float("nan"), float("nan"))
+    low, high = stats.verdict_interval(means)  # never [0, 0] on conversations that all agree, as a t-interval was
     sd = float(means.std(ddof=1)) if n > 1 else None
-    out = Shift(vibe, n, shift, max(low, -1.0), min(high, 1.0), stats.sign_test(means) if n else None,
+    out = Shift(vibe, n, shift, low, high, stats.sign_test(means) if n else None,
                 margin=margin, higher=int((means > 0).sum()), lower=int((means < 0).sum()), unit="conversations",
                 unit_sd=sd)
     if margin is None or not sd:  # below two conversations, or all alike: no t-test exists

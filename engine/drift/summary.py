@@ -179,9 +179,10 @@ def notes(comparisons: list[SlotComparison]) -> list[str]:
 
 
 CONVERSATIONS = ("The prompts are turns of conversations, judged with the earlier turns each run's model saw, so the "
-                 "unit is the conversation: its shift is the mean over its turns, the interval a t-interval over "
-                 "conversations, moved the sign test over their means, and the gates one-sided t-tests of the mean "
-                 "against the margin (TOST within it), every n a count of conversations.")
+                 "unit is the conversation: its shift is the mean over its turns, the interval a betting interval over "
+                 "conversations (Waudby-Smith & Ramdas 2024; it holds its level at any number of conversations), "
+                 "moved the sign test over their means, and the gates one-sided t-tests of the mean against the margin "
+                 "(TOST within it), every n a count of conversations.")
 
 
 def write(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, out: Path) -> Path:

@@ -2,7 +2,7 @@
 
 A profile cell is one model's separability against the reference on one vibe (the mean panel verdict ν over
 prompts, > 0: the model sits higher than the reference), with Tango's 95% score interval for a paired
-difference of proportions (a percentile bootstrap over conversations where a unit is a conversation's mean
+difference of proportions (the betting interval of `engine.betting` where a unit is a conversation's mean
 verdict), and, where a metric measures the vibe, the model's mean measure beside the reference's. A grid of
 models × vibes makes that many claims at once, so a cell is called clear only when its exact sign test over
 prompts survives Benjamini–Hochberg over every cell of the profile (5% false discovery rate). Vibes that
@@ -158,7 +158,7 @@ class ProfileResult:
 def profile(comparisons: list[VibeCheckResult], reference: str, vibes: list[Vibe], origins: dict[str, str],
             labels: Labels, seed: int = 0, rounds: int = BOOTSTRAP_ROUNDS) -> ProfileResult:
     """The profile of every compared model from its comparison with the reference (model A: the model)."""
-    cells = [_cell(vc, vibe, _held_out_only(vibe, origins), seed, rounds) for vc in comparisons for vibe in vibes]
+    cells = [_cell(vc, vibe, _held_out_only(vibe, origins)) for vc in comparisons for vibe in vibes]
     turns = turn_cells(comparisons, vibes, {v.name: _held_out_only(v, origins) for v in vibes}, seed, rounds)
     # the grid and its turn-by-turn breakdown are claims on one page: one Benjamini–Hochberg family
     adjusted = stats.benjamini_hochberg([c.p_value for c in cells] + [t.p_value for t in turns])
@@ -183,7 +183,7 @@ def _held_out_only(vibe: Vibe, origins: dict[str, str]) -> bool:
     return origins.get(vibe.name, "declared").startswith("discovered")
 
 
-def _cell(vc: VibeCheckResult, vibe: Vibe, held_out: bool, seed: int, rounds: int) -> ProfileCell:
+def _cell(vc: VibeCheckResult, vibe: Vibe, held_out: bool) -> ProfileCell:
     pairs = [p for p in vc.pairs if (not held_out or p.split == "test") and p.nu[vibe.name] is not None]
     # the turns of one conversation are one unit: a conversation's mean verdict enters the interval and test
     nu = np.array(stats.cluster_means([float(p.nu[vibe.name] or 0) for p in pairs], [p.cluster for p in pairs]))
@@ -191,7 +191,7 @@ def _cell(vc: VibeCheckResult, vibe: Vibe, held_out: bool, seed: int, rounds: in
     where = "test" if held_out else "all"
     if not len(nu):
         return ProfileCell(vc.model_a, vibe.name, None, None, None, 0, where)
-    low, high = stats.verdict_interval(nu, seed, rounds)  # Tango's for verdicts, a bootstrap for means
+    low, high = stats.verdict_interval(nu)  # Tango's for verdicts, the betting interval for means
     measured = [p.measures[vibe.name] for p in pairs if vibe.name in p.measures]
     values = np.array(measured, dtype=float).reshape(len(measured), 2)
     has = len(values) > 0
