@@ -199,7 +199,9 @@ class Validation:
     agreements: list[PeopleAgreement] = field(default_factory=list)
     human_human: list[HumanHuman] = field(default_factory=list)
     corrected: list[Corrected] = field(default_factory=list)
-    flagged: dict[str, str] = field(default_factory=dict)  # vibe -> why its panel is flagged
+    flagged: dict[str, str] = field(default_factory=dict)  # vibe -> why its panel reads it unlike people
+    as_people: dict[str, str] = field(default_factory=dict)  # vibe -> why its panel reads it as people do
+    undecided: dict[str, str] = field(default_factory=dict)  # vibe -> why the labels cannot tell which
     labellers: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     unmatched: int = 0  # labels naming a pair this comparison does not have

@@ -1,7 +1,12 @@
 """People check the judges: the labels of a comparison's pairs (files, and columns of its dataset) against
-every judge of each vibe and the panel (`engine.analyze.people` computes each figure), and a flag on the
-leaderboard where the panel reads a vibe unlike people: it agrees with people less than people agree with
-each other, or, with one labeller, its κ with people on the test labels is below 0.4.
+every judge of each vibe and the panel (`engine.analyze.people` computes each figure), and, per vibe, how the
+panel reads it beside people, on evidence rather than point estimates (which flagged nearly half of the panels
+exactly as good as a person):
+- where two or more people labelled pairs, from the 95% interval of the panel's agreement with people minus
+  people's with each other (pairs the units): *unlike people* when it lies below 0, *as people read it* when it
+  lies above −`PARITY` (the panel at most that much behind a person), else *not enough labels to tell*;
+- with one labeller, from the 95% interval of the panel's κ with people on the test labels: unlike people when
+  it lies below `KAPPA_FLOOR`, as people read it when above, else not enough labels to tell.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from engine.builtin_plugins.methods.vibecheck.discovery.splits import split_seed
 from engine.builtin_plugins.methods.vibecheck.options import VibeCheckOptions
 from engine.builtin_plugins.methods.vibecheck.records import PANEL, PairVerdicts, Validation
 
-KAPPA_FLOOR = 0.4  # below it, with no second labeller to compare with, a judge is flagged
+KAPPA_FLOOR = 0.4  # κ with people below which, with no second labeller to compare with, a judge reads unlike them
+PARITY = 0.1  # how far behind people's agreement with each other the panel may be and still read as they do
 
 
 def judge_verdicts(pairs: Sequence[PairVerdicts], vibe: str, judge: str) -> dict[str, int]:
@@ -60,25 +66,36 @@ def validate(labels: list[HumanLabel], pairs: Sequence[PairVerdicts], judges: di
                 out.human_human.append(between)
         if (corrected := corrected_separability(mine, panel, clusters, vibe)) is not None:
             out.corrected.append(corrected)
-        if why := _flag(out, vibe):
-            out.flagged[vibe] = why
+        state, why = reading(out, vibe)
+        {UNLIKE: out.flagged, LIKE: out.as_people, UNDECIDED: out.undecided}[state][vibe] = why
     return out
 
 
-def _flag(out: Validation, vibe: str) -> str:
-    """Why the panel's reading of `vibe` is flagged, or ""."""
+UNLIKE, LIKE, UNDECIDED = "unlike people", "as people read it", "not enough labels to tell"
+
+
+def reading(out: Validation, vibe: str) -> tuple[str, str]:
+    """How the panel reads `vibe` beside people (the module docstring's three states), and why."""
     between = next((h for h in out.human_human if h.vibe == vibe and h.judge == PANEL), None)
     if between is not None:
-        if between.judge_agreement < between.human:
-            return (f"the panel agrees with people {between.judge_agreement:.0%} of the time, people with each "
-                    f"other {between.human:.0%} (on the {between.pairs} pairs two or more labelled)")
-        return ""
+        said = (f"the panel agrees with people {between.judge_agreement:.0%} of the time, people with each other "
+                f"{between.human:.0%}, a difference of {between.judge_agreement - between.human:+.0%} "
+                f"[{between.low:+.0%}, {between.high:+.0%}] on the {between.pairs} pairs two or more labelled")
+        if between.high < 0:
+            return UNLIKE, said
+        return (LIKE, said) if between.low >= -PARITY else (UNDECIDED, f"{said}, which cannot tell whether it is "
+                                                                        f"more than {PARITY:.0%} behind them")
     rows = [a for a in out.agreements if a.vibe == vibe and a.judge == PANEL and a.kappa is not None]
     test = next((a for a in rows if a.split == "test"), rows[0] if rows else None)
-    if test is not None and test.kappa is not None and test.kappa < KAPPA_FLOOR:
-        return (f"the panel's κ with people is {test.kappa:.2f} on the {test.split} labels, below {KAPPA_FLOOR} "
-                "(no second labeller to compare with)")
-    return ""
+    if test is None or test.kappa is None or test.kappa_low is None or test.kappa_high is None:
+        return UNDECIDED, "no κ with people on these labels (one category throughout, or none labelled)"
+    said = (f"the panel's κ with people is {test.kappa:.2f} [{test.kappa_low:.2f}, {test.kappa_high:.2f}] on the "
+            f"{test.labels} {test.split} labels (no second labeller to compare with)")
+    if test.kappa_high < KAPPA_FLOOR:
+        return UNLIKE, f"{said}, below {KAPPA_FLOOR}"
+    if test.kappa_low >= KAPPA_FLOOR:
+        return LIKE, f"{said}, above {KAPPA_FLOOR}"
+    return UNDECIDED, f"{said}, whose interval reaches both sides of {KAPPA_FLOOR}"
 
 
 def against_people(prepared: Prepared, analysis: Analysis, pairs: list[PairVerdicts], models: tuple[str, str],
