@@ -168,3 +168,30 @@ def test_too_few_prompts_to_split_is_said_not_fitted() -> None:
     outcomes = human_outcomes(items, MODELS, vibe_control.feature_function(candidates))
     assert vibe_control.control(outcomes, MODELS, candidates, ControlOptions(), ties="half", rounds=10, seed=0,
                                 unit="prompt") is None
+
+
+@pytest.mark.parametrize("prompts", [1, 3])
+def test_a_controlled_ranking_alone_on_too_few_prompts_says_so_on_the_page_and_the_console(tmp_path: Path,
+                                                                                          prompts: int) -> None:
+    """`methods: [vibe_controlled]` alone on a log of 1 or 3 prompts: the "too few" warning reached only
+    rankings.json (the page was empty and the console silent), and 3 prompts fitted the control on one test prompt
+    with intervals of zero width. Now no controlled ranking is fitted below 20 test prompts, and the reason is on
+    the page and on the console."""
+    import subprocess
+    import sys
+
+    rows = [{"q": item.prompt, "a": b.model_a, "b": b.model_b, "ra": item.outputs[b.model_a],
+             "rb": item.outputs[b.model_b], "w": "model_a" if b.winner == b.model_a else "model_b"}
+            for item in _battle_log(4, prompts, [0.3, 1.0, 2.0, 4.0], [0.0] * 4, 1.0) for b in item.battles]
+    (tmp_path / "battles.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "spec.yaml").write_text(SPEC.replace("[bradley_terry, vibe_controlled]", "[vibe_controlled]")
+                                        .replace("CONTROL", "[cheer]"))
+    done = subprocess.run([sys.executable, "-m", "engine", "run", "spec.yaml", "--out", "run", "--quiet"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "warning: vibe control chooses its vibes on the training prompts" in done.stdout
+    assert "a controlled ranking needs at least 20" in done.stdout
+    body = json.loads((tmp_path / "run" / "ranks" / "rankings.json").read_text())
+    assert body["control"] is None and any("needs at least 20" in w for w in body["warnings"])
+    page = (tmp_path / "run" / "index.html").read_text()
+    assert "ranks: no ranking" in page and "a controlled ranking needs at least 20" in page

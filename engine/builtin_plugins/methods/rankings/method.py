@@ -68,7 +68,7 @@ class Rankings(AnalysisMethod):
         """One entry per rating method, each with its chart."""
         from engine.api.report import charts, slug
 
-        out = []
+        out: list[dict[str, Any]] = []
         for ranking in (r for r in result.rankings if r.subset == "all"):
             spec = charts.ratings_chart([asdict(r) for r in ranking.ratings], f"{ranking.method} rating (95% CI)")
             charts.export(spec, page.run_dir / "charts" / f"{slug(result.analysis)}-{ranking.method}")
@@ -82,9 +82,22 @@ class Rankings(AnalysisMethod):
                                         "vibe-controlled rating, test prompts (95% CI)")
             charts.export(spec, page.run_dir / "charts" / f"{slug(result.analysis)}-vibe_controlled")
             out.append({"analysis": result.analysis, "source": result.outcomes, "control": control,
-                        "warnings": [], "chart": spec,
+                        "warnings": [] if out else result.warnings, "chart": spec,
                         "chart_file": f"charts/{slug(result.analysis)}-vibe_controlled.svg"})
+        if not out and result.warnings:  # nothing was ranked: the page still says why
+            out.append({"analysis": result.analysis, "source": result.outcomes, "control": None, "ranking": None,
+                        "warnings": result.warnings})
         return out
+
+    def summary(self, section: str, result: Any) -> str | None:
+        """The analysis' rankings in one line, then each of its warnings, as the page shows them."""
+        if section != "rankings":
+            return None
+        methods = [r.method for r in result.rankings if r.subset == "all"]
+        if result.control is not None and result.control.controlled is not None:
+            methods.append("vibe_controlled")
+        line = f"  {result.analysis}: {', '.join(methods) or 'no ranking'} ({result.outcomes.split(';')[0]})"
+        return "\n".join([line, *(f"  warning: {w}" for w in result.warnings)])
 
 
 @dataclass
@@ -142,11 +155,12 @@ def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
     result = RankingResult(analysis.name, source, rankings, warnings)
     if controlled and has_style:
         models = list(analysis.models) or sorted({o.model_a for o in outcomes} | {o.model_b for o in outcomes})
-        result.control = vibe_control.control(outcomes, models, candidates, opts.control, ties=opts.tie_rule(),
-                                              rounds=opts.bootstrap, seed=opts.seed, unit=unit)
-        if result.control is None:
-            result.warnings.append(f"vibe control splits the {unit}s into training and test, and one side has no "
-                                   f"comparison to fit: too few {unit}s for a controlled ranking.")
+        why = vibe_control.too_few(outcomes, opts.control, ties=opts.tie_rule(), seed=opts.seed, unit=unit)
+        if why:
+            result.warnings.append(why)
+        else:
+            result.control = vibe_control.control(outcomes, models, candidates, opts.control, ties=opts.tie_rule(),
+                                                  rounds=opts.bootstrap, seed=opts.seed, unit=unit)
     elif controlled:
         result.warnings.append("vibe control needs both answers' text for every comparison, and some have none: "
                                "no controlled ranking.")

@@ -138,17 +138,37 @@ def feature_function(chosen: Sequence[Covariate]) -> Callable[[str | None, str |
     return features
 
 
+MIN_TEST_UNITS = 20  # test prompts (conversations) below which no controlled ranking is fitted
+
+
+def too_few(outcomes: Sequence[Outcome], opts: ControlOptions, *, ties: str, seed: int, unit: str) -> str | None:
+    """Why the seeded split of `outcomes` leaves too little to fit a controlled ranking, or None. Everything the
+    control reports is fitted on the test units and its intervals resample them: on one test prompt the
+    bootstrap prints intervals of zero width, which read as precise."""
+    units = sorted({o.unit for o in outcomes})
+    train_units, _ = stats.split(units, opts.train, seed)
+    training = set(train_units)
+    train = _kept([o for o in outcomes if o.unit in training], ties)
+    tested = {o.unit for o in _kept([o for o in outcomes if o.unit not in training], ties)}
+    if not train or len(tested) < MIN_TEST_UNITS:
+        return (f"vibe control chooses its vibes on the training {unit}s and fits everything it reports on the test "
+                f"{unit}s, resampling them for its intervals: the split leaves {len(tested)} test {unit}(s) with a "
+                f"decisive or tied comparison{'' if train else ' and no training comparison'}, and a controlled "
+                f"ranking needs at least {MIN_TEST_UNITS}. No controlled ranking is given.")
+    return None
+
+
 def control(outcomes: Sequence[Outcome], models: list[str], candidates: Sequence[Covariate], opts: ControlOptions,
             *, ties: str, rounds: int, seed: int, unit: str) -> VibeControl | None:
     """The whole control (see the module docstring); each outcome's style holds `feature_function`'s values.
-    None when the split leaves either side without a comparison to fit."""
+    None when the split leaves too few test units (`too_few` says why)."""
+    if too_few(outcomes, opts, ties=ties, seed=seed, unit=unit):
+        return None
     units = sorted({o.unit for o in outcomes})
     train_units, _ = stats.split(units, opts.train, seed)
     training = set(train_units)
     train = _kept([o for o in outcomes if o.unit in training], ties)
     test = _kept([o for o in outcomes if o.unit not in training], ties)
-    if not train or not test:
-        return None
     names = [c.name for c in candidates]
     columns = {name: len(STYLE_FEATURES) + i for i, name in enumerate(names)}
     notes: list[str] = []
