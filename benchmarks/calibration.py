@@ -66,7 +66,7 @@ import test_selection_calibration as sims  # noqa: E402
 from sizes import pick  # noqa: E402
 
 from engine import stats  # noqa: E402
-from engine.builtin_plugins.methods.vibecheck.heldout import wilson  # noqa: E402
+from engine.stats import wilson  # noqa: E402
 
 RUNS = pick(600, 3)
 CONVERSATION_RUNS = pick(600, 2)

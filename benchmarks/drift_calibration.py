@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sizes import pick
 
 from engine import ternary
-from engine.builtin_plugins.methods.vibecheck.heldout import wilson
 from engine.drift.shift import ALPHA, beyond_either_side, gate, shift_of
+from engine.stats import wilson
 
 MARGIN = 0.1
 DRAWS = pick(2000, 40)

@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sizes import pick
 
-from engine.builtin_plugins.methods.vibecheck.heldout import wilson
 from engine.drift.monitor import State, unit_batch, watch
 from engine.drift.shift import ALPHA, gate, shift_of
+from engine.stats import wilson
 
 MARGIN, VIBES, CHANGE = 0.1, 5, 10
 LOOKS, BATCH = pick(30, 12), pick(50, 10)  # smoke: small batches, whose exact tables build in a moment

@@ -57,6 +57,21 @@ def skew_corrected_t(values: Sequence[float] | np.ndarray, null: float) -> float
                            + skewness / (6 * n))
 
 
+Z95 = 1.959963984540054  # the normal quantile of a two-sided 95% interval
+
+
+def wilson(successes: float, n: int) -> tuple[float, float]:
+    """Wilson score 95% interval of a proportion (half successes allowed: a coin-flip prediction); NaN for n = 0.
+    Near 95% coverage from a handful of trials, where a percentile bootstrap of the share covers 86–90% at 10–30
+    (people's labels of a mostly tied vibe)."""
+    if n == 0:
+        return float("nan"), float("nan")
+    p = successes / n
+    centre = (p + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
+    half = Z95 / (1 + Z95**2 / n) * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n**2))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def verdict_interval(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """95% interval of a mean verdict that stays inside the verdicts' range [−1, 1] (a t-interval does not:
     [0.24, 1.36] from a few pairs). Verdicts of −1, 0 and +1: Tango's score interval for P(+1) − P(−1)

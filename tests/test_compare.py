@@ -120,7 +120,8 @@ def test_compare_export_and_report_work_from_run_folders_alone(tmp_path: Path) -
 
 def test_people_check_the_panel_that_measures_the_drift(tmp_path: Path) -> None:
     """The base run's spec gives people's labels that call terse the more excited on every prompt, where the
-    panel says chatty is on the odd ones: κ below 0.4 with one labeller, so the comparison flags enthusiasm.
+    panel says chatty is on the odd ones: κ 0 with one labeller, in every bootstrap round of its 32 test labels,
+    wholly below 0.4, so the comparison flags enthusiasm.
     Head's chatty answers have 12 words instead of 40, and a person labelled 20 of the 40 compared pairs:
     verbosity a (the base's answer longer) on 18, neither on 2; enthusiasm b on the odd ones, neither on the
     even. By hand: the panel agrees on 18/20 and 20/20. Verbosity's panel verdicts never vary (the base is
@@ -139,7 +140,8 @@ def test_people_check_the_panel_that_measures_the_drift(tmp_path: Path) -> None:
         (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         spec = SPEC.replace("DATA", f"{name}.jsonl").replace("GATES", "{}")
         if name == "base":
-            spec = spec.replace("judges: [metrics]}", "judges: [metrics], validation: {files: [people.csv]}}")
+            spec = spec.replace("judges: [metrics]}", "judges: [metrics], validation: {files: [people.csv], "
+                                                          "dev: 0.2}}")  # 32 test labels: κ has an interval
         (tmp_path / f"{name}.yaml").write_text(spec, encoding="utf-8")
         runs[name] = tmp_path / name
         run_spec(tmp_path / f"{name}.yaml", runs[name], tmp_path / "c.sqlite", quiet=True, report=False)

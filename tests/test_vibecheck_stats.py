@@ -229,7 +229,7 @@ def test_preference_takes_a_vibe_that_adds_to_length() -> None:
 
 def test_wilson_interval_by_hand() -> None:
     # 8 of 10: centre (0.8 + 1.96²/20) / (1 + 1.96²/10); half-width 1.96/(1 + 1.96²/10)·√(0.016 + 1.96²/400)
-    low, high = heldout.wilson(8, 10)
+    low, high = stats.wilson(8, 10)
     assert low == pytest.approx(0.4902, abs=1e-4) and high == pytest.approx(0.9433, abs=1e-4)
 
 

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from engine.api.analysis import stats
 from engine.api.execution import derived, run_beside
 from engine.builtin_plugins.methods.vibecheck.firth import correct
-from engine.builtin_plugins.methods.vibecheck.heldout import wilson
 
 BUCKETS = 2**20
 CAP = 10_000  # training pairs fitted, and test pairs scored, at most
@@ -170,7 +170,7 @@ def measured(train: list[Pair], test: list[Pair]) -> Ceiling | None:
         return None
     right = correct(classifier.decision(test), np.ones(len(test)))
     accuracy = float(right.mean())
-    low, high = wilson(float(right.sum()), len(test))
+    low, high = stats.wilson(float(right.sum()), len(test))
     return Ceiling(accuracy, low, high, len(train), len(test))
 
 

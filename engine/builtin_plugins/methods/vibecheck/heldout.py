@@ -44,7 +44,6 @@ conversation, intervals resampling conversations and no refit p-values (`prefere
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -78,7 +77,6 @@ DESCRIPTIVE = ("descriptive: the fit on the training pairs that chose these term
 BOOTSTRAP_ROUNDS = 2000
 TURN_LABELS = ("no p-value: the labels are per turn, and a likelihood-ratio test on the refit would count a "
                "conversation's turns as independent")
-Z95 = 1.959963984540054
 Z80 = 0.8416212335729143  # z of 80%: the power a "detectable" size is stated at
 CLAIMS_ALPHA = 0.05  # the level of the Holm family of one comparison's claims
 
@@ -135,23 +133,13 @@ class HeldOutFit:
         return next((b for b in self.baselines if b.rule == rule), None)
 
 
-def wilson(successes: float, n: int) -> tuple[float, float]:
-    """Wilson score 95% interval of a proportion (half successes allowed: a coin-flip prediction)."""
-    if n == 0:
-        return float("nan"), float("nan")
-    p = successes / n
-    centre = (p + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
-    half = Z95 / (1 + Z95**2 / n) * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n**2))
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def _accuracy(rule: str, correct: np.ndarray, clusters: list[str] | None = None) -> Accuracy:
     """Wilson's interval over independent rows; over turns of conversations, a bootstrap of whole
     conversations (n: turns)."""
     if clusters is not None:
         low, high = stats.cluster_bootstrap_interval(correct, clusters, 0, BOOTSTRAP_ROUNDS)
     else:
-        low, high = wilson(float(correct.sum()), len(correct))
+        low, high = stats.wilson(float(correct.sum()), len(correct))
     return Accuracy(rule, float(correct.mean()) if len(correct) else float("nan"), low, high, len(correct))
 
 

@@ -21,6 +21,7 @@ from engine.api.analysis import (
     assign_splits,
     corrected_separability,
     human_human,
+    people,
     read_columns,
     read_labels,
 )
@@ -87,8 +88,11 @@ def reading(out: Validation, vibe: str) -> tuple[str, str]:
                                                                         f"more than {PARITY:.0%} behind them")
     rows = [a for a in out.agreements if a.vibe == vibe and a.judge == PANEL and a.kappa is not None]
     test = next((a for a in rows if a.split == "test"), rows[0] if rows else None)
-    if test is None or test.kappa is None or test.kappa_low is None or test.kappa_high is None:
+    if test is None or test.kappa is None:
         return UNDECIDED, "no κ with people on these labels (one category throughout, or none labelled)"
+    if test.kappa_low is None or test.kappa_high is None:
+        return UNDECIDED, (f"the panel's κ with people is {test.kappa:.2f} on the {test.labels} {test.split} labels, "
+                           f"too few for an interval (given from {people.MIN_KAPPA_UNITS} prompts)")
     said = (f"the panel's κ with people is {test.kappa:.2f} [{test.kappa_low:.2f}, {test.kappa_high:.2f}] on the "
             f"{test.labels} {test.split} labels (no second labeller to compare with)")
     if test.kappa_high < KAPPA_FLOOR:
