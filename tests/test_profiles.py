@@ -273,7 +273,7 @@ def test_publish_merges_runs_that_share_a_reference(planted_run: tuple[Path, obj
 def test_a_profile_cell_of_two_prompts_is_p_one_half_not_clear(tmp_path: Path) -> None:
     """Two prompts, the longer model longer on both: a cell of two +1 verdicts. The exact sign test gives
     p = 0.5 (a t-test on [+1, +1] gave p = 0, which survived any correction), so the profile page shows 0.500
-    and calls nothing clear; beside it, that no test on two prompts could reach p < 0.05."""
+    and calls nothing clear; beside it, that no test on two prompts could reach the level BH leaves the cell."""
     data = tmp_path / "planted.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in _rows()[:2]), encoding="utf-8")
     spec = tmp_path / "planted.yaml"
@@ -287,4 +287,6 @@ def test_a_profile_cell_of_two_prompts_is_p_one_half_not_clear(tmp_path: Path) -
     page = next((run_dir / "profiles").glob("*-longer.html")).read_text()
     row = page[page.index(">verbosity<"):]
     row = row[:row.index("</tr>")]
-    assert "p 0.500" in row and "too few prompts for p &lt; 0.05" in row and 'class="kept"' not in page
+    assert cell.power_alpha is not None  # the level BH leaves the cell, which no test of two prompts reaches
+    assert "p 0.500" in row and 'class="kept"' not in page
+    assert f"too few prompts for p &lt; {cell.power_alpha:.3g}, the level BH leaves it" in row

@@ -164,6 +164,7 @@ def test_the_page_says_when_a_model_only_equals_the_majority_class(finished: Pat
         fit = regressions[key]
         majority = next(b for b in fit["baselines"] if b["rule"] == "majority class")
         expected = fit["test_accuracy"] <= majority["accuracy"]
-        said = f"does no better than always predicting the training majority ({100 * majority['accuracy']:.1f}%"
+        said = f"No better than always predicting the training majority ({100 * majority['accuracy']:.1f}%"
         assert (said in page) == expected, (key, fit["test_accuracy"], majority)
+        assert (said in (finished / "index.html").read_text()) == expected  # on the card too
     assert ("Below chance" in page) == any(regressions[k]["ci_high"] < 0.5 for k in ("model_matching", "preference"))
