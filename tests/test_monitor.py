@@ -15,21 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_compare import SPEC as COMPARED
 
 from engine.drift.anytime import CAP, log_wealth, stakes, track
 from engine.drift.monitor import State, unit_batch, watch
 
-SPEC = """\
-name: watched
-models: {terse: {provider: recorded}, chatty: {provider: recorded}}
-judges: {metrics: {kind: metric}}
-datasets: {d: {source: {path: DATA}, fields: {id: id, prompt: q, outputs: {terse: terse, chatty: chatty}}}}
-vibes:
-  - {name: verbosity, low: short, high: long, metric: length_words}
-  - {name: enthusiasm, low: calm, high: excited, metric: exclamations}
-gates: {verbosity: {max_shift: 0.1}}
-analyses: {vibecheck: {dataset: d, models: [terse, chatty], judges: [metrics]}}
-"""
+SPEC = COMPARED.replace("GATES", "{verbosity: {max_shift: 0.1}}")  # two recorded models, a metric panel
 
 
 def test_the_e_process_by_hand() -> None:
