@@ -94,10 +94,9 @@ def agreement_with_people(labels: Sequence[HumanLabel], verdicts: dict[str, int]
     counts = np.zeros((int(units.max()) + 1, size * size))  # each unit's confusion counts, flattened
     cells = np.array([codes[h] * size + codes[m] for h, m in zip(human, machine, strict=True)], dtype=np.intp)
     np.add.at(counts, (units, cells), 1)
-    drawn = np.random.default_rng(seed).integers(0, len(counts), size=(ROUNDS, len(counts)))
-    tables = np.zeros((ROUNDS, len(counts)))
-    np.add.at(tables, (np.arange(ROUNDS)[:, None], drawn), 1)  # how often each round drew each unit
-    kappas = confusion_scores((tables @ counts).reshape(ROUNDS, size, size))[1]
+    rng = np.random.default_rng(seed)
+    kappas = np.concatenate([confusion_scores(_resampled(counts, rng, rounds).reshape(rounds, size, size))[1]
+                             for rounds in _blocks(ROUNDS, len(counts))])
     agreed = counts[:, [k * size + k for k in range(size)]].sum(axis=1)  # each unit's labels its verdict equals
     labelled = counts.sum(axis=1)
     a_low, a_high = (stats.wilson(float(agreed.sum()), len(rows)) if (labelled == 1).all()
@@ -107,6 +106,21 @@ def agreement_with_people(labels: Sequence[HumanLabel], verdicts: dict[str, int]
                      and len(counts) >= MIN_KAPPA_UNITS else (None, None))
     return PeopleAgreement(vibe, judge, split, len(rows), point[0], float(a_low), float(a_high), point[1],
                            None if k_low is None else float(k_low), None if k_high is None else float(k_high))
+
+
+def _blocks(rounds: int, units: int, cells: int = 4_000_000) -> list[int]:
+    """Rounds in blocks whose round × unit table stays under `cells` entries (32 MB)."""
+    most = max(1, cells // max(units, 1))
+    return [min(most, rounds - start) for start in range(0, rounds, most)]
+
+
+def _resampled(counts: np.ndarray, rng: np.random.Generator, rounds: int) -> np.ndarray:
+    """The summed rows of `counts` (one per unit) in each of `rounds` resamples of the units with replacement."""
+    drawn = rng.integers(0, len(counts), size=(rounds, len(counts)))
+    times = np.zeros((rounds, len(counts)))
+    np.add.at(times, (np.arange(rounds)[:, None], drawn), 1)  # how often each round drew each unit
+    summed: np.ndarray = times @ counts
+    return summed
 
 
 def confusion_scores(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
