@@ -227,7 +227,8 @@ def test_a_run_against_a_reference_reads_each_comparisons_labels(tmp_path: Path)
 
 def test_twenty_pairs_labelled_by_keyboard_in_the_label_view_are_read_back_by_a_run(tmp_path: Path) -> None:
     """In headless Chromium, from disk: the label view draws 20 of a run's 40 pairs, shows them blind, takes a
-    label per pair from the keyboard (1, 2 or 0 for neither), reveals the panel only after it, and downloads
+    label per pair from the keyboard (1, 2 or 0 for neither), reveals the panel only after it (and takes it off
+    the screen again when ← undoes a label, which left the undone pair's verdict showing), and downloads
     the labels; a run whose spec reads that file reports agreement and κ equal to a hand count of the file
     against the panel's verdicts, split by split."""
     from test_report import BROWSER_ARGS, CHROMIUM
@@ -261,6 +262,13 @@ def test_twenty_pairs_labelled_by_keyboard_in_the_label_view_are_read_back_by_a_
             assert "panel said" not in page.inner_text("#label-card")  # nothing of the panel before the label
             page.keyboard.press("120"[k % 3])
             assert f"Pair {k + 1}, enthusiasm: you said" in page.inner_text("#reveal")
+            if k == 0:  # ← undoes it: the pair comes back blind, its panel verdict off the screen
+                page.keyboard.press("ArrowLeft")
+                page.wait_for_function("document.getElementById('reveal').textContent.includes('undone')")
+                page.wait_for_selector("article.labelling[data-k='0']")
+                assert "panel said" not in page.inner_text("#reveal") + page.inner_text("#label-card")
+                page.keyboard.press("1")
+                assert "Pair 1, enthusiasm: you said" in page.inner_text("#reveal")
         page.wait_for_function("document.getElementById('label-status').textContent.startsWith('All 20')")
         with page.expect_download() as download:
             page.click("#download")

@@ -142,7 +142,14 @@
   function back() {  // the last labelled pair of the sample loses its labels, to be given again
     for (var k = store.sample.length - 1; k >= 0; k--) {
       var id = data.ids[store.sample[k].i];
-      if (store.labels[id]) { delete store.labels[id]; save(); render(); return; }
+      if (store.labels[id]) {
+        delete store.labels[id];
+        save();
+        // the panel's verdict on the pair comes off the screen too: it is about to be labelled again, blind
+        document.getElementById("reveal").textContent = "Pair " + (k + 1) + ": its labels are undone; label it again.";
+        render();
+        return;
+      }
     }
   }
 
