@@ -130,8 +130,9 @@ def test_openai_messages_with_tool_calls_are_shown_not_measured(tmp_path: Path) 
     for model, prose in prose_of.items():
         rows = [{"id": f"c{n}", "messages": trace(model, prose)} for n in range(3)]
         (tmp_path / f"{model}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (tmp_path / "spec.yaml").write_text(TRACE_SPEC.format(format="openai-messages", unit="turn",
-                                                          paths="a.jsonl, b.jsonl"))
+    calm = "{name: enthusiasm, low: calm, high: excited, metric: exclamations}"  # no '!' anywhere: dropped
+    spec = TRACE_SPEC.format(format="openai-messages", unit="turn", paths="a.jsonl, b.jsonl")
+    (tmp_path / "spec.yaml").write_text(spec.replace("length_words}]", f"length_words}}, {calm}]"))
     prepared = prepare(tmp_path / "spec.yaml")
     items = prepared.items["t"]
     assert [it.id for it in items][:2] == ["c0#1", "c0#2"] and items[0].outputs["b"] == "About 520k."
@@ -147,9 +148,11 @@ def test_openai_messages_with_tool_calls_are_shown_not_measured(tmp_path: Path) 
                               ["tool result · search", TOOL_RESULT]]
     assert [label for label, _ in second["a_before"]] == ["system", "user", "tool call", "tool result · search",
                                                           "assistant"]
-    # a two-model comparison breaks its vibes down by turn too, on the test pairs
+    # a two-model comparison breaks its kept vibes (and no dropped one) down by turn too, on the test pairs
     turns = json.loads((run_dir / "vibecheck" / "turns.json").read_text())
-    assert {(t["vibe"], t["turn"]) for t in turns} == {("verbosity", 1), ("verbosity", 2)}
+    kept = {v["name"] for v in map(json.loads, (run_dir / "vibecheck" / "vibes.jsonl").open()) if v["kept"]}
+    assert {(t["vibe"], t["turn"]) for t in turns} == {(v, turn) for v in kept for turn in (1, 2)}
+    assert "verbosity" in kept and "enthusiasm" not in kept
     assert "<h3>Turn by turn</h3>" in (run_dir / "index.html").read_text()
 
 

@@ -220,8 +220,10 @@ class VibeCheck(AnalysisMethod):
             from engine.builtin_plugins.methods.vibecheck.turns import TURN_TEST, turn_cells
 
             result = _compared(prepared, analysis, results, origins)
-            vibes = opts.measured(prepared.spec.vibes)
-            # turn by turn on the test pairs: the training pairs chose which vibes are kept and their direction
+            kept = {v.name for v in result.vibes if v.kept}
+            vibes = [v for v in opts.measured(prepared.spec.vibes) if v.name in kept]
+            # turn by turn on the test pairs, for the vibes the training pairs kept (and in the direction they
+            # showed): a dropped vibe's turn cells were claims the page's own keep/drop had already declined
             result.turns = turn_cells([result], vibes, {v.name: True for v in vibes}, split_seed(analysis), 1000)
             result.turn_test = TURN_TEST
             write_vibecheck(result, run_dir)

@@ -23,7 +23,8 @@ from engine.builtin_plugins.methods.vibecheck.records import TurnCell, VibeCheck
 
 TURN_TEST = ("per turn: an exact sign test over conversations (one-sided in the training direction on held-out "
              "conversations for a discovered vibe, two-sided for a declared one), Benjamini–Hochberg over every turn "
-             "cell; the change from turn 1: a bootstrap over the conversations that have both turns")
+             "cell, a family of its own apart from the headline's; the change from turn 1: a bootstrap over the "
+             "conversations that have both turns")
 
 
 def turn_cells(comparisons: list[VibeCheckResult], vibes: list[Vibe], held_out: dict[str, bool], seed: int,
