@@ -60,7 +60,7 @@ def stream(rng: np.random.Generator, shapes: list[tuple[float, float]],
 
 def monitored(shifts: np.ndarray, grid: int = 0) -> tuple[State, list]:
     """The monitor's state after every look of `shifts`, and its watches (through `unit_batch` and `watch`)."""
-    state = State("baseline", "model", NAMES, dict.fromkeys(NAMES, MARGIN), NAMES)
+    state = State("baseline", "model", NAMES, dict.fromkeys(NAMES, MARGIN))
     for k, look in enumerate(shifts):
         ids = [f"d{k}-p{i:03d}" for i in range(BATCH)]
         state.looks.append(unit_batch(f"day{k + 1}", "sim", ids, -look, None, NAMES))  # ν: + when base higher

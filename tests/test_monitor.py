@@ -60,7 +60,7 @@ def test_a_look_s_units_are_prompts_or_conversation_means_in_id_order() -> None:
 def _state(shifts: np.ndarray, margin: float = 0.1) -> State:
     """A monitor of shifts[look, unit, vibe] (+1: the look sits higher) over vibes v0, v1, ... all gated."""
     names = [f"v{j}" for j in range(shifts.shape[-1])]
-    state = State("b", "m", names, dict.fromkeys(names, margin), names)
+    state = State("b", "m", names, dict.fromkeys(names, margin))
     for k, look in enumerate(shifts):
         state.looks.append(unit_batch(f"d{k}", "s", [f"{k}-{i:03d}" for i in range(len(look))], -look, None, names))
     return state

@@ -59,10 +59,14 @@ class State:
     model: str
     vibes: list[str]
     margins: dict[str, float]  # vibe -> margin (0: not gated, "moved at all")
-    gated: list[str]
     alpha: float = ALPHA
     looks: list[Batch] = field(default_factory=list)
     version: int = STATE_VERSION
+
+    @property
+    def gated(self) -> list[str]:
+        """The vibes the baseline spec gates: those with a margin."""
+        return [v for v in self.vibes if self.margins[v] > 0]
 
     @property
     def claims(self) -> int:
@@ -143,8 +147,7 @@ def start(base: Run, base_dir: Path, model: str | None, state: State | None) -> 
     if unknown:
         raise MonitorError(f"gates: {', '.join(unknown)} name no vibe the baseline's panel measures "
                            f"({', '.join(vibes)})")
-    fresh = State(str(base_dir.resolve()), model, vibes, {v: float(gates.get(v, 0.0)) for v in vibes},
-                  [v for v in vibes if gates.get(v, 0.0) > 0])
+    fresh = State(str(base_dir.resolve()), model, vibes, {v: float(gates.get(v, 0.0)) for v in vibes})
     if state is None:
         return fresh
     for what, now, then in (("baseline", fresh.baseline, state.baseline), ("model slot", model, state.model),
@@ -179,13 +182,14 @@ def watch(state: State, grid: int = 801) -> list[VibeWatch]:
     """Every vibe's figures at every look, and the first look at which each claim was made (`grid`: the
     confidence sequence's, `anytime.track`; 0 leaves it out, for simulations that read the claims only)."""
     out = []
+    gated = set(state.gated)
     for vibe in state.vibes:
         batches = [np.array([np.nan if v is None else v for v in look.values[vibe]], dtype=float)
                    for look in state.looks]
         looks = track(batches, state.margins[vibe], state.threshold, grid)
-        out.append(VibeWatch(vibe, state.margins[vibe], vibe in state.gated, looks,
+        out.append(VibeWatch(vibe, state.margins[vibe], vibe in gated, looks,
                              _first(looks, state.threshold, "e_above"), _first(looks, state.threshold, "e_below"),
-                             _first(looks, state.threshold, "e_within") if vibe in state.gated else None))
+                             _first(looks, state.threshold, "e_within") if vibe in gated else None))
     return out
 
 
@@ -198,9 +202,9 @@ def status(w: VibeWatch, look: int) -> str:
     crossed = w.crossed
     if crossed is not None and crossed <= look:
         up = w.above == crossed
-        if not w.margin:
+        if not w.gated:  # margin 0: moved at all
             return f"moved {'up' if up else 'down'} (not gated)"
-        return f"moved {'above +' if up else 'below −'}{w.margin:g}" + ("" if w.gated else " (not gated)")
+        return f"moved {'above +' if up else 'below −'}{w.margin:g}"
     if w.within is not None and w.within <= look:
         return f"within ±{w.margin:g}"
     return "watching"

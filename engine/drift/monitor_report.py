@@ -5,14 +5,13 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from engine.drift.monitor import State, VibeWatch, e_value, status
-from engine.drift.summary import json_ready, page_environment
+from engine.drift.summary import json_ready, page_environment, signed
 
 ESTIMATOR = ("Each look's answers are paired with the baseline's answers to the same prompts and judged by the "
              "baseline's panel; a unit (a prompt, or a conversation: the mean of its turns' verdicts) gives the shift "
@@ -26,10 +25,6 @@ ESTIMATOR = ("Each look's answers are paired with the baseline's answers to the 
              "it moved. A batch's own mean is one look's figure, with no interval.")
 
 
-def _num(x: float | None, digits: int = 3) -> str:
-    return "—" if x is None or not math.isfinite(x) else f"{x:+.{digits}f}"
-
-
 def rows(state: State, watches: list[VibeWatch]) -> list[dict[str, Any]]:
     """A row per vibe as of the last look, gated vibes that moved first, then the rest as the panel lists them."""
     last = len(state.looks) - 1
@@ -37,14 +32,13 @@ def rows(state: State, watches: list[VibeWatch]) -> list[dict[str, Any]]:
     for w in watches:
         now = w.looks[last]
         crossed = w.crossed
+        since = crossed if crossed is not None else w.within  # the look its status was first said at
         link = _explorer(state, w, crossed if crossed is not None else last)
         out.append({"vibe": w.vibe, "margin": f"±{w.margin:g}" if w.gated else "not gated (0)",
                     "status": status(w, last), "moved": crossed is not None, "gated": w.gated,
-                    "since": "—" if crossed is None and w.within is None else
-                    f"look {(crossed if crossed is not None else w.within or 0) + 1} "
-                    f"({state.looks[crossed if crossed is not None else w.within or 0].name})",
-                    "running": _num(now.running_mean), "interval": f"[{_num(now.low)}, {_num(now.high)}]",
-                    "batch": _num(now.batch_mean), "units": now.units,
+                    "since": "—" if since is None else f"look {since + 1} ({state.looks[since].name})",
+                    "running": signed(now.running_mean), "interval": f"[{signed(now.low)}, {signed(now.high)}]",
+                    "batch": signed(now.batch_mean),
                     "e_above": e_value(now.e_above), "e_below": e_value(now.e_below),
                     "e_within": e_value(now.e_within), "pairs": link})
     return sorted(out, key=lambda r: (not (r["moved"] and r["gated"]), not r["moved"]))
@@ -77,16 +71,17 @@ def headline(state: State, watches: list[VibeWatch]) -> str:
     return f"No gate is declared (the baseline spec's `gates`); {looks} watched for any move."
 
 
-def to_markdown(state: State, watches: list[VibeWatch]) -> str:
+def to_markdown(state: State, said: str, table: list[dict[str, Any]]) -> str:
+    """The comment: `said` (the headline), then `table` (`rows`)."""
     last = state.looks[-1]
-    lines = [f"## vibe monitor: {state.model} since `{state.baseline}`", "", headline(state, watches), "",
+    lines = [f"## vibe monitor: {state.model} since `{state.baseline}`", "", said, "",
              f"Last look: {last.name}, {len(last.ids)} {last.unit}"
              + (f" ({last.only_look} of its prompts not in the baseline, left out)" if last.only_look else "")
              + f". Family: {state.claims} claims over {len(state.vibes)} vibes, each made at e ≥ "
                f"{e_value(state.threshold)} (α = {state.alpha:g}).", "",
              "| vibe | margin | status | since | running shift [always-valid 95%] | last batch | e above | e below "
              "| e within | pairs |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows(state, watches):
+    for r in table:
         pairs = f"[pairs]({r['pairs']})" if r["pairs"] else "—"
         name = f"**{r['vibe']}**" if r["moved"] else r["vibe"]
         lines.append(f"| {name} | {r['margin']} | {r['status']} | {r['since']} | {r['running']} {r['interval']} | "
@@ -102,20 +97,20 @@ def write(state: State, watches: list[VibeWatch], out: Path) -> None:
             "looks": [{"name": look.name, "source": look.source, "unit": look.unit, "units": len(look.ids),
                        "only_base": look.only_base, "only_look": look.only_look, "explorer": look.explorer}
                       for look in state.looks],
-            "vibes": [{**{k: v for k, v in asdict(w).items() if k != "looks"},
-                       "looks": [asdict(look) for look in w.looks]} for w in watches]}
+            "vibes": [asdict(w) for w in watches]}
     (out / "monitor.json").write_text(json.dumps(json_ready(body), indent=1) + "\n", encoding="utf-8")
-    (out / "monitor.md").write_text(to_markdown(state, watches), encoding="utf-8")
-    _page(state, watches, out)
+    said, table = headline(state, watches), rows(state, watches)
+    (out / "monitor.md").write_text(to_markdown(state, said, table), encoding="utf-8")
+    _page(state, watches, out, said, table)
 
 
-def _page(state: State, watches: list[VibeWatch], out: Path) -> None:
+def _page(state: State, watches: list[VibeWatch], out: Path, said: str, table: list[dict[str, Any]]) -> None:
     from markupsafe import Markup
 
     env = page_environment(out)
     charts = {w.vibe: Markup(_chart(state, w)) for w in watches}
     page = env.get_template("monitor.html.j2").render(
-        state=state, headline=_plain(headline(state, watches)), rows=rows(state, watches), charts=charts,
+        state=state, headline=_plain(said), rows=table, charts=charts,
         estimator=ESTIMATOR, threshold=e_value(state.threshold), root=".", results=None)
     (out / "index.html").write_text(page, encoding="utf-8")
 

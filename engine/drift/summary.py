@@ -38,7 +38,7 @@ def gate_status(comparisons: list[SlotComparison], inconclusive_fails: bool) -> 
     return not lines, lines
 
 
-def _signed(x: float | None) -> str:
+def signed(x: float | None) -> str:
     return "—" if x is None or not math.isfinite(x) else f"{x:+.3f}"
 
 
@@ -48,7 +48,7 @@ def _p(x: float | None) -> str:
 
 def _verdict(s: Shift) -> str:
     if s.verdict == "fail":
-        return f"FAIL: shift {_signed(s.shift)} is beyond ±{s.margin:g} (p = {_p(s.p_beyond_adjusted)}, Holm)"
+        return f"FAIL: shift {signed(s.shift)} is beyond ±{s.margin:g} (p = {_p(s.p_beyond_adjusted)}, Holm)"
     if s.verdict == "pass":
         if s.tied > TIED_MOSTLY:
             return (f"pass: within ±{s.margin:g} as this panel sees it: {s.tied:.0%} of {s.unit} tied (TOST p = "
@@ -78,7 +78,7 @@ def _rows(c: SlotComparison) -> list[dict[str, Any]]:
     """One comparison's table as both the Markdown and the page show it: largest shift first, each figure
     formatted, moved (Holm-adjusted p < α) marked."""
     return [{"vibe": s.vibe, "moved": s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA,
-             "shift": _signed(s.shift), "interval": f"[{_signed(s.low)}, {_signed(s.high)}]",
+             "shift": signed(s.shift), "interval": f"[{signed(s.low)}, {signed(s.high)}]",
              "p": _p(s.p_moved_adjusted), "detects": "—" if s.detectable is None else f"±{s.detectable:.3f}",
              "metric": _metric(s),
              "gate": _verdict(s) or "—"} for s in sorted(c.shifts, key=lambda s: -abs(s.shift))]
@@ -93,11 +93,11 @@ def _people_rows(c: SlotComparison) -> list[dict[str, str]]:
                      "agreement": "—" if a.agreement is None else
                      f"{a.agreement:.0%} [{a.agreement_low:.0%}, {a.agreement_high:.0%}]",
                      "kappa": "—" if a.kappa is None else f"{a.kappa:.2f} [{_num(a.kappa_low)}, {_num(a.kappa_high)}]",
-                     "corrected": "—" if k is None else f"{_signed(k.estimate)} [{_signed(k.low)}, {_signed(k.high)}] "
+                     "corrected": "—" if k is None else f"{signed(k.estimate)} [{signed(k.low)}, {signed(k.high)}] "
                                                          f"(λ {k.weight:.2f})",
                      "labels_only": "—" if k is None else
-                     f"{_signed(k.labels_only)} [{_signed(k.labels_low)}, {_signed(k.labels_high)}]",
-                     "panel": "—" if k is None else _signed(k.panel)})
+                     f"{signed(k.labels_only)} [{signed(k.labels_low)}, {signed(k.labels_high)}]",
+                     "panel": "—" if k is None else signed(k.panel)})
     return rows
 
 
