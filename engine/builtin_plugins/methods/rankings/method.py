@@ -155,12 +155,11 @@ def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
     result = RankingResult(analysis.name, source, rankings, warnings)
     if controlled and has_style:
         models = list(analysis.models) or sorted({o.model_a for o in outcomes} | {o.model_b for o in outcomes})
-        why = vibe_control.too_few(outcomes, opts.control, ties=opts.tie_rule(), seed=opts.seed, unit=unit)
-        if why:
+        result.control = vibe_control.control(outcomes, models, candidates, opts.control, ties=opts.tie_rule(),
+                                              rounds=opts.bootstrap, seed=opts.seed, unit=unit)
+        if result.control is None and (why := vibe_control.too_few(outcomes, opts.control, ties=opts.tie_rule(),
+                                                                    seed=opts.seed, unit=unit)):
             result.warnings.append(why)
-        else:
-            result.control = vibe_control.control(outcomes, models, candidates, opts.control, ties=opts.tie_rule(),
-                                                  rounds=opts.bootstrap, seed=opts.seed, unit=unit)
     elif controlled:
         result.warnings.append("vibe control needs both answers' text for every comparison, and some have none: "
                                "no controlled ranking.")

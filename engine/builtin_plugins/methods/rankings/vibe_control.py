@@ -141,34 +141,42 @@ def feature_function(chosen: Sequence[Covariate]) -> Callable[[str | None, str |
 MIN_TEST_UNITS = 20  # test prompts (conversations) below which no controlled ranking is fitted
 
 
-def too_few(outcomes: Sequence[Outcome], opts: ControlOptions, *, ties: str, seed: int, unit: str) -> str | None:
-    """Why the seeded split of `outcomes` leaves too little to fit a controlled ranking, or None. Everything the
-    control reports is fitted on the test units and its intervals resample them: on one test prompt the
-    bootstrap prints intervals of zero width, which read as precise."""
+def _split(outcomes: Sequence[Outcome], opts: ControlOptions, ties: str,
+           seed: int) -> tuple[list[Outcome], list[Outcome], int, int]:
+    """The training and test comparisons of the seeded split of the units, as the fits read them (`_kept`), and
+    the numbers of training and test units."""
     units = sorted({o.unit for o in outcomes})
-    train_units, _ = stats.split(units, opts.train, seed)
-    training = set(train_units)
-    train = _kept([o for o in outcomes if o.unit in training], ties)
-    tested = {o.unit for o in _kept([o for o in outcomes if o.unit not in training], ties)}
-    if not train or len(tested) < MIN_TEST_UNITS:
-        return (f"vibe control chooses its vibes on the training {unit}s and fits everything it reports on the test "
-                f"{unit}s, resampling them for its intervals: the split leaves {len(tested)} test {unit}(s) with a "
-                f"decisive or tied comparison{'' if train else ' and no training comparison'}, and a controlled "
-                f"ranking needs at least {MIN_TEST_UNITS}. No controlled ranking is given.")
-    return None
+    training = set(stats.split(units, opts.train, seed)[0])
+    return (_kept([o for o in outcomes if o.unit in training], ties),
+            _kept([o for o in outcomes if o.unit not in training], ties), len(training), len(units) - len(training))
+
+
+def _shortfall(train: Sequence[Outcome], test: Sequence[Outcome], unit: str) -> str | None:
+    """Why a split leaves too little to fit a controlled ranking, or None. Everything the control reports is
+    fitted on the test units and its intervals resample them: on one test prompt the bootstrap prints
+    intervals of zero width, which read as precise."""
+    tested = {o.unit for o in test}
+    if train and len(tested) >= MIN_TEST_UNITS:
+        return None
+    return (f"vibe control chooses its vibes on the training {unit}s and fits everything it reports on the test "
+            f"{unit}s, resampling them for its intervals: the split leaves {len(tested)} test {unit}(s) with a "
+            f"decisive or tied comparison{'' if train else ' and no training comparison'}, and a controlled "
+            f"ranking needs at least {MIN_TEST_UNITS}. No controlled ranking is given.")
+
+
+def too_few(outcomes: Sequence[Outcome], opts: ControlOptions, *, ties: str, seed: int, unit: str) -> str | None:
+    """Why the seeded split of `outcomes` leaves too little for `control` to fit, or None."""
+    train, test, _, _ = _split(outcomes, opts, ties, seed)
+    return _shortfall(train, test, unit)
 
 
 def control(outcomes: Sequence[Outcome], models: list[str], candidates: Sequence[Covariate], opts: ControlOptions,
             *, ties: str, rounds: int, seed: int, unit: str) -> VibeControl | None:
     """The whole control (see the module docstring); each outcome's style holds `feature_function`'s values.
     None when the split leaves too few test units (`too_few` says why)."""
-    if too_few(outcomes, opts, ties=ties, seed=seed, unit=unit):
+    train, test, train_units, test_units = _split(outcomes, opts, ties, seed)
+    if _shortfall(train, test, unit):
         return None
-    units = sorted({o.unit for o in outcomes})
-    train_units, _ = stats.split(units, opts.train, seed)
-    training = set(train_units)
-    train = _kept([o for o in outcomes if o.unit in training], ties)
-    test = _kept([o for o in outcomes if o.unit not in training], ties)
     names = [c.name for c in candidates]
     columns = {name: len(STYLE_FEATURES) + i for i, name in enumerate(names)}
     notes: list[str] = []
@@ -194,9 +202,8 @@ def control(outcomes: Sequence[Outcome], models: list[str], candidates: Sequence
     spread = np.var([s.plain for s in scores])
     removed = float(1 - np.var([s.controlled for s in scores]) / spread) if spread > 0 else None
     shifts = [s.loo_shift_over_halfwidth for s in scores if s.loo_shift_over_halfwidth is not None]
-    return VibeControl(chosen, how, names, scores, coefficients, removed, heldout, len(train_units),
-                       len(units) - len(train_units), len(test), unit, max(shifts) if shifts else None, plain,
-                       controlled, notes)
+    return VibeControl(chosen, how, names, scores, coefficients, removed, heldout, train_units, test_units, len(test),
+                       unit, max(shifts) if shifts else None, plain, controlled, notes)
 
 
 def _kept(outcomes: list[Outcome], ties: str) -> list[Outcome]:
