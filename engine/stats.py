@@ -10,7 +10,7 @@ from collections.abc import Hashable, Iterator, Sequence
 
 import numpy as np
 
-from engine.ternary import floored
+from engine import betting, ternary
 
 
 def round_half_away(x: float) -> int:
@@ -79,8 +79,6 @@ def verdict_interval(values: Sequence[float] | np.ndarray) -> tuple[float, float
     moved. Means of several verdicts (a conversation's turns): the betting interval (`engine.betting`), which
     holds its level at every n where a t-interval or a bootstrap collapses on conversations that all agree.
     NaN for no value."""
-    from engine import betting, ternary
-
     array = np.asarray(values, dtype=float)
     if not len(array):
         return float("nan"), float("nan")
@@ -229,7 +227,7 @@ def sign_test(verdicts: Sequence[float] | np.ndarray, direction: int = 0) -> flo
         return 1.0
     alternative = {1: "greater", -1: "less", 0: "two-sided"}[int(np.sign(direction))]
     # beyond about 1,070 pairs all one way the exact p is below the smallest double: reported at that bound
-    return floored(float(binomtest(higher, higher + lower, 0.5, alternative=alternative).pvalue))
+    return ternary.floored(float(binomtest(higher, higher + lower, 0.5, alternative=alternative).pvalue))
 
 
 def sign_test_mde(nonzero: int, total: int, alpha: float = 0.05, power: float = 0.8,
