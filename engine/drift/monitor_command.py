@@ -99,9 +99,6 @@ def monitor(args: argparse.Namespace) -> int:
     except CompareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if not state.looks:
-        print("error: no look to read", file=sys.stderr)
-        return EXIT_USAGE
     watches = watch(state)
     for k in added or [len(state.looks) - 1]:
         print(look_line(state, watches, k))
