@@ -15,13 +15,15 @@ samples without spread.
 Every p-value here is exact and unconditional: the largest probability, over the nuisance P(−1) on a fine
 grid of the values δ = δ₀ allows, that the trinomial counts (n₊, n₋) give a statistic at least as extreme as
 the one observed. It is never 0, and it holds its level at every n, including the one-directional shifts
-(P(−1) = 0) on which the normal approximation is too liberal (5.8% at 100 prompts). Above `EXACT_UP_TO`
-units the normal approximation of the same statistic is used, where the trinomial is close to normal. Intervals
-invert the same statistic with normal quantiles (Tango's score interval).
+(P(−1) = 0) on which the normal approximation is too liberal: 5.8% at 100 prompts, and still up to 5.5% above
+800, where it was used until it was measured there. It costs O(n) binomial tails per nuisance value (about 0.04 s
+at 800 units, 1 s at 100,000). Intervals invert the same statistic, continuity-corrected, with normal quantiles (Tango's score
+interval).
 """
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -29,7 +31,6 @@ from scipy import optimize
 from scipy import stats as scipy_stats
 from scipy.special import gammaln, xlogy
 
-EXACT_UP_TO = 800  # units; a table of every outcome costs n²/2 × NUISANCE_GRID evaluations (1–3 s at 800 here)
 NUISANCE_GRID = 201
 
 
@@ -58,48 +59,54 @@ def score(plus: np.ndarray | float, minus: np.ndarray | float, n: int, delta0: f
     return np.divide(diff, np.sqrt(variance), out=np.zeros_like(diff), where=variance > 0)
 
 
-@lru_cache(maxsize=8)  # ≤ 10 MB a table at 800 prompts; a comparison reads two per margin and n
-def _exact_tails(n: int, delta0: float) -> tuple[np.ndarray, np.ndarray]:
-    """For every outcome (n₊, n₋) of n prompts, the exact unconditional p-values of Z(δ₀): lower tail
-    sup P(Z ≤ z) and upper tail sup P(Z ≥ z), each an (n+1) × (n+1) array indexed [n₊, n₋]."""
-    plus, minus = (a.ravel() for a in np.indices((n + 1, n + 1)))
-    possible = plus + minus <= n
-    plus, minus = plus[possible], minus[possible]
-    rest = n - plus - minus
-    z = np.round(score(plus, minus, n, delta0), 10)  # equal statistics compare equal
-    order = np.argsort(z, kind="stable")
-    ranked = z[order]
-    last_at_most = np.searchsorted(ranked, ranked, side="right") - 1  # the last outcome with Z ≤ this one's
-    first_at_least = np.searchsorted(ranked, ranked, side="left")
-    log_ways = (gammaln(n + 1) - gammaln(plus + 1) - gammaln(minus + 1) - gammaln(rest + 1))[order]
-    plus, minus, rest = plus[order], minus[order], rest[order]
-    lower, upper = np.zeros(len(z)), np.zeros(len(z))
-    for q in np.linspace(max(0.0, -delta0), (1 - delta0) / 2, NUISANCE_GRID):
-        p_plus, p_rest = q + delta0, 1 - 2 * q - delta0
-        prob = np.exp(log_ways + xlogy(plus, p_plus) + xlogy(minus, q) + xlogy(rest, max(p_rest, 0.0)))
-        # each tail summed from its own end: the upper one as 1 − cdf cancels to 0 below about 1e-16
-        np.maximum(lower, np.cumsum(prob)[last_at_most], out=lower)
-        np.maximum(upper, np.cumsum(prob[::-1])[::-1][first_at_least], out=upper)
-    tables = []
-    for tail in (lower, upper):
-        table = np.full((n + 1, n + 1), np.nan)
-        table[plus, minus] = np.minimum(tail, 1.0)
-        tables.append(table)
-    return tables[0], tables[1]
+def _first_beyond(z_observed: float, n: int, delta0: float, strictly: bool) -> np.ndarray:
+    """For each count of −1 verdicts n₋ = 0…n, the smallest n₊ whose Z(δ₀) is at least `z_observed` (above it,
+    when `strictly`), or n − n₋ + 1 if none is. Z is nondecreasing in n₊ at fixed n₋, so the outcomes at least as
+    extreme as the one observed are, row by row, one run of n₊ values: a bisection over every row at once finds
+    where it starts in log₂ n evaluations of Z rather than n²/2."""
+    minus = np.arange(n + 1)
+    low, high = np.zeros(n + 1, dtype=np.int64), n - minus + 1
+    while (open_ := low < high).any():
+        middle = (low + high) // 2
+        z = np.round(score(np.minimum(middle, n - minus), minus, n, delta0), 10)  # equal statistics compare equal
+        beyond = open_ & ((z > z_observed) if strictly else (z >= z_observed))
+        high = np.where(beyond, middle, high)
+        low = np.where(open_ & ~beyond, middle + 1, low)
+    return low
+
+
+@lru_cache(maxsize=256)
+def _exact_tail(plus: int, minus: int, n: int, delta0: float, upper: bool) -> float:
+    """The exact unconditional p-value of the outcome (n₊, n₋) of n units: the largest, over the nuisance P(−1) = q
+    on a grid of the values δ = δ₀ allows, probability that Z(δ₀) is at least (`upper`) or at most the one
+    observed. Given n₋ the count n₊ is binomial, so each row's tail is one binomial tail (scipy's, summed from its
+    own end: as 1 − cdf the upper one cancelled to 0 below about 1e-16) weighted by P(n₋); rows too improbable
+    for a double (log-probability below −745) are left out, which changes no p-value a double can hold."""
+    z_observed = float(np.round(score(plus, minus, n, delta0), 10))
+    first = _first_beyond(z_observed, n, delta0, strictly=not upper)
+    rows = np.arange(n + 1)
+    log_ways = gammaln(n + 1) - gammaln(rows + 1) - gammaln(n - rows + 1)
+    grid = np.linspace(max(0.0, -delta0), (1 - delta0) / 2, NUISANCE_GRID)
+    worst = 0.0
+    for q in np.array_split(grid, max(1, len(grid) * (n + 1) // 200_000)):  # a few MB of table at a time
+        q = q[:, None]
+        log_row = log_ways + xlogy(rows, q) + xlogy(n - rows, 1 - q)
+        kept = (log_row > -745).any(axis=0)
+        up_share = np.clip(np.divide(q + delta0, 1 - q, out=np.zeros_like(q), where=q < 1), 0.0, 1.0)  # P(+1 | not −1)
+        tail = scipy_stats.binom.sf if upper else scipy_stats.binom.cdf
+        within = tail(first[kept] - 1, n - rows[kept], up_share)
+        worst = max(worst, float(np.max(np.sum(np.exp(log_row[:, kept]) * within, axis=1))))
+    return min(worst, 1.0)
 
 
 def p_below(plus: int, minus: int, n: int, delta0: float) -> float:
     """p-value of δ < δ₀ against δ ≥ δ₀ (the statistic's lower tail)."""
-    if n <= EXACT_UP_TO:
-        return floored(float(_exact_tails(n, delta0)[0][plus, minus]))
-    return floored(float(scipy_stats.norm.cdf(score(plus, minus, n, delta0))))
+    return floored(_exact_tail(plus, minus, n, float(delta0), upper=False))
 
 
 def p_above(plus: int, minus: int, n: int, delta0: float) -> float:
     """p-value of δ > δ₀ against δ ≤ δ₀ (the statistic's upper tail)."""
-    if n <= EXACT_UP_TO:
-        return floored(float(_exact_tails(n, delta0)[1][plus, minus]))
-    return floored(float(scipy_stats.norm.sf(score(plus, minus, n, delta0))))
+    return floored(_exact_tail(plus, minus, n, float(delta0), upper=True))
 
 
 P_FLOOR = float(np.finfo(float).tiny)  # 2.2e-308, the smallest normal double
@@ -111,17 +118,31 @@ def floored(p: float) -> float:
     return max(p, P_FLOOR)
 
 
+CONTINUITY = 0.5  # verdict counts shrunk toward δ₀ before the interval's score: see `interval`
+
+
 def interval(plus: int, minus: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Tango's score interval: the δ₀ whose two-sided score test does not reject at 1 − `level` (Z decreases
-    in δ₀, so each end is one root); NaN below one prompt."""
+    """Tango's score interval with a continuity correction: the δ₀ whose two-sided score test does not reject at
+    1 − `level`, the numerator n₊ − n₋ − n·δ₀ first shrunk by ½ toward 0 (as Newcombe's corrected intervals for
+    paired proportions do). Uncorrected, its coverage fell to 88% at 10 prompts and 91% at 20 where nearly every
+    prompt moved one way (computed exactly over every outcome); corrected it is at least 93% from 10 prompts on
+    (92.9% at 5), for intervals 11% wider at 10 prompts and 4% at 100 (`benchmarks/coverage.py`). Z
+    decreases in δ₀, so each end is one root; NaN below one prompt."""
     if n < 1:
         return float("nan"), float("nan")
     z = float(scipy_stats.norm.ppf(0.5 + level / 2))
     edge = 1 - 1e-12
 
+    def corrected(d0: float) -> float:
+        difference = plus - minus - n * d0
+        shrunk = math.copysign(max(abs(difference) - CONTINUITY, 0.0), difference)
+        q = float(restricted_minus(plus, minus, n, d0))
+        variance = n * (2 * q + d0 * (1 - d0))
+        return shrunk / math.sqrt(variance) if variance > 0 else 0.0
+
     def end(target: float, side: float) -> float:
         def f(d0: float) -> float:
-            return float(score(plus, minus, n, d0)) - target
+            return corrected(d0) - target
         if f(side * edge) * side >= 0:  # even the extreme of the range is not rejected
             return side
         return float(optimize.brentq(f, -edge, edge, xtol=1e-10))

@@ -72,9 +72,9 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
     assert chatty["shared"] == 40 and shifts["verbosity"]["shift"] == -1.0
     assert shifts["verbosity"]["verdict"] == "fail"
     assert shifts["enthusiasm"]["shift"] == 0.5 and shifts["enthusiasm"]["margin"] is None
-    assert "| **verbosity** | -1.000 | [-1.000, -0.825]" in (out / "compare.md").read_text()
+    assert "| **verbosity** | -1.000 | [-1.000, -0.803]" in (out / "compare.md").read_text()
     page = (out / "index.html").read_text()
-    assert "<td><strong>verbosity</strong></td><td>-1.000</td><td>[-1.000, -0.825]" in page
+    assert "<td><strong>verbosity</strong></td><td>-1.000</td><td>[-1.000, -0.803]" in page
     assert "<td>length_words -30 [-30, -30]</td>" in page
     assert (out / "assets" / "style.css").is_file()
     same = _vibe(tmp_path, "compare", str(base), str(again), "--out", str(tmp_path / "same"), "--gate",
@@ -234,15 +234,17 @@ def test_the_shift_and_its_tests_by_hand() -> None:
     two-sided p = 2 × ½² = 0.5 (never 0, which the t-test printed for a sample without spread). Beyond +0.1:
     the largest statistic is the observed one, so p = sup over the nuisance q = P(−1) of P(n₊ = 2) = (q + 0.1)²,
     at q = 0.45 (no ties): 0.55² = 0.3025; both sides are tested, so the smaller one-sided p is doubled: 0.605.
-    Tango's interval: with n₊ = n = 2, q̃ = (1 − δ₀)/2 and
-    Z(δ₀) = √(2(1 − δ₀)/(1 + δ₀)); Z = 1.96 at δ₀ = (2 − 1.96²)/(2 + 1.96²) = −0.3153, and no δ₀ up to 1 is
-    rejected above. Inconclusive: Tango's null variance at +0.1 is 2 × 0.45 + 0.1 × 0.9 = 0.99, none observed,
+    Tango's interval, continuity-corrected: with n₊ = n = 2, q̃ = (1 − δ₀)/2, the variance is 2(1 − δ₀²) and the
+    numerator 2 − 2δ₀ shrunk by ½ is 1.5 − 2δ₀; Z = 1.96 where (4 + 2·1.96²)δ₀² − 6δ₀ + 2.25 − 2·1.96² = 0, at
+    δ₀ = −0.4719, and no δ₀ up to 1 is rejected above. Inconclusive: Tango's null variance at +0.1 is 2 × 0.45 + 0.1 × 0.9 = 0.99, none observed,
     and one side of the beyond test faces α/2, so (1.96 × √0.99 / 0.9)² = 4.70 → 5 prompts."""
     s = shift_of("v", np.array([-1, -1]), margin=0.1)
     assert (s.n, s.shift, s.higher, s.lower) == (2, 1.0, 2, 0)
     assert s.p_moved == pytest.approx(0.5)
     assert s.p_beyond == pytest.approx(2 * 0.3025)
-    assert s.low == pytest.approx((2 - 1.96**2) / (2 + 1.96**2), abs=2e-4) and s.high == 1.0
+    a = 4 + 2 * 1.96**2
+    assert s.low == pytest.approx((6 - np.sqrt(36 - 4 * a * (2.25 - 2 * 1.96**2))) / (2 * a), abs=2e-4)
+    assert s.high == 1.0
     ((gated,),) = gate([[s]])
     assert gated.verdict == "inconclusive" and gated.prompts_needed == 5
     assert shift_of("v", np.array([np.nan, 1.0])).n == 1  # a prompt without a verdict is left out

@@ -439,14 +439,18 @@ def test_bootstrap_draws_a_block_at_a_time_are_the_whole_matrix() -> None:
 
 def test_a_separability_interval_stays_inside_the_verdicts_range() -> None:
     """Three test pairs at +1, +1, 0: the t-interval was 0.667 ± 4.30 × 0.577 / √3 = [−0.768, 2.101], past the
-    +1 every verdict is bounded by. Tango's score interval for P(+1) − P(−1) is [−0.269, 0.939]: each end is
-    where the score statistic reaches ±1.96. Conversation means get a bootstrap interval, inside the range too."""
+    +1 every verdict is bounded by. Tango's continuity-corrected score interval for P(+1) − P(−1) is
+    [−0.404, 0.982]: each end is where the score statistic, its numerator 2 − 3δ shrunk by ½ toward 0, reaches
+    ±1.96. Conversation means get the betting interval, inside the range too."""
     from engine import stats, ternary
 
     low, high = stats.verdict_interval([1, 1, 0])
-    assert (low, high) == pytest.approx((-0.2692, 0.9385), abs=1e-4)
-    assert float(ternary.score(2, 0, 3, low)) == pytest.approx(1.959964, abs=1e-6)
-    assert float(ternary.score(2, 0, 3, high)) == pytest.approx(-1.959964, abs=1e-6)
+    assert (low, high) == pytest.approx((-0.4040, 0.9823), abs=1e-4)
+    for end, z in ((low, 1.959964), (high, -1.959964)):
+        numerator = 2 - 3 * end
+        shrunk = numerator - np.sign(numerator) * 0.5
+        assert shrunk / np.sqrt(3 * (2 * float(ternary.restricted_minus(2, 0, 3, end)) + end * (1 - end))) \
+            == pytest.approx(z, abs=1e-6)
     low, high = stats.verdict_interval([0.5, 1.0, 1.0, 0.25])
     assert -1 <= low <= high <= 1
 
