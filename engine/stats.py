@@ -61,15 +61,20 @@ Z95 = 1.959963984540054  # the normal quantile of a two-sided 95% interval
 
 
 def wilson(successes: float, n: int) -> tuple[float, float]:
-    """Wilson score 95% interval of a proportion (half successes allowed: a coin-flip prediction); NaN for n = 0.
-    Near 95% coverage from a handful of trials, where a percentile bootstrap of the share covers 86–90% at 10–30
-    (people's labels of a mostly tied vibe)."""
+    """Wilson's score 95% interval of a proportion with a continuity correction (Newcombe 1998, method 4; half
+    successes allowed: a coin-flip prediction); NaN for n = 0. Uncorrected, its coverage, computed exactly over
+    every outcome, fell to 84% at 10 trials and 90% at 20–50 for proportions near 0 or 1 (a judge that agrees
+    with people on nearly every label); corrected it is at least 95% from 10 trials on, where a percentile
+    bootstrap of the share covered 86–90% at 10–30 (people's labels of a mostly tied vibe)."""
     if n == 0:
         return float("nan"), float("nan")
     p = successes / n
-    centre = (p + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
-    half = Z95 / (1 + Z95**2 / n) * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n**2))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    spread = 2 * (n + Z95**2)
+    low = 0.0 if p <= 0 else (2 * n * p + Z95**2 - 1
+                              - Z95 * math.sqrt(Z95**2 - 2 - 1 / n + 4 * p * (n * (1 - p) + 1))) / spread
+    high = 1.0 if p >= 1 else (2 * n * p + Z95**2 + 1
+                               + Z95 * math.sqrt(Z95**2 + 2 - 1 / n + 4 * p * (n * (1 - p) - 1))) / spread
+    return max(0.0, low), min(1.0, high)
 
 
 def verdict_interval(values: Sequence[float] | np.ndarray) -> tuple[float, float]:

@@ -228,9 +228,14 @@ def test_preference_takes_a_vibe_that_adds_to_length() -> None:
 
 
 def test_wilson_interval_by_hand() -> None:
-    # 8 of 10: centre (0.8 + 1.96²/20) / (1 + 1.96²/10); half-width 1.96/(1 + 1.96²/10)·√(0.016 + 1.96²/400)
+    """Wilson's interval with a continuity correction (Newcombe 1998, method 4). 8 of 10 by hand: low
+    (16 + z² − 1 − z√(z² − 2 − 1/10 + 4·0.8·(2 + 1))) / (2(10 + z²)) = 0.4422, high (16 + z² + 1
+    + z√(z² + 2 − 1/10 + 4·0.8·(2 − 1))) / (2(10 + z²)) = 0.9646; and the paper's own examples in its Table I."""
     low, high = stats.wilson(8, 10)
-    assert low == pytest.approx(0.4902, abs=1e-4) and high == pytest.approx(0.9433, abs=1e-4)
+    assert low == pytest.approx(0.4422, abs=1e-4) and high == pytest.approx(0.9646, abs=1e-4)
+    for (successes, n), published in [((81, 263), (0.2535, 0.3682)), ((15, 148), (0.0598, 0.1644)),
+                                      ((0, 20), (0.0, 0.2005)), ((1, 29), (0.0018, 0.1963))]:
+        assert stats.wilson(successes, n) == pytest.approx(published, abs=1e-4)
 
 
 def test_holm_adjustment_by_hand() -> None:
