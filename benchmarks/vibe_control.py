@@ -1,5 +1,7 @@
 """Rankings controlled for vibes, against plain Bradley–Terry and Arena's four-feature style control, on held-out
-battles.
+battles. Arena's four features are counted exactly as lmarena counts them (`engine.analyze.arena_style`); they
+are fitted twice: in the rankings' own Bradley–Terry (style4: scaled, not centred, unpenalized) and in Arena's
+own fit (arena_style4: centred, L2-penalized, `rating_systems.py`'s `fit_contextual_bt`).
 
 Two outcome sources, each through the rankings method's own path (`rank_outcomes` with `methods:
 [vibe_controlled]`, vibes discovered on the training prompts), over 10 seeded prompt splits (the analysis' seed):
@@ -15,7 +17,8 @@ test battles), and the largest leave-one-model-out move of a controlled score ov
 four-feature control's on average, and every leave-one-model-out move under one half-width.
 
 Last line: heldout_ll_plain=<float> heldout_ll_style4=<float> heldout_ll_vibes=<float>
-  vibes_beat_style4_splits=<int> max_shift_over_halfwidth=<float> (splits counted over both sources)
+  vibes_beat_style4_splits=<int> max_shift_over_halfwidth=<float> heldout_ll_arena_style4=<float>
+  vibes_beat_arena_style4_splits=<int> (splits counted over both sources)
 """
 
 from __future__ import annotations
@@ -51,13 +54,14 @@ def sources() -> list[tuple[str, object, Analysis]]:
 
 
 def main() -> None:
-    totals: dict[str, list[float]] = {"plain": [], "style4": [], "vibes": []}
-    beats, shifts = 0, []
+    totals: dict[str, list[float]] = {"plain": [], "style4": [], "arena_style4": [], "vibes": []}
+    beats, beats_arena, shifts = 0, 0, []
     for name, prepared, analysis in sources():
         base = RankingsOptions.of(analysis)
         chosen: Counter[str] = Counter()
         print(f"\n{name}: {SPLITS} seeded prompt splits")
-        print(f"{'seed':>4s} {'plain':>8s} {'style4':>8s} {'vibes':>8s}  {'acc vibes':>9s} {'max move':>8s}  chosen")
+        print(f"{'seed':>4s} {'plain':>8s} {'style4':>8s} {'arena':>8s} {'vibes':>8s}  {'acc vibes':>9s} "
+              f"{'max move':>8s}  chosen")
         start = time.perf_counter()
         for seed in range(SPLITS):
             options = dataclasses.replace(base, methods=["vibe_controlled"], seed=seed, bootstrap=ROUNDS)
@@ -67,20 +71,24 @@ def main() -> None:
             for model, value in ll.items():
                 totals[model].append(value)
             beats += ll["vibes"] >= ll["style4"]
+            beats_arena += ll["vibes"] >= ll["arena_style4"]
             shifts.append(control.max_shift_over_halfwidth or 0.0)
             chosen.update(control.chosen)
             accuracy = next(h.accuracy for h in control.heldout if h.model == "vibes")
-            print(f"{seed:4d} {ll['plain']:8.4f} {ll['style4']:8.4f} {ll['vibes']:8.4f}  {accuracy or 0:9.3f} "
+            print(f"{seed:4d} {ll['plain']:8.4f} {ll['style4']:8.4f} {ll['arena_style4']:8.4f} {ll['vibes']:8.4f}  "
+                  f"{accuracy or 0:9.3f} "
                   f"{shifts[-1]:8.2f}  {', '.join(control.chosen) or '(none)'}")
         here = {model: float(np.mean(values[-SPLITS:])) for model, values in totals.items()}
-        print(f"mean: plain {here['plain']:.4f}, style4 {here['style4']:.4f}, vibes {here['vibes']:.4f}; chosen in "
+        print(f"mean: plain {here['plain']:.4f}, style4 {here['style4']:.4f}, arena_style4 {here['arena_style4']:.4f}, "
+              f"vibes {here['vibes']:.4f}; chosen in "
               f"how many splits: {dict(chosen.most_common())}; {time.perf_counter() - start:.0f} s")
     mean = {model: float(np.mean(values)) for model, values in totals.items()}
-    print(f"targets: heldout_ll_vibes ≥ heldout_ll_style4 on average; max_shift_over_halfwidth < 1; the vibes "
-          f"beat style4 on {beats} of {len(totals['vibes'])} splits")
+    print(f"targets: heldout_ll_vibes ≥ heldout_ll_arena_style4 on average; max_shift_over_halfwidth < 1; the "
+          f"vibes beat style4 on {beats} and arena_style4 on {beats_arena} of {len(totals['vibes'])} splits")
     print(f"heldout_ll_plain={mean['plain']:.4f} heldout_ll_style4={mean['style4']:.4f} "
           f"heldout_ll_vibes={mean['vibes']:.4f} vibes_beat_style4_splits={beats} "
-          f"max_shift_over_halfwidth={max(shifts):.3f}")
+          f"max_shift_over_halfwidth={max(shifts):.3f} heldout_ll_arena_style4={mean['arena_style4']:.4f} "
+          f"vibes_beat_arena_style4_splits={beats_arena}")
 
 
 if __name__ == "__main__":

@@ -16,9 +16,9 @@ Every p-value here is exact and unconditional: the largest probability, over the
 grid of the values δ = δ₀ allows, that the trinomial counts (n₊, n₋) give a statistic at least as extreme as
 the one observed. It is never 0, and it holds its level at every n, including the one-directional shifts
 (P(−1) = 0) on which the normal approximation is too liberal: 5.8% at 100 prompts, and still up to 5.5% above
-800, where it was used until it was measured there. It costs O(n) binomial tails per nuisance value (about 0.04 s
-at 800 units, 1 s at 100,000). Intervals invert the same statistic, continuity-corrected, with normal quantiles (Tango's score
-interval).
+800, where it was used until it was measured there. It costs O(n) binomial tails per nuisance value (about
+0.04 s at 800 units, 1 s at 100,000). Intervals invert the same statistic, continuity-corrected, with normal
+quantiles (Tango's score interval).
 """
 
 from __future__ import annotations

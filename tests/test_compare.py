@@ -236,8 +236,9 @@ def test_the_shift_and_its_tests_by_hand() -> None:
     at q = 0.45 (no ties): 0.55² = 0.3025; both sides are tested, so the smaller one-sided p is doubled: 0.605.
     Tango's interval, continuity-corrected: with n₊ = n = 2, q̃ = (1 − δ₀)/2, the variance is 2(1 − δ₀²) and the
     numerator 2 − 2δ₀ shrunk by ½ is 1.5 − 2δ₀; Z = 1.96 where (4 + 2·1.96²)δ₀² − 6δ₀ + 2.25 − 2·1.96² = 0, at
-    δ₀ = −0.4719, and no δ₀ up to 1 is rejected above. Inconclusive: Tango's null variance at +0.1 is 2 × 0.45 + 0.1 × 0.9 = 0.99, none observed,
-    and one side of the beyond test faces α/2, so (1.96 × √0.99 / 0.9)² = 4.70 → 5 prompts."""
+    δ₀ = −0.4719, and no δ₀ up to 1 is rejected above. Inconclusive: Tango's null variance at +0.1 is
+    2 × 0.45 + 0.1 × 0.9 = 0.99, none observed, and one side of the beyond test faces α/2, so
+    (1.96 × √0.99 / 0.9)² = 4.70 → 5 prompts."""
     s = shift_of("v", np.array([-1, -1]), margin=0.1)
     assert (s.n, s.shift, s.higher, s.lower) == (2, 1.0, 2, 0)
     assert s.p_moved == pytest.approx(0.5)

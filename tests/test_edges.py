@@ -198,7 +198,8 @@ def _gate_size(n: int, margin: float, verdict: str) -> float:
     worst = 0.0
     for delta in (margin, -margin):
         for q in np.linspace(max(0.0, -delta), (1 - delta) / 2, 101):
-            p = np.exp(log_ways + xlogy(ups, q + delta) + xlogy(downs, q) + xlogy(n - ups - downs, max(1 - 2 * q - delta, 0.0)))
+            p = np.exp(log_ways + xlogy(ups, q + delta) + xlogy(downs, q)
+                       + xlogy(n - ups - downs, max(1 - 2 * q - delta, 0.0)))
             worst = max(worst, float(p[hits].sum()))
     return worst
 

@@ -134,13 +134,15 @@ def test_style_features_are_normalised_differences_then_standardised() -> None:
 
     a = "# Title\n\n**Bold** and **more**.\n\n- one\n- two\n- three"
     b = "Plain words only here."
-    assert STYLE_FEATURES == ("length", "headers", "bold", "lists")
-    # words 7 (Title, Bold, and, more, one, two, three) vs 4; 1 header vs 0; 2 bold vs 0; 3 list items vs 0
-    assert style_vector(a, b) == pytest.approx(((7 - 4) / 11, 1.0, 1.0, 1.0))
+    assert STYLE_FEATURES == ("tokens", "headers", "lists", "bold")  # Arena's, in its order
+    # cl100k tokens 19 vs 5 (tiktoken's count); 1 header vs 0; 3 list items vs 0; 2 bold vs 0;
+    # each (a − b) / (a + b + 1)
+    assert style_vector(a, b) == pytest.approx(((19 - 5) / 25, 1 / 2, 3 / 4, 2 / 3))
     assert style_vector(b, b) == (0.0, 0.0, 0.0, 0.0)
-    # three battles: the length column (0.5, −0.5, 0) has SD √(1/6); scaled, it reads (√1.5, −√1.5, 0)
+    # three battles: "a b c" is 3 tokens, "a" 1: the token column (0.4, −0.4, 0) has SD √(0.32/3); scaled, it
+    # reads (√1.5, −√1.5, 0)
     battles = np.array([style_vector("a b c", "a"), style_vector("a", "a b c"), style_vector("a b", "c d")])
-    assert battles[:, 0] == pytest.approx([0.5, -0.5, 0.0])
+    assert battles[:, 0] == pytest.approx([0.4, -0.4, 0.0])
     assert scale_style(battles)[:, 0] == pytest.approx([math.sqrt(1.5), -math.sqrt(1.5), 0.0])
     assert scale_style(battles)[:, 1] == pytest.approx([0.0, 0.0, 0.0])  # no headers anywhere: left at 0
     # standardised: scaling a feature leaves its coefficient unchanged, so coefficients compare across features

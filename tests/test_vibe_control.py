@@ -154,7 +154,7 @@ def test_a_run_writes_the_controlled_ranking_and_its_page(tmp_path: Path) -> Non
     _, _, run_dir = run_spec(spec, tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
     control = json.loads((run_dir / "ranks" / "rankings.json").read_text())["control"]
     assert control["chosen"] == ["cheer"] and control["test_units"] == 40
-    assert [h["model"] for h in control["heldout"]] == ["plain", "style4", "vibes"]
+    assert [h["model"] for h in control["heldout"]] == ["plain", "style4", "arena_style4", "vibes"]
     page = (run_dir / "index.html").read_text()
     assert "ranks: controlled for vibes" in page and "Held-out fit" in page
     assert "Arena&#39;s four style features" in page or "Arena's four style features" in page

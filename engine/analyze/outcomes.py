@@ -1,34 +1,23 @@
 """Pairwise outcomes from a dataset, for the ranking module: human preference labels between two models,
 or per-item comparisons of recorded scores across many models. Each outcome carries the style covariates
-Chatbot Arena's style control uses, each the normalized difference (a − b) / (a + b) of one count: answer
-length in words, headers, bold spans and list items (the ranking standardizes them before fitting), and the
-unit it was observed on (its item, the prompt), which the bootstrap resamples."""
+Chatbot Arena's style control uses (`engine.analyze.arena_style`: cl100k tokens, headers, list items and bold
+spans, each (a − b) / (a + b + 1), counted exactly as lmarena counts them), and the unit it was observed on (its
+item, the prompt), which the bootstrap resamples."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
 
+from engine.analyze.arena_style import FEATURES as STYLE_FEATURES
+from engine.analyze.arena_style import style_vector
 from engine.analyze.rankings import Outcome
 from engine.datasets import Item
-from engine.judges.metrics import BOLD, HEADING_LINE, LIST_LINE, words
 
-STYLE_FEATURES = ("length", "headers", "bold", "lists")
+__all__ = ["STYLE_FEATURES", "Features", "human_outcomes", "rating_outcomes", "score_outcomes", "style_vector"]
 
 # an outcome's covariates from its two answers' text (A's, then B's; None where a model has no answer)
 Features = Callable[[str | None, str | None], tuple[float, ...]]
-
-
-def style_vector(text_a: str | None, text_b: str | None) -> tuple[float, ...]:
-    """(a − b) / (a + b) for each of STYLE_FEATURES' counts (0 where both are 0); () without both texts."""
-    if text_a is None or text_b is None:
-        return ()
-
-    def counts(text: str) -> tuple[int, ...]:
-        return (len(words(text)), len(HEADING_LINE.findall(text)), len(BOLD.findall(text)),
-                len(LIST_LINE.findall(text)))
-
-    return tuple((a - b) / (a + b) if a + b else 0.0 for a, b in zip(counts(text_a), counts(text_b), strict=True))
 
 
 def human_outcomes(items: list[Item], models: list[str], features: Features | None = style_vector) -> list[Outcome]:

@@ -5,7 +5,7 @@ preference outcomes of battles.
 Part of the public API (see `engine.api`): plug-ins, built-in or not, import from here."""
 
 from engine import stats
-from engine.analyze import people, reliability
+from engine.analyze import arena_style, people, reliability
 from engine.analyze.outcomes import STYLE_FEATURES, human_outcomes, score_outcomes, style_vector
 from engine.analyze.people import (
     Corrected,
@@ -51,6 +51,7 @@ __all__ = [
     "ReferenceResult",
     "TwoOrders",
     "agreement_with_people",
+    "arena_style",
     "assign_splits",
     "bradley_terry",
     "combine_orders",

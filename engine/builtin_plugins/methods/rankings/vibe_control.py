@@ -22,9 +22,11 @@ step. On the test prompts, never seen by the choice:
 - the share of the plain scores' variance that control removes;
 - leave one model out: refit without its battles and compare the other models' controlled scores (on the same
   anchor: their own mean) with their interval half-widths.
-The held-out fit compares three models trained on the training prompts and scored on the test battles:
-plain Bradley–Terry, Arena's four-feature style control and the vibe-controlled model (log-likelihood per
-battle, and accuracy on the decisive battles).
+The held-out fit compares four models trained on the training prompts and scored on the test battles:
+plain Bradley–Terry; Arena's four style features (`engine.analyze.arena_style`, counted exactly as lmarena
+counts them) in this module's own Bradley–Terry fit (covariates scaled, not centred, unpenalized) and in Arena's
+own fit (centred, L2-penalized: `arena_style.fit`); and the vibe-controlled model (log-likelihood per battle, and
+accuracy on the decisive battles).
 """
 
 from __future__ import annotations
@@ -38,7 +40,17 @@ from typing import Any
 
 import numpy as np
 
-from engine.api.analysis import SCALE, STYLE_FEATURES, Outcome, Ranking, bradley_terry, rank, stats, style_vector
+from engine.api.analysis import (
+    SCALE,
+    STYLE_FEATURES,
+    Outcome,
+    Ranking,
+    arena_style,
+    bradley_terry,
+    rank,
+    stats,
+    style_vector,
+)
 from engine.api.judging import METRICS, measure
 from engine.builtin_plugins.methods.rankings.options import ControlOptions
 
@@ -86,7 +98,7 @@ class ControlledScore:
 
 @dataclass
 class HeldOutFit:
-    model: str  # plain | style4 | vibes
+    model: str  # plain | style4 | arena_style4 | vibes
     log_likelihood: float  # per test battle
     accuracy: float | None  # on the decisive test battles
     battles: int
@@ -187,6 +199,7 @@ def control(outcomes: Sequence[Outcome], models: list[str], candidates: Sequence
         chosen, how = list(names), "declared"
     heldout = [_heldout("plain", train, test, models, [], ties),
                _heldout("style4", train, test, models, list(range(len(STYLE_FEATURES))), ties),
+               _heldout_arena(train, test, models),
                _heldout("vibes", train, test, models, [columns[n] for n in chosen], ties)]
     test_chosen = [_with_columns(o, [columns[n] for n in chosen]) for o in test]
     plain = rank("bradley_terry", [replace(o, style=()) for o in test], models, rounds=rounds, seed=seed, ties=ties,
@@ -303,12 +316,28 @@ def _heldout(name: str, train: Sequence[Outcome], test: Sequence[Outcome], model
     beta = np.array([coefficients[label] for label in labels]) / np.where(spread > 0, spread, 1.0)
     z = np.array([(ratings[o.model_a] - ratings[o.model_b]) / SCALE
                   + float(np.dot([o.style[c] for c in columns], beta)) for o in test])
-    y = np.array([o.score for o in test])
-    p = np.clip(1 / (1 + np.exp(-z)), 1e-12, 1 - 1e-12)
+    return _scored(name, 1 / (1 + np.exp(-z)), np.array([o.score for o in test]))
+
+
+def _heldout_arena(train: Sequence[Outcome], test: Sequence[Outcome], models: list[str]) -> HeldOutFit:
+    """Arena's style control fitted its own way on the training battles (`arena_style.fit`: the features centred
+    and scaled by their training mean and spread, every parameter L2-penalized) and scored on the test battles."""
+    k = len(STYLE_FEATURES)
+    fitted = arena_style.fit([o.model_a for o in train], [o.model_b for o in train],
+                             np.array([o.style[:k] for o in train], dtype=float).reshape(len(train), k),
+                             np.array([o.score for o in train]), models)
+    p = np.concatenate([fitted.win_probability(o.model_a, o.model_b, np.array([o.style[:k]], dtype=float))
+                        for o in test]) if test else np.zeros(0)
+    return _scored("arena_style4", p, np.array([o.score for o in test]))
+
+
+def _scored(name: str, p: np.ndarray, y: np.ndarray) -> HeldOutFit:
+    """A held-out fit's log-likelihood per test battle and accuracy on the decisive ones, from its P(A wins)."""
+    p = np.clip(p, 1e-12, 1 - 1e-12)
     ll = y * np.log(p) + (1 - y) * np.log(1 - p)
     decisive = y != 0.5
     accuracy = float(np.mean((p[decisive] > 0.5) == (y[decisive] == 1))) if decisive.any() else None
-    return HeldOutFit(name, float(ll.mean()) if len(ll) else math.nan, accuracy, len(test), int(decisive.sum()))
+    return HeldOutFit(name, float(ll.mean()) if len(ll) else math.nan, accuracy, len(y), int(decisive.sum()))
 
 
 def _coefficients(test: Sequence[Outcome], models: list[str], chosen: list[str],
