@@ -159,6 +159,9 @@ def test_a_run_writes_the_controlled_ranking_and_its_page(tmp_path: Path) -> Non
     assert "ranks: controlled for vibes" in page and "Held-out fit" in page
     assert "Arena&#39;s four style features" in page or "Arena's four style features" in page
     assert "Holm" in page and "cheer" in page
+    fit = {h["model"]: h["log_likelihood"] for h in control["heldout"]}
+    # the page says so whenever the chosen vibes predict the test comparisons less well than Arena's own control
+    assert ("predict the test comparisons less well than Arena" in page) == (fit["vibes"] < fit["arena_style4"])
 
 
 def test_too_few_prompts_to_split_is_said_not_fitted() -> None:

@@ -30,6 +30,7 @@ from engine.api.spec import Analysis, Labels, Vibe
 from engine.builtin_plugins.methods.vibecheck import heldout
 from engine.builtin_plugins.methods.vibecheck.ceiling import ceiling, unit_pairs
 from engine.builtin_plugins.methods.vibecheck.discovery import statistical as discovery
+from engine.builtin_plugins.methods.vibecheck.discovery.propose import training_pairs
 from engine.builtin_plugins.methods.vibecheck.discovery.splits import (
     discovery_sides,
     mined_items,
@@ -75,7 +76,7 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     sep_min = discovery.separability_min if discovery else 0.05
     opts = VibeCheckOptions.of(analysis)
     mined = mined_items(prepared, analysis)
-    crossfit, crossfit_verdicts = _crossfit_lexicons(pairs, vibes, origins, results, analysis, mined)
+    crossfit, crossfit_verdicts = _crossfit_lexicons(pairs, vibes, origins, results, prepared, analysis, mined)
     vibe_scores = [_vibe_score(v, pairs, analysis, prepared, origins, table.invalid_by_vibe[v.name], kappa_min,
                                sep_min, crossfit_verdicts.get(v.name), mined) for v in vibes]
     kept = [s.name for s in vibe_scores if s.kept]
@@ -154,8 +155,8 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
                                                                         for p in pairs)]
     train = [p for p in pairs if p.split == "train"]
     test = [p for p in pairs if p.split == "test"]
-    if crossfit:  # a lexicon mined from the training pairs: judged on each by the lexicon mined without it, and
-        # on those beyond discovery's sample (`mined`) by its panel, as a test pair is
+    if crossfit is not None:  # a lexicon mined from the training pairs: judged on each by the lexicon mined
+        # without it, and on those beyond discovery's sample (`mined`) by its panel, as a test pair is
         scored = [(v, p.cluster) for p in train
                   if (v := crossfit.get(p.item_id) if mined is None or p.item_id in mined else p.nu[vibe.name])
                   is not None]
@@ -193,24 +194,28 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
 
 
 def _crossfit_lexicons(pairs: list[PairVerdicts], vibes: list[Vibe], origins: dict[str, str],
-                       results: dict[str, Result], analysis: Analysis, sample: set[str] | None
+                       results: dict[str, Result], prepared: Prepared, analysis: Analysis, sample: set[str] | None
                        ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
     """Training-pair strengths (the regressions' columns) and verdicts (keep/drop's: −1, 0 or +1, a difference
     within the metric's tolerance a tie, as discovery and the benchmarks judge them) of discovered phrase
     lexicons, cross-fitted: vibe -> item -> value. A lexicon mined from the training pairs separates them
     almost perfectly by construction, which says nothing of how it generalizes; scored by the lexicon from the
-    other half, it weighs what it would on new pairs. Only the pairs discovery mined from (`sample`, None: every
-    training pair) are cross-fitted, as discovery cross-fitted them: the others the lexicon never saw."""
+    other half, it weighs what it would on new pairs. The cross-fit is discovery's own: on the pairs it mined
+    from (`training_pairs`: every comparison's, pooled, in its order, `sample` of them), so each lexicon and habit
+    it proposed is found under its name. Cross-fitting this comparison's pairs alone mined other halves, and a
+    many-model analysis' habits, not found there, were screened on verdicts of the lexicon mined from those very
+    pairs. Pairs beyond `sample` the lexicons never saw, and keep their panel's verdicts."""
     mined = [v.name for v in vibes if origins.get(v.name, "").startswith("discovered (phrases:")]
-    train = [p for p in pairs if p.split == "train" and p.output_a in results and p.output_b in results
-             and (sample is None or p.item_id in sample)]
-    if not mined or not train:
+    if not mined:
         return {}, {}
-    texts = [discovery.TrainingPair(str(results[p.output_a].output), str(results[p.output_b].output), None,
-                                    unit=p.conversation) for p in train]
-    columns = discovery.crossfit_lexicon_scores(texts, *discovery_sides(analysis), seed=split_seed(analysis))
-    strengths, verdicts = ({name: {p.item_id: float(v) for p, v in zip(train, columns[name][k], strict=True)}
-                            for name in mined if name in columns} for k in (0, 1))
+    pooled = training_pairs(prepared, analysis, lambda ids: {i: results[i] for i in ids if i in results}, sample)
+    columns = discovery.crossfit_lexicon_scores(pooled, *discovery_sides(analysis), seed=split_seed(analysis))
+    position = {pair.answers: k for k, pair in enumerate(pooled)}
+    train = [(p, k) for p in pairs if p.split == "train" and (k := position.get((p.output_a, p.output_b))) is not None]
+    # a lexicon not found (its answers missing from this run's results) gets no cross-fitted verdict: keep/drop
+    # then reads only the pairs it was never mined from, never the panel's in-sample verdicts
+    strengths, verdicts = ({name: {p.item_id: float(columns[name][j][k]) for p, k in train} if name in columns else {}
+                            for name in mined} for j in (0, 1))
     return strengths, verdicts
 
 

@@ -5,8 +5,10 @@ are cached by the pairs' texts and labels and the settings, since they are deter
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +35,7 @@ def propose(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[tuple[
     # a statistical proposal reads a sample of a large training split; the LLM proposer's screen scores its vibes
     # on every training pair, with the analysis' own method
     mined = mined_items(prepared, analysis) if d.method != "llm" else None
-    pairs = training_pairs(prepared, analysis, cache, mined)
+    pairs = training_pairs(prepared, analysis, cache.get_many, mined)
     read = f"{len(pairs)} training pairs"
     if mined is not None:
         total = len(split_bindings(prepared, analysis)[1])
@@ -49,17 +51,19 @@ def propose(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[tuple[
     return [(vibe, f"discovered ({origin}, {read})") for vibe, origin in proposed]
 
 
-def training_pairs(prepared: Prepared, analysis: Analysis, cache: Cache,
+def training_pairs(prepared: Prepared, analysis: Analysis, read: Callable[[set[str]], Mapping[str, Any]],
                    mined: set[str] | None = None) -> list[discovery.TrainingPair]:
-    """The training pairs of every comparison of the analysis, pooled (model A's answer first): discovery
-    runs once on them, so every model of a many-model analysis is measured on one set of vibes. `mined`: the
-    training prompts discovery reads (`mined_items`; None: all)."""
+    """The training pairs of every comparison of the analysis, pooled (model A's answer first), in one fixed
+    order: discovery runs once on them, so every model of a many-model analysis is measured on one set of vibes,
+    and the analysis cross-fits its lexicons on the same list (the halves depend on it). `read`: generation
+    task ids -> their results (the run cache's, or the analysis' own). `mined`: the training prompts discovery
+    reads (`mined_items`; None: all)."""
     items = {it.id: it for it in prepared.items[analysis.dataset]}
     wanted = {}
     for comparison in analysis.comparisons():
         bindings, train = split_bindings(prepared, analysis, comparison)
         wanted[comparison] = [b for b in bindings if b.item in train and (mined is None or b.item in mined)]
-    texts = cache.get_many({b.outputs[model][0] for (model_a, model_b), bs in wanted.items() for b in bs
+    texts = read({b.outputs[model][0] for (model_a, model_b), bs in wanted.items() for b in bs
                             for model in (model_a, model_b)})
     pairs = []
     for (model_a, model_b), bindings in wanted.items():

@@ -1,0 +1,328 @@
+"""Coverage of every kind of interval a page prints, through the project's own functions, exact where the outcome
+space allows and seeded simulation elsewhere; and the size of `vibe compare`'s gate at the margin.
+
+Kinds (each figure is the smallest coverage over the true values and sizes listed, at the sizes the docs say the
+interval is given for):
+- separability: `stats.verdict_interval` on −1/0/+1 verdicts (Tango's continuity-corrected score interval), the
+  interval of the two-model separability, of every profile and turn cell and of `vibe compare`'s shift over
+  prompts (all call it). Exact: every outcome's trinomial probability, n = 10, 20, 50, 100 prompts, true
+  (P(+1), P(−1)) on a grid of step 0.05.
+- conversation_means: the same function on conversation means (the betting interval), 5–40 conversations of 2–6
+  turns, three shapes: a shift in a tenth of the conversations only, turns that share their conversation's
+  lean (each conversation's own P(+1), P(−1)), and every conversation leaning one way.
+- conversation_shift: `drift.shift.shift_of` over turns grouped by conversation (`vibe compare` on
+  conversations), the same shapes.
+- agreement: the share of labels a judge's verdict equals (`people.agreement_with_people`: Wilson's interval,
+  continuity-corrected): exact over every outcome for 10–50 labels, true agreement 0.02–0.98; and by simulation
+  where each prompt holds two labels (the betting interval), 10–50 prompts.
+- kappa: Cohen's κ from the same function (a bootstrap over prompts, given from 30 prompts), 30 and 50 prompts
+  of a mostly tied vibe and of a balanced one.
+- ppi: `people.corrected_separability` (PPI++), 20–100 labelled pairs of 400 the panel judged, panel verdicts
+  that agree with people's 40–80% of the time.
+- rankings: Bradley–Terry intervals (`rankings.rank`, 200 bootstrap rounds by battle), four models of known
+  strength, 240 battles, mean-anchored truth.
+
+Gate: the largest chance, over the nuisance share of −1 verdicts (a grid five times finer than the p-values'
+own) and a true shift on ±margin, that `vibe compare`'s gate FAILs (both sides tested, the smaller p doubled)
+or PASSes (TOST) at α = 0.05, exact over every outcome for n = 10…800 prompts (its rejection regions found
+through `ternary.p_above` / `p_below` themselves), and by 20,000 seeded comparisons through `shift_of` and
+`gate` at 2,000 prompts.
+
+Last lines: max_gate_fail_size=<f> max_gate_pass_size=<f> sim_gate_fail_2000=<f> sim_gate_pass_2000=<f>
+  min_coverage_separability=<f> min_coverage_conversation_means=<f> min_coverage_conversation_shift=<f>
+  min_coverage_agreement=<f> min_coverage_kappa=<f> min_coverage_ppi=<f> min_coverage_rankings=<f>
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import sizes
+from scipy import stats as scipy_stats
+from scipy.special import gammaln, xlogy
+
+from engine import stats, ternary
+from engine.analyze.people import agreement_with_people, corrected_separability
+from engine.analyze.people_labels import HumanLabel
+from engine.analyze.rankings import Outcome, rank
+from engine.drift.shift import gate, shift_of
+
+ALPHA = 0.05
+SIMS = sizes.pick(1000, 30)
+
+
+def _trinomial(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every outcome (n₊, n₋) of n verdicts, and each one's log multinomial coefficient."""
+    ups, downs = (a.ravel() for a in np.indices((n + 1, n + 1)))
+    possible = ups + downs <= n
+    ups, downs = ups[possible], downs[possible]
+    return ups, downs, gammaln(n + 1) - gammaln(ups + 1) - gammaln(downs + 1) - gammaln(n - ups - downs + 1)
+
+
+def _probabilities(ups: np.ndarray, downs: np.ndarray, log_ways: np.ndarray, n: int, p_up: float,
+                   p_down: float) -> np.ndarray:
+    return np.exp(log_ways + xlogy(ups, p_up) + xlogy(downs, p_down)
+                  + xlogy(n - ups - downs, max(1 - p_up - p_down, 0.0)))
+
+
+def separability() -> float:
+    worst = 1.0
+    step = sizes.pick(0.05, 0.25)
+    for n in sizes.pick((10, 20, 50, 100), (10,)):
+        ups, downs, log_ways = _trinomial(n)
+        ends = np.array([stats.verdict_interval(np.r_[np.ones(u), -np.ones(d), np.zeros(n - u - d)])
+                         for u, d in zip(ups, downs, strict=True)])
+        here = 1.0
+        for p_up in np.arange(0, 1 + 1e-9, step):
+            for p_down in np.arange(0, 1 - p_up + 1e-9, step):
+                truth = p_up - p_down
+                inside = (ends[:, 0] <= truth + 1e-9) & (truth - 1e-9 <= ends[:, 1])
+                here = min(here, float(_probabilities(ups, downs, log_ways, n, p_up, p_down)[inside].sum()))
+        print(f"  separability n={n}: {here:.4f}")
+        worst = min(worst, here)
+    return worst
+
+
+def _conversations(rng: np.random.Generator, n: int, shape: str) -> tuple[np.ndarray, list[str], float]:
+    """Turn verdicts of n conversations of 2–6 turns, each turn's conversation, and the true mean of the
+    conversations' mean verdicts."""
+    counts = rng.integers(2, 7, size=n)
+    row = np.repeat(np.arange(n), counts)
+    if shape == "sparse":  # a tenth of the conversations at +2/3 (two turns in three up), the rest all tied
+        shifted = rng.random(n) < 0.1
+        up = np.where(shifted[row], 2 / 3, 0.0)
+        down = np.zeros(len(row))
+        truth = 0.1 * 2 / 3
+    elif shape == "lean":  # each conversation its own (P(+1), P(−1)) from a Dirichlet(2, 1, 3): mean (1/3, 1/6)
+        own = rng.dirichlet([2.0, 1.0, 3.0], size=n)
+        up, down = own[row, 0], own[row, 1]
+        truth = 1 / 3 - 1 / 6
+    else:  # "one way": every turn up with probability 0.9
+        up, down = np.full(len(row), 0.9), np.zeros(len(row))
+        truth = 0.9
+    draw = rng.random(len(row))
+    verdicts = np.where(draw < up, 1.0, np.where(draw < up + down, -1.0, 0.0))
+    return verdicts, [f"c{r}" for r in row], truth
+
+
+def _conversation_coverage(interval: Callable[[np.ndarray, list[str]], tuple[float, float]], name: str) -> float:
+    worst = 1.0
+    rng = np.random.default_rng(7)
+    for shape in ("sparse", "lean", "one way"):
+        for n in sizes.pick((5, 10, 20, 40), (5,)):
+            covered = 0
+            for _ in range(SIMS):
+                verdicts, clusters, truth = _conversations(rng, n, shape)
+                low, high = interval(verdicts, clusters)
+                covered += low <= truth <= high
+            print(f"  {name} {shape} n={n}: {covered / SIMS:.4f}")
+            worst = min(worst, covered / SIMS)
+    return worst
+
+
+def conversation_means() -> float:
+    def interval(verdicts: np.ndarray, clusters: list[str]) -> tuple[float, float]:
+        return stats.verdict_interval(np.array(stats.cluster_means(verdicts.tolist(), clusters)))
+    return _conversation_coverage(interval, "conversation_means")
+
+
+def conversation_shift() -> float:
+    def interval(verdicts: np.ndarray, clusters: list[str]) -> tuple[float, float]:
+        s = shift_of("v", -verdicts, None, clusters)  # ν is base minus head: its negation is the head's move
+        return s.low, s.high
+    return _conversation_coverage(interval, "conversation_shift")
+
+
+def _labels(people: np.ndarray, prompts: list[str]) -> list[HumanLabel]:
+    return [HumanLabel(p, "v", int(v), f"person{k % 2}", "test") for k, (p, v) in enumerate(zip(prompts, people,
+                                                                                               strict=True))]
+
+
+# joint distributions of (person's verdict, judge's verdict) over −1, 0, +1 (rows: person)
+MOSTLY_TIED = np.array([[0.04, 0.03, 0.01], [0.04, 0.70, 0.06], [0.01, 0.03, 0.08]])
+BALANCED = np.array([[0.22, 0.06, 0.05], [0.06, 0.20, 0.07], [0.05, 0.07, 0.22]])
+
+
+def _kappa(joint: np.ndarray) -> float:
+    observed = np.trace(joint)
+    chance = float(joint.sum(axis=1) @ joint.sum(axis=0))
+    return (observed - chance) / (1 - chance)
+
+
+def agreement() -> float:
+    worst = 1.0
+    for n in sizes.pick((10, 20, 30, 50), (10,)):  # one label a prompt: exact over the binomial outcomes
+        ends = np.array([agreement_with_people(_labels(np.r_[np.zeros(k), np.ones(n - k)], [f"p{i}" for i in range(n)]),
+                                               {f"p{i}": 0 for i in range(n)}, {}, "v", "panel", "test", 0)
+                         for k in range(n + 1)], dtype=object)
+        low = np.array([e.agreement_low for e in ends], dtype=float)
+        high = np.array([e.agreement_high for e in ends], dtype=float)
+        here = min(float(scipy_stats.binom.pmf(np.arange(n + 1), n, p)[(low <= p) & (p <= high)].sum())
+                   for p in np.linspace(0.02, 0.98, sizes.pick(97, 5)))
+        print(f"  agreement (one label a prompt) n={n}: {here:.4f}")
+        worst = min(worst, here)
+    rng = np.random.default_rng(5)
+    for joint, name in ((MOSTLY_TIED, "mostly tied"), (BALANCED, "balanced")):
+        for n in sizes.pick((10, 20, 50), (10,)):  # two labels a prompt: the betting interval
+            judges = joint.sum(axis=0)  # the judge's verdicts' distribution
+            given = joint / judges  # P(person | judge), a column per judge verdict
+            truth = float(np.trace(joint))  # the chance that a person's label equals the judge's verdict
+            covered = 0
+            for _ in range(SIMS):
+                judge = rng.choice(3, size=n, p=judges)
+                people = np.array([rng.choice(3, p=given[:, j]) for j in np.repeat(judge, 2)]) - 1
+                prompts = [f"p{i // 2}" for i in range(2 * n)]
+                row = agreement_with_people(_labels(people, prompts), {f"p{i}": int(judge[i] - 1) for i in range(n)},
+                                            {}, "v", "panel", "test", 0)
+                covered += row.agreement_low <= truth <= row.agreement_high
+            print(f"  agreement (two labels a prompt, {name}) n={n}: {covered / SIMS:.4f}")
+            worst = min(worst, covered / SIMS)
+    return worst
+
+
+def kappa() -> float:
+    worst = 1.0
+    rng = np.random.default_rng(9)
+    for joint, name in ((MOSTLY_TIED, "mostly tied"), (BALANCED, "balanced")):
+        truth = _kappa(joint)
+        for n in sizes.pick((30, 50), (30,)):
+            covered = given = 0
+            for _ in range(sizes.pick(500, 20)):
+                cells = rng.choice(9, size=n, p=joint.ravel())
+                prompts = [f"p{i}" for i in range(n)]
+                row = agreement_with_people(_labels(cells // 3 - 1, prompts),
+                                            {p: int(c % 3 - 1) for p, c in zip(prompts, cells, strict=True)},
+                                            {}, "v", "panel", "test", int(rng.integers(1 << 30)))
+                if row.kappa_low is not None and row.kappa_high is not None:
+                    given += 1
+                    covered += row.kappa_low <= truth <= row.kappa_high
+            print(f"  kappa ({name}, κ = {truth:.3f}) n={n}: {covered / max(given, 1):.4f} of {given}")
+            worst = min(worst, covered / max(given, 1))
+    return worst
+
+
+def ppi() -> float:
+    worst = 1.0
+    rng = np.random.default_rng(13)
+    pairs = 400
+    for agree in (0.4, 0.6, 0.8):
+        for n in sizes.pick((20, 50, 100), (20,)):
+            covered = 0
+            for _ in range(SIMS):
+                # people's verdicts in the population: P(+1) = 0.35, P(−1) = 0.2; the panel copies a person's
+                # verdict with probability `agree`, else guesses uniformly
+                people = rng.choice([-1, 0, 1], size=pairs, p=[0.2, 0.45, 0.35])
+                panel = np.where(rng.random(pairs) < agree, people, rng.choice([-1, 0, 1], size=pairs))
+                labelled = rng.choice(pairs, size=n, replace=False)
+                labels = [HumanLabel(f"p{i}", "v", int(people[i]), "person", "test") for i in labelled]
+                result = corrected_separability(labels, {f"p{i}": int(v) for i, v in enumerate(panel)}, {}, "v")
+                assert result is not None
+                covered += result.low <= 0.15 <= result.high  # the population's mean verdict
+            print(f"  ppi (panel agrees {agree:.0%}) n={n}: {covered / SIMS:.4f}")
+            worst = min(worst, covered / SIMS)
+    return worst
+
+
+def rankings() -> float:
+    truth = {"m1": 1150.0, "m2": 1050.0, "m3": 950.0, "m4": 850.0}
+    models = list(truth)
+    rng = np.random.default_rng(123)
+    covered = total = 0
+    for run in range(sizes.pick(300, 3)):
+        outcomes = []
+        for _ in range(240):
+            i, j = rng.choice(4, 2, replace=False)
+            a, b = models[i], models[j]
+            outcomes.append(Outcome(a, b, float(rng.random() < 1 / (1 + 10 ** ((truth[b] - truth[a]) / 400)))))
+        for r in rank("bradley_terry", outcomes, models, rounds=sizes.pick(200, 20), seed=run).ratings:
+            covered += r.ci_low <= truth[r.model] <= r.ci_high
+            total += 1
+    print(f"  rankings: {covered / total:.4f} of {total} intervals")
+    return covered / total
+
+
+def _gate_size(n: int, margin: float) -> tuple[float, float]:
+    """The largest FAIL and PASS probabilities at a true shift of ±margin, exact over every outcome of n prompts.
+    Each test's rejection region is found from the p-values themselves: as Z(δ₀) grows the upper p-value falls,
+    so a bisection over the outcomes ranked by Z finds where it crosses its level."""
+    ups, downs, log_ways = _trinomial(n)
+
+    def region(delta0: float, upper: bool, level: float) -> np.ndarray:
+        z = np.round(ternary.score(ups, downs, n, delta0), 10)
+        values = np.unique(z)
+        p = ternary.p_above if upper else ternary.p_below
+        at = {float(v): i for i, v in enumerate(values)}
+        example = {float(v): (int(ups[k]), int(downs[k])) for k, v in enumerate(z)}
+
+        def rejects(i: int) -> bool:
+            return p(*example[float(values[i])], n, delta0) < level  # `gate` compares p < α
+
+        # upper: rejection for z ≥ some cut; lower: for z ≤ some cut
+        low, high = 0, len(values)
+        if upper:
+            while low < high:
+                mid = (low + high) // 2
+                low, high = (low, mid) if rejects(mid) else (mid + 1, high)
+            return np.array([at[float(v)] >= low for v in z])
+        while low < high:
+            mid = (low + high) // 2
+            low, high = (mid + 1, high) if rejects(mid) else (low, mid)
+        return np.array([at[float(v)] < low for v in z])
+
+    fail = region(margin, True, ALPHA / 2) | region(-margin, False, ALPHA / 2)
+    passes = region(margin, False, ALPHA) & region(-margin, True, ALPHA) & ~fail
+    worst_fail = worst_pass = 0.0
+    for delta in (margin, -margin):
+        for q in np.linspace(max(0.0, -delta), (1 - delta) / 2, 5 * ternary.NUISANCE_GRID):
+            prob = _probabilities(ups, downs, log_ways, n, q + delta, q)
+            worst_fail = max(worst_fail, float(prob[fail].sum()))
+            worst_pass = max(worst_pass, float(prob[passes].sum()))
+    return worst_fail, worst_pass
+
+
+def gate_sizes() -> tuple[float, float]:
+    worst_fail = worst_pass = 0.0
+    for margin in (0.05, 0.1):
+        for n in sizes.pick((10, 12, 20, 30, 50, 100, 200, 400, 800), (10, 12)):
+            fail, passes = _gate_size(n, margin)
+            print(f"  gate margin {margin} n={n}: FAIL {fail:.4f} PASS {passes:.4f}")
+            worst_fail, worst_pass = max(worst_fail, fail), max(worst_pass, passes)
+    return worst_fail, worst_pass
+
+
+def simulated_gate(n: int) -> tuple[float, float]:
+    """FAIL and PASS rates at a shift of exactly +0.1 made one way (P(+1) = 0.1, P(−1) = 0), the shape where the
+    normal approximation was most liberal, through `shift_of` and `gate`."""
+    rng = np.random.default_rng(17)
+    runs = sizes.pick(20_000, 50)
+    fails = passes = 0
+    for _ in range(runs):
+        up = rng.binomial(n, 0.1)
+        verdict = gate([[shift_of("v", -np.r_[np.ones(up), np.zeros(n - up)], 0.1)]])[0][0].verdict
+        fails += verdict == "fail"
+        passes += verdict == "pass"
+    return fails / runs, passes / runs
+
+
+def main() -> None:
+    start = time.perf_counter()
+    print("gate sizes at the margin (exact):")
+    fail, passes = gate_sizes()
+    sim_fail, sim_pass = simulated_gate(sizes.pick(2000, 900))
+    print(f"  simulated at 2,000 prompts: FAIL {sim_fail:.4f} PASS {sim_pass:.4f}")
+    found = {}
+    for name, kind in (("separability", separability), ("conversation_means", conversation_means),
+                       ("conversation_shift", conversation_shift), ("agreement", agreement), ("kappa", kappa),
+                       ("ppi", ppi), ("rankings", rankings)):
+        print(f"{name}:")
+        found[name] = kind()
+    print(f"{time.perf_counter() - start:.0f} s; targets: gate sizes ≤ 0.05, every coverage ≥ 0.93")
+    print(f"max_gate_fail_size={fail:.4f} max_gate_pass_size={passes:.4f} sim_gate_fail_2000={sim_fail:.4f} "
+          f"sim_gate_pass_2000={sim_pass:.4f}")
+    print(" ".join(f"min_coverage_{name}={value:.4f}" for name, value in found.items()))
+
+
+if __name__ == "__main__":
+    main()
