@@ -166,6 +166,31 @@ def test_lc_win_rate_is_the_raw_rate_when_lengths_are_equal() -> None:
     assert rate.ties == 2 and rate.ci_low < 8 / 12 < rate.ci_high
 
 
+def test_the_penalized_length_controlled_rate_reads_graded_shares() -> None:
+    """A bootstrap resample without a finite GLM fit is refitted by Firth's penalized likelihood, which takes labels
+    of 0 and 1 only: a graded annotator's share (0.73 of the win) stopped it with an error. A share y counts as a
+    win of weight y and a loss of weight 1 − y, as the binomial likelihood does. With no length to fit, the
+    estimate is Firth's intercept-only one in closed form, (Σy + ½) / (n + 1); with lengths, the intercept that
+    maximizes the penalized log-likelihood Σ y·log p + (1 − y)·log(1 − p) + ½·log det(XᵀWX), written out here."""
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    from engine.builtin_plugins.methods.vibecheck.profiles import _lc_penalized
+
+    y = np.array([0.73, 0.2, 1.0, 0.0, 0.6])
+    assert _lc_penalized(y, np.zeros(5)) == pytest.approx((y.sum() + 0.5) / 6)
+    length = np.array([1.0, -1.0, 2.0, 0.0, 0.5])
+    x = np.c_[np.ones(5), length]
+
+    def penalized(beta: np.ndarray) -> float:
+        p = expit(x @ beta)
+        information = x.T @ (x * (p * (1 - p))[:, None])
+        return -float(np.sum(y * np.log(p) + (1 - y) * np.log(1 - p)) + 0.5 * np.linalg.slogdet(information)[1])
+
+    best = minimize(penalized, np.zeros(2), method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-12})
+    assert _lc_penalized(y, length) == pytest.approx(float(expit(best.x[0])), abs=1e-4)
+
+
 def test_numeric_labels_go_to_the_nearest_key() -> None:
     labels = ComparisonLabels("c", {"1": "ref", "2": "model"})
     assert [_comparison_label(labels, v) for v in ("1.0", "1.49", "1.5", "1.93", "2", "")] == [

@@ -226,3 +226,20 @@ def test_elo_rounds_played_side_by_side_equal_one_round_at_a_time(block_rounds: 
         assert row.rating == pytest.approx(point[row.model], abs=1e-9)
         low, high = np.percentile(boot[row.model], [2.5, 97.5])
         assert (row.ci_low, row.ci_high) == pytest.approx((low, high), abs=1e-9)
+
+
+def test_a_graded_label_enters_a_ranking_as_its_share_of_the_win() -> None:
+    """AlpacaEval's weighted annotator gives each battle a share of the win (0.73 to A, say). Four battles of A
+    against B with shares 0.73, 0.2, 1 and 0.6: with two models Bradley–Terry's maximum-likelihood win probability
+    is the mean score, 0.6325, so A sits 400·log10(0.6325/0.3675) above B. Read at their nearest ends (1, 0, 1, 1)
+    the labels put it at 400·log10(3)."""
+    from engine.analyze.outcomes import human_outcomes
+    from engine.datasets.items import Battle, Item
+
+    shares = [0.73, 0.2, 1.0, 0.6]
+    items = [Item(f"p{i}", "q", outputs={"A": "x", "B": "y"},
+                  battles=(Battle("A", "B", "A" if s > 0.5 else "B", share=s),)) for i, s in enumerate(shares)]
+    outcomes = human_outcomes(items, ["A", "B"], features=None)
+    assert [o.score for o in outcomes] == shares
+    ratings, _ = bradley_terry(outcomes, ["A", "B"])
+    assert ratings["A"] - ratings["B"] == pytest.approx(400 * math.log10(0.6325 / 0.3675), abs=0.5)

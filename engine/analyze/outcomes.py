@@ -39,7 +39,8 @@ def human_outcomes(items: list[Item], models: list[str], features: Features | No
             label = item.label(model_a, model_b)
             if label not in (model_a, model_b, "tie"):
                 continue
-            score = 0.5 if label == "tie" else float(label == model_a)
+            share = item.label_share(model_a, model_b)  # a graded annotator's share of the win, where it gives one
+            score = share if share is not None else 0.5 if label == "tie" else float(label == model_a)
             style = features(*(_answers(group, model) for model in (model_a, model_b))) if features else ()
             out.append(Outcome(model_a, model_b, score, style=style, unit=unit))
     return out

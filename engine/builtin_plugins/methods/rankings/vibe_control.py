@@ -332,11 +332,12 @@ def _heldout_arena(train: Sequence[Outcome], test: Sequence[Outcome], models: li
 
 
 def _scored(name: str, p: np.ndarray, y: np.ndarray) -> HeldOutFit:
-    """A held-out fit's log-likelihood per test battle and accuracy on the decisive ones, from its P(A wins)."""
+    """A held-out fit's log-likelihood per test battle and accuracy on the decisive ones (a graded label is
+    decisive for the side it gives more than half the win), from its P(A wins)."""
     p = np.clip(p, 1e-12, 1 - 1e-12)
     ll = y * np.log(p) + (1 - y) * np.log(1 - p)
     decisive = y != 0.5
-    accuracy = float(np.mean((p[decisive] > 0.5) == (y[decisive] == 1))) if decisive.any() else None
+    accuracy = float(np.mean((p[decisive] > 0.5) == (y[decisive] > 0.5))) if decisive.any() else None
     return HeldOutFit(name, float(ll.mean()) if len(ll) else math.nan, accuracy, len(y), int(decisive.sum()))
 
 

@@ -252,19 +252,23 @@ def _lc_fit(y: np.ndarray, length: np.ndarray) -> float:
 
 def _lc_penalized(y: np.ndarray, length: np.ndarray) -> float:
     """The same quantity from Firth's penalized fit, finite under separation: for the bootstrap resamples whose
-    GLM has none. Ties (½) enter as half a win and half a loss."""
-    half = y == 0.5
-    labels = np.r_[np.where(half, 1.0, y), np.zeros(int(half.sum()))]
-    lengths = np.r_[length, length[half]]
-    weights = np.r_[np.where(half, 0.5, 1.0), np.full(int(half.sum()), 0.5)]
-    if len(set(labels.tolist())) < 2:  # one outcome throughout: Firth's intercept-only estimate, in closed form
+    GLM has none. An outcome y between 0 and 1 (a tie's ½, a graded annotator's share) enters as a win of weight
+    y and a loss of weight 1 − y, as the GLM's binomial likelihood counts it (Firth's fit takes only 0 and 1:
+    a graded share stopped the resample with an error)."""
+    labels = np.r_[np.ones(len(y)), np.zeros(len(y))]
+    weights = np.r_[y, 1 - y]
+    lengths = np.r_[length, length][weights > 0]
+    labels, weights = labels[weights > 0], weights[weights > 0]
+    if len(set(labels.tolist())) < 2 or not lengths.std() > 0:
+        # one outcome throughout, or no length to fit: Firth's intercept-only estimate, in closed form (the score
+        # Σw(y − p) plus Jeffreys' ½(1 − 2p) is 0 there)
         return float((weights @ labels + 0.5) / (weights.sum() + 1.0))
     from firthmodels import FirthLogisticRegression
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        columns = lengths[:, None] if lengths.std() > 0 else np.zeros((len(lengths), 1))
-        model = FirthLogisticRegression(fit_intercept=True, max_iter=100).fit(columns, labels, sample_weight=weights)
+        model = FirthLogisticRegression(fit_intercept=True, max_iter=100).fit(lengths[:, None], labels,
+                                                                               sample_weight=weights)
     return float(expit(model.intercept_))
 
 
