@@ -120,8 +120,9 @@ def test_compare_export_and_report_work_from_run_folders_alone(tmp_path: Path) -
 
 def test_people_check_the_panel_that_measures_the_drift(tmp_path: Path) -> None:
     """The base run's spec gives people's labels that call terse the more excited on every prompt, where the
-    panel says chatty is on the odd ones: κ 0 with one labeller, in every bootstrap round of its 32 test labels,
-    wholly below 0.4, so the comparison flags enthusiasm.
+    panel says chatty is on the odd ones: κ 0 with one labeller, in every bootstrap round of its 56 test labels
+    (70 prompts, a fifth for dev; κ's interval is given from 50), wholly below 0.4, so the comparison flags
+    enthusiasm.
     Head's chatty answers have 12 words instead of 40, and a person labelled 20 of the 40 compared pairs:
     verbosity a (the base's answer longer) on 18, neither on 2; enthusiasm b on the odd ones, neither on the
     even. By hand: the panel agrees on 18/20 and 20/20. Verbosity's panel verdicts never vary (the base is
@@ -132,16 +133,16 @@ def test_people_check_the_panel_that_measures_the_drift(tmp_path: Path) -> None:
     from engine.drift.summary import write
     from engine.pipeline import run_spec
 
-    (tmp_path / "people.csv").write_text("id,label_enthusiasm\n" + "".join(f"p{i},a\n" for i in range(40)))
+    (tmp_path / "people.csv").write_text("id,label_enthusiasm\n" + "".join(f"p{i},a\n" for i in range(70)))
     runs = {}
-    for name, words in (("base", 40), ("head", 12)):
+    for name, words, prompts in (("base", 40, 70), ("head", 12, 40)):  # the comparison reads the 40 they share
         rows = [{"id": f"p{i}", "q": f"Question {i}?", "terse": "Short answer here.",
-                 "chatty": " ".join(["word"] * words) + ("!" if i % 2 else ".")} for i in range(40)]
+                 "chatty": " ".join(["word"] * words) + ("!" if i % 2 else ".")} for i in range(prompts)]
         (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         spec = SPEC.replace("DATA", f"{name}.jsonl").replace("GATES", "{}")
         if name == "base":
             spec = spec.replace("judges: [metrics]}", "judges: [metrics], validation: {files: [people.csv], "
-                                                          "dev: 0.2}}")  # 32 test labels: κ has an interval
+                                                          "dev: 0.2}}")  # 56 test labels: κ has an interval
         (tmp_path / f"{name}.yaml").write_text(spec, encoding="utf-8")
         runs[name] = tmp_path / name
         run_spec(tmp_path / f"{name}.yaml", runs[name], tmp_path / "c.sqlite", quiet=True, report=False)

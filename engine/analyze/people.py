@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats as scipy_stats
 
 from engine import betting, stats
 from engine.analyze.people_labels import HumanLabel
 
 ROUNDS = 1000
-MIN_KAPPA_UNITS = 30  # prompts (conversations) below which κ's interval is not given: the bootstrap's under-covers
+MIN_KAPPA_UNITS = 50  # prompts (conversations) below which κ's interval is not given: the bootstrap's under-covers
 FILE = "validation.json"  # where an analysis writes what people's labels say of its judges, in its folder
 
 
@@ -78,8 +79,8 @@ def agreement_with_people(labels: Sequence[HumanLabel], verdicts: dict[str, int]
     turns together (`clusters`). The share's is Wilson's where every prompt holds one label and the betting
     interval over the prompts' shares where some hold several (a percentile bootstrap covered 86–90% at 10 to
     30 labels of a mostly tied vibe). κ's is a percentile interval from `ROUNDS` bootstrap rounds that resample
-    prompts, given from `MIN_KAPPA_UNITS` prompts on (below, it covered 63% at 10 and 86% at 20 on a mostly tied
-    vibe; 94–95% from 30). Each round's κ comes from the resampled units' confusion counts, summed: the same κ as
+    prompts, given from `MIN_KAPPA_UNITS` prompts on (below, it covered 63% at 10, 86% at 20 and 89% at 30 on a
+    mostly tied vibe; 94–95% at 50, `benchmarks/coverage.py`). Each round's κ comes from the resampled units' confusion counts, summed: the same κ as
     scikit-learn's on the resampled labels, without calling it a thousand times (2.4 s of CPU per vibe, judge and
     split)."""
     rows = [(label.pair, label.verdict, verdicts[label.pair]) for label in labels if label.pair in verdicts]
@@ -178,8 +179,9 @@ def corrected_separability(labels: Sequence[HumanLabel], panel: dict[str, int], 
     """The people's separability over every pair the panel judged, by PPI++ (Angelopoulos, Duchi and Zrnic,
     2023): the labelled pairs' mean verdict plus λ times the gap between the panel's mean on the pairs nobody
     labelled and its mean on the labelled ones, with λ = Cov(people, panel) / ((1 + n/N) Var(panel)) clipped
-    to [0, 1] (0: the labels alone; 1: classical prediction-powered inference), and its 95% normal interval;
-    beside the labels-only mean and interval. Valid for a random sample of labelled pairs (or one stratified
+    to [0, 1] (0: the labels alone; 1: classical prediction-powered inference), and its 95% interval (t
+    quantiles, n − 1 degrees of freedom: normal ones covered 92% at 20 and 50 labels); beside the labels-only
+    mean and interval. Valid for a random sample of labelled pairs (or one stratified
     in proportion to the panel's verdicts). A pair's several labels count as their mean; a conversation counts
     once (its turns' means)."""
     by_pair: dict[str, list[int]] = {}
@@ -197,8 +199,9 @@ def corrected_separability(labels: Sequence[HumanLabel], panel: dict[str, int], 
     spread = float(np.var(np.concatenate([judged, rest]), ddof=1))
     lam = 0.0 if spread == 0 else float(np.clip(np.cov(people, judged)[0, 1] / ((1 + n / big_n) * spread), 0, 1))
     estimate = float(people.mean() + lam * (rest.mean() - judged.mean()))
-    half = 1.96 * math.sqrt(_variance(people - lam * judged) / n + lam**2 * _variance(rest) / big_n)
-    only_half = 1.96 * math.sqrt(_variance(people) / n)
+    quantile = float(scipy_stats.t.ppf(0.975, n - 1))  # not 1.96: that covered 92% from 20 and 50 labels
+    half = quantile * math.sqrt(_variance(people - lam * judged) / n + lam**2 * _variance(rest) / big_n)
+    only_half = quantile * math.sqrt(_variance(people) / n)
     every = list(panel.values())
     return Corrected(vibe, estimate, estimate - half, estimate + half, float(people.mean()),
                      float(people.mean()) - only_half, float(people.mean()) + only_half, float(np.mean(every)),

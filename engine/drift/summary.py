@@ -104,10 +104,10 @@ def _people_rows(c: SlotComparison) -> list[dict[str, str]]:
 PEOPLE = ("People's labels of these pairs (a: the base's answer, b: the head's). Agreement: the share of labels the "
           "panel's verdict equals, with Wilson's 95% interval, continuity-corrected (the betting interval over "
           "prompts where a prompt holds several labels), and Cohen's κ, with a 95% interval from 1,000 bootstrap "
-          "rounds over prompts (conversations), given from 30 of them. People's shift: the mean of people's "
+          "rounds over prompts (conversations), given from 50 of them. People's shift: the mean of people's "
           "verdicts (+1: the head higher) over every shared prompt, estimated by prediction-powered inference "
           "(PPI++: the labels, corrected by the panel's verdicts on the prompts nobody labelled, weighted by λ), "
-          "with a 95% normal interval, beside the labelled prompts alone and the panel's own mean over the same "
+          "with a 95% t-interval, beside the labelled prompts alone and the panel's own mean over the same "
           "prompts. Valid where the labelled prompts are a random sample. The gates read the panel's shift, not "
           "people's.")
 
