@@ -1,5 +1,9 @@
 """`vibe` command line. Each subcommand is a thin shell over one stage; errors the user can fix are printed
-as one clear message each (exit 2), never as a traceback."""
+as one clear message each (exit 2), never as a traceback.
+
+A command imports what it needs when it runs: parsing the arguments and `--help` read no data, schema or
+plug-in module (importing them all took 0.6 s before `vibe --help` printed a line). `--timings` prints where a
+command spent its time (`engine.timings`)."""
 
 from __future__ import annotations
 
@@ -8,18 +12,11 @@ import json
 import signal
 import sys
 from pathlib import Path
+from types import FrameType
 
-from engine import readiness
-from engine.datasets import DatasetError
+from engine import timings
 from engine.drift.command import add_compare
 from engine.drift.monitor_command import add_monitor
-from engine.execute.backend import call_endpoints
-from engine.execute.interrupts import terminate_as_interrupt
-from engine.execute.ray_cluster import ClusterError
-from engine.plan import PlanError
-from engine.plan_view import print_plan
-from engine.readiness import missing_data, missing_keys, older_kind_names
-from engine.spec.problems import SpecError
 
 EXIT_OK, EXIT_FAILED_TASKS, EXIT_USAGE = 0, 1, 2
 
@@ -54,7 +51,10 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from engine import readiness
+    from engine.readiness import missing_data, missing_keys, older_kind_names
     from engine.spec.load import load_spec
+    from engine.spec.problems import SpecError
 
     if args.extras:
         print(",".join(sorted({extra for path in args.specs for extra in readiness.needed_extras(load_spec(path))})))
@@ -62,8 +62,10 @@ def _validate(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for path in args.specs:
         try:
-            spec = load_spec(path)
-            problems = readiness.data_problems(spec) + readiness.missing_extras(spec)
+            with timings.phase("read and check the spec"):
+                spec = load_spec(path)
+            with timings.phase("check the data"):
+                problems = readiness.data_problems(spec) + readiness.missing_extras(spec)
         except SpecError as exc:
             spec, problems = None, exc.problems
         for problem in problems:
@@ -85,22 +87,25 @@ def _plan(args: argparse.Namespace) -> int:
     from engine.execute.cache import Cache
     from engine.execute.measures import done_ids
     from engine.pipeline import default_cache_path, prepare, say_excluded
-    from engine.spec.load import load_spec
+    from engine.plan_view import print_plan
+    from engine.readiness import missing_keys
 
-    for warning in missing_keys(load_spec(args.spec)):
+    prepared = prepare(args.spec)  # the spec is read once: its warnings come from the spec the plan compiled
+    for warning in missing_keys(prepared.spec):
         print(f"warning: {warning}", file=sys.stderr)
-    prepared = prepare(args.spec)
     say_excluded(prepared)
     plan = prepared.plan
     cache_path = Path(args.cache) if args.cache else default_cache_path()
-    if cache_path.exists():
-        with Cache(cache_path) as cache:
-            cached = done_ids(prepared, cache)
-    else:  # no cache to open (nor to create): only the answers read from the data are done
-        cached = done_ids(prepared, None)
-    if args.json:
-        Path(args.json).write_text(plan.to_json(), encoding="utf-8")
-    print_plan(prepared, cached)
+    with timings.phase("count finished tasks"):
+        if cache_path.exists():
+            with Cache(cache_path) as cache:
+                cached = done_ids(prepared, cache)
+        else:  # no cache to open (nor to create): only the answers read from the data are done
+            cached = done_ids(prepared, None)
+    with timings.phase("write the plan"):
+        if args.json:
+            Path(args.json).write_text(plan.to_json(), encoding="utf-8")
+        print_plan(prepared, cached)
     return EXIT_OK
 
 
@@ -128,13 +133,16 @@ def _diff(args: argparse.Namespace) -> int:
             raise UsageError("give BASE and NEW spec files, or one spec and --git REF")
         base, new = prepare(args.specs[0]), prepare(args.specs[1])
         labels = (args.specs[0], args.specs[1])
-    diff = diff_plans(base.spec.document, base.plan, new.spec.document, new.plan)
-    print(to_markdown(diff, *labels))
+    with timings.phase("diff the plans"):
+        diff = diff_plans(base.spec.document, base.plan, new.spec.document, new.plan)
+        print(to_markdown(diff, *labels))
     return EXIT_OK
 
 
 def _run(args: argparse.Namespace) -> int:
+    from engine import readiness
     from engine.pipeline import default_cache_path, run_spec
+    from engine.readiness import missing_keys
     from engine.spec.load import load_spec
 
     spec = load_spec(args.spec)
@@ -185,6 +193,7 @@ def _run(args: argparse.Namespace) -> int:
 def _batches(args: argparse.Namespace) -> int:
     import asyncio
 
+    from engine.execute.backend import call_endpoints
     from engine.execute.batches import look_up
     from engine.execute.cache import Cache
     from engine.pipeline import default_cache_path, prepare
@@ -274,13 +283,27 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+class _VersionAction(argparse.Action):
+    """`--version`, looked up only when asked for (the package metadata is not read to print `--help`)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"vibe {_version()}")
+        parser.exit()
+
+
 class UsageError(Exception):
     pass
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vibe", description="Find and measure the vibes of language models.")
-    parser.add_argument("--version", action="version", version=f"vibe {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
+    parser.add_argument("--timings", action="store_true", help="print where the command spent its time, phase by "
+                        "phase, on standard error")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("schema", help="print the spec's JSON Schema")
@@ -337,14 +360,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "the run's pages")
     p.set_defaults(func=_publish)
 
-    from engine.export import exporter_names
-
     p = sub.add_parser("export", help="write a run's verdicts and answers in another tool's format")
     p.add_argument("run_dir")
-    p.add_argument("--to", required=True, choices=exporter_names(),
+    p.add_argument("--to", required=True, metavar="FORMAT",  # checked by `export`, which lists plug-ins' too
                    help="llm-comparator: one JSON per comparison for PAIR's LLM Comparator; alpaca-eval: each "
                         "generated model's model_outputs.json; parquet: every verdict, a row per pair, question "
-                        "and judge")
+                        "and judge; or a format an installed plug-in adds")
     p.add_argument("--out", metavar="DIR", help="where to write (default: RUN_DIR/export/<format>)")
     p.add_argument("--spec", metavar="PATH", help="the spec that made the run (default: the path its manifest "
                    "records; where that is gone, the copy of the spec and prompts the run folder keeps)")
@@ -382,19 +403,45 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    from engine.execute.interrupts import terminate_as_interrupt
+
+    terminate_as_interrupt(signum, frame)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    signal.signal(signal.SIGTERM, terminate_as_interrupt)
+    with timings.phase("parse the arguments"):
+        args = build_parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(args.func(args))
-    except SpecError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-    except (DatasetError, PlanError, UsageError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-    except ClusterError as exc:
-        print(f"error: not started: {exc} (nothing has run; finished work in the cache is kept)", file=sys.stderr)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if not _said(exc):
+            raise
+    finally:
+        if args.timings:
+            timings.report(sys.stderr)
     return EXIT_USAGE
+
+
+def _said(exc: Exception) -> bool:
+    """Print an error the user can fix as its one message; False for any other exception (a bug: its traceback
+    is the report). The error types are imported only once one is raised."""
+    from engine.datasets import DatasetError
+    from engine.execute.ray_cluster import ClusterError
+    from engine.plan import PlanError
+    from engine.spec.problems import SpecError
+
+    if isinstance(exc, SpecError):
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+    elif isinstance(exc, DatasetError | PlanError | UsageError | FileNotFoundError):
+        print(f"error: {exc}", file=sys.stderr)
+    elif isinstance(exc, ClusterError):
+        print(f"error: not started: {exc} (nothing has run; finished work in the cache is kept)", file=sys.stderr)
+    else:
+        return False
+    return True

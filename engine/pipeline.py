@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from engine import timings
 from engine.datasets import load_items
 from engine.planner import compile_plan
 from engine.records import Prepared
@@ -20,15 +21,19 @@ def prepare(spec_path: str | Path, limit: int | None = None) -> Prepared:
     """The spec, its datasets' items and the plan. `limit`: a seeded sample of at most that many prompts per
     dataset (each dataset's own `seed`), for a quick trial; the tasks of the prompts kept are the same tasks,
     with the same hashes, as in the full run."""
-    spec = load_spec(spec_path)
+    with timings.phase("read and check the spec"):
+        spec = load_spec(spec_path)
     if limit is not None:
         spec = replace(spec, datasets={name: replace(ds, limit=limit if ds.limit is None else min(ds.limit, limit))
                                        for name, ds in spec.datasets.items()})
     used = {a.dataset for a in spec.analyses.values()}
     excluded: dict[str, list[str]] = {name: [] for name in used}
-    items = {name: load_items(ds, frozenset(spec.models), excluded[name]) for name, ds in spec.datasets.items()
-             if name in used}
-    return Prepared(spec, items, compile_plan(spec, items), {name: why for name, why in excluded.items() if why})
+    with timings.phase("read the data"):
+        items = {name: load_items(ds, frozenset(spec.models), excluded[name]) for name, ds in spec.datasets.items()
+                 if name in used}
+    with timings.phase("compile the plan"):
+        plan = compile_plan(spec, items)
+    return Prepared(spec, items, plan, {name: why for name, why in excluded.items() if why})
 
 
 def say_excluded(prepared: Prepared) -> None:

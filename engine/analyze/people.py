@@ -80,9 +80,9 @@ def agreement_with_people(labels: Sequence[HumanLabel], verdicts: dict[str, int]
     interval over the prompts' shares where some hold several (a percentile bootstrap covered 86–90% at 10 to
     30 labels of a mostly tied vibe). κ's is a percentile interval from `ROUNDS` bootstrap rounds that resample
     prompts, given from `MIN_KAPPA_UNITS` prompts on (below, it covered 63% at 10, 86% at 20 and 89% at 30 on a
-    mostly tied vibe; 94–95% at 50, `benchmarks/coverage.py`). Each round's κ comes from the resampled units' confusion counts, summed: the same κ as
-    scikit-learn's on the resampled labels, without calling it a thousand times (2.4 s of CPU per vibe, judge and
-    split)."""
+    mostly tied vibe; 94–95% at 50, `benchmarks/coverage.py`). Each round's κ comes from the resampled units'
+    confusion counts, summed: the same κ as scikit-learn's on the resampled labels, without calling it a thousand
+    times (2.4 s of CPU per vibe, judge and split)."""
     rows = [(label.pair, label.verdict, verdicts[label.pair]) for label in labels if label.pair in verdicts]
     if not rows:
         return PeopleAgreement(vibe, judge, split, 0, None, None, None, None, None, None)
