@@ -94,6 +94,11 @@ def dataset_format_class(name: str) -> Callable[[type[DatasetFormat]], type[Data
     return register
 
 
+def format_source(name: str) -> str | None:
+    """The module that registers format `name`, not imported (`Plugins.source`)."""
+    return _FORMATS.source(name)
+
+
 def format_names() -> list[str]:
     """The formats a spec may name: the table's, then those installed packages publish."""
     return names_with_published(DATASET_FORMATS, ENTRY_POINTS)

@@ -37,6 +37,14 @@ class Plugins(Generic[T]):
                              f"and by {_origin(instance)}")
         self.loaded[name] = instance
 
+    def source(self, name: str) -> str | None:
+        """The module that registers `name` (or the entry point's `module:attr`), without importing it; None
+        for a name registered in this process without one (`add` alone)."""
+        module = self.module_of(name)
+        if module is None and self.group is not None and name in entry_point_names(self.group):
+            module = entry_point(self.group, name).value
+        return module
+
     def get(self, name: str) -> T:
         """The instance registered as `name`, importing the module that registers it on first use."""
         if name not in self.loaded:

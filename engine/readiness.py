@@ -7,8 +7,7 @@ import functools
 import os
 from pathlib import Path
 
-from engine.datasets import DatasetError
-from engine.spec.model import Endpoint, Spec
+from engine.spec.model import Dataset, Endpoint, Spec
 from engine.spec.problems import Problem
 from engine.spec.yaml_source import SourceMap
 
@@ -123,40 +122,52 @@ def missing_extras(spec: Spec) -> list[Problem]:
 def data_problems(spec: Spec) -> list[Problem]:
     """What `vibe validate` finds in the data files that are on disk: mapped columns a table does
     not have, located at the spec's field that maps them; then, for datasets whose columns are all there, their
-    preference labels (`label_problems`)."""
+    preference labels. What a dataset's files hold is checked once for their content: the
+    findings are kept (`engine.user_cache`) under the files' digests and the dataset's declaration, so checking
+    unchanged data again hashes it rather than parsing it."""
+    from engine import user_cache
+
+    problems = []
+    for name, ds in spec.datasets.items():
+        if not all(p.is_file() for p in ds.source.paths):
+            continue
+        inputs = {"dataset": repr(ds), "models": sorted(spec.models),
+                  "files": [user_cache.file_digest(p) for p in ds.source.paths]}
+        for where, message in user_cache.remembered("data-checks", inputs, lambda ds=ds: _dataset_findings(spec, ds)):
+            problems.append(located(spec, ("datasets", name, *where), message))
+    return problems
+
+
+def _dataset_findings(spec: Spec, ds: Dataset) -> list[tuple[list[str | int], str]]:
+    """One dataset's problems as (where under the dataset, message): its absent columns, or else its labels."""
+    from engine.datasets import DatasetError
     from engine.datasets.files import located_rows
     from engine.datasets.mapped_columns import absent_columns
     from engine.datasets.shapes import TableRecords
     from engine.formats import dataset_format
 
-    problems, unreadable = [], set()
-    for name, ds in spec.datasets.items():
-        form = dataset_format(ds.format)
-        if not isinstance(form, TableRecords) or not all(p.is_file() for p in ds.source.paths):
-            continue
+    form = dataset_format(ds.format)
+    if isinstance(form, TableRecords):
         try:
             rows = [row for path in ds.source.paths for _, row in located_rows(path, ds.source.format)]
         except DatasetError:
-            continue  # run says it, with the row; here the columns are the question
+            return []  # run says it, with the row; here the columns are the question
         files = ", ".join(p.name for p in ds.source.paths)
-        for where, _, said in absent_columns(ds, rows, form.fields) if rows else ():
-            unreadable.add(name)
-            problems.append(located(spec, ("datasets", name, "fields", *where), f"{files}: {said}"))
-    return problems + label_problems(spec, skip=unreadable)
+        absent = [(["fields", *where], f"{files}: {said}") for where, _, said in absent_columns(ds, rows, form.fields)]
+        if absent:
+            return absent
+    return [(["fields", "preference"], message) for message in _label_messages(spec, ds)]
 
 
-def label_problems(spec: Spec, skip: set[str] | None = None) -> list[Problem]:
-    """The data a spec's preference labels come from, read when it is on disk: every label must name a model
-    or 'tie' (see datasets.check_labels), located at the spec's `fields.preference`; datasets in `skip` are
-    not read."""
-    from engine.datasets import load_items
+def _label_messages(spec: Spec, ds: Dataset) -> list[str]:
+    from engine.datasets import DatasetError, load_items
 
-    problems = []
-    for name, ds in spec.datasets.items():
-        if "preference" not in ds.fields or not all(p.is_file() for p in ds.source.paths) or name in (skip or ()):
-            continue
-        try:
-            load_items(ds, frozenset(spec.models))
-        except DatasetError as exc:
-            problems.append(located(spec, ("datasets", name, "fields", "preference"), str(exc)))
-    return problems
+    if "preference" not in ds.fields:
+        return []
+    try:
+        load_items(ds, frozenset(spec.models))
+    except DatasetError as exc:
+        return [str(exc)]
+    return []
+
+

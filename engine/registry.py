@@ -179,6 +179,11 @@ def analysis_method(name: str) -> Callable[[type[AnalysisMethod]], type[Analysis
     return register
 
 
+def method_source(name: str) -> str | None:
+    """The module that registers method `name`, not imported (`Plugins.source`)."""
+    return _METHODS.source(name)
+
+
 def method_names() -> list[str]:
     """The methods a spec may name: the table's, then those installed packages publish."""
     return names_with_published(METHODS, ENTRY_POINTS)

@@ -3,6 +3,8 @@ module (importing them all made it take 0.6 s), and `--timings` says where a com
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,9 +24,9 @@ def test_help_imports_no_data_execution_or_plug_in_module() -> None:
     for args in (("--help",), ("run", "--help"), ("export", "--help")):
         modules = _imported(*args)
         assert "engine.cli" in modules
-        heavy = sorted(m for m in modules if m.startswith(("engine.datasets", "engine.execute", "engine.builtin_plugins",
-                                                           "engine.registry", "engine.spec", "numpy", "yaml",
-                                                           "jsonschema")))
+        heavy = sorted(m for m in modules if m.startswith(("engine.datasets", "engine.execute",
+                                                           "engine.builtin_plugins", "engine.registry", "engine.spec",
+                                                           "numpy", "yaml", "jsonschema")))
         assert not heavy, (args, heavy)
 
 
@@ -39,3 +41,78 @@ def test_timings_name_each_phase_of_a_command(tmp_path: Path) -> None:
     assert phases[:2] == ["parse the arguments", "read and check the spec"]
     assert {"read the data", "compile the plan", "count finished tasks", "write the plan"} <= set(phases)
     assert phases[-1].startswith("in all") and all(float(line.split()[1]) >= 0 for line in lines)
+
+
+SPEC = """\
+name: checks
+models:
+  a: {provider: recorded}
+  b: {provider: recorded}
+judges:
+  m: {kind: metric}
+datasets:
+  d:
+    source: {path: data.jsonl}
+    fields: {id: id, prompt: q, outputs: {a: a, b: b}, preference: winner}
+    labels: {source: human}
+vibes:
+  - {name: verbosity, low: short, high: long, metric: length_words}
+analyses:
+  vibecheck: {dataset: d, models: [a, b], judges: [m]}
+"""
+
+
+def _validate(folder: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-X", "importtime", "-m", "engine", "validate", str(folder / "spec.yaml")],
+                          capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "XDG_CACHE_HOME": str(folder / "cache")})
+
+
+def test_validate_checks_the_data_by_its_content_and_imports_only_the_plug_ins_it_names(tmp_path: Path) -> None:
+    """The second `vibe validate` of unchanged data reads its findings back (the schema too) and imports no plug-in
+    module the spec does not name; a file changed under the same name is checked again: a label that names no
+    model is then found."""
+    rows = [{"id": f"p{i}", "q": f"Q{i}?", "a": "x " * (i + 1), "b": "y", "winner": "a" if i % 2 else "b"}
+            for i in range(6)]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "spec.yaml").write_text(SPEC, encoding="utf-8")
+    first, second = _validate(tmp_path), _validate(tmp_path)
+    assert first.returncode == second.returncode == 0, first.stderr[-2000:]
+    kept = {p.parent.name for p in (tmp_path / "cache" / "vibe").rglob("*.json")}
+    assert kept == {"schema", "data-checks"}
+    imported = {line.split("|")[-1].strip() for line in second.stderr.splitlines() if line.startswith("import time:")}
+    plug_ins = {m for m in imported if m.startswith("engine.builtin_plugins.")}
+    named = ("engine.builtin_plugins.judges.metric", "engine.builtin_plugins.methods.vibecheck")
+    assert all(m.startswith(named) for m in plug_ins), sorted(plug_ins)
+    rows[3]["winner"] = "c"
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    changed = _validate(tmp_path)
+    assert changed.returncode == 2 and "datasets.d.fields.preference" in changed.stderr and "'c'" in changed.stderr
+
+
+def test_unchanged_data_is_not_parsed_again(monkeypatch, tmp_path: Path) -> None:
+    from engine import readiness
+    from engine.spec.load import load_spec
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    rows = [{"id": f"p{i}", "q": f"Q{i}?", "a": "x", "b": "y", "winner": "z"} for i in range(3)]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "spec.yaml").write_text(SPEC, encoding="utf-8")
+    parsed = []
+    real = readiness._dataset_findings
+    monkeypatch.setattr(readiness, "_dataset_findings", lambda *a: parsed.append(1) or real(*a))
+    spec = load_spec(tmp_path / "spec.yaml")
+    first, second = readiness.data_problems(spec), readiness.data_problems(spec)
+    assert parsed == [1] and [str(p) for p in first] == [str(p) for p in second] and "'z'" in str(first[0])
+
+
+def test_the_kept_schema_is_the_built_one_and_a_new_plug_in_line_changes_its_key(monkeypatch, tmp_path) -> None:
+    from engine import plugin_tables
+    from engine.spec import load
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert load.schema() == load._built_schema() == load.schema()  # built, kept, read back
+    before = load._schema_inputs()
+    monkeypatch.setitem(plugin_tables.JUDGE_KINDS, "exclamations", "exclamation_judge")
+    assert load._schema_inputs() != before
+    assert "exclamations" in load.schema()["properties"]["judges"]["additionalProperties"]["properties"]["kind"]["enum"]

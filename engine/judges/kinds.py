@@ -177,6 +177,11 @@ def _registered() -> list[str]:
     return names_with_published(JUDGE_KINDS, ENTRY_POINTS)
 
 
+def kind_source(name: str) -> str | None:
+    """The module that registers kind `name`, not imported (`Plugins.source`)."""
+    return None if name in ALIASES else _KINDS.source(name)
+
+
 def judge_kind(name: str) -> JudgeKind:
     """The kind registered as `name` (an older spelling gives the kind it still stands for), imported on first use."""
     return _alias(name) if name in ALIASES else _KINDS.get(name)

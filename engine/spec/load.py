@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonschema
 
+from engine import user_cache
 from engine.formats import DEFAULT_FORMAT, dataset_format, format_names
 from engine.judges.kinds import ALIASES, ROLES, judge_kind, kind_names
 from engine.names import did_you_mean
@@ -62,7 +63,45 @@ def _schema_file() -> str:
 def schema() -> dict[str, Any]:
     """The spec's JSON schema: `schema.json`, with the providers, judge kinds and analysis methods as
     registered. A method the file does not describe brings the schema of its own options
-    (`AnalysisMethod.options_schema`)."""
+    (`AnalysisMethod.options_schema`). Building it imports every plug-in (0.5 s, most of `vibe validate`), so
+    it is kept on disk under what it is built from (`_schema_inputs`) and built again only when that changes."""
+    return dict(user_cache.remembered("schema", _schema_inputs(), _built_schema))
+
+
+def _schema_inputs() -> list[Any]:
+    """Everything the schema is built from, none of it imported: `schema.json`; every registered
+    name of each plug-in kind with the module that registers it (a table line or an entry point) and, for a
+    module outside vibe's own package, its file's size and time; the providers' table; and the size and time
+    of every file of vibe's package (a built-in plug-in's fields live in its module)."""
+    from importlib.util import find_spec
+
+    from engine.formats import format_source
+    from engine.judges.kinds import kind_source
+    from engine.registry import method_source
+
+    def stamp(module: str | None) -> list[Any]:
+        if module is None or module.startswith("engine."):
+            return [module]
+        try:
+            found = find_spec(module.partition(":")[0])
+        except (ImportError, ValueError):
+            found = None
+        origin = found.origin if found is not None else None
+        if origin is None or not os.path.exists(origin):
+            return [module, None]
+        stat = os.stat(origin)
+        return [module, stat.st_size, stat.st_mtime_ns]
+
+    package = Path(__file__).resolve().parent.parent
+    files = sorted((str(f.relative_to(package)), f.stat().st_size, f.stat().st_mtime_ns)
+                   for f in package.rglob("*") if f.suffix in (".py", ".json"))
+    return [_schema_file(), files, repr(sorted(PROVIDERS.items())),
+            [(n, stamp(kind_source(n))) for n in kind_names()],
+            [(n, stamp(method_source(n))) for n in method_names()],
+            [(n, stamp(format_source(n))) for n in format_names()]]
+
+
+def _built_schema() -> dict[str, Any]:
     document: dict[str, Any] = json.loads(_schema_file())
     _registered_endpoints(document["properties"])
     _registered_formats(document["properties"]["datasets"]["additionalProperties"]["properties"])

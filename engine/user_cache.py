@@ -1,0 +1,50 @@
+"""What the everyday commands work out from files that rarely change, kept on disk under a digest of what it
+was worked out from: the spec schema (built by importing every plug-in) and the checks `vibe validate` makes
+of a data file (built by parsing all of it). A second `vibe validate` of unchanged data then hashes the files
+instead of parsing them. Values are JSON; the folder is `$XDG_CACHE_HOME/vibe` (else `~/.cache/vibe`), and a
+folder that cannot be written only means the work is done every time."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def folder() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vibe"
+
+
+def digest(inputs: Any) -> str:
+    """A short digest of JSON-able `inputs` (anything else by its `str`)."""
+    return hashlib.sha256(json.dumps(inputs, default=str, sort_keys=True).encode("utf-8")).hexdigest()[:24]
+
+
+def file_digest(path: Path) -> str:
+    """The digest of a file's bytes, read in blocks (hashing is several times faster than parsing)."""
+    sha = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def remembered(kind: str, inputs: Any, compute: Callable[[], Any]) -> Any:
+    """`compute()`'s JSON value, or the one kept for the same `kind` and `inputs`."""
+    kept = folder() / kind / f"{digest(inputs)}.json"
+    try:
+        return json.loads(kept.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    value = compute()
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_name(f"{kept.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps(value), encoding="utf-8")
+        partial.replace(kept)  # whole or absent: a reader never sees half a value
+    except OSError:
+        pass
+    return value
