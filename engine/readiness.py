@@ -133,8 +133,8 @@ def data_problems(spec: Spec) -> list[Problem]:
             continue
         inputs = {"dataset": repr(ds), "models": sorted(spec.models),
                   "files": [user_cache.file_digest(p) for p in ds.source.paths]}
-        for where, message in user_cache.remembered("data-checks", inputs, lambda ds=ds: _dataset_findings(spec, ds)):
-            problems.append(located(spec, ("datasets", name, *where), message))
+        findings = user_cache.remembered("data-checks", inputs, functools.partial(_dataset_findings, spec, ds))
+        problems += [located(spec, ("datasets", name, *where), message) for where, message in findings]
     return problems
 
 
@@ -153,7 +153,8 @@ def _dataset_findings(spec: Spec, ds: Dataset) -> list[tuple[list[str | int], st
         except DatasetError:
             return []  # run says it, with the row; here the columns are the question
         files = ", ".join(p.name for p in ds.source.paths)
-        absent = [(["fields", *where], f"{files}: {said}") for where, _, said in absent_columns(ds, rows, form.fields)]
+        absent: list[tuple[list[str | int], str]] = [
+            (["fields", *where], f"{files}: {said}") for where, _, said in absent_columns(ds, rows, form.fields)]
         if absent:
             return absent
     return [(["fields", "preference"], message) for message in _label_messages(spec, ds)]
