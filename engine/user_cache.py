@@ -1,6 +1,7 @@
 """What the everyday commands work out from files that rarely change, kept on disk under a digest of what it
-was worked out from: the spec schema (built by importing every plug-in) and the checks `vibe validate` makes
-of a data file (built by parsing all of it). A second `vibe validate` of unchanged data then hashes the files
+was worked out from: the spec schema (built by importing every plug-in), the checks `vibe validate` makes of a
+data file (built by parsing all of it) and the digest of the code a cached piece of derived work depends on
+(built by parsing every module it imports). A second `vibe validate` of unchanged data then hashes the files
 instead of parsing them. Values are JSON; the folder is `$XDG_CACHE_HOME/vibe` (else `~/.cache/vibe`), and a
 folder that cannot be written only means the work is done every time."""
 
@@ -34,12 +35,25 @@ def file_digest(path: Path) -> str:
 
 def remembered(kind: str, inputs: Any, compute: Callable[[], Any]) -> Any:
     """`compute()`'s JSON value, or the one kept for the same `kind` and `inputs`."""
-    kept = folder() / kind / f"{digest(inputs)}.json"
-    try:
-        return json.loads(kept.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
+    name = digest(inputs)
+    kept = read(kind, name)
+    if kept is not None:
+        return kept
     value = compute()
+    write(kind, name, value)
+    return value
+
+
+def read(kind: str, name: str) -> Any:
+    """The value kept as `name` (a digest, or a name the caller checks itself), None when there is none."""
+    try:
+        return json.loads((folder() / kind / f"{name}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write(kind: str, name: str, value: Any) -> None:
+    kept = folder() / kind / f"{name}.json"
     try:
         kept.parent.mkdir(parents=True, exist_ok=True)
         partial = kept.with_name(f"{kept.name}.{os.getpid()}.partial")
@@ -47,4 +61,3 @@ def remembered(kind: str, inputs: Any, compute: Callable[[], Any]) -> Any:
         partial.replace(kept)  # whole or absent: a reader never sees half a value
     except OSError:
         pass
-    return value

@@ -111,7 +111,15 @@ class RankingResult:
 
 def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
     """The outcomes the analysis names (labels or recorded scores), rated by every method it asks for."""
-    from engine.api.analysis import STYLE_FEATURES, human_outcomes, rank, score_outcomes, style_vector, subset_of
+    from engine.api.analysis import (
+        STYLE_FEATURES,
+        arena_style,
+        human_outcomes,
+        rank,
+        score_outcomes,
+        style_vector,
+        subset_of,
+    )
     from engine.builtin_plugins.methods.rankings import vibe_control
 
     opts = RankingsOptions.of(analysis)
@@ -122,6 +130,8 @@ def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
                                                               if v.metric}) if controlled else []
     features = (vibe_control.feature_function(candidates) if controlled
                 else style_vector if "style_controlled" in opts.methods else None)
+    if features is not None:  # Arena's counts of every answer, once per content
+        arena_style.count_all(text for item in items for text in item.outputs.values())
     if opts.outcomes in ("labels", "human"):  # "human" is the older name of the same choice
         outcomes = human_outcomes(items, list(analysis.models), features)
         labels = prepared.spec.datasets[analysis.dataset].labels

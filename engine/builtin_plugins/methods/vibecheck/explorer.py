@@ -37,7 +37,7 @@ from urllib.parse import quote
 import orjson
 from jinja2 import Environment
 
-from engine.api.execution import Background, compress, cores
+from engine.api.execution import Background, compress, cores, derived
 from engine.api.judging import verdict_reason
 from engine.api.records import Chat, Item, Prepared, Result
 from engine.api.report import text_of
@@ -66,10 +66,14 @@ def write_explorer(env: Environment, vc: VibeCheckResult, prepared: Prepared, ou
     folder = run_dir / "explore" / prefix
     folder.mkdir(parents=True, exist_ok=True)
     made: dict[int, tuple[Any, list[list[Any]]]] = {}  # see `_offline_rows`
+    # every answer rendered once per content, kept in the run cache: a re-run reads the HTML back
+    rendered = derived.cached_each("markdown", [text_of(outputs, o) for pair in vc.pairs
+                                                for o in (pair.output_a, pair.output_b)],
+                                   render_markdown, str.encode, bytes.decode)
     # chunks are compressed and written while the next one is encoded, a thread per core (each is its own file)
     with Background(threads=cores()) as background:
         for n in range(0, max(1, len(vc.pairs)), CHUNK):
-            chunk = [{**_text(pair, items, outputs, made),
+            chunk = [{**_text(pair, items, outputs, made, rendered),
                       **_conversation(pair, vc, items[pair.item_id], prepared, outputs)}
                      for pair in vc.pairs[n:n + CHUNK]]
             background.submit(_write_chunk, folder / f"chunk-{n // CHUNK}.js", n // CHUNK, orjson.dumps(chunk))
@@ -155,7 +159,7 @@ def _flipped(pair: PairVerdicts, vibe: str) -> bool:
 
 
 def _text(pair: PairVerdicts, items: dict[str, Item], outputs: dict[str, Result],
-          made: dict[int, tuple[Any, list[list[Any]]]]) -> dict[str, Any]:
+          made: dict[int, tuple[Any, list[list[Any]]]], rendered: dict[str, str]) -> dict[str, Any]:
     """One pair's text: its prompt, both answers (raw and rendered), and per vibe each judge's
     [judge, panel-side verdict, A-first verdict, B-first verdict, A-first reason, B-first reason]."""
     a, b = text_of(outputs, pair.output_a), text_of(outputs, pair.output_b)
@@ -167,8 +171,8 @@ def _text(pair: PairVerdicts, items: dict[str, Item], outputs: dict[str, Result]
                          for judge, score in scores.items()] if orders or raw else _offline_rows(scores, made))
     preferred = [[judge, *orders, *map(verdict_reason, pair.preferred_rationales.get(judge, NO_REASONS))]
                  for judge, orders in pair.preferred.items()]
-    return {"prompt": items[pair.item_id].prompt, "a": a, "b": b, "a_html": render_markdown(a),
-            "b_html": render_markdown(b), "judged": judged, "preferred": preferred,
+    return {"prompt": items[pair.item_id].prompt, "a": a, "b": b, "a_html": rendered[a], "b_html": rendered[b],
+            "judged": judged, "preferred": preferred,
             "measures": {vibe: [round(va, 4), round(vb, 4)] for vibe, (va, vb) in pair.measures.items()}}
 
 
