@@ -317,14 +317,6 @@ def test_a_profile_cell_of_two_prompts_is_p_one_half_not_clear(tmp_path: Path) -
     assert f"too few prompts for p &lt; {cell.power_alpha:.3g}, the level BH leaves it" in row
 
 
-HABITS = """habits-vs-ref:
-    method: vibecheck
-    dataset: habits
-    models: [reference, longer, listy]
-    reference: reference
-    judges: [metrics]"""
-
-
 def test_every_discovered_habit_is_kept_or_dropped_on_discovery_s_own_cross_fit(tmp_path: Path) -> None:
     """A many-model analysis discovers its phrase lexicons, and each lexicon's habits, once on every comparison's
     training pairs pooled, judging each by the lexicon mined from the other half of them. The comparisons' keep/drop
@@ -348,36 +340,24 @@ def test_every_discovered_habit_is_kept_or_dropped_on_discovery_s_own_cross_fit(
         listy = body() + (" To sum it all up, in a nutshell." if i % 3 else " Feel free to reach out anytime.")
         rows.append({"id": f"p{i}", "prompt": f"Question {i}?", "reference": body(), "longer": longer,
                      "listy": listy})
+    for row in rows:  # labels as the shared spec maps them; the discovery reads the answers alone
+        row.update(longer_label=2.0, listy_label="same")
     data = tmp_path / "habits.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     spec = tmp_path / "habits.yaml"
-    spec.write_text(f"""name: habits
-models:
-  reference: {{provider: recorded}}
-  longer: {{provider: recorded}}
-  listy: {{provider: recorded}}
-judges:
-  metrics: {{kind: metric, tolerance: 0.05}}
-datasets:
-  habits:
-    source: {{path: {data}}}
-    fields: {{id: id, prompt: prompt, outputs: {{reference: reference, longer: longer, listy: listy}}}}
-vibes:
-  - discover: {{method: statistical, max_vibes: 8}}
-analyses:
-  {HABITS}
-""", encoding="utf-8")
+    spec.write_text(SPEC.format(data=data, analysis=MANY).replace(
+        "vibes:\n", "vibes:\n  - discover: {method: statistical, max_vibes: 8}\n"), encoding="utf-8")
     summary, _, run_dir = run_spec(spec, tmp_path / "run", tmp_path / "cache.sqlite", quiet=True)
     assert summary.done == summary.total
     lexicons = [v["name"] for v in json.loads((run_dir / "discovered_vibes.json").read_text())
                 if "(phrases:" in v["origin"]]
     assert sum(name.startswith("phrasing_other_models_") for name in lexicons) >= 2  # a lexicon and its habits
     prepared = prepare(spec)
-    analysis = prepared.spec.analyses["habits-vs-ref"]
+    analysis = prepared.spec.analyses["vibes-vs-ref"]
     texts = {r["id"]: r for r in rows}
     answers: dict[str, SimpleNamespace] = {}  # every answer's text, by its generation task id
     for model in ("longer", "listy"):
-        for line in (run_dir / "habits-vs-ref" / model / "pairs.jsonl").read_text().splitlines():
+        for line in (run_dir / "vibes-vs-ref" / model / "pairs.jsonl").read_text().splitlines():
             pair = json.loads(line)
             answers[pair["output_a"]] = SimpleNamespace(output=texts[pair["item_id"]][model])
             answers[pair["output_b"]] = SimpleNamespace(output=texts[pair["item_id"]]["reference"])
@@ -385,10 +365,10 @@ analyses:
     columns = discovery.crossfit_lexicon_scores(pooled, POOLED, "reference", seed=split_seed(analysis))
     at = {pair.answers: k for k, pair in enumerate(pooled)}
     for model in ("longer", "listy"):
-        pairs = [json.loads(line) for line in (run_dir / "habits-vs-ref" / model / "pairs.jsonl").read_text()
+        pairs = [json.loads(line) for line in (run_dir / "vibes-vs-ref" / model / "pairs.jsonl").read_text()
                  .splitlines()]
         train = [at[(p["output_a"], p["output_b"])] for p in pairs if p["split"] == "train"]
-        scores = {s["name"]: s for s in map(json.loads, (run_dir / "habits-vs-ref" / model / "vibes.jsonl")
+        scores = {s["name"]: s for s in map(json.loads, (run_dir / "vibes-vs-ref" / model / "vibes.jsonl")
                                             .read_text().splitlines())}
         for name in lexicons:
             assert scores[name]["separability_train"] == pytest.approx(float(np.mean(columns[name][1][train])))
