@@ -52,7 +52,6 @@ def _init(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from engine import readiness
-    from engine.readiness import missing_data, missing_keys, older_kind_names
     from engine.spec.load import load_spec
     from engine.spec.problems import SpecError
 
@@ -70,10 +69,10 @@ def _validate(args: argparse.Namespace) -> int:
             spec, problems = None, exc.problems
         for problem in problems:
             print(problem, file=sys.stderr)
-        warnings = missing_keys(spec) + missing_data(spec) if spec is not None else []
+        warnings = readiness.missing_keys(spec) + readiness.missing_data(spec) if spec is not None else []
         for warning in warnings:
             print(f"warning: {warning}", file=sys.stderr)
-        for note in older_kind_names(spec) if spec is not None else []:
+        for note in readiness.older_kind_names(spec) if spec is not None else []:
             print(f"warning: {note} (still read as before)", file=sys.stderr)
         if problems:
             status = EXIT_USAGE
@@ -142,7 +141,6 @@ def _diff(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from engine import readiness
     from engine.pipeline import default_cache_path, run_spec
-    from engine.readiness import missing_keys
     from engine.spec.load import load_spec
 
     spec = load_spec(args.spec)
@@ -153,7 +151,7 @@ def _run(args: argparse.Namespace) -> int:
         print("error: not started: install the extra first (nothing has run; finished work in the cache is kept).",
               file=sys.stderr)
         return EXIT_USAGE
-    missing = missing_keys(spec)
+    missing = readiness.missing_keys(spec)
     if missing:
         for problem in missing:
             print(problem, file=sys.stderr)
