@@ -49,7 +49,8 @@ def main() -> None:
         root = Path(folder)
         with (root / "prompts.jsonl").open("w") as fh:
             for i in range(sizes.pick(1000, 20)):
-                fh.write(json.dumps({"id": f"p{i}", "prompt": f"Question {i}: explain topic number {i} briefly."}) + "\n")
+                row = {"id": f"p{i}", "prompt": f"Question {i}: explain topic number {i} briefly."}
+                fh.write(json.dumps(row) + "\n")
         (root / "base.yaml").write_text(SPEC)
         (root / "new.yaml").write_text(SPEC.replace("playful and joking", "witty and full of jokes"))
         cache = root / "cache.sqlite"
