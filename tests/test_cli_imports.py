@@ -109,10 +109,11 @@ def test_unchanged_data_is_not_parsed_again(monkeypatch, tmp_path: Path) -> None
 def test_the_kept_schema_is_the_built_one_and_a_new_plug_in_line_changes_its_key(monkeypatch, tmp_path) -> None:
     from engine import plugin_tables
     from engine.spec import load
+    from engine.spec.schema_inputs import schema_inputs
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert load.schema() == load._built_schema() == load.schema()  # built, kept, read back
-    before = load._schema_inputs()
+    before = schema_inputs(load._schema_file())
     monkeypatch.setitem(plugin_tables.JUDGE_KINDS, "exclamations", "exclamation_judge")
-    assert load._schema_inputs() != before
+    assert schema_inputs(load._schema_file()) != before
     assert "exclamations" in load.schema()["properties"]["judges"]["additionalProperties"]["properties"]["kind"]["enum"]

@@ -28,6 +28,7 @@ from engine.spec.build import spec_from_document
 from engine.spec.model import ANALYSIS_FIELDS, Spec
 from engine.spec.paths import expand_path
 from engine.spec.problems import Problem, SpecError
+from engine.spec.schema_inputs import schema_inputs
 from engine.spec.semantics import check_semantics
 from engine.spec.yaml_source import PathKey, SourceMap, dotted, load_yaml
 
@@ -64,41 +65,8 @@ def schema() -> dict[str, Any]:
     """The spec's JSON schema: `schema.json`, with the providers, judge kinds and analysis methods as
     registered. A method the file does not describe brings the schema of its own options
     (`AnalysisMethod.options_schema`). Building it imports every plug-in (0.5 s, most of `vibe validate`), so
-    it is kept on disk under what it is built from (`_schema_inputs`) and built again only when that changes."""
-    return dict(user_cache.remembered("schema", _schema_inputs(), _built_schema))
-
-
-def _schema_inputs() -> list[Any]:
-    """Everything the schema is built from, none of it imported: `schema.json`; every registered
-    name of each plug-in kind with the module that registers it (a table line or an entry point) and, for a
-    module outside vibe's own package, its file's size and time; the providers' table; and the size and time
-    of every file of vibe's package (a built-in plug-in's fields live in its module)."""
-    from importlib.util import find_spec
-
-    from engine.formats import format_source
-    from engine.judges.kinds import kind_source
-    from engine.registry import method_source
-
-    def stamp(module: str | None) -> list[Any]:
-        if module is None or module.startswith("engine."):
-            return [module]
-        try:
-            found = find_spec(module.partition(":")[0])
-        except (ImportError, ValueError):
-            found = None
-        origin = found.origin if found is not None else None
-        if origin is None or not os.path.exists(origin):
-            return [module, None]
-        stat = os.stat(origin)
-        return [module, stat.st_size, stat.st_mtime_ns]
-
-    package = Path(__file__).resolve().parent.parent
-    files = sorted((str(f.relative_to(package)), f.stat().st_size, f.stat().st_mtime_ns)
-                   for f in package.rglob("*") if f.suffix in (".py", ".json"))
-    return [_schema_file(), files, repr(sorted(PROVIDERS.items())),
-            [(n, stamp(kind_source(n))) for n in kind_names()],
-            [(n, stamp(method_source(n))) for n in method_names()],
-            [(n, stamp(format_source(n))) for n in format_names()]]
+    it is kept on disk under what it is built from (`schema_inputs`) and built again only when that changes."""
+    return dict(user_cache.remembered("schema", schema_inputs(_schema_file()), _built_schema))
 
 
 def _built_schema() -> dict[str, Any]:
