@@ -28,8 +28,8 @@ or PASSes (TOST) at α = 0.05, exact over every outcome for n = 10…800 prompts
 through `ternary.p_above` / `p_below` themselves), and by 20,000 seeded comparisons through `shift_of` and
 `gate` at 2,000 prompts.
 
-Last lines: max_gate_fail_size=<f> max_gate_pass_size=<f> sim_gate_fail_2000=<f> sim_gate_pass_2000=<f>
-  min_coverage_separability=<f> min_coverage_conversation_means=<f> min_coverage_conversation_shift=<f>
+The line before the last: max_gate_fail_size=<f> max_gate_pass_size=<f> sim_gate_fail_2000=<f> sim_gate_pass_2000=<f>
+Last line: min_coverage_separability=<f> min_coverage_conversation_means=<f> min_coverage_conversation_shift=<f>
   min_coverage_agreement=<f> min_coverage_kappa=<f> min_coverage_ppi=<f> min_coverage_rankings=<f>
 """
 
