@@ -243,10 +243,11 @@ def rankings() -> float:
     return covered / total
 
 
-def _gate_size(n: int, margin: float) -> tuple[float, float]:
-    """The largest FAIL and PASS probabilities at a true shift of ±margin, exact over every outcome of n prompts.
-    Each test's rejection region is found from the p-values themselves: as Z(δ₀) grows the upper p-value falls,
-    so a bisection over the outcomes ranked by Z finds where it crosses its level."""
+def gate_regions(n: int, margin: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every outcome (n₊, n₋) of n prompts, its log multinomial coefficient, and whether `vibe compare`'s gate
+    FAILs it and PASSes it at ±margin. Each test's rejection region is found from the p-values themselves: as
+    Z(δ₀) grows the upper p-value falls, so a bisection over the outcomes ranked by Z finds where it crosses its
+    level."""
     ups, downs, log_ways = _trinomial(n)
 
     def region(delta0: float, upper: bool, level: float) -> np.ndarray:
@@ -272,7 +273,13 @@ def _gate_size(n: int, margin: float) -> tuple[float, float]:
         return np.array([at[float(v)] < low for v in z])
 
     fail = region(margin, True, ALPHA / 2) | region(-margin, False, ALPHA / 2)
-    passes = region(margin, False, ALPHA) & region(-margin, True, ALPHA) & ~fail
+    return ups, downs, log_ways, fail, region(margin, False, ALPHA) & region(-margin, True, ALPHA) & ~fail
+
+
+def _gate_size(n: int, margin: float) -> tuple[float, float]:
+    """The largest FAIL and PASS probabilities at a true shift of ±margin, exact over every outcome of n prompts
+    (`gate_regions`), over a nuisance grid five times finer than the p-values' own."""
+    ups, downs, log_ways, fail, passes = gate_regions(n, margin)
     worst_fail = worst_pass = 0.0
     for delta in (margin, -margin):
         for q in np.linspace(max(0.0, -delta), (1 - delta) / 2, 5 * ternary.NUISANCE_GRID):

@@ -33,8 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sizes import pick
 
-from engine import ternary
-from engine.drift.shift import ALPHA, beyond_either_side, gate, shift_of
+from engine.drift.shift import ALPHA, gate, shift_of
 from engine.stats import wilson
 
 MARGIN = 0.1
@@ -75,23 +74,16 @@ def rates(shape: str, n: int) -> tuple[dict[str, int], dict[str, int]]:
 
 def exact_rates(shape: str, n: int) -> tuple[float, float]:
     """The gate's pass and fail probabilities for one shape, summed exactly over every outcome (n₊, n₋) of n
-    prompts under its trinomial law, from the same p-value tables the gate reads: the figures without Monte
-    Carlo error that the simulated rates estimate."""
-    from scipy.special import gammaln, xlogy
+    prompts under its trinomial law, each outcome's verdict from the gate's own p-values (`coverage.gate_regions`):
+    the figures without Monte Carlo error that the simulated rates estimate."""
+    from coverage import gate_regions
+    from scipy.special import xlogy
 
     p_plus, p_minus = SHAPES[shape]
-    plus, minus = (a.ravel() for a in np.indices((n + 1, n + 1)))
-    keep = plus + minus <= n
-    plus, minus = plus[keep], minus[keep]
+    plus, minus, log_ways, failed, passed = gate_regions(n, MARGIN)
     rest = n - plus - minus
-    prob = np.exp(gammaln(n + 1) - gammaln(plus + 1) - gammaln(minus + 1) - gammaln(rest + 1)
-                  + xlogy(plus, p_plus) + xlogy(minus, p_minus) + xlogy(rest, 1 - p_plus - p_minus))
-    below_up, above_up = ternary._exact_tails(n, MARGIN)
-    below_down, above_down = ternary._exact_tails(n, -MARGIN)
-    passed = (below_up[plus, minus] < ALPHA) & (above_down[plus, minus] < ALPHA)
-    beyond = np.vectorize(beyond_either_side)(above_up[plus, minus], below_down[plus, minus])
-    failed = beyond < ALPHA
-    return float(prob[passed & ~failed].sum()), float(prob[failed].sum())
+    prob = np.exp(log_ways + xlogy(plus, p_plus) + xlogy(minus, p_minus) + xlogy(rest, 1 - p_plus - p_minus))
+    return float(prob[passed].sum()), float(prob[failed].sum())
 
 
 def share(hits: int) -> str:

@@ -126,7 +126,8 @@ def test_the_length_controlled_rate_reads_one_row_per_labelled_conversation() ->
 
 def test_a_conversations_battle_counts_once_in_the_rankings() -> None:
     """Two battles, c1 over three turns (a won) and c2 over one (b won): 1–1, not 3–1, each its own unit, the
-    style vector read off each side's three turns at once."""
+    style vector read off each side's three turns at once: in cl100k tokens "one two" ×3 is 8 (one, two and a
+    blank line between turns) against 5 for "one" ×3, so Arena's length feature is (8 − 5) / (8 + 5 + 1)."""
     one = Battle("a", "b", "a")
     items = [Item(f"c1#{k}", f"q{k}", outputs={"a": "one two", "b": "one"}, battles=(one,), conversation="c1",
                   turn=k) for k in (1, 2, 3)]
@@ -135,7 +136,7 @@ def test_a_conversations_battle_counts_once_in_the_rankings() -> None:
     outcomes = human_outcomes(items, ["a", "b"])
     assert [(o.score, o.unit) for o in outcomes] == [(1.0, "c1"), (0.0, "c2")]
     assert outcomes[0].style == style_vector("one two\n\none two\n\none two", "one\n\none\n\none")
-    assert outcomes[0].style[0] == pytest.approx((6 - 3) / (6 + 3))
+    assert outcomes[0].style[0] == pytest.approx((8 - 5) / (8 + 5 + 1))
 
 
 def test_compare_tests_the_mean_shift_of_each_conversation() -> None:
