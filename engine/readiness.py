@@ -154,7 +154,8 @@ def _dataset_findings(spec: Spec, ds: Dataset) -> list[tuple[list[str | int], st
             return []  # run says it, with the row; here the columns are the question
         files = ", ".join(p.name for p in ds.source.paths)
         absent: list[tuple[list[str | int], str]] = [
-            (["fields", *where], f"{files}: {said}") for where, _, said in absent_columns(ds, rows, form.fields)]
+            (["fields", *where], f"{files}: {said}")
+            for where, _, said in (absent_columns(ds, rows, form.fields) if rows else ())]  # no rows: none missing
         if absent:
             return absent
     return [(["fields", "preference"], message) for message in _label_messages(spec, ds)]
@@ -170,5 +171,3 @@ def _label_messages(spec: Spec, ds: Dataset) -> list[str]:
     except DatasetError as exc:
         return [str(exc)]
     return []
-
-

@@ -102,11 +102,11 @@ class StyleFit:
     centre: np.ndarray
     spread: np.ndarray
 
-    def win_probability(self, model_a: str, model_b: str, style: np.ndarray) -> np.ndarray:
-        """P(A wins) for battles of A against B with these raw (uncentred) features, one row a battle."""
-        scaled = (np.asarray(style, float) - self.centre) / self.spread
-        return np.asarray(expit(LOG_BASE * (self.strengths[model_a] - self.strengths[model_b])
-                                + scaled @ self.coefficients))
+    def win_probability(self, model_a: list[str], model_b: list[str], style: np.ndarray) -> np.ndarray:
+        """P(A wins) for each battle (A's name, B's name, its row of raw, uncentred features)."""
+        gap = np.array([self.strengths[a] - self.strengths[b] for a, b in zip(model_a, model_b, strict=True)])
+        scaled = (np.asarray(style, float).reshape(len(gap), -1) - self.centre) / self.spread
+        return np.asarray(expit(LOG_BASE * gap + scaled @ self.coefficients))
 
 
 def fit(model_a: list[str], model_b: list[str], style: np.ndarray, score: np.ndarray, models: list[str]) -> StyleFit:

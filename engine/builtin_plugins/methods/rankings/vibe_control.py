@@ -322,13 +322,15 @@ def _heldout(name: str, train: Sequence[Outcome], test: Sequence[Outcome], model
 def _heldout_arena(train: Sequence[Outcome], test: Sequence[Outcome], models: list[str]) -> HeldOutFit:
     """Arena's style control fitted its own way on the training battles (`arena_style.fit`: the features centred
     and scaled by their training mean and spread, every parameter L2-penalized) and scored on the test battles."""
-    k = len(STYLE_FEATURES)
-    fitted = arena_style.fit([o.model_a for o in train], [o.model_b for o in train],
-                             np.array([o.style[:k] for o in train], dtype=float).reshape(len(train), k),
-                             np.array([o.score for o in train]), models)
-    p = np.concatenate([fitted.win_probability(o.model_a, o.model_b, np.array([o.style[:k]], dtype=float))
-                        for o in test]) if test else np.zeros(0)
-    return _scored("arena_style4", p, np.array([o.score for o in test]))
+    def columns(battles: Sequence[Outcome]) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+        k = len(STYLE_FEATURES)
+        return ([o.model_a for o in battles], [o.model_b for o in battles],
+                np.array([o.style[:k] for o in battles], dtype=float).reshape(len(battles), k),
+                np.array([o.score for o in battles], dtype=float))
+
+    fitted = arena_style.fit(*columns(train), models)
+    model_a, model_b, style, score = columns(test)
+    return _scored("arena_style4", fitted.win_probability(model_a, model_b, style), score)
 
 
 def _scored(name: str, p: np.ndarray, y: np.ndarray) -> HeldOutFit:
