@@ -36,6 +36,7 @@ from engine.datasets.items import Item
 from engine.execute.providers.base import _BATCH_CLIENTS, _CLIENTS
 from engine.export import exporter, exporter_names
 from engine.formats import DatasetFormat, dataset_format, format_names
+from engine.judges.fitting import PairToFit
 from engine.judges.kinds import ALIASES, ROLES, JudgeKind, judge_kind, kind_names
 from engine.judges.verdicts import PairVerdict, RatingScore
 from engine.provider_table import PROVIDERS
@@ -171,7 +172,9 @@ def kind_problems(kind: JudgeKind, role: str) -> list[str]:
                      if getattr(type(kind), hook) is getattr(JudgeKind, hook)]
     if not kind.offline:
         return problems
-    if role in ("vibe", "dimension"):
+    if kind.learns:
+        problems += _fit_problems(kind, judge)
+    elif role in ("vibe", "dimension"):
         problems += _pair_problems(kind, judge)
     elif role in ("reference", "tests"):
         problems += _rating_problems(kind, judge)
@@ -195,6 +198,21 @@ def _pair_problems(kind: JudgeKind, judge: Judge) -> list[str]:
     verdicts = list(kind.judge_pairs([request, request], ANSWERS))
     if len(verdicts) != 2 or not all(isinstance(v, PairVerdict) and v.score in (-1, 0, 1) for v in verdicts):
         return [f"judge_pairs() gave {verdicts!r}, not one PairVerdict of -1, 0 or +1 per request"]
+    return []
+
+
+def _fit_problems(kind: JudgeKind, judge: Judge) -> list[str]:
+    """A learning kind, taught 40 pairs whose labels say the longer answer sits higher: a verdict per pair,
+    each −1, 0, +1 or None, and the opposite verdicts on the same pairs swapped."""
+    pairs = [PairToFit("Say something.", "word " * (1 + n % 7), "word " * (1 + n % 5), None, f"u{n}",
+                       ((n % 7 > n % 5) - (n % 7 < n % 5),)) for n in range(40)]
+    swapped = [dataclasses.replace(p, a=p.b, b=p.a, labels=tuple(-y for y in p.labels)) for p in pairs]
+    vibe = SAMPLE_VIBES[0]
+    fitted, turned = (kind.fit_verdicts(judge, vibe, given, 0) for given in (pairs, swapped))
+    if len(fitted.scores) != len(pairs) or not all(s in (-1, 0, 1, None) for s in fitted.scores):
+        return [f"fit_verdicts() gave {fitted.scores!r}, not one verdict of -1, 0, +1 or None per pair"]
+    if [None if s is None else -s for s in fitted.scores] != turned.scores:
+        return ["fit_verdicts() on the same pairs with A and B swapped did not give the opposite verdicts"]
     return []
 
 

@@ -8,8 +8,7 @@ unknown outputs, ~4 characters a token for known text) so a reviewer sees the wo
 
 Each analysis method (`engine/builtin_plugins/methods/`) adds its tasks through `Builder`'s primitives, which
 build the typed requests (`engine.requests`) and hash their canonical form. Compiling is pure: same spec and data →
-byte-identical JSON.
-"""
+byte-identical JSON."""
 
 from __future__ import annotations
 
@@ -183,7 +182,9 @@ class Builder:
         """`judge_pair` for each (item, its two outputs, their tokens) of `pairs`, asking every pair the same
         vibe `fields` with the item's prompt added. An offline judge whose kind measures each answer alone reads
         the vibe's fields once for them all (its measure reads no pair's prompt), instead of once a pair: a
-        plan asks it on every pair of every vibe."""
+        plan asks it on every pair of every vibe. A kind that `learns` is asked nothing (it is fitted later)."""
+        if judge.endpoint is None and self._offline(judge)[0].learns:
+            return
         if judge.endpoint is None and question is not None and self._measure_answers(
                 stage, analysis, judge, fields, question, self._pair_columns(pairs)):
             return

@@ -5,6 +5,7 @@ answers are read.
 Part of the public API (see `engine.api`): plug-ins, built-in or not, import from here."""
 
 from engine.judges import answers, prompts
+from engine.judges.fitting import FittedVerdicts, PairToFit
 from engine.judges.kinds import (
     ROLES,
     JudgeKind,
@@ -32,8 +33,10 @@ __all__ = [
     "PHRASES_PREFIX",
     "ROLES",
     "AnswerMeasure",
+    "FittedVerdicts",
     "JudgeKind",
     "KindSettings",
+    "PairToFit",
     "PairVerdict",
     "PreservationCheck",
     "RatingInput",

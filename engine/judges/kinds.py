@@ -20,6 +20,7 @@ from engine.plugins import Plugins, names_with_published
 
 if TYPE_CHECKING:
     from engine.datasets.items import Item
+    from engine.judges.fitting import FittedVerdicts, PairToFit
     from engine.judges.verdicts import AnswerMeasure, PairVerdict, RatingScore
     from engine.requests import PairJudgment, Rating
     from engine.spec.model import Judge, Persona, Vibe
@@ -87,6 +88,9 @@ class JudgeKind:
     sample_settings: ClassVar[dict[str, Any]] = {}
     # which vibes it can score, as a located error says when no judge of a panel can score one
     scores_which: ClassVar[str] = "any vibe"
+    # its verdicts are fitted to people's labels of the analysis' pairs when the run's answers are read
+    # (`fit_verdicts`), never asked of it pair by pair: the plan holds no task of it
+    learns: ClassVar[bool] = False
 
     def does(self, role: str) -> bool:
         return role in self.roles
@@ -147,6 +151,11 @@ class JudgeKind:
              corpora: dict[str, tuple[str, ...]]) -> Sequence[RatingScore]:
         """Offline ratings (1–5, with an explanation), one per request; `corpora`: reference corpus hash -> the
         references."""
+        raise NotImplementedError
+
+    def fit_verdicts(self, judge: Judge, vibe: Vibe, pairs: Sequence[PairToFit], seed: int) -> FittedVerdicts:
+        """A kind that `learns`: its verdict on every pair of a comparison, fitted (seeded by `seed`) to the
+        development labels the pairs carry; a labelled pair's own verdict from a fit that left its unit out."""
         raise NotImplementedError
 
 
@@ -233,7 +242,7 @@ class _Either(JudgeKind):
         first = parts[0]
         setattr(self, "name", name)  # noqa: B010  (a class variable elsewhere; this instance stands for an alias)
         for attr in ("label", "offline", "wire", "measures", "reads_examples", "measure_in_workers", "dataset_field",
-                     "extra"):
+                     "extra", "learns"):
             setattr(self, attr, getattr(first, attr))
         setattr(self, "roles", frozenset(r for p in parts for r in p.roles))  # noqa: B010
         setattr(self, "fields", tuple(dict.fromkeys(f for p in parts for f in p.fields)))  # noqa: B010
@@ -278,3 +287,6 @@ class _Either(JudgeKind):
     def rate(self, requests: Sequence[Rating], texts: dict[str, str],
              corpora: dict[str, tuple[str, ...]]) -> Sequence[RatingScore]:
         return self._for("reference").rate(requests, texts, corpora)
+
+    def fit_verdicts(self, judge: Judge, vibe: Vibe, pairs: Sequence[PairToFit], seed: int) -> FittedVerdicts:
+        return self._for("vibe").fit_verdicts(judge, vibe, pairs, seed)

@@ -81,7 +81,8 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                                sep_min, crossfit_verdicts.get(v.name), mined) for v in vibes]
     kept = [s.name for s in vibe_scores if s.kept]
     crossfit = {name: values for name, values in crossfit.items() if name in kept}
-    notes: list[str] = []
+    notes = [f"{judge} on {vibe} (learned from people's labels): {said}"
+             for (judge, vibe), said in table.fitted.items()]
     if crossfit:
         notes.append(f"{', '.join(sorted(crossfit))}: phrase lexicons mined from the training pairs. Their keep/drop "
                      "test and the regressions score each training pair by the lexicon mined on the other half of "

@@ -157,12 +157,15 @@ class VibeCheck(AnalysisMethod):
             if vibe not in names:
                 c.report((*path, "vibes", i), f"unknown vibe {vibe!r}{did_you_mean(vibe, names)} (declared: "
                          f"{', '.join(sorted(names)) or 'none'})")
+        validation = analysis.get("validation") or {}
         for i, judge in enumerate(analysis.get("judges", [])):
-            c.judge_for((*path, "judges", i), judge, "vibe")
+            kind = c.judge_for((*path, "judges", i), judge, "vibe")
+            if kind is not None and kind.learns and not (validation.get("files") or validation.get("columns")):
+                c.report((*path, "judges", i), f"judge {judge!r} is {kind.label}: it learns from people's labels "
+                         "of this analysis' pairs, so give some under 'validation' (files or columns)")
         for i, judge in enumerate(analysis.get("preference_judges", [])):
             c.judge_for((*path, "preference_judges", i), judge, "text")
         check_vibes_have_judges(c, path, analysis)
-        validation = analysis.get("validation") or {}
         for i, raw in enumerate(validation.get("files", [])):
             c.file_problem((*path, "validation", "files", i), raw)
         if reference is not None and validation.get("columns"):

@@ -15,6 +15,7 @@ from engine.api.judging import JudgeKind, PairVerdict, kind_of, scores
 from engine.api.records import Item, Measured, PairJudgment, Prepared, Result
 from engine.api.spec import Analysis, Vibe
 from engine.builtin_plugins.methods.vibecheck.discovery.splits import split_bindings
+from engine.builtin_plugins.methods.vibecheck.fitted import fitted_verdicts
 from engine.builtin_plugins.methods.vibecheck.options import VibeCheckOptions
 from engine.builtin_plugins.methods.vibecheck.records import MeasureTable, PairVerdicts
 
@@ -33,6 +34,7 @@ class PairTable:
     verdicts: dict[str, dict[tuple[str, str], int]]  # judge -> (pair, vibe) -> its readable verdict
     preference_answers: list[TwoOrders]  # the preference judges' answers in both orders
     invalid_by_vibe: dict[str, int]  # unreadable answers per vibe
+    fitted: dict[tuple[str, str], str]  # (learning judge, vibe) -> how it was fitted to people's labels
 
 
 def pair_table(prepared: Prepared, analysis: Analysis, results: dict[str, Result],
@@ -63,6 +65,7 @@ def pair_table(prepared: Prepared, analysis: Analysis, results: dict[str, Result
     in_bulk = {(name, vibe.name): _measured(measured[(name, vibe.name)], results, answers)
                for vibe in vibes for name, _ in panels[vibe.name] if (name, vibe.name) in measured}
     judged_values: dict[tuple[str, str], dict[int, list[float]]] = {}  # an offline task's values, by row
+    fitted = fitted_verdicts(prepared, analysis, results, bindings, answers, (model_a, model_b), vibes, panels, items)
     for row, binding in enumerate(bindings):
         ga, gb = answers[row]
         nu: dict[str, int | None] = {}
@@ -74,7 +77,9 @@ def pair_table(prepared: Prepared, analysis: Analysis, results: dict[str, Result
             for judge_name, kind in panels[vibe.name]:
                 tasks = index.get((judge_name, vibe.name, ga, gb), {})
                 bulk = in_bulk.get((judge_name, vibe.name))
-                if bulk is not None:
+                if kind.learns:
+                    score, orders, raw = fitted[(judge_name, vibe.name)][0][row], None, list[str]()
+                elif bulk is not None:
                     score, orders, raw = bulk.scores[row], None, list[str]()
                 else:
                     score, orders, raw = _judge_score(kind.offline, tasks, results,
@@ -124,7 +129,7 @@ def pair_table(prepared: Prepared, analysis: Analysis, results: dict[str, Result
                 if np.isnan(table.values[row, column, 0]):
                     table.values[row, column] = values
     return PairTable(model_a, model_b, vibes, panels, items, pairs, two_orders, verdicts, preference_answers,
-                     invalid_by_vibe)
+                     invalid_by_vibe, {key: said for key, (_, said) in fitted.items()})
 
 
 def judges_for(prepared: Prepared, analysis: Analysis, vibe: Vibe) -> list[str]:

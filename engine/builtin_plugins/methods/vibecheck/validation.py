@@ -106,17 +106,27 @@ def against_people(prepared: Prepared, analysis: Analysis, pairs: list[PairVerdi
                    judges: dict[str, list[str]]) -> Validation | None:
     """People's labels (the analysis' `validation` files and columns) against the judges of this comparison
     (`judges`: each vibe's); None where the analysis gives none."""
+    clusters = {p.item_id: p.cluster for p in pairs}
+    read = people_labels(prepared, analysis, models, list(judges), clusters)
+    if read is None:
+        return None
+    labels, sources = read
+    return validate(labels, pairs, judges, clusters, split_seed(analysis), sources)
+
+
+def people_labels(prepared: Prepared, analysis: Analysis, models: tuple[str, str], vibes: list[str],
+                  clusters: dict[str, str]) -> tuple[list[HumanLabel], list[str]] | None:
+    """The comparison's labels of `vibes`, each on its split (dev or test, as given, else drawn by the analysis'
+    seed over the units of `clusters`: pair → conversation), and where they were read; None where the analysis
+    gives none. A learned judge learns from the dev ones; every figure for it is read on the test ones."""
     opts = VibeCheckOptions.of(analysis).validation
     if opts is None or not (opts.files or opts.columns):
         return None
     paths = [resolve_path(prepared.spec.path.parent, raw) for raw in opts.files]
     several = VibeCheckOptions.of(analysis).reference is not None
-    labels = [label for path in paths for label in read_labels(path, list(judges), *models, several)]
+    labels = [label for path in paths for label in read_labels(path, vibes, *models, several)]
     dataset = prepared.spec.datasets[analysis.dataset]
-    labels += read_columns(dataset, opts.columns, list(judges), *models)
+    labels += read_columns(dataset, opts.columns, vibes, *models)
     paths += [Path(f"{path} ({', '.join(c['column'] for c in opts.columns)})") for path in dataset.source.paths
               if opts.columns]
-    clusters = {p.item_id: p.cluster for p in pairs}
-    seed = split_seed(analysis)
-    return validate(assign_splits(labels, clusters, opts.dev, seed), pairs, judges, clusters, seed,
-                    [str(path) for path in paths])
+    return assign_splits(labels, clusters, opts.dev, split_seed(analysis)), [str(path) for path in paths]

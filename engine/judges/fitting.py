@@ -1,0 +1,34 @@
+"""What a judge kind that learns from people's labels is given and gives back (`JudgeKind.learns`).
+
+Such a judge is not asked pair by pair while the run executes: its verdicts depend on every labelled pair at
+once, so a method fits it when it reads the run's answers, on the labels of its analysis' development split
+only. It gives a verdict on every pair, and for a pair whose unit it learned from, a verdict from a fit that
+left that unit out (cross-fitted), so no verdict a page compares with a person's label was fitted to it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PairToFit:
+    """One pair of the comparison as a learning judge reads it."""
+
+    prompt: str
+    a: str
+    b: str
+    reference: str | None
+    unit: str  # its independent unit (the conversation, else the prompt): a fold never splits one
+    # people's development labels of this pair (+1 A higher, −1 B higher, 0 neither), each a training row; a
+    # pair without one (unlabelled, or labelled on the test split) teaches the judge nothing
+    labels: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class FittedVerdicts:
+    """A learning judge's verdicts, one per pair in the order given (None where it gives none)."""
+
+    scores: list[int | None]
+    probability: list[float | None]  # the fitted probability of the verdict it gave
+    crossfitted: list[bool]  # the verdict came from a fit that left the pair's unit out (it was labelled)
+    description: str  # how it was fitted, for the page: labels, units, regularization, cross-fitted agreement
