@@ -17,8 +17,21 @@ here because every pair was labelled. Coverage is the share of 95% intervals tha
 width ratio is the prediction-powered interval's width over the labels-alone interval's, averaged (target < 1).
 Both people take the labeller's place, half the simulations each.
 
+The learned judge (`kind: learned`, fitted by its own `fit`) is checked on the same sets, each split in half by
+prompt under 10 seeds, fitted to development labels only and scored on the test labels beside the trivial rules
+on the same labels (the majority class; the longer answer wins): on CNN/DM fitted to one person's labels and
+scored against both people's (their agreement with each other on the same test pairs beside); on the 1,415 Arena
+votes (agreement and κ with all votes, and accuracy on the decisive ones against the longer-answer rule's); on
+the MTurk preferences fitted to every worker's development labels, scored against each worker's test labels,
+with the workers' leave-one-out agreement on the same pairs. And in the prediction-powered simulations in the
+panel's place: each of 500 samples of 100 labelled pairs teaches a learned judge (its verdicts on those pairs
+cross-fitted), whose verdicts on all 500 pairs feed `corrected_separability`: coverage (target ≥ 0.93) and the
+width ratio against the labels alone (target ≤ 0.85).
+
 Last line: judge_human_agreement=<float> human_human_agreement=<float> judge_human_kappa=<float>
-  ppi_coverage=<float> ppi_width_ratio=<float>
+  ppi_coverage=<float> ppi_width_ratio=<float> learned_agreement_cnndm=<float> learned_kappa_cnndm=<float>
+  learned_agreement_arena=<float> learned_kappa_arena=<float> learned_agreement_mturk=<float>
+  ppi_width_ratio_learned=<float>
 """
 
 from __future__ import annotations
@@ -31,10 +44,13 @@ from pathlib import Path
 import numpy as np
 import sizes
 
-from engine.analyze.people import corrected_separability
+from engine.analyze.people import agreement_with_people, corrected_separability
 from engine.analyze.people_labels import HumanLabel, read_labels
+from engine.api.judging import PairToFit
+from engine.builtin_plugins.judges.learned.pairs import LearnedSettings, fit
 from engine.builtin_plugins.methods.vibecheck.validation import judge_verdicts
 from engine.pipeline import run_spec
+from engine.stats import split
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "vibecheck" / "summ_cnndm_train_with_pref.csv"
@@ -73,13 +89,17 @@ analyses:
 """
 
 
+def arena_items() -> list:
+    from engine.pipeline import prepare
+
+    return prepare(ROOT / "specs" / "llama-vs-gpt.yaml").items["arena"]
+
+
 def arena() -> None:
     """The same check on Chatbot Arena's battles of Llama-3-70B-Instruct (specs/llama-vs-gpt.yaml's 1,415
     prompts), each with one person's vote: one labeller, so the panel is held to κ ≥ 0.4. Full runs only: it
     takes the CNN/DM run's code path on other data."""
-    from engine.pipeline import prepare
-
-    items = prepare(ROOT / "specs" / "llama-vs-gpt.yaml").items["arena"]
+    items = arena_items()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "pairs.jsonl").write_text("".join(json.dumps({
@@ -104,6 +124,25 @@ def arena() -> None:
 
 
 MTURK = ROOT.parent / "shared" / "data" / "separability"
+def mturk_pairs(path: Path) -> tuple[dict[str, tuple[str, str]], list[tuple[str, int, str]]]:
+    """One MTurk file's pairs (key → (A's summary, B's)) and its labels (key, verdict, worker)."""
+    import hashlib
+
+    with path.open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    pairs: dict[str, tuple[str, str]] = {}
+    labels = []
+    for row in rows:
+        for i in range(1, 6):
+            first, second = row[f"Input.model1_summary{i}"], row[f"Input.model2_summary{i}"]
+            swapped = row[f"Input.id{i}"] == "2"
+            a, b = (second, first) if swapped else (first, second)
+            key = "mturk-" + hashlib.sha256(f"{a}\0{b}".encode()).hexdigest()[:16]
+            pairs[key] = (a, b)
+            labels.append((key, int(row[f"Answer.pref{i}"]) * (-1 if swapped else 1), f"worker-{row['WorkerId']}"))
+    return pairs, labels
+
+
 SUMMARY_ENDS = ("A summary that misses or distorts the source's key facts.",
                 "A faithful summary that covers the source's key facts.")
 
@@ -115,22 +154,9 @@ def mturk() -> None:
     the panel's agreement with the workers beside the workers' leave-one-out agreement with each other, on the
     same pairs. The source texts are not in the data, so the panel reads the two summaries alone. Full runs
     only."""
-    import hashlib
-
     for path in sorted(MTURK.glob("*_pref_data.csv")):
-        with path.open(encoding="utf-8") as fh:
-            rows = list(csv.DictReader(fh))
-        pairs: dict[str, tuple[str, str]] = {}
-        labels = []
-        for row in rows:
-            for i in range(1, 6):
-                first, second = row[f"Input.model1_summary{i}"], row[f"Input.model2_summary{i}"]
-                swapped = row[f"Input.id{i}"] == "2"
-                a, b = (second, first) if swapped else (first, second)
-                key = "mturk-" + hashlib.sha256(f"{a}\0{b}".encode()).hexdigest()[:16]
-                pairs[key] = (a, b)
-                verdict = int(row[f"Answer.pref{i}"]) * (-1 if swapped else 1)
-                labels.append(f"{key},{ {1: 'a', -1: 'b', 0: 'neither'}[verdict] },worker-{row['WorkerId']}\n")
+        pairs, worked = mturk_pairs(path)
+        labels = [f"{key},{ {1: 'a', -1: 'b', 0: 'neither'}[verdict] },{worker}\n" for key, verdict, worker in worked]
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             (folder / "pairs.jsonl").write_text("".join(json.dumps({
@@ -149,6 +175,125 @@ def mturk() -> None:
               f"leave-one-out on {between.pairs} pairs: workers {between.human:.3f}, panel in a worker's place "
               f"{between.judge_agreement:.3f}; panel κ with workers (dev, test) "
               f"{', '.join(f'{k:.3f}' for k in kappas)}")
+
+LEARNED_SPLITS = sizes.pick(10, 2)
+PPI_LEARNED = sizes.pick(500, 6)
+SETTINGS = LearnedSettings(min_labels=sizes.pick(30, 5))
+Labelled = list[tuple[str, str, str, list[tuple[str, int]]]]  # (prompt, A, B, [(labeller, verdict)])
+
+
+def taught(pairs: Labelled, seed: int, teachers: set[str] | None = None) -> tuple[object, list[int]]:
+    """The learned judge fitted to the development half (by prompt, `seed`) of the labels of `teachers` (all when
+    None); its fit and the test half's rows."""
+    dev, test = split([str(i) for i in range(len(pairs))], 0.5, seed)
+    on_dev = set(dev)
+    fitted = fit([PairToFit(prompt, a, b, None, str(i),
+                            tuple(v for who, v in labels if teachers is None or who in teachers)
+                            if str(i) in on_dev else ())
+                  for i, (prompt, a, b, labels) in enumerate(pairs)], seed, SETTINGS)
+    return fitted, sorted(int(i) for i in test)
+
+
+def scored(pairs: Labelled, verdicts: dict[int, int], rows: list[int], seed: int) -> tuple[float, float]:
+    """Agreement and κ (the pages' own `agreement_with_people`) of `verdicts` with every label of `rows`."""
+    labels = [HumanLabel(str(i), "v", v, who, "test") for i in rows for who, v in pairs[i][3]]
+    row = agreement_with_people(labels, {str(i): v for i, v in verdicts.items()}, {}, "v", "j", "test", seed)
+    return float(row.agreement or 0.0), float("nan") if row.kappa is None else float(row.kappa)
+
+
+def rules(pairs: Labelled, rows: list[int], train_rows: list[int], seed: int) -> tuple[float, float]:
+    """The trivial rules' agreement with the same test labels: the development labels' majority class, and the
+    longer answer (in characters) sits higher."""
+    values = [v for i in train_rows for _, v in pairs[i][3]]
+    majority = max((-1, 0, 1), key=values.count)
+    longer = {i: int(np.sign(len(pairs[i][1]) - len(pairs[i][2]))) for i in rows}
+    return scored(pairs, dict.fromkeys(rows, majority), rows, seed)[0], scored(pairs, longer, rows, seed)[0]
+
+
+def learned_cnndm(pairs: Labelled) -> tuple[float, float]:
+    """Fitted to one person's development labels, scored against both people's test labels; returns the mean
+    agreement and κ over the seeds and the two people."""
+    figures, people_agree, baseline = [], [], []
+    for seed in range(LEARNED_SPLITS):
+        for person in ("person-0", "person-1"):
+            fitted, rows = taught(pairs, seed, {person})
+            verdicts = {i: v for i in rows if (v := fitted.scores[i]) is not None}
+            figures.append(scored(pairs, verdicts, rows, seed))
+            baseline.append(rules(pairs, rows, [i for i in range(len(pairs)) if i not in set(rows)], seed))
+        people_agree.append(np.mean([len({v for _, v in pairs[i][3]}) == 1 for i in rows]))
+    agreement, kappa = np.mean(figures, axis=0)
+    majority, longer = np.mean(baseline, axis=0)
+    print(f"learned judge, CNN/DM, {LEARNED_SPLITS} splits × 2 people: agreement with people on test labels "
+          f"{agreement:.3f} (κ {kappa:.3f}); people with each other on those pairs {np.mean(people_agree):.3f}; "
+          f"majority class {majority:.3f}, longer answer wins {longer:.3f}")
+    return float(agreement), float(kappa)
+
+
+def learned_arena(items: list) -> tuple[float, float]:
+    """The 1,415 Arena votes: agreement and κ with every test vote, and accuracy on the decisive ones beside the
+    longer-answer rule's on the same votes."""
+    pairs: Labelled = [(it.prompt, it.outputs["llama-3-70b-instruct"], it.outputs["opponent"],
+                        [("voter", {"llama-3-70b-instruct": 1, "opponent": -1}.get(it.preference, 0))])
+                       for it in items if it.preference]
+    figures, decisive = [], []
+    for seed in range(LEARNED_SPLITS):
+        fitted, rows = taught(pairs, seed)
+        verdicts = {i: v for i in rows if (v := fitted.scores[i]) is not None}
+        figures.append(scored(pairs, verdicts, rows, seed))
+        votes = [(i, pairs[i][3][0][1]) for i in rows if pairs[i][3][0][1]]
+        decisive.append((np.mean([np.sign(fitted.probability[i] - 0.5) == v for i, v in votes]),
+                         np.mean([np.sign(len(pairs[i][1]) - len(pairs[i][2])) == v for i, v in votes])))
+    agreement, kappa = np.mean(figures, axis=0)
+    accuracy, longer = np.mean(decisive, axis=0)
+    print(f"learned judge, Arena votes ({len(pairs)}), {LEARNED_SPLITS} splits: agreement with test votes "
+          f"{agreement:.3f} (κ {kappa:.3f}); on decisive test votes it picks the winner {accuracy:.3f} of the time, "
+          f"the longer answer {longer:.3f}")
+    return float(agreement), float(kappa)
+
+
+def learned_mturk() -> float:
+    """Per MTurk file: fitted to every worker's development labels, scored against each worker's test labels,
+    beside the workers' leave-one-out agreement on the same pairs; the mean over the files."""
+    means = []
+    for path in sorted(MTURK.glob("*_pref_data.csv")):
+        texts, worked = mturk_pairs(path)
+        by_key: dict[str, list[tuple[str, int]]] = {}
+        for key, verdict, worker in worked:
+            by_key.setdefault(key, []).append((worker, verdict))
+        pairs: Labelled = [("Summarize the source.", a, b, by_key[key]) for key, (a, b) in texts.items()]
+        figures, workers = [], []
+        for seed in range(LEARNED_SPLITS):
+            fitted, rows = taught(pairs, seed)
+            verdicts = {i: v for i in rows if (v := fitted.scores[i]) is not None}
+            figures.append(scored(pairs, verdicts, rows, seed)[0])
+            workers.append(np.mean([np.mean([v == w for k, (_, w) in enumerate(pairs[i][3]) if k != j])
+                                    for i in rows if len(pairs[i][3]) > 1 for j, (_, v) in enumerate(pairs[i][3])]))
+        means.append(np.mean(figures))
+        print(f"learned judge, MTurk {path.name.removesuffix('_pref_data.csv')}: agreement with workers' test "
+              f"labels {means[-1]:.3f}; workers leave-one-out {np.mean(workers):.3f}")
+    return float(np.mean(means))
+
+
+def learned_ppi(pairs: Labelled, people: list[list[int]]) -> float:
+    """The prediction-powered simulations with a learned judge in the panel's place, taught by each sample's
+    labels; prints coverage and returns the mean width ratio."""
+    covered, ratios = 0, []
+    for seed in range(PPI_LEARNED):
+        rng = np.random.default_rng(10_000 + seed)
+        person = people[seed % 2]
+        chosen = set(rng.choice(len(pairs), SAMPLE, replace=False).tolist())
+        fitted = fit([PairToFit(prompt, a, b, None, str(i), (person[i],) if i in chosen else ())
+                      for i, (prompt, a, b, _) in enumerate(pairs)], seed, SETTINGS)
+        verdicts = {f"cnndm-{i}": v for i, v in enumerate(fitted.scores) if v is not None}
+        labels = [HumanLabel(f"cnndm-{i}", "quality", person[i], f"person-{seed % 2}", "test") for i in chosen]
+        corrected = corrected_separability(labels, verdicts, {}, "quality")
+        assert corrected is not None
+        covered += corrected.low <= float(np.mean(person)) <= corrected.high
+        ratios.append(corrected.width_ratio)
+    print(f"prediction-powered separability with a learned judge: {PPI_LEARNED} simulations of {SAMPLE} labelled "
+          f"pairs, each teaching the judge; covered {covered / PPI_LEARNED:.3f}; mean width ratio "
+          f"{np.mean(ratios):.3f}")
+    return float(np.mean(ratios))
 
 
 def main() -> None:
@@ -207,16 +352,26 @@ def main() -> None:
         ratios.append(corrected.width_ratio)
     print(f"prediction-powered separability: {SIMULATIONS} simulations of {SAMPLE} labelled pairs (a simple "
           f"random sample) among {len(ids)}; covered {covered}; mean width ratio {np.mean(ratios):.3f}")
+    labelled: Labelled = [(r["question"], r["command_xlarge_beta"].strip(), r["TNLGv2"].strip(),
+                           [(f"person-{n}", people[n][i]) for n in range(2)]) for i, r in enumerate(rows)]
+    learned_figures = [*learned_cnndm(labelled)]
     if sizes.SMOKE:
         print("Arena votes and MTurk preferences: full runs only (the same code path on other data)")
+        learned_figures += [float("nan")] * 3
     else:
         arena()
         mturk()
-    print("targets: ppi_coverage ≥ 0.93, ppi_width_ratio < 1")
+        learned_figures += [*learned_arena(arena_items()), learned_mturk()]
+    learned_figures.append(learned_ppi(labelled, people))
+    print("targets: ppi_coverage ≥ 0.93, ppi_width_ratio < 1; learned: CNN/DM agreement ≥ 0.60 and κ ≥ 0.35, "
+          "ppi_width_ratio_learned ≤ 0.85")
     print(f"judge_human_agreement={np.mean([a.agreement for a in panel_test]):.4f} "
           f"human_human_agreement={between.human:.4f} "
           f"judge_human_kappa={np.mean([a.kappa for a in panel_test if a.kappa is not None]):.4f} "
-          f"ppi_coverage={covered / SIMULATIONS:.4f} ppi_width_ratio={np.mean(ratios):.4f}")
+          f"ppi_coverage={covered / SIMULATIONS:.4f} ppi_width_ratio={np.mean(ratios):.4f} "
+          + " ".join(f"{key}={value:.4f}" for key, value in zip(
+              ("learned_agreement_cnndm", "learned_kappa_cnndm", "learned_agreement_arena", "learned_kappa_arena",
+               "learned_agreement_mturk", "ppi_width_ratio_learned"), learned_figures, strict=True)))
 
 
 if __name__ == "__main__":

@@ -9,10 +9,13 @@ ratings of the same answers:
 - model level: Kendall's τ between the 13 models' score percentages.
 
 Intervals are percentile bootstraps over prompts (1,000 seeded rounds). Side by side, from the same run:
-each of the judge's three signals alone, and TF-IDF cosine to the reference (the issue's baseline).
-Targets: ρ ≥ 0.45, τ ≥ 0.7.
+each of the judge's three signals alone, TF-IDF cosine to the reference (the issue's baseline), and the
+learned judge in the reference role (`kind: learned`, its own `fit_ratings`): each model's answers rated by a
+fit to Reka Core's ratings of the other twelve models' answers, so its τ says how it orders models it never
+saw. Targets: ρ ≥ 0.45, τ ≥ 0.7.
 
-Last line: item_spearman=<float> model_kendall=<float>
+Last line: item_spearman=<float> model_kendall=<float> learned_tau_models_out=<float>
+  learned_spearman_models_out=<float> tfidf_tau=<float>
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from scipy.stats import kendalltau, spearmanr
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from engine.analyze.reference import subset_of
+from engine.api.judging import AnswerToRate
+from engine.builtin_plugins.judges.learned.ratings import fit_ratings
 from engine.builtin_plugins.methods.reference.analysis import analyze_reference
 from engine.execute.cache import Cache
 from engine.execute.run import execute
@@ -125,6 +130,10 @@ def main() -> None:
         "  its MiniLM cosine alone": np.array([signals[k]["cosine"] for k in keys]),
         "TF-IDF cosine (baseline)": np.asarray(refs.multiply(answers).sum(axis=1)).ravel(),
     }
+    learned = fit_ratings([AnswerToRate(items[k[0]].prompt, texts[k], items[k[0]].reference, k[0], k[1],
+                                        float(details[k].recorded)) for k in keys], seed=0)
+    print(f"learned judge: {learned.description}")
+    candidates["learned judge, models left out"] = np.array(learned.ratings, dtype=float)
     every = np.arange(len(keys))
     prompts = np.unique(item_of)
     rows_of = {p: np.flatnonzero(item_of == p) for p in prompts}
@@ -137,8 +146,11 @@ def main() -> None:
         print(f"{name:34s} {rho:7.3f} {interval(boot[:, 0]):>13s} {tau:8.3f} {interval(boot[:, 1]):>13s}")
     by_subset(candidates, keys, items, texts, reka, models)
     rho, tau = agreement(candidates["offline reference judge"], reka, models, every)
+    learned_rho, learned_tau = agreement(candidates["learned judge, models left out"], reka, models, every)
+    tfidf_tau = agreement(candidates["TF-IDF cosine (baseline)"], reka, models, every)[1]
     print("targets: item ρ ≥ 0.45, model τ ≥ 0.7")
-    print(f"item_spearman={rho:.4f} model_kendall={tau:.4f}")
+    print(f"item_spearman={rho:.4f} model_kendall={tau:.4f} learned_tau_models_out={learned_tau:.4f} "
+          f"learned_spearman_models_out={learned_rho:.4f} tfidf_tau={tfidf_tau:.4f}")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from engine.datasets.items import Item
 from engine.execute.providers.base import _BATCH_CLIENTS, _CLIENTS
 from engine.export import exporter, exporter_names
 from engine.formats import DatasetFormat, dataset_format, format_names
-from engine.judges.fitting import PairToFit
+from engine.judges.fitting import AnswerToRate, PairToFit
 from engine.judges.kinds import ALIASES, ROLES, JudgeKind, judge_kind, kind_names
 from engine.judges.verdicts import PairVerdict, RatingScore
 from engine.provider_table import PROVIDERS
@@ -173,7 +173,7 @@ def kind_problems(kind: JudgeKind, role: str) -> list[str]:
     if not kind.offline:
         return problems
     if kind.learns:
-        problems += _fit_problems(kind, judge)
+        problems += _fit_problems(kind, judge) if role == "vibe" else _fit_rating_problems(kind, judge)
     elif role in ("vibe", "dimension"):
         problems += _pair_problems(kind, judge)
     elif role in ("reference", "tests"):
@@ -213,6 +213,22 @@ def _fit_problems(kind: JudgeKind, judge: Judge) -> list[str]:
         return [f"fit_verdicts() gave {fitted.scores!r}, not one verdict of -1, 0, +1 or None per pair"]
     if [None if s is None else -s for s in fitted.scores] != turned.scores:
         return ["fit_verdicts() on the same pairs with A and B swapped did not give the opposite verdicts"]
+    return []
+
+
+def _fit_rating_problems(kind: JudgeKind, judge: Judge) -> list[str]:
+    """A learning kind in the reference role, taught 30 answers of three models rated by whether they repeat
+    the reference: a rating in 1–5 (or None) per answer, and a model's ratings unchanged when its own recorded
+    ratings change (a fit never rates a model whose ratings it learned from)."""
+    answers = [AnswerToRate("Name the capital of France.", ANSWERS["a" if n % 3 else "b"], str(SAMPLE_ITEM.reference),
+                            f"u{n}", f"m{n % 3}", 5.0 if n % 3 else 1.0) for n in range(30)]
+    turned = [dataclasses.replace(a, rating=6.0 - a.rating) if a.group == "m0" and a.rating else a for a in answers]
+    fitted, again = (kind.fit_ratings(judge, given, 0).ratings for given in (answers, turned))
+    if len(fitted) != len(answers) or not all(r is None or 1.0 <= r <= 5.0 for r in fitted):
+        return [f"fit_ratings() gave {fitted!r}, not one rating in 1–5 (or None) per answer"]
+    if [r for r, a in zip(fitted, answers, strict=True) if a.group == "m0"] != [
+            r for r, a in zip(again, answers, strict=True) if a.group == "m0"]:
+        return ["fit_ratings() rated a model differently when only that model's own recorded ratings changed"]
     return []
 
 

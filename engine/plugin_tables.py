@@ -27,7 +27,7 @@ JUDGE_KINDS: dict[str, str] = {
     "embedding_axis": f"{_B}.judges.embedding_axis",
     "reference_similarity": f"{_B}.judges.reference_similarity",
     "unit_tests": f"{_B}.judges.unit_tests",
-    "learned": f"{_B}.judges.learned",
+    "learned": f"{_B}.judges.learned.kind",
 }
 
 DATASET_FORMATS: dict[str, str] = {

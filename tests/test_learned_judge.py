@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from engine.api.judging import PairToFit
-from engine.builtin_plugins.judges.learned import LearnedSettings, fit
+from engine.builtin_plugins.judges.learned.pairs import LearnedSettings, fit
 from engine.spec.load import SpecError, load_spec
 
 TOPICS = ("rivers", "bread", "chess", "comets", "bees", "glaciers", "violins", "tides", "lichens", "kites")
@@ -81,7 +82,7 @@ analyses:
 """
 
 
-def _run(tmp_path: Path, flip_test: bool) -> tuple[object, dict[str, int], dict[str, int]]:
+def _run(tmp_path: Path, flip_test: bool) -> tuple[Any, dict[str, int], dict[str, int]]:
     """A run of 120 prompts: the first 80 labelled on dev, the last 40 on test (flipped when asked): the judge's
     verdicts, the test labels as written."""
     from engine.pipeline import run_spec
@@ -101,7 +102,7 @@ def _run(tmp_path: Path, flip_test: bool) -> tuple[object, dict[str, int], dict[
         f"{p},{word[test.get(p, y)]},{'test' if p in test else 'dev'},ann\n" for p, y in labels.items()))
     (tmp_path / "spec.yaml").write_text(SPEC)
     _, results, _ = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
-                             report=False)
+                             report=not flip_test)
     (vc,) = results.of("vibecheck")
     verdicts = {p.item_id: p.by_judge["fuller"]["taught"] for p in vc.pairs}
     return vc, verdicts, test
@@ -118,6 +119,8 @@ def test_a_run_reports_its_agreement_on_test_labels_it_never_learned_from(tmp_pa
     assert row.agreement == pytest.approx(sum(verdicts[p] == y for p, y in test.items()) / 40)
     assert any("taught on fuller (learned from people's labels): fitted to 80 development labels" in note
                for note in vc.notes)
+    page = (tmp_path / "one" / "run" / "index.html").read_text()
+    assert "dev (cross-fitted)" in page and "its test rows are labels it never saw" in page
     _, turned, flipped = _run(tmp_path / "two", flip_test=True)
     assert turned == verdicts and all(flipped[p] == -y for p, y in test.items())
 
@@ -127,3 +130,131 @@ def test_a_learned_judge_without_labels_is_refused_at_validate(tmp_path: Path) -
     (tmp_path / "spec.yaml").write_text(SPEC.replace("    validation: {files: [labels.csv]}\n", ""))
     with pytest.raises(SpecError, match=r"analyses\.vc\.judges\[0\].*learns from people's labels"):
         load_spec(tmp_path / "spec.yaml")
+
+
+RATED_SPEC = """\
+name: learned-ratings
+models: {m0: {provider: recorded}, m1: {provider: recorded}, m2: {provider: recorded}, m3: {provider: recorded}}
+judges: {taught: {kind: learned}}
+datasets:
+  d:
+    source: {path: d.jsonl}
+    fields:
+      id: id
+      prompt: q
+      reference: ref
+      outputs: {m0: a0, m1: a1, m2: a2, m3: a3}
+      scores: {m0: s0, m1: s1, m2: s2, m3: s3}
+analyses:
+  reference:
+    method: reference
+    dataset: d
+    judge: taught
+    models: [m0, m1, m2, m3]
+    bootstrap: 50
+"""
+
+
+def _rated_run(folder: Path, flip: str | None) -> Any:
+    """60 prompts with a reference fact each; model k states it (rated 5) with probability 0.2 + 0.2k, else says
+    something off it (rated 1); `flip` turns the recorded ratings of that model upside down."""
+    from engine.pipeline import run_spec
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for n in range(60):
+        topic = TOPICS[n % len(TOPICS)]
+        fact = f"The {topic} census of year {1900 + n} counted {n * 37 + 11} {topic}."
+        row: dict[str, Any] = {"id": f"p{n}", "q": f"What did the {topic} census of {1900 + n} count?", "ref": fact}
+        for k in range(4):
+            right = rng.random() < 0.2 + 0.2 * k
+            row[f"a{k}"] = fact if right else _answer(rng, topic, 2)
+            rating = 5 if right else 1
+            row[f"s{k}"] = 6 - rating if flip == f"m{k}" else rating
+        rows.append(row)
+    folder.mkdir()
+    (folder / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "spec.yaml").write_text(RATED_SPEC)
+    _, results, _ = run_spec(folder / "spec.yaml", folder / "run", folder / "c.sqlite", quiet=True, report=False)
+    (ref,) = results.of("reference")
+    return ref
+
+
+def test_in_the_reference_role_each_model_is_rated_by_a_fit_that_never_saw_its_ratings(tmp_path: Path) -> None:
+    """Four models whose recorded ratings follow the reference: the learned ratings order them as the records do
+    (m3 best), and turning m3's own recorded ratings upside down leaves every rating of m3's answers as it was."""
+    ref = _rated_run(tmp_path / "one", None)
+    means = {s.model: s.subsets[0].score for s in ref.scores}
+    assert sorted(means, key=means.__getitem__) == ["m0", "m1", "m2", "m3"]
+    assert "other models' answers" in ref.judge_label and "learned judge" in ref.judge_label
+    mine = {(r.item_id, r.model): r.rating for r in ref.ratings}
+    turned = {(r.item_id, r.model): r.rating for r in _rated_run(tmp_path / "two", "m3").ratings}
+    assert all(turned[key] == pytest.approx(value) for key, value in mine.items() if key[1] == "m3")
+    assert any(turned[key] != pytest.approx(value) for key, value in mine.items() if key[1] != "m3")
+
+
+def test_a_learned_reference_judge_without_recorded_ratings_is_refused_at_validate(tmp_path: Path) -> None:
+    (tmp_path / "d.jsonl").write_text(json.dumps({"id": "p0", "q": "q", "ref": "r", **{f"a{k}": "x" for k in range(4)}})
+                                      + "\n")
+    (tmp_path / "spec.yaml").write_text(RATED_SPEC.replace("      scores: {m0: s0, m1: s1, m2: s2, m3: s3}\n", ""))
+    with pytest.raises(SpecError, match=r"analyses\.reference\.judge.*fields\.scores"):
+        load_spec(tmp_path / "spec.yaml")
+
+
+def test_the_label_view_adds_pairs_the_learned_judge_is_least_sure_of_and_they_only_teach(tmp_path: Path) -> None:
+    """In headless Chromium: after a random sample of 6 pairs is labelled, the label view adds 6 more, the pairs
+    whose learned-judge odds lie nearest even among those not drawn, marked in the file (stratum uncertain, split
+    dev). Read back by a run, they teach the judge (its fit counts them) and no estimate reads them."""
+    from test_report import BROWSER_ARGS, CHROMIUM
+
+    if CHROMIUM is None:
+        pytest.skip("Debian chromium is not installed (make install-test installs it)")
+    from playwright.sync_api import sync_playwright
+
+    from engine.pipeline import run_spec
+
+    vc, _, _ = _run(tmp_path / "one", flip_test=False)
+    leans = {p.item_id: abs(p.leans["fuller"] - 0.5) for p in vc.pairs}
+    run_dir = tmp_path / "one" / "run"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        page = browser.new_page(accept_downloads=True)
+        page.goto((run_dir / "explore" / "vc-label.html").as_uri())
+        page.wait_for_selector("body[data-ready='1']")
+        page.fill("input[name=labeller]", "bo")
+        page.fill("input[name=size]", "6")
+        page.click("#begin")
+        seen = []
+        for k in range(12):
+            if k == 6:
+                page.wait_for_function("document.getElementById('label-status').textContent.startsWith('All 6')")
+                page.click("#teach")
+            card = page.wait_for_selector(f"article.labelling[data-k='{k}']")
+            seen.append(card.get_attribute("data-id"))
+            assert ("chosen to teach the judge" in page.inner_text("#label-status")) == (k >= 6)
+            page.keyboard.press("1")
+        page.wait_for_function("document.getElementById('label-status').textContent.startsWith('All 12')")
+        with page.expect_download() as download:
+            page.click("#download")
+        download.value.save_as(tmp_path / "taught.csv")
+        browser.close()
+    rows = (tmp_path / "taught.csv").read_text().splitlines()
+    assert rows[0].endswith(",stratum") and len(rows) == 13
+    taught = [r.split(",")[0] for r in rows[1:] if r.endswith(",uncertain")]
+    assert taught == seen[6:] and all(",dev," in r for r in rows[1:] if r.endswith(",uncertain"))
+    others = sorted(leans[i] for i in leans if i not in seen[:6])
+    assert sorted(leans[i] for i in taught) == others[:6]
+    folder = tmp_path / "two"
+    folder.mkdir()
+    for name in ("d.jsonl", "labels.csv", "spec.yaml"):
+        (folder / name).write_text((tmp_path / "one" / name).read_text())
+    (folder / "taught.csv").write_text((tmp_path / "taught.csv").read_text())
+    (folder / "spec.yaml").write_text(SPEC.replace("[labels.csv]", "[labels.csv, taught.csv]"))
+    _, results, _ = run_spec(folder / "spec.yaml", folder / "run", folder / "c.sqlite", quiet=True, report=False)
+    (again,) = results.of("vibecheck")
+    assert again.validation.teaching == 6
+    dev_rows = 80 + 6 + sum(",dev," in r for r in rows[1:7])  # the first file's, the taught, the sample's dev
+    assert any(f"fitted to {dev_rows} development labels" in note for note in again.notes), again.notes
+    assert sum(a.labels for a in again.validation.agreements if a.split == "test") == sum(
+        a.labels for a in vc.validation.agreements if a.split == "test") + sum(
+        1 for r in rows[1:7] if ",test," in r)

@@ -277,7 +277,7 @@ def test_twenty_pairs_labelled_by_keyboard_in_the_label_view_are_read_back_by_a_
         browser.close()
     assert len(set(seen)) == 20 and set(seen) <= set(panel)
     header = (tmp_path / "labels.csv").read_text().splitlines()[0]
-    assert header == "id,label_enthusiasm,split,labeller,labelled_at,run,model_a,model_b"  # which comparison
+    assert header == "id,label_enthusiasm,split,labeller,labelled_at,run,model_a,model_b,stratum"  # which comparison
     labels = people_labels.read_labels(tmp_path / "labels.csv", ["enthusiasm"], "a", "b", several=True)
     assert len(labels) == 20 and {x.labeller for x in labels} == {"ann"}
     assert {x.split for x in labels} == {"dev", "test"}
@@ -359,3 +359,11 @@ def test_the_panel_is_read_against_people_on_evidence_in_three_states() -> None:
     assert _states(rng, 40, 200, 0.8)["as_people"] >= 38
     parity = _states(rng, 100, 200, 0.6, labellers=2)
     assert parity["flagged"] <= 5 and parity["as_people"] > 0
+
+
+def test_labels_needed_by_hand() -> None:
+    """κ 0.5 [0.3, 0.7] on 100 labels against the line at 0.4: the lower half-width 0.2 is twice the distance 0.1,
+    so the interval stops reaching the line at 100 · 2² = 400 labels: 300 more."""
+    assert "about 300 more labels" in validation.labels_needed(100, 0.5, 0.3, 0.7, 0.4)
+    assert "about 300 more labels" in validation.labels_needed(100, 0.3, 0.1, 0.5, 0.4)
+    assert "sits on the line" in validation.labels_needed(100, 0.4, 0.2, 0.6, 0.4)

@@ -20,6 +20,7 @@ from engine.spec.data_model import Dataset
 
 LABEL_PREFIX = "label_"
 SPLITS = ("dev", "test")
+STRATA = ("", "random", "uncertain")
 WORDS = {"a": 1, "b": -1, "neither": 0, "tie": 0, "same": 0, "1": 1, "+1": 1, "-1": -1, "0": 0}
 
 
@@ -31,16 +32,21 @@ class HumanLabel:
     labeller: str
     split: str  # dev | test | "" (none given: assigned by `assign_splits`)
     where: str = ""  # file:line, for messages
+    # how the pair came to be labelled: "" (a random sample, as every estimate needs) or "uncertain" (chosen where a
+    # learned judge was least sure: it teaches that judge and no estimate reads it)
+    stratum: str = ""
 
 
 def read_labels(path: Path, vibes: Sequence[str], model_a: str, model_b: str,
                 several: bool = False) -> list[HumanLabel]:
     """This comparison's labels in a labels file (CSV or JSON lines): `id`, one `label_<vibe>` column per vibe,
-    and optionally `split` (dev or test), `labeller` (else the file's name) and `model_a`, `model_b` (the
-    comparison the label's a and b are; the label view writes them). A value is a, b or neither (also tie, +1,
-    −1, 0, or a model's name); an empty one is no label. A row for another comparison is skipped, one for this
-    comparison in the other order is turned round, and where the analysis makes `several` comparisons (a
-    `reference`) a row that does not say which is an error: its a and b would be read against every one.
+    and optionally `split` (dev or test), `labeller` (else the file's name), `model_a`, `model_b` (the
+    comparison the label's a and b are; the label view writes them) and `stratum` (random, or uncertain for a
+    pair chosen where a learned judge was least sure: a dev label that only teaches). A value is a, b or
+    neither (also tie, +1, −1, 0, or a model's name); an empty one is no label. A row for another comparison is
+    skipped, one for this comparison in the other order is turned round, and where the analysis makes `several`
+    comparisons (a `reference`) a row that does not say which is an error: its a and b would be read against every
+    one.
     Anything else is a `DatasetError` naming the file, the line and the field; a vibe the analysis does not
     measure is one too."""
     labels = []
@@ -54,6 +60,14 @@ def read_labels(path: Path, vibes: Sequence[str], model_a: str, model_b: str,
         split = str(row.get("split") or "").strip().lower()
         if split not in ("", *SPLITS):
             raise DatasetError(f"{where}: field 'split' holds {_shown(split)}: dev or test (or empty)")
+        stratum = str(row.get("stratum") or "").strip().lower()
+        if stratum not in STRATA:
+            raise DatasetError(f"{where}: field 'stratum' holds {_shown(stratum)}: random or uncertain (or empty)")
+        stratum = "" if stratum == "random" else stratum
+        if stratum and split == "test":
+            raise DatasetError(f"{where}: field 'split' is test, but a pair chosen where a judge was least sure "
+                               "(stratum uncertain) is no random sample: it can only teach (dev)")
+        split = "dev" if stratum else split
         labeller = str(row.get("labeller") or "").strip() or path.stem
         for key, value in row.items():
             if not key.startswith(LABEL_PREFIX) or value is None or str(value).strip() == "":
@@ -63,7 +77,7 @@ def read_labels(path: Path, vibes: Sequence[str], model_a: str, model_b: str,
                 raise DatasetError(f"{where}: field {_shown(key)} names no vibe this analysis measures "
                                    f"({', '.join(vibes)})")
             verdict = _verdict(value, (model_a, model_b), where, key, orientation)
-            labels.append(HumanLabel(str(pair), vibe, verdict, labeller, split, where))
+            labels.append(HumanLabel(str(pair), vibe, verdict, labeller, split, where, stratum))
     return labels
 
 

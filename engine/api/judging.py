@@ -5,7 +5,7 @@ answers are read.
 Part of the public API (see `engine.api`): plug-ins, built-in or not, import from here."""
 
 from engine.judges import answers, prompts
-from engine.judges.fitting import FittedVerdicts, PairToFit
+from engine.judges.fitting import AnswerToRate, FittedRatings, FittedVerdicts, PairToFit
 from engine.judges.kinds import (
     ROLES,
     JudgeKind,
@@ -33,6 +33,8 @@ __all__ = [
     "PHRASES_PREFIX",
     "ROLES",
     "AnswerMeasure",
+    "AnswerToRate",
+    "FittedRatings",
     "FittedVerdicts",
     "JudgeKind",
     "KindSettings",

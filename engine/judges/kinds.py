@@ -20,7 +20,7 @@ from engine.plugins import Plugins, names_with_published
 
 if TYPE_CHECKING:
     from engine.datasets.items import Item
-    from engine.judges.fitting import FittedVerdicts, PairToFit
+    from engine.judges.fitting import AnswerToRate, FittedRatings, FittedVerdicts, PairToFit
     from engine.judges.verdicts import AnswerMeasure, PairVerdict, RatingScore
     from engine.requests import PairJudgment, Rating
     from engine.spec.model import Judge, Persona, Vibe
@@ -158,6 +158,11 @@ class JudgeKind:
         development labels the pairs carry; a labelled pair's own verdict from a fit that left its unit out."""
         raise NotImplementedError
 
+    def fit_ratings(self, judge: Judge, answers: Sequence[AnswerToRate], seed: int) -> FittedRatings:
+        """A kind that `learns`, in the reference role: a rating of every answer, each group's (model's) from a
+        fit to the recorded ratings of the other groups' answers alone."""
+        raise NotImplementedError
+
 
 class UnknownJudgeKind(KeyError):
     pass
@@ -290,3 +295,6 @@ class _Either(JudgeKind):
 
     def fit_verdicts(self, judge: Judge, vibe: Vibe, pairs: Sequence[PairToFit], seed: int) -> FittedVerdicts:
         return self._for("vibe").fit_verdicts(judge, vibe, pairs, seed)
+
+    def fit_ratings(self, judge: Judge, answers: Sequence[AnswerToRate], seed: int) -> FittedRatings:
+        return self._for("reference").fit_ratings(judge, answers, seed)

@@ -23,9 +23,28 @@ from engine.api.analysis import (
     subset_rankings,
     subset_scores,
 )
-from engine.api.records import Prepared, Rating, Result
+from engine.api.judging import AnswerToRate, kind_of
+from engine.api.records import Item, Prepared, Rating, Result
 from engine.api.spec import Analysis
 from engine.builtin_plugins.methods.reference.options import ReferenceOptions
+
+
+def _learned_ratings(prepared: Prepared, analysis: Analysis, results: dict[str, Result],
+                     items: dict[str, Item]) -> tuple[dict[tuple[str, str], float | None], str]:
+    """A learning judge's rating of every answer with a reference ((prompt, model) → rating), and how it was
+    fitted: each model's answers by a fit to the dataset's recorded ratings of the other models' answers."""
+    judge = prepared.spec.judges[ReferenceOptions.of(analysis).judge]
+    keys, answers = [], []
+    for binding in prepared.plan.bindings.get(analysis.name, []):
+        item = items[binding.item]
+        for model, (gen,) in binding.outputs.items():
+            if gen in results and item.reference:
+                keys.append((item.id, model))
+                score = item.scores.get(model)
+                answers.append(AnswerToRate(item.prompt, str(results[gen].output), item.reference, item.cluster, model,
+                                            None if score is None else float(score)))
+    fitted = kind_of(judge).fit_ratings(judge, answers, ReferenceOptions.of(analysis).seed)
+    return dict(zip(keys, fitted.ratings, strict=True)), fitted.description
 
 
 def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str, Result]) -> ReferenceResult:
@@ -45,6 +64,7 @@ def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str,
     invalid: dict[str, int] = defaultdict(int)
     texts: dict[tuple[str, str], str] = {}
     rows: list[ItemRating] = []
+    learned = _learned_ratings(prepared, analysis, results, items) if kind_of(judge).learns else None
     for binding in prepared.plan.bindings.get(analysis.name, []):
         item = items[binding.item]
         subset = subset_of(item.difficulty)
@@ -52,6 +72,14 @@ def analyze_reference(prepared: Prepared, analysis: Analysis, results: dict[str,
             raw = ratings_of.get(gen, [])
             if gen in results:
                 texts[(item.id, model)] = str(results[gen].output)
+            if learned is not None:
+                if (item.id, model) in learned[0]:
+                    mean = learned[0][(item.id, model)]
+                    if mean is not None:
+                        per_model[model][item.id] = (subset, mean)
+                    rows.append(ItemRating(item.id, subset, model, mean, (mean,), learned[1],
+                                           item.scores.get(model)))
+                continue
             if not raw:
                 continue
             mean, each, explanation, bad = item_rating(raw, llm)

@@ -38,8 +38,11 @@ class Reference(AnalysisMethod):
         return []
 
     def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
-        c.judge_for((*path, "judge"), analysis["judge"], "reference")
+        kind = c.judge_for((*path, "judge"), analysis["judge"], "reference")
         dataset = c.dataset(analysis)
+        if kind is not None and kind.learns and dataset and not dataset.get("fields", {}).get("scores"):
+            c.report((*path, "judge"), f"judge {analysis['judge']!r} is {kind.label}: it learns from the ratings "
+                     f"dataset {analysis['dataset']!r} records, so map them (fields.scores: model → column)")
         if dataset and "reference" not in {**dataset_format(dataset.get("format")).fields,
                                            **dataset.get("fields", {})}:
             c.report((*path, "dataset"), f"reference judging needs fields.reference in dataset {analysis['dataset']!r}")

@@ -102,8 +102,10 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                            sum(table.invalid_by_vibe.values()), notes, labels, selection, *judged,
                            dataset=analysis.dataset,
                            ceiling=ceiling(texts["train"], texts["test"], mm.test_accuracy if mm else None),
-                           validation=against_people(prepared, analysis, pairs, (model_a, model_b),
-                                                  {v.name: [j for j, _ in table.panels[v.name]] for v in vibes}))
+                           validation=against_people(
+                               prepared, analysis, pairs, (model_a, model_b),
+                               {v.name: [j for j, _ in table.panels[v.name]] for v in vibes},
+                               {v.name: [j for j, kind in table.panels[v.name] if kind.learns] for v in vibes}))
 
 
 def _judge_reliability(analysis: Analysis, table: PairTable,

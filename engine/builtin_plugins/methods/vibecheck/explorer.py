@@ -131,6 +131,10 @@ def _index(vc: VibeCheckResult, items: dict[str, Item], kinds: dict[str, str],
         "nu": {v: "".join(VERDICT_CODES[p.nu.get(v)] for p in vc.pairs) for v in vibes},
         "disagree": {v: "".join(str(min(9, _disagreements(p, v))) for p in vc.pairs) for v in vibes},
         "flip": {v: "".join("1" if _flipped(p, v) else "0" for p in vc.pairs) for v in vibes},
+        # how near even a learned judge's odds are on each pair (0: a coin toss), for the vibes one reads: the label
+        # view offers the nearest as pairs to teach it with
+        "unsure": {v: [None if (lean := p.leans.get(v)) is None else round(abs(lean - 0.5), 4) for p in vc.pairs]
+                   for v in vibes if any(v in p.leans for p in vc.pairs)},
     }
 
 

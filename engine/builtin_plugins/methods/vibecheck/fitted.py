@@ -12,7 +12,8 @@ from engine.api.spec import Analysis, Vibe
 from engine.builtin_plugins.methods.vibecheck.discovery.splits import split_seed
 from engine.builtin_plugins.methods.vibecheck.validation import people_labels
 
-Fitted = dict[tuple[str, str], tuple[list[int | None], str]]  # (judge, vibe) -> a verdict per row, how it was fitted
+# (judge, vibe) -> a verdict per row, the probability per row that people put A higher, how it was fitted
+Fitted = dict[tuple[str, str], tuple[list[int | None], list[float | None], str]]
 
 
 def fitted_verdicts(prepared: Prepared, analysis: Analysis, results: dict[str, Result], bindings: Sequence[Binding],
@@ -41,7 +42,8 @@ def fitted_verdicts(prepared: Prepared, analysis: Analysis, results: dict[str, R
                                    units[item.id], tuple(taught.get(item.id, ()))))
         fitted = kind.fit_verdicts(prepared.spec.judges[name], vibe, pairs, split_seed(analysis))
         scores: list[int | None] = [None] * len(bindings)
-        for row, score in zip(rows, fitted.scores, strict=True):
-            scores[row] = score
-        out[(name, vibe.name)] = (scores, fitted.description)
+        leans: list[float | None] = [None] * len(bindings)
+        for row, score, lean in zip(rows, fitted.scores, fitted.probability, strict=True):
+            scores[row], leans[row] = score, lean
+        out[(name, vibe.name)] = (scores, leans, fitted.description)
     return out

@@ -6,7 +6,9 @@ only this; the analysis (`analysis.analyze_vibecheck`) starts from it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -18,6 +20,8 @@ from engine.builtin_plugins.methods.vibecheck.discovery.splits import split_bind
 from engine.builtin_plugins.methods.vibecheck.fitted import fitted_verdicts
 from engine.builtin_plugins.methods.vibecheck.options import VibeCheckOptions
 from engine.builtin_plugins.methods.vibecheck.records import MeasureTable, PairVerdicts
+
+NO_LEANS: Mapping[str, float] = MappingProxyType({})  # every pair's, where no learned judge reads a vibe
 
 
 @dataclass
@@ -112,12 +116,14 @@ def pair_table(prepared: Prepared, analysis: Analysis, results: dict[str, Result
                 preference_answers.append(answer)
                 preferred[preference_judge] = [answer.first, answer.second]
                 preferred_raw[preference_judge] = [str(first.output), str(second.output)]
+        leans = {vibe: lean for (_, vibe), (_, by_row, _) in reversed(fitted.items())
+                 if (lean := by_row[row]) is not None} if fitted else NO_LEANS
         chars = [len(str(results[g].output)) if g in results else 0 for g in (ga, gb)]
         item = items[binding.item]
         pairs.append(PairVerdicts(binding.item, "train" if binding.item in train_set else "test",
                                   item.label(model_a, model_b), ga, gb, nu, by_judge, rationales,
                                   table.row(row), chars, orders_by_vibe, preferred, preferred_raw, item.conversation,
-                                  item.turn, item.label_share(model_a, model_b)))
+                                  item.turn, item.label_share(model_a, model_b), leans))
     for vibe in vibes:  # a pair's values are the first measuring judge's of the panel that has A's value
         column = table.vibes[vibe.name]
         for judge_name, kind in panels[vibe.name]:
@@ -129,7 +135,7 @@ def pair_table(prepared: Prepared, analysis: Analysis, results: dict[str, Result
                 if np.isnan(table.values[row, column, 0]):
                     table.values[row, column] = values
     return PairTable(model_a, model_b, vibes, panels, items, pairs, two_orders, verdicts, preference_answers,
-                     invalid_by_vibe, {key: said for key, (_, said) in fitted.items()})
+                     invalid_by_vibe, {key: said for key, (_, _, said) in fitted.items()})
 
 
 def judges_for(prepared: Prepared, analysis: Analysis, vibe: Vibe) -> list[str]:

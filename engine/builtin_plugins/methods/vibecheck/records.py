@@ -176,6 +176,8 @@ class PairVerdicts:
     conversation: str | None = None  # a conversation's turn: its conversation (the independent unit)
     turn: int | None = None
     share: float | None = None  # a graded label's share of the win for model A (None: all or nothing)
+    # vibe -> a learned judge's probability that people who put one answer higher put A higher
+    leans: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def cluster(self) -> str:
@@ -205,7 +207,10 @@ class Validation:
     labellers: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     unmatched: int = 0  # labels naming a pair this comparison does not have
+    teaching: int = 0  # labels of pairs chosen where a learned judge was least sure: they teach it, check nothing
     judges: dict[str, list[str]] = field(default_factory=dict)  # vibe -> its judges (one judge: the panel is it)
+    # "vibe/judge" whose dev verdicts are cross-fitted: a learned judge's (and a panel's that holds one)
+    crossfitted: list[str] = field(default_factory=list)
 
     def judge_lines(self, where: str) -> dict[str, list[str]]:
         """Each judge's agreement with people, vibe by vibe, on the test labels (the dev ones where there are no

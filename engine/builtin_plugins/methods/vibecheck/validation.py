@@ -47,11 +47,13 @@ def judge_verdicts(pairs: Sequence[PairVerdicts], vibe: str, judge: str) -> dict
 
 def validate(labels: list[HumanLabel], pairs: Sequence[PairVerdicts], judges: dict[str, list[str]],
              clusters: dict[str, str], seed: int, sources: list[str]) -> Validation:
-    """Everything the module docstring lists, for every vibe with labels (`judges`: vibe → its judges)."""
+    """Everything the module docstring lists, for every vibe with labels (`judges`: vibe → its judges), from the
+    randomly sampled labels alone: those of pairs chosen where a learned judge was least sure only teach it."""
     known = {pair.item_id for pair in pairs}
-    matched = [label for label in labels if label.pair in known]
+    matched = [label for label in labels if label.pair in known and not label.stratum]
     out = Validation(labellers=sorted({label.labeller for label in matched}), sources=sources,
-                     unmatched=len(labels) - len(matched), judges=dict(judges))
+                     unmatched=sum(label.pair not in known for label in labels), judges=dict(judges),
+                     teaching=sum(label.pair in known and bool(label.stratum) for label in labels))
     for vibe, vibe_judges in judges.items():
         mine = [label for label in matched if label.vibe == vibe]
         if not mine:
@@ -84,8 +86,11 @@ def reading(out: Validation, vibe: str) -> tuple[str, str]:
                 f"[{between.low:+.0%}, {between.high:+.0%}] on the {between.pairs} pairs two or more labelled")
         if between.high < 0:
             return UNLIKE, said
-        return (LIKE, said) if between.low >= -PARITY else (UNDECIDED, f"{said}, which cannot tell whether it is "
-                                                                        f"more than {PARITY:.0%} behind them")
+        if between.low >= -PARITY:
+            return LIKE, said
+        more = labels_needed(between.pairs, between.judge_agreement - between.human, between.low, between.high,
+                             -PARITY if between.judge_agreement - between.human > -PARITY else 0.0)
+        return UNDECIDED, f"{said}, which cannot tell whether it is more than {PARITY:.0%} behind them{more}"
     rows = [a for a in out.agreements if a.vibe == vibe and a.judge == PANEL and a.kappa is not None]
     test = next((a for a in rows if a.split == "test"), rows[0] if rows else None)
     if test is None or test.kappa is None:
@@ -99,19 +104,36 @@ def reading(out: Validation, vibe: str) -> tuple[str, str]:
         return UNLIKE, f"{said}, below {KAPPA_FLOOR}"
     if test.kappa_low >= KAPPA_FLOOR:
         return LIKE, f"{said}, above {KAPPA_FLOOR}"
-    return UNDECIDED, f"{said}, whose interval reaches both sides of {KAPPA_FLOOR}"
+    more = labels_needed(test.labels, test.kappa, test.kappa_low, test.kappa_high, KAPPA_FLOOR)
+    return UNDECIDED, f"{said}, whose interval reaches both sides of {KAPPA_FLOOR}{more}"
+
+
+def labels_needed(labels: int, estimate: float, low: float, high: float, bound: float) -> str:
+    """How many more labels would likely decide a reading: where the estimate stays as it is and its 95% interval
+    narrows as 1/√n (as judgegate's "labels needed" reckons), the labels at which the interval's half nearer
+    `bound` stops reaching it: n · (half-width / distance)², less the n there are. A rough guide, not a promise:
+    the estimate moves as labels come."""
+    distance = abs(estimate - bound)
+    half = (high - estimate) if bound > estimate else (estimate - low)
+    if distance < 1e-9 or half <= 0:
+        return "; the estimate sits on the line, so more labels decide it only as it moves"
+    more = max(1, round(labels * (half / distance) ** 2) - labels)
+    return f"; about {more:,} more labels would decide it if the estimate stays where it is"
 
 
 def against_people(prepared: Prepared, analysis: Analysis, pairs: list[PairVerdicts], models: tuple[str, str],
-                   judges: dict[str, list[str]]) -> Validation | None:
+                   judges: dict[str, list[str]], learned: dict[str, list[str]]) -> Validation | None:
     """People's labels (the analysis' `validation` files and columns) against the judges of this comparison
-    (`judges`: each vibe's); None where the analysis gives none."""
+    (`judges`: each vibe's; `learned`: those of them fitted to the dev labels); None where the analysis gives
+    none."""
     clusters = {p.item_id: p.cluster for p in pairs}
     read = people_labels(prepared, analysis, models, list(judges), clusters)
     if read is None:
         return None
     labels, sources = read
-    return validate(labels, pairs, judges, clusters, split_seed(analysis), sources)
+    out = validate(labels, pairs, judges, clusters, split_seed(analysis), sources)
+    out.crossfitted = [f"{vibe}/{judge}" for vibe, names in learned.items() if names for judge in (*names, PANEL)]
+    return out
 
 
 def people_labels(prepared: Prepared, analysis: Analysis, models: tuple[str, str], vibes: list[str],

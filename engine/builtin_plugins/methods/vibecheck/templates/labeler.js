@@ -52,6 +52,21 @@
     });
   }
 
+  // `size` more pairs, none already drawn, where the learned judge of `vibe` is least sure (its odds nearest
+  // even; ties in a seeded order): labels that teach it most. They are no random sample, so they are dev labels
+  // marked "uncertain", which teach the judge and which no estimate reads
+  function drawUnsure(size, seed, vibe) {
+    var taken = {}, random = generator(seed + 7919), unsure = data.unsure[vibe];
+    store.sample.forEach(function (s) { taken[s.i] = true; });
+    var open = shuffled(data.ids.map(function (_, i) { return i; }), random).filter(function (i) {
+      return !taken[i] && unsure[i] !== null;
+    });
+    open.sort(function (x, y) { return unsure[x] - unsure[y]; });  // stable: the seeded order breaks ties
+    return open.slice(0, size).map(function (i) {
+      return {i: i, flip: random() < 0.5, split: "dev", stratum: "uncertain"};
+    });
+  }
+
   function save() {
     try { localStorage.setItem(storeKey, JSON.stringify(store)); } catch (err) { /* private mode: kept in memory */ }
   }
@@ -100,8 +115,8 @@
     var s = store.sample[todo.k], i = s.i, vibe = vibeOf(todo.vibe);
     loadChunk(Math.floor(i / data.chunk)).then(function (rows) {
       var t = rows[i % data.chunk], first = s.flip ? "b" : "a", second = s.flip ? "a" : "b";
-      status("Pair " + (todo.k + 1) + " of " + store.sample.length + " · vibe “" + vibe.name + "” · keys: 1, 2, 0 " +
-             "(neither), ← (back)");
+      status("Pair " + (todo.k + 1) + " of " + store.sample.length + (s.stratum ? " (chosen to teach the judge)" : "") +
+             " · vibe “" + vibe.name + "” · keys: 1, 2, 0 (neither), ← (back)");
       card = {k: todo.k, vibe: todo.vibe};
       var answers = [first, second].map(function (key, n) {
         var body = el("div", {cls: "answer md"});
@@ -131,6 +146,7 @@
     store.labels[id][card.vibe] = word;
     store.labels[id]["@at"] = new Date().toISOString();
     store.labels[id]["@split"] = s.split;
+    store.labels[id]["@stratum"] = s.stratum || "random";
     save();
     // the panel's verdict is shown only now, once the person has given theirs
     document.getElementById("reveal").textContent = "Pair " + (card.k + 1) + ", " + card.vibe + ": you said " +
@@ -160,13 +176,14 @@
 
   function download() {
     var vibes = store.vibes, lines = [["id"].concat(vibes.map(function (v) { return "label_" + v; }),
-                                                    ["split", "labeller", "labelled_at", "run", "model_a", "model_b"]).join(",")];
+                                                    ["split", "labeller", "labelled_at", "run", "model_a", "model_b",
+                                                     "stratum"]).join(",")];
     store.sample.forEach(function (s) {
       var id = data.ids[s.i], given = store.labels[id];
       if (!given) return;
       lines.push([id].concat(vibes.map(function (v) { return WORDS[given[v]] || ""; }),
                              [given["@split"], store.labeller, given["@at"], data.run, data.model_a,
-                              data.model_b]).map(csvCell).join(","));
+                              data.model_b, given["@stratum"] || "random"]).map(csvCell).join(","));
     });
     var blob = new Blob([lines.join("\n") + "\n"], {type: "text/csv"});
     var link = el("a", {href: URL.createObjectURL(blob),
@@ -203,6 +220,20 @@
       render();
     });
     document.getElementById("download").addEventListener("click", download);
+    var teach = document.getElementById("teach"), taught = Object.keys(data.unsure || {});
+    if (taught.length) {
+      teach.hidden = false;
+      teach.addEventListener("click", function () {
+        if (!store) { status("Draw the sample and label it first: the estimates need it."); return; }
+        var vibe = store.vibes.filter(function (v) { return taught.indexOf(v) >= 0; })[0];
+        if (!vibe) { status("No vibe you are labelling has a learned judge to teach."); return; }
+        var more = drawUnsure(store.size, store.seed, vibe);
+        store.sample = store.sample.concat(more);
+        save();
+        status("Added " + more.length + " pairs where the learned judge of “" + vibe + "” is least sure.");
+        render();
+      });
+    }
     document.addEventListener("keydown", function (event) {
       if (event.target && /^(INPUT|SELECT|TEXTAREA)$/.test(event.target.tagName)) return;
       if (event.key === "1" || event.key === "2" || event.key === "0") { event.preventDefault(); give(event.key); }

@@ -1,4 +1,4 @@
-"""Learned judge (`kind: learned`): a small model fitted to people's labels of a vibe, offline.
+"""The learned judge on pairs (`kind: learned`, a vibe's judge): a small model fitted to people's labels.
 
 Every other offline judge reads one fixed property (a metric, a place between two descriptions), so a vibe
 that needs judgment ("a faithful summary") is read by style. This one learns, from the development labels an
@@ -7,7 +7,10 @@ analysis is given (`validation:` files or columns), which features of a pair go 
 - the difference of the two answers' MiniLM embeddings (what each is about and how it is said, 384 numbers);
 - the difference of their cosines with the prompt's embedding, and with the reference's where the dataset
   has one (which answer stays on the request, which says what the reference says);
-- the signed strength (a − b) / (|a| + |b|) of every built-in metric (length, lists, hedging, readability…).
+- the signed strength (a − b) / (|a| + |b|) of every built-in metric (length, lists, hedging, readability…);
+- the difference of their grounding in the prompt, and in the reference where there is one: the share of each
+  answer's content words the source holds (what it adds that the source does not say), and the idf-weighted
+  share of the source's content words it uses (how much of the source it covers).
 
 Every feature changes sign when A and B swap, and each labelled pair is learned in both orders, so the
 verdict on (B, A) is the opposite of the verdict on (A, B) by construction. The model is an L2-regularized
@@ -16,8 +19,8 @@ scaled by their root mean square. Its penalty (lasso or ridge), strength C and t
 block beside the rest are chosen from a grid of 18 by cross-validation on the development labels (the
 cross-fitted ternary agreement, then log loss), folds made of whole units (conversations, else prompts) by
 the analysis' seed. It gives a pair's log-odds; the verdict is neither at or under a threshold (the one whose
-cross-fitted verdicts agree with the most development labels, ties included), else the side it leans to, and
-its probability is that side's, where people pick one.
+cross-fitted verdicts agree with the most development labels, ties included), else the side it leans to; its
+probability is that of A, where people put one answer higher.
 
 Honest by construction: it learns from development labels only, so its agreement and κ with people on the
 test split are on labels it never saw. A development-labelled pair gets the verdict of the fold's fit that
@@ -29,18 +32,15 @@ text, and nothing here checks a fact.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from engine.api.execution import derived
-from engine.api.judging import METRICS, FittedVerdicts, JudgeKind, KindSettings, PairToFit, judge_kind_class, measure
+from engine.api.judging import METRICS, KindSettings, PairToFit, measure, words
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from engine.api.spec import Judge, Vibe
 
 # The grid its settings are chosen from: the penalty (1: lasso, which keeps few features, where one metric carries
 # the vibe; 0: ridge, which spreads weight over many, as an embedding direction needs), its strength C, and how
@@ -83,11 +83,43 @@ def pair_features(pairs: Sequence[PairToFit]) -> np.ndarray:
     vb = np.array([values[p.b] for p in pairs], dtype=float).reshape(len(pairs), len(metrics))
     scale = np.abs(va) + np.abs(vb)
     strengths = np.divide(va - vb, scale, out=np.zeros_like(va), where=scale > 0)
-    return np.column_stack([a - b, on_prompt, on_reference, strengths])
+    grounding = [_grounding([p.a for p in pairs], sources) - _grounding([p.b for p in pairs], sources)
+                 for sources in ([p.prompt for p in pairs], [p.reference or "" for p in pairs])]
+    return np.column_stack([a - b, on_prompt, on_reference, strengths, *grounding])
+
+
+def _content(text: str) -> set[str]:
+    """A text's distinct content words: lower-cased words of four letters or more (most function words are
+    shorter), digits kept."""
+    return {w for w in words(text) if len(w) >= 4 or w.isdigit()}
+
+
+def _grounding(answers: list[str], sources: list[str]) -> np.ndarray:
+    """Per answer, two columns against its source (the prompt, or the reference; an empty source gives 0): the
+    share of the answer's content words the source holds (what it says that the source does not: invented or
+    off the point), and the idf-weighted share of the source's content words the answer uses (what of the
+    source it covers), idf over the call's distinct sources."""
+    import math
+
+    import numpy as np
+
+    held = {s: _content(s) for s in dict.fromkeys(sources)}
+    frequency: dict[str, int] = {}
+    for terms in held.values():
+        for t in terms:
+            frequency[t] = frequency.get(t, 0) + 1
+    idf = {t: math.log((len(held) + 1) / (c + 1)) + 1 for t, c in frequency.items()}
+    out = np.zeros((len(answers), 2))
+    for row, (answer, source) in enumerate(zip(answers, sources, strict=True)):
+        mine, theirs = _content(answer), held[source]
+        if mine and theirs:
+            out[row, 0] = len(mine & theirs) / len(mine)
+            out[row, 1] = sum(idf[t] for t in mine & theirs) / sum(idf[t] for t in theirs)
+    return out
 
 
 @dataclass(frozen=True)
-class _Fit:
+class PairFit:
     """What a fit gives back (as the derived store keeps it)."""
 
     scores: list[int | None]
@@ -103,7 +135,7 @@ class _Fit:
     why_none: str = ""
 
 
-def fit(pairs: Sequence[PairToFit], seed: int, settings: LearnedSettings) -> _Fit:
+def fit(pairs: Sequence[PairToFit], seed: int, settings: LearnedSettings) -> PairFit:
     """The judge's verdicts on `pairs` (see the module docstring), not read from or kept in any store."""
     import numpy as np
 
@@ -141,13 +173,13 @@ def fit(pairs: Sequence[PairToFit], seed: int, settings: LearnedSettings) -> _Fi
     agreement = float(np.mean([verdicts[i] == y for i in labelled for y in pairs[i].labels]))
     crossfitted = np.zeros(len(pairs), dtype=bool)
     crossfitted[labelled] = True
-    return _Fit([int(v) for v in verdicts], (1 / (1 + np.exp(-np.abs(score)))).tolist(), crossfitted.tolist(),
+    return PairFit([int(v) for v in verdicts], (1 / (1 + np.exp(-score))).tolist(), crossfitted.tolist(),
                 *setting, tie_below, n_labels, len(units), agreement)
 
 
-def _none(pairs: Sequence[PairToFit], labels: int, units: int, why: str) -> _Fit:
+def _none(pairs: Sequence[PairToFit], labels: int, units: int, why: str) -> PairFit:
     nothing: list[int | None] = [None] * len(pairs)
-    return _Fit(nothing, [None] * len(pairs), [False] * len(pairs), None, None, None, None, labels, units, None, why)
+    return PairFit(nothing, [None] * len(pairs), [False] * len(pairs), None, None, None, None, labels, units, None, why)
 
 
 def _trained(x: np.ndarray, pairs: Sequence[PairToFit], rows: Sequence[int], lasso: float, strength: float,
@@ -188,44 +220,3 @@ def _tie_threshold(scored: list[tuple[float, int]]) -> float:
     candidates = np.concatenate([[0.0], np.unique(magnitude)])
     agreements = [np.mean(np.where(magnitude > t, sign, 0) == labels) for t in candidates]
     return float(candidates[int(np.argmax(agreements))])
-
-
-@judge_kind_class("learned")
-class LearnedJudge(JudgeKind):
-    """Learns a vibe from people's development labels of the analysis' pairs (see the module docstring)."""
-
-    label = "a learned judge"
-    badge_colour = "#8250df"
-    scores_which = "vibes the analysis has people's labels of"
-    roles = frozenset({"vibe"})
-    fields = ("min_labels", "folds")
-    settings_record = LearnedSettings
-    field_schemas: ClassVar[dict[str, dict[str, Any]]] = {
-        "min_labels": {"type": "integer", "minimum": 2,
-                       "description": "development-labelled prompts under which it gives no verdicts."},
-        "folds": {"type": "integer", "minimum": 2, "maximum": 20,
-                  "description": "cross-validation folds (of whole prompts) that choose its settings and give its "
-                                 "cross-fitted verdicts."}}
-    learns = True
-    extra = "embeddings"
-
-    def describe(self, judge: Judge, role: str) -> str:
-        return (f"learned judge ‘{judge.name}’, not an LLM: a regularized logistic regression fitted to people's "
-                "development labels on MiniLM embedding differences, similarity to the prompt and reference, and "
-                "metric differences")
-
-    def fit_verdicts(self, judge: Judge, vibe: Vibe, pairs: Sequence[PairToFit], seed: int) -> FittedVerdicts:
-        settings = LearnedSettings.of(judge)
-        inputs = {"settings": asdict(settings), "seed": seed, "pairs": [asdict(p) for p in pairs]}
-        found = derived.cached("learned", inputs, lambda: fit(pairs, seed, settings),
-                               lambda f: json.dumps(asdict(f)).encode(), lambda raw: _Fit(**json.loads(raw)),
-                               module=__name__)
-        if found.strength is None:
-            said = f"no verdicts: {found.why_none}"
-        else:
-            penalty = "lasso" if found.lasso else "ridge"
-            said = (f"fitted to {found.labels} development labels of {found.units} prompts ({penalty}, "
-                    f"C = {found.strength:g}, embedding weight {found.embedding_weight:g}, a tie at |log-odds| ≤ "
-                    f"{found.tie_below:.2f}, chosen by {settings.folds}-fold cross-validation by prompt); its "
-                    f"cross-fitted agreement with those labels is {found.crossfit_agreement:.1%}")
-        return FittedVerdicts(found.scores, found.probability, found.crossfitted, said)
