@@ -367,3 +367,16 @@ def test_labels_needed_by_hand() -> None:
     assert "about 300 more labels" in validation.labels_needed(100, 0.5, 0.3, 0.7, 0.4)
     assert "about 300 more labels" in validation.labels_needed(100, 0.3, 0.1, 0.5, 0.4)
     assert "sits on the line" in validation.labels_needed(100, 0.4, 0.2, 0.6, 0.4)
+
+
+def test_judges_stand_beside_the_trivial_rules_on_the_same_test_labels() -> None:
+    """Four test labels (a, a, b, neither) and two dev labels (b, b). The longer answer (A on p0, p1 and p3, B on
+    p2) matches three of four: 75%; the dev labels' majority (b) matches one: 25%. A judge that says a on every
+    pair matches two (50%): no better than the longer-answer rule, and marked so."""
+    pairs = [PairVerdicts(f"p{i}", "test", None, f"a{i}", f"b{i}", {"tone": 1}, {"tone": {"m": 1}},
+                          chars=[20, 10] if i != 2 else [10, 20]) for i in range(6)]
+    labels = _labels([1, 1, -1, 0]) + [HumanLabel(f"p{i}", "tone", -1, "ann", "dev") for i in (4, 5)]
+    out = validation.validate(labels, pairs, {"tone": ["m"]}, {}, 0, ["f.csv"])
+    rules = {r.judge: r.agreement for r in out.baselines}
+    assert rules == {"longer answer wins": pytest.approx(0.75), "majority class (dev)": pytest.approx(0.25)}
+    assert "no better than the rule 'longer answer wins' (75.0%)" in out.below_rules["tone/panel"]

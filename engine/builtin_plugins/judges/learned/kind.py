@@ -39,7 +39,7 @@ class LearnedJudge(JudgeKind):
     settings_record = LearnedSettings
     field_schemas: ClassVar[dict[str, dict[str, Any]]] = {
         "min_labels": {"type": "integer", "minimum": 2,
-                       "description": "development-labelled prompts under which it gives no verdicts."},
+                       "description": "development-labelled prompts under which it gives a vibe no verdicts."},
         "folds": {"type": "integer", "minimum": 2, "maximum": 20,
                   "description": "cross-validation folds (of whole prompts) that choose its settings and give its "
                                  "cross-fitted verdicts."}}
@@ -63,10 +63,9 @@ class LearnedJudge(JudgeKind):
         from engine.builtin_plugins.judges.learned.ratings import fit_ratings
 
         inputs = {"seed": seed, "answers": [asdict(a) for a in answers]}
-        found = derived.cached("learned-ratings", inputs, lambda: fit_ratings(answers, seed),
-                               lambda f: json.dumps(asdict(f)).encode(), lambda raw: FittedRatings(**json.loads(raw)),
-                               module="engine.builtin_plugins.judges.learned.ratings")
-        return found
+        return derived.cached("learned-ratings", inputs, lambda: fit_ratings(answers, seed),
+                              lambda f: json.dumps(asdict(f)).encode(), lambda raw: FittedRatings(**json.loads(raw)),
+                              module="engine.builtin_plugins.judges.learned.ratings")
 
     def fit_verdicts(self, judge: Judge, vibe: Vibe, pairs: Sequence[PairToFit], seed: int) -> FittedVerdicts:
         settings = LearnedSettings.of(judge)

@@ -6,9 +6,7 @@ only this; the analysis (`analysis.analyze_vibecheck`) starts from it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 
 import numpy as np
 
@@ -21,7 +19,7 @@ from engine.builtin_plugins.methods.vibecheck.fitted import fitted_verdicts
 from engine.builtin_plugins.methods.vibecheck.options import VibeCheckOptions
 from engine.builtin_plugins.methods.vibecheck.records import MeasureTable, PairVerdicts
 
-NO_LEANS: Mapping[str, float] = MappingProxyType({})  # every pair's, where no learned judge reads a vibe
+NO_LEANS: dict[str, float] = {}  # every pair's where no learned judge reads a vibe (shared, so read only)
 
 
 @dataclass

@@ -208,6 +208,8 @@ class Validation:
     sources: list[str] = field(default_factory=list)
     unmatched: int = 0  # labels naming a pair this comparison does not have
     teaching: int = 0  # labels of pairs chosen where a learned judge was least sure: they teach it, check nothing
+    baselines: list[PeopleAgreement] = field(default_factory=list)  # the trivial rules on the same test labels
+    below_rules: dict[str, str] = field(default_factory=dict)  # "vibe/judge" -> why it beats no trivial rule
     judges: dict[str, list[str]] = field(default_factory=dict)  # vibe -> its judges (one judge: the panel is it)
     # "vibe/judge" whose dev verdicts are cross-fitted: a learned judge's (and a panel's that holds one)
     crossfitted: list[str] = field(default_factory=list)

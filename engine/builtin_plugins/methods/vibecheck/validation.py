@@ -69,9 +69,33 @@ def validate(labels: list[HumanLabel], pairs: Sequence[PairVerdicts], judges: di
                 out.human_human.append(between)
         if (corrected := corrected_separability(mine, panel, clusters, vibe)) is not None:
             out.corrected.append(corrected)
+        _beside_rules(out, mine, pairs, clusters, vibe, seed)
         state, why = reading(out, vibe)
         {UNLIKE: out.flagged, LIKE: out.as_people, UNDECIDED: out.undecided}[state][vibe] = why
     return out
+
+
+def _beside_rules(out: Validation, labels: list[HumanLabel], pairs: Sequence[PairVerdicts], clusters: dict[str, str],
+                  vibe: str, seed: int) -> None:
+    """The trivial rules on the same test labels (the dev labels' most common verdict; the longer answer, in
+    characters, sits higher), and every judge of the vibe whose test agreement does not beat the better of them."""
+    test = [label for label in labels if label.split == "test"]
+    dev = [label.verdict for label in labels if label.split == "dev"]
+    if not test:
+        return
+    rules = {"longer answer wins": {p.item_id: (p.chars[0] > p.chars[1]) - (p.chars[0] < p.chars[1])
+                                    for p in pairs if len(p.chars) == 2}}
+    if dev:
+        common = max((1, 0, -1), key=dev.count)
+        rules["majority class (dev)"] = {p.item_id: common for p in pairs}
+    rows = [agreement_with_people(test, verdicts, clusters, vibe, rule, "test", seed)
+            for rule, verdicts in rules.items()]
+    out.baselines += rows
+    best = max(rows, key=lambda r: r.agreement or 0.0)
+    for row in out.agreements:
+        if row.vibe == vibe and row.split == "test" and (row.agreement or 0.0) <= (best.agreement or 0.0):
+            out.below_rules[f"{vibe}/{row.judge}"] = (f"{row.agreement:.1%} on the {row.labels} test labels, no better "
+                                                      f"than the rule '{best.judge}' ({best.agreement:.1%})")
 
 
 UNLIKE, LIKE, UNDECIDED = "unlike people", "as people read it", "not enough labels to tell"
