@@ -219,7 +219,7 @@ def learned_cnndm(pairs: Labelled) -> tuple[float, float]:
             fitted, rows = taught(pairs, seed, {person})
             verdicts = {i: v for i in rows if (v := fitted.scores[i]) is not None}
             figures.append(scored(pairs, verdicts, rows, seed))
-            baseline.append(rules(pairs, rows, [i for i in range(len(pairs)) if i not in set(rows)], seed))
+            baseline.append(rules(pairs, rows, sorted(set(range(len(pairs))) - set(rows)), seed))
         people_agree.append(np.mean([len({v for _, v in pairs[i][3]}) == 1 for i in rows]))
     agreement, kappa = np.mean(figures, axis=0)
     majority, longer = np.mean(baseline, axis=0)
@@ -235,19 +235,21 @@ def learned_arena(items: list) -> tuple[float, float]:
     pairs: Labelled = [(it.prompt, it.outputs["llama-3-70b-instruct"], it.outputs["opponent"],
                         [("voter", {"llama-3-70b-instruct": 1, "opponent": -1}.get(it.preference, 0))])
                        for it in items if it.preference]
-    figures, decisive = [], []
+    figures, decisive, baseline = [], [], []
     for seed in range(LEARNED_SPLITS):
         fitted, rows = taught(pairs, seed)
         verdicts = {i: v for i in rows if (v := fitted.scores[i]) is not None}
         figures.append(scored(pairs, verdicts, rows, seed))
+        baseline.append(rules(pairs, rows, sorted(set(range(len(pairs))) - set(rows)), seed))
         votes = [(i, pairs[i][3][0][1]) for i in rows if pairs[i][3][0][1]]
         decisive.append((np.mean([np.sign(fitted.probability[i] - 0.5) == v for i, v in votes]),
                          np.mean([np.sign(len(pairs[i][1]) - len(pairs[i][2])) == v for i, v in votes])))
     agreement, kappa = np.mean(figures, axis=0)
     accuracy, longer = np.mean(decisive, axis=0)
+    majority, longer_all = np.mean(baseline, axis=0)
     print(f"learned judge, Arena votes ({len(pairs)}), {LEARNED_SPLITS} splits: agreement with test votes "
-          f"{agreement:.3f} (κ {kappa:.3f}); on decisive test votes it picks the winner {accuracy:.3f} of the time, "
-          f"the longer answer {longer:.3f}")
+          f"{agreement:.3f} (κ {kappa:.3f}; majority class {majority:.3f}, longer answer wins {longer_all:.3f}); on "
+          f"decisive test votes it picks the winner {accuracy:.3f} of the time, the longer answer {longer:.3f}")
     return float(agreement), float(kappa)
 
 
@@ -261,16 +263,19 @@ def learned_mturk() -> float:
         for key, verdict, worker in worked:
             by_key.setdefault(key, []).append((worker, verdict))
         pairs: Labelled = [("Summarize the source.", a, b, by_key[key]) for key, (a, b) in texts.items()]
-        figures, workers = [], []
+        figures, workers, baseline = [], [], []
         for seed in range(LEARNED_SPLITS):
             fitted, rows = taught(pairs, seed)
             verdicts = {i: v for i in rows if (v := fitted.scores[i]) is not None}
             figures.append(scored(pairs, verdicts, rows, seed)[0])
+            baseline.append(rules(pairs, rows, sorted(set(range(len(pairs))) - set(rows)), seed))
             workers.append(np.mean([np.mean([v == w for k, (_, w) in enumerate(pairs[i][3]) if k != j])
                                     for i in rows if len(pairs[i][3]) > 1 for j, (_, v) in enumerate(pairs[i][3])]))
         means.append(np.mean(figures))
+        majority, longer = np.mean(baseline, axis=0)
         print(f"learned judge, MTurk {path.name.removesuffix('_pref_data.csv')}: agreement with workers' test "
-              f"labels {means[-1]:.3f}; workers leave-one-out {np.mean(workers):.3f}")
+              f"labels {means[-1]:.3f}; workers leave-one-out {np.mean(workers):.3f}; majority class "
+              f"{majority:.3f}, longer answer wins {longer:.3f}")
     return float(np.mean(means))
 
 
