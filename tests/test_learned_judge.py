@@ -261,3 +261,21 @@ def test_the_label_view_adds_pairs_the_learned_judge_is_least_sure_of_and_they_o
     assert sum(a.labels for a in again.validation.agreements if a.split == "test") == sum(
         a.labels for a in vc.validation.agreements if a.split == "test") + sum(
         1 for r in rows[1:7] if ",test," in r)
+
+
+@pytest.mark.parametrize(("labels", "validation", "message"), [
+    ("id,label_fulller\np0,a\n", "{files: [labels.csv]}",
+     r"analyses\.vc\.validation\.files\[0\].*labels\.csv: row 1: field 'label_fulller' names no vibe this analysis "
+     r"measures \(did you mean 'fuller'\?\)"),
+    ("id,label_fuller\np0,maybe\n", "{files: [labels.csv]}", r"labels\.csv: row 1: field 'label_fuller' holds 'maybe'"),
+    ("", "{columns: [{vibe: fullr, column: q}]}",
+     r"analyses\.vc\.validation\.columns\[0\]\.vibe.*'fullr' is not one this analysis measures \(did you mean"),
+])
+def test_labels_are_checked_at_validate_where_they_are_wrong(tmp_path: Path, labels: str, validation: str,
+                                                              message: str) -> None:
+    """A labels file's header or value, or a column's vibe, is located at `vibe validate`, before anything runs."""
+    (tmp_path / "d.jsonl").write_text(json.dumps({"id": "p0", "q": "q", "a": "x", "b": "y"}) + "\n")
+    (tmp_path / "labels.csv").write_text(labels)
+    (tmp_path / "spec.yaml").write_text(SPEC.replace("{files: [labels.csv]}", validation))
+    with pytest.raises(SpecError, match=message):
+        load_spec(tmp_path / "spec.yaml")

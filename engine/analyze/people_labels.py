@@ -11,11 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
-
-from engine import stats
 from engine.datasets import DatasetError
 from engine.datasets.files import located_rows
+from engine.names import did_you_mean
 from engine.spec.data_model import Dataset
 
 LABEL_PREFIX = "label_"
@@ -74,8 +72,8 @@ def read_labels(path: Path, vibes: Sequence[str], model_a: str, model_b: str,
                 continue
             vibe = key[len(LABEL_PREFIX):]
             if vibe not in vibes:
-                raise DatasetError(f"{where}: field {_shown(key)} names no vibe this analysis measures "
-                                   f"({', '.join(vibes)})")
+                raise DatasetError(f"{where}: field {_shown(key)} names no vibe this analysis measures"
+                                   f"{did_you_mean(vibe, vibes)} ({', '.join(vibes)})")
             verdict = _verdict(value, (model_a, model_b), where, key, orientation)
             labels.append(HumanLabel(str(pair), vibe, verdict, labeller, split, where, stratum))
     return labels
@@ -109,8 +107,8 @@ def read_columns(dataset: Dataset, columns: Sequence[Mapping[str, str]], vibes: 
     labels = []
     for entry in columns:
         if entry["vibe"] not in vibes:
-            raise DatasetError(f"validation.columns: vibe {entry['vibe']!r} is not one this analysis measures "
-                               f"({', '.join(vibes)})")
+            raise DatasetError(f"validation.columns: vibe {entry['vibe']!r} is not one this analysis measures"
+                               f"{did_you_mean(entry['vibe'], vibes)} ({', '.join(vibes)})")
         for path in dataset.source.paths:
             for where, row in located_rows(path):
                 value = field_value(row, entry["column"])
@@ -131,7 +129,8 @@ def _verdict(value: object, models: tuple[str, str], where: str, field_name: str
     text = str(value).strip().lower()
     verdict = WORDS.get(text)
     if verdict is None and (pair := SCORE_PAIR.match(text)):
-        verdict = int(np.sign(float(pair.group(1)) - float(pair.group(2))))
+        a, b = float(pair.group(1)), float(pair.group(2))
+        verdict = (a > b) - (a < b)
     if verdict is not None:
         verdict *= orientation
     else:
@@ -151,6 +150,8 @@ def assign_splits(labels: list[HumanLabel], clusters: dict[str, str], dev: float
     """Labels without a split get one: a seeded split of the labelled prompts (conversations), so every label of
     one prompt lands on the same side."""
     units = sorted({clusters.get(label.pair, label.pair) for label in labels if not label.split})
+    from engine import stats  # scipy comes with it: reading labels at `vibe validate` stays light
+
     on_dev = set(stats.split(units, dev, seed)[0])
     return [label if label.split else replace(label, split="dev" if clusters.get(label.pair, label.pair) in on_dev
                                               else "test") for label in labels]

@@ -1,8 +1,10 @@
 """What a dataset format is built from (`DatasetFormat`, `@dataset_format_class`, the row shapes) and the
-readers' helpers: column-name presets, located rows of JSON and JSONL files, Inspect logs, battles.
+readers' helpers: column-name presets, located rows of JSON and JSONL files, Inspect logs, battles, and
+people's labels files.
 
 Part of the public API (see `engine.api`): plug-ins, built-in or not, import from here."""
 
+from engine.analyze.people_labels import read_labels
 from engine.datasets.battles import comparator_rows, winner_side
 from engine.datasets.column_names import (
     CATEGORY_NAMES,
@@ -49,6 +51,7 @@ __all__ = [
     "log_model",
     "log_rows",
     "named",
+    "read_labels",
     "text_value",
     "winner_side",
 ]

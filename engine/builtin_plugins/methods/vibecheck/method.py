@@ -31,7 +31,7 @@ from engine.api.methods import (
     estimate_tokens,
     vibe_fields,
 )
-from engine.api.records import Deferred, Item, Prepared, Result
+from engine.api.records import DatasetError, Deferred, Item, Prepared, Result
 from engine.api.spec import Analysis, Judge, PathKey, SpecChecker, Vibe, check_vibes_have_judges, did_you_mean
 from engine.builtin_plugins.methods.vibecheck.options import VibeCheckOptions
 
@@ -168,6 +168,7 @@ class VibeCheck(AnalysisMethod):
         check_vibes_have_judges(c, path, analysis)
         for i, raw in enumerate(validation.get("files", [])):
             c.file_problem((*path, "validation", "files", i), raw)
+        _check_labels(c, path, analysis, names)
         if reference is not None and validation.get("columns"):
             c.report((*path, "validation", "columns"), "a dataset's label columns hold one verdict per prompt, "
                      f"and this analysis compares every model with {reference!r}: give the labels in files that "
@@ -248,6 +249,34 @@ class VibeCheck(AnalysisMethod):
             return [render_profiles(page.env, result, page.prepared, page.run_dir, page.outputs)]
         from engine.builtin_plugins.methods.vibecheck.pages import vibecheck_section
         return [vibecheck_section(page.env, result, page.prepared, page.run_dir, page.outputs)]
+
+
+def _check_labels(c: SpecChecker, path: PathKey, analysis: dict[str, Any], declared: set[str]) -> None:
+    """People's labels are small: every file (and every column's vibe) is read here, at validate, so a labels
+    file whose header names no vibe, or holds a bad value, is located before any answer is measured. Skipped
+    where discovery adds vibes, which no label can name until it has run."""
+    if any("discover" in entry for entry in c.doc.get("vibes") or [] if isinstance(entry, dict)):
+        return
+    validation = analysis.get("validation") or {}
+    vibes = list(analysis.get("vibes") or sorted(declared))
+    models = list(analysis.get("models", []))
+    reference = analysis.get("reference")
+    for i, entry in enumerate(validation.get("columns", [])):
+        if entry.get("vibe") not in vibes:
+            c.report((*path, "validation", "columns", i, "vibe"), f"vibe {entry.get('vibe')!r} is not one this "
+                     f"analysis measures{did_you_mean(str(entry.get('vibe')), vibes)} ({', '.join(vibes)})")
+    if len(models) < 2:
+        return
+    first, second = (models[0] if models[0] != reference else models[1], reference) if reference else models[:2]
+    for i, raw in enumerate(validation.get("files", [])):
+        file = c.file_path((*path, "validation", "files", i), raw)
+        if file.is_file():
+            from engine.api.data import read_labels
+
+            try:
+                read_labels(file, vibes, first, second, reference is not None)
+            except DatasetError as error:
+                c.report((*path, "validation", "files", i), str(error))
 
 
 def _compared(prepared: Prepared, analysis: Analysis, results: dict[str, Result], origins: dict[str, str],
