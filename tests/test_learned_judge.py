@@ -279,3 +279,11 @@ def test_labels_are_checked_at_validate_where_they_are_wrong(tmp_path: Path, lab
     (tmp_path / "spec.yaml").write_text(SPEC.replace("{files: [labels.csv]}", validation))
     with pytest.raises(SpecError, match=message):
         load_spec(tmp_path / "spec.yaml")
+
+
+def test_a_fold_with_nothing_but_ties_to_learn_from_leans_nowhere() -> None:
+    """40 development labels, one of them decisive: the folds without it have only ties to learn from and give
+    every pair even odds instead of failing."""
+    pairs = [PairToFit("q", "a b c" * (n % 3 + 1), "a b", None, f"u{n}", (1 if n == 0 else 0,)) for n in range(40)]
+    fitted = fit(pairs, seed=0, settings=LearnedSettings())
+    assert len(fitted.scores) == 40 and set(fitted.scores) <= {-1, 0, 1}

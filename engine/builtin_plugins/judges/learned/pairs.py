@@ -13,7 +13,7 @@ analysis is given (`validation:` files or columns), which features of a pair go 
   share of the source's content words it uses (how much of the source it covers).
 
 Every feature changes sign when A and B swap, and each labelled pair is learned in both orders, so the
-verdict on (B, A) is the opposite of the verdict on (A, B) by construction. The model is an L2-regularized
+verdict on (B, A) is the opposite of the verdict on (A, B) by construction. The model is a regularized
 logistic regression (scikit-learn) of which answer people put higher where they put one higher, features
 scaled by their root mean square. Its penalty (lasso or ridge), strength C and the weight of the embedding
 block beside the rest are chosen from a grid of 18 by cross-validation on the development labels (the
@@ -191,6 +191,8 @@ def _trained(x: np.ndarray, pairs: Sequence[PairToFit], rows: Sequence[int], las
     from sklearn.linear_model import LogisticRegression
 
     decisive = [(i, y) for i in rows for y in pairs[i].labels if y]
+    if not decisive:  # a fold whose training labels all say neither: it leans nowhere
+        return None
     features = np.concatenate([[x[i], -x[i]] for i, _ in decisive])
     labels = np.array([s * y for _, y in decisive for s in (1, -1)])
     scale = np.sqrt(np.mean(features ** 2, axis=0))
@@ -202,9 +204,12 @@ def _trained(x: np.ndarray, pairs: Sequence[PairToFit], rows: Sequence[int], las
 
 
 def _score(trained: Any, x: np.ndarray) -> np.ndarray:
-    """The log-odds that people put A higher, given they put one higher (antisymmetric: no intercept)."""
+    """The log-odds that people put A higher, given they put one higher (antisymmetric: no intercept); 0 for a
+    fit that had nothing to learn from."""
     import numpy as np
 
+    if trained is None:
+        return np.zeros(len(x))
     model, scale = trained
     return np.asarray(model.decision_function(x / scale), dtype=float)
 
