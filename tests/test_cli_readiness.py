@@ -215,3 +215,39 @@ def test_a_trial_too_small_to_show_a_vibe_says_so(tmp_path: Path) -> None:
     assert "No vibe separates a from b" in page
     assert "3 test pairs cannot show any vibe at that level, however far they lean; a typical vibe (separability " \
            "0.3) needs about 90 test pairs." in page
+
+
+THREE_MODELS = """\
+name: three
+models: {a: {provider: recorded}, b: {provider: recorded}, c: {provider: recorded}}
+judges: {m: {kind: metric}}
+vibes: [{name: wordy, low: few words, high: many words, metric: length_words}]
+datasets:
+  d:
+    source: {path: data.jsonl}
+    fields: {id: id, prompt: q, outputs: {a: a, b: b, c: c}}
+analyses:
+  ab: {method: vibecheck, dataset: d, models: [a, b], judges: [m]}
+  vs-c: {method: vibecheck, dataset: d, models: [a, b, c], reference: c, judges: [m]}
+"""
+
+
+def test_an_empty_answer_leaves_out_only_the_comparisons_it_is_in(tmp_path: Path) -> None:
+    """Three models on eight prompts; c's answer to p2 is empty. p2 was dropped whole, taking a and b's
+    comparison with it: now only c is left out of p2, and the console says what was kept. A row left with one
+    answer (p5: b's and c's empty) is still left out whole. So a vs b compares seven prompts, p2 among them,
+    and a vs c six."""
+    rows = [{"id": f"p{i}", "q": f"q{i}", "a": "short", "b": "a longer answer " * (i + 1), "c": "mid size"}
+            for i in range(8)]
+    rows[2]["c"] = ""
+    rows[5]["b"] = rows[5]["c"] = " "
+    recorded(tmp_path, rows, THREE_MODELS)
+    done = vibe(tmp_path, "run", "spec.yaml", "--no-report")
+    assert done.returncode == 0, done.stderr
+    assert ("data.jsonl:3: c's answer is empty: left out of this prompt's comparisons (the other 2 answers kept)"
+            in done.stderr), done.stderr
+    assert "data.jsonl:6: b, c's answer is empty" in done.stderr
+    run = tmp_path / "runs" / "three"
+    ab = [json.loads(line)["item_id"] for line in (run / "ab" / "pairs.jsonl").read_text().splitlines()]
+    ac = [json.loads(line)["item_id"] for line in (run / "vs-c" / "a" / "pairs.jsonl").read_text().splitlines()]
+    assert sorted(ab) == [f"p{i}" for i in range(8) if i != 5] and sorted(ac) == [f"p{i}" for i in (0, 1, 3, 4, 6, 7)]

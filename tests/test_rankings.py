@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -243,3 +244,24 @@ def test_a_graded_label_enters_a_ranking_as_its_share_of_the_win() -> None:
     assert [o.score for o in outcomes] == shares
     ratings, _ = bradley_terry(outcomes, ["A", "B"])
     assert ratings["A"] - ratings["B"] == pytest.approx(400 * math.log10(0.6325 / 0.3675), abs=0.5)
+
+
+def test_an_empty_answer_costs_only_its_own_battles(tmp_path: Path) -> None:
+    """Three models scored on six prompts; C's answer to p0 is empty. The whole prompt used to be dropped (three
+    battles); now only C's two battles on it are, so A vs B is still fought on p0: 3 × 6 − 2 = 16 battles."""
+    from engine.pipeline import run_spec
+
+    rows = [{"id": f"p{i}", "q": f"q{i}", "a": "x", "b": "y y", "c": "z z z", "sa": 5, "sb": 3, "sc": 1}
+            for i in range(6)]
+    rows[0]["c"] = ""
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "spec.yaml").write_text(
+        "name: gaps\nmodels: {A: {provider: recorded}, B: {provider: recorded}, C: {provider: recorded}}\n"
+        "datasets:\n  d:\n    source: {path: d.jsonl}\n"
+        "    fields: {id: id, prompt: q, outputs: {A: a, B: b, C: c}, scores: {A: sa, B: sb, C: sc}}\n"
+        "analyses:\n  rankings: {dataset: d, models: [A, B, C], outcomes: scores, methods: [bradley_terry]}\n")
+    _, results, _ = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
+                             report=False)
+    (result,) = results.of("rankings")
+    (overall,) = [r for r in result.rankings if r.subset == "all"]
+    assert overall.n_units == 6 and overall.n_outcomes == 16

@@ -10,6 +10,7 @@ the same items.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -68,13 +69,19 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list
 
 def _leave_out_empty_and_repeated(items: list[Item], wheres: list[str],
                                   excluded: list[str]) -> tuple[list[Item], list[str]]:
-    """Rows with an empty answer cell, and rows that repeat an earlier row's prompt and answers, left out and
-    said in `excluded` (a run prints the count and the first few): an empty cell is most often a missing
-    answer, and a repeated row would count one comparison twice."""
+    """Empty answer cells, and rows that repeat an earlier row's prompt and answers, left out and said in
+    `excluded` (a run prints the count and the first few): an empty cell is most often a missing answer, so
+    that model is left out of the prompt's comparisons (its answer, score, label and battles) while the other
+    models keep theirs; a row left with fewer than two answers is left out whole. A repeated row would count one
+    comparison twice."""
     kept: list[tuple[Item, str]] = []
     first: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
     for item, where in zip(items, wheres, strict=True):
         empty = [model for model, text in item.outputs.items() if not text.strip()]
+        if empty and len(item.outputs) - len(empty) >= 2:
+            excluded.append(f"{where}: {', '.join(empty)}'s answer is empty: left out of this prompt's comparisons "
+                            f"(the other {len(item.outputs) - len(empty)} answers kept)")
+            item, empty = _without(item, set(empty)), []
         key = (item.prompt, tuple(sorted(item.outputs.items())))
         if empty:
             excluded.append(f"{where}: {', '.join(empty)}'s answer is empty")
@@ -84,6 +91,17 @@ def _leave_out_empty_and_repeated(items: list[Item], wheres: list[str],
             first.setdefault(key, where)
             kept.append((item, where))
     return [item for item, _ in kept], [where for _, where in kept]
+
+
+def _without(item: Item, gone: set[str]) -> Item:
+    """`item` with nothing of the models in `gone`: no answer, score, label, battle or conversation of theirs."""
+    return replace(item, outputs={m: t for m, t in item.outputs.items() if m not in gone},
+                   scores={m: v for m, v in item.scores.items() if m not in gone},
+                   preferences={m: v for m, v in item.preferences.items() if m not in gone},
+                   preference=None if item.preference in gone else item.preference,
+                   battles=tuple(b for b in item.battles if b.model_a not in gone and b.model_b not in gone),
+                   history={m: v for m, v in item.history.items() if m not in gone},
+                   transcript={m: v for m, v in item.transcript.items() if m not in gone})
 
 
 def _refuse_absent_columns(ds: Dataset, rows: list[dict[str, Any]], preset: dict[str, str]) -> None:

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 
     from engine.api.execution import Cache
 
-from engine.api.data import dataset_format
 from engine.api.judging import is_recorded, prompts, scores
 from engine.api.methods import (
     AnalysisMethod,
@@ -180,12 +179,11 @@ class VibeCheck(AnalysisMethod):
         spec, opts = builder.spec, VibeCheckOptions.of(a)
         comparisons = a.comparisons()
         by_comparison: dict[tuple[str, str], list[Pair]] = {c: [] for c in comparisons}
-        # Many models, or a tidy source (a battle log shows each prompt to a few models): a recorded model may
-        # miss a prompt, which is then left out of its comparisons. A wide table must answer every prompt.
-        gaps = opts.reference is not None or dataset_format(spec.datasets[a.dataset].format).tidy
+        # A recorded model may miss a prompt (a battle log shows each prompt to a few models; an empty answer
+        # cell is left out as data is read): the prompt is then left out of that model's comparisons.
         for item in builder.items[a.dataset]:
             models = [m for m in (a.models if opts.reference is not None else a.models[:2])
-                      if not gaps or not is_recorded(spec.models[m].provider) or m in item.outputs]
+                      if not is_recorded(spec.models[m].provider) or m in item.outputs]
             if opts.reference is not None and opts.reference not in models:
                 continue  # a prompt the reference has no recorded answer to has nothing to compare
             made = {model: builder.generation(a.name, model, a.dataset, item) for model in models}
