@@ -364,12 +364,13 @@ def _said(exc: Exception) -> bool:
     from engine.datasets import DatasetError
     from engine.execute.ray_cluster import ClusterError
     from engine.plan import PlanError
+    from engine.run_lock import RunLocked
     from engine.spec.problems import SpecError
 
     if isinstance(exc, SpecError):
         for problem in exc.problems:
             print(problem, file=sys.stderr)
-    elif isinstance(exc, DatasetError | PlanError | UsageError | FileNotFoundError):
+    elif isinstance(exc, DatasetError | PlanError | UsageError | FileNotFoundError | RunLocked):
         print(f"error: {exc}", file=sys.stderr)
     elif isinstance(exc, ClusterError):
         print(f"error: not started: {exc} (nothing has run; finished work in the cache is kept)", file=sys.stderr)

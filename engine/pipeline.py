@@ -59,19 +59,19 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     from engine.execute.measures import finished_results
     from engine.execute.progress import Phases, thaw
     from engine.execute.run import execute
+    from engine.run_lock import holding
 
     phases = Phases(quiet=quiet)
     try:
         with phases.phase("plan"):
             prepared = prepare(spec_path, limit)
             execution = settle(prepared, backend, address)
-        if not quiet:
-            say_excluded(prepared)
+        say_excluded(prepared)  # data left out is said even with --quiet, which hides progress only
         if run_dir is None:
             run_dir = default_run_dir(prepared.spec, limit)
             refuse_another_specs_folder(run_dir, prepared.spec)
         origins: dict[str, str] = {}
-        with joined(prepared, execution), Cache(cache_path) as cache:
+        with holding(run_dir), joined(prepared, execution), Cache(cache_path) as cache:
             derived.use(cache)
             embeddings.stats = embeddings.EmbedStats()  # this run's counts, for the manifest
             try:

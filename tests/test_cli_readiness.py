@@ -242,7 +242,7 @@ def test_an_empty_answer_leaves_out_only_the_comparisons_it_is_in(tmp_path: Path
     rows[2]["c"] = ""
     rows[5]["b"] = rows[5]["c"] = " "
     recorded(tmp_path, rows, THREE_MODELS)
-    done = vibe(tmp_path, "run", "spec.yaml", "--no-report")
+    done = vibe(tmp_path, "run", "spec.yaml", "--no-report", "--quiet")  # --quiet hides progress, not data left out
     assert done.returncode == 0, done.stderr
     assert ("data.jsonl:3: c's answer is empty: left out of this prompt's comparisons (the other 2 answers kept)"
             in done.stderr), done.stderr
@@ -251,3 +251,20 @@ def test_an_empty_answer_leaves_out_only_the_comparisons_it_is_in(tmp_path: Path
     ab = [json.loads(line)["item_id"] for line in (run / "ab" / "pairs.jsonl").read_text().splitlines()]
     ac = [json.loads(line)["item_id"] for line in (run / "vs-c" / "a" / "pairs.jsonl").read_text().splitlines()]
     assert sorted(ab) == [f"p{i}" for i in range(8) if i != 5] and sorted(ac) == [f"p{i}" for i in (0, 1, 3, 4, 6, 7)]
+
+
+def test_a_second_run_into_a_folder_being_written_is_refused_naming_the_holder(tmp_path: Path) -> None:
+    """Two runs of one spec at once wrote the same folder together. While one process holds the folder, a
+    `vibe run` into it stops before any work, saying which process holds it; once released, it runs."""
+    import os
+
+    from engine.run_lock import holding
+
+    recorded(tmp_path, [{"id": f"p{i}", "q": f"q{i}", "a": "short", "b": "longer answer"} for i in range(4)])
+    with holding(tmp_path / "out"):
+        done = vibe(tmp_path, "run", "spec.yaml", "--no-report", "--out", "out")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert f"is being written by another vibe run (pid {os.getpid()} on " in done.stderr, done.stderr
+    assert not (tmp_path / "out" / "manifest.json").exists()
+    again = vibe(tmp_path, "run", "spec.yaml", "--no-report", "--out", "out")
+    assert again.returncode == 0, again.stderr

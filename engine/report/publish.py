@@ -20,6 +20,7 @@ from typing import Any
 
 from engine.registry import get_method, method_names
 from engine.report.paging import slug
+from engine.run_lock import LOCK_FILE
 
 RUNS_LINK_MARK = "<!--runs-index-->"
 RUNS_LINK = '<a href="../index.html" class="runs-link">← all runs</a> · '
@@ -71,7 +72,7 @@ def publish(run_dir: Path, site: Path, runs: bool = True) -> Path:
     shutil.rmtree(target, ignore_errors=True)
     # the whole run folder, its data too (spec.json, items, answers, verdicts): a run downloaded from the site
     # is a run folder that `vibe report`, `vibe export` and `vibe compare` read on its own
-    shutil.copytree(run_dir, target, ignore=shutil.ignore_patterns("*.html"))
+    shutil.copytree(run_dir, target, ignore=shutil.ignore_patterns("*.html", LOCK_FILE))
     for page in run_dir.glob("*.html"):  # the index and the per-analysis pages, linked back to the runs index
         html = page.read_text(encoding="utf-8").replace(RUNS_LINK_MARK, RUNS_LINK, 1)
         (target / page.name).write_text(html, encoding="utf-8")
