@@ -270,3 +270,17 @@ def test_an_agents_messages_per_file_are_one_dataset(tmp_path: Path) -> None:
     (items,) = prepare(tmp_path / "vibe.yaml").items.values()
     assert len(items) == 6 and items[0].outputs == {"old-agent": "Sure! Answer 0, in words.",
                                                     "new-agent": "Answer 0, in words."}
+
+
+def test_init_refusals_name_the_files(tmp_path: Path) -> None:
+    """An empty data file and an --out that exists are refused naming the file each is about."""
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "d.csv").write_text("id,prompt,a,b\n1,hi,x,y\n")
+    (tmp_path / "taken.yaml").write_text("x: 1\n")
+    empty = subprocess.run([sys.executable, "-m", "engine", "init", "empty.csv"], cwd=tmp_path, capture_output=True,
+                           text=True)
+    assert empty.returncode == 2 and "empty.csv: it holds no rows" in empty.stderr, empty.stderr
+    taken = subprocess.run([sys.executable, "-m", "engine", "init", "d.csv", "--out", "taken.yaml"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert taken.returncode == 2 and "taken.yaml already exists and is kept" in taken.stderr, taken.stderr
+    assert (tmp_path / "taken.yaml").read_text() == "x: 1\n"

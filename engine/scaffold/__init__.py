@@ -38,7 +38,8 @@ def init_spec(data: Path | Sequence[Path] | None, out: Path, models: list[str] |
     from engine.spec.load import load_spec
 
     if out.exists():
-        raise InitError(f"{out} already exists; pass --out to write elsewhere")
+        raise InitError(f"{out} already exists and is kept: write the spec elsewhere with --out PATH, or delete "
+                        f"{out} first")
     files = [data] if isinstance(data, Path) else list(data or ())
     if not files:
         return _write_default(out)

@@ -95,7 +95,8 @@ def detect(rows: list[dict[str, Any]], models: list[str] | None = None, files: S
     be one model's), it is refused with the option that settles it."""
     several = len(files) > 1
     if not rows:
-        raise InitError("the file holds no rows")
+        read = ", ".join(str(f) for f in files) or "the file"
+        raise InitError(f"{read}: {'they hold' if several else 'it holds'} no rows: nothing to compare")
     columns = columns_of(rows)
     sample = rows[:SAMPLE_ROWS]
     if prompt is not None and prompt not in columns:
