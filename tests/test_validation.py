@@ -167,7 +167,8 @@ analyses:
 """
 
 
-def test_a_run_reads_the_labels_and_shows_the_judges_against_people(tmp_path: Path) -> None:
+def test_a_run_reads_the_labels_and_shows_the_judges_against_people(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """Twenty prompts: A exclaims on the even ones, B on the odd ones. A person labels all twenty and gets four
     wrong; three labels name a prompt the run does not have. The page shows 16/20 agreement and the
     unmatched count, and the list of judges κ = (0.8 − 0.5) / 0.5 (each side says a and b ten times each); the
@@ -188,6 +189,9 @@ def test_a_run_reads_the_labels_and_shows_the_judges_against_people(tmp_path: Pa
     (row,) = [a for a in vc.validation.agreements if a.judge == "panel"]
     assert (row.split, row.labels, row.agreement) == ("test", 20, pytest.approx(16 / 20))
     assert vc.validation.unmatched == 3
+    said = capsys.readouterr().err  # on the console too, each with where it is and its id
+    assert "vc, a vs b: 3 label(s) name a pair this comparison does not have and are left out: " in said
+    assert "labels.csv: row 21: 'ghost-1'" in said and "'ghost-2'" in said
     page = (run_dir / "index.html").read_text()
     assert "People check the judges" in page and "3 label(s) name a pair this comparison does not have" in page
     assert "80.0%" in page and "<img src=x" not in page

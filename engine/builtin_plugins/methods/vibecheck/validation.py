@@ -11,6 +11,7 @@ exactly as good as a person):
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -155,6 +156,11 @@ def against_people(prepared: Prepared, analysis: Analysis, pairs: list[PairVerdi
     if read is None:
         return None
     labels, sources = read
+    known = {p.item_id for p in pairs}
+    if stray := [label for label in labels if label.pair not in known]:  # said where a run is watched, not only on
+        shown = "; ".join(f"{label.where}: {label.pair!r}" for label in stray[:5])  # the page
+        print(f"{analysis.name}, {models[0]} vs {models[1]}: {len(stray)} label(s) name a pair this comparison does "
+              f"not have and are left out: {shown}{' …' if len(stray) > 5 else ''}", file=sys.stderr)
     out = validate(labels, pairs, judges, clusters, split_seed(analysis), sources)
     out.crossfitted = [f"{vibe}/{judge}" for vibe, names in learned.items() if names for judge in (*names, PANEL)]
     return out
