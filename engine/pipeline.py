@@ -77,9 +77,10 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
             try:
                 wants_discovery = prepared.spec.discovery is not None and any(
                     get_method(a.method).discovers for a in prepared.spec.analyses.values())
-                with phases.phase("execute"):  # with discovery ahead, the second pass writes the run directory
+                with phases.phase("execute") as ended:  # with discovery ahead, the second pass writes the folder
                     summary = execute(prepared, run_dir, cache, quiet=quiet, write=not wants_discovery,
                                       execution=execution)
+                    ended.interrupted = summary.interrupted
                 if wants_discovery and not summary.interrupted:
                     try:
                         with phases.phase("discover"):
@@ -96,8 +97,9 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                         finish_manifest(run_dir, phases, summary)
                         raise
                     first = summary
-                    with phases.phase("execute discovered"):
+                    with phases.phase("execute discovered") as ended:
                         summary = execute(prepared, run_dir, cache, quiet=quiet, execution=execution)
+                        ended.interrupted = summary.interrupted
                     summary.ran_now += first.ran_now
                     summary.measured.add(first.measured)
                     summary.free_text_fallbacks = {**first.free_text_fallbacks, **summary.free_text_fallbacks}

@@ -133,9 +133,25 @@ def test_ctrl_c_during_the_measure_pass_stops_within_seconds(tmp_path: Path) -> 
     waited = time.monotonic() - stopped
     assert any(line.startswith("measure: ") for line in seen), "".join(seen)
     assert child.returncode == 130 and "interrupted" in rest, rest
+    assert "execute: interrupted after" in rest and "execute: done" not in rest, rest  # never "done"
     assert "analyze" not in rest and "vibes kept" not in rest and "held out" not in rest
     assert waited < 30, f"stopped {waited:.0f} s after Ctrl-C"
     assert '"status": "interrupted"' in (tmp_path / "run" / "manifest.json").read_text()
     with sqlite3.connect(db) as conn:
         stored = conn.execute("SELECT COUNT(*) FROM answer_values").fetchone()[0]
     assert 0 < stored < 420_000, stored  # what was measured before Ctrl-C is kept; the rest was never measured
+
+
+def test_a_phase_that_stops_early_says_so_and_never_done(capsys: pytest.CaptureFixture[str]) -> None:
+    """A phase left by Ctrl-C, or one whose block says it stopped early (the execute pass keeps its work and
+    returns), ends with a line saying it was interrupted and what is kept, even when the run is quiet."""
+    from engine.execute.progress import Phases
+
+    phases = Phases(quiet=True)
+    with pytest.raises(KeyboardInterrupt), phases.phase("analyze"):
+        raise KeyboardInterrupt
+    with phases.phase("execute") as ended:
+        ended.interrupted = True
+    said = capsys.readouterr().err
+    assert "analyze: interrupted after" in said and "execute: interrupted after" in said
+    assert "kept in the cache" in said and "done" not in said

@@ -8,6 +8,7 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -148,6 +149,13 @@ class RunProgress:
                               spend=f"{self.tokens:,} tok ${self.cost:.4f}")
 
 
+@dataclass
+class PhaseEnd:
+    """How a phase ended, as its block says: `interrupted` where it stopped early without raising."""
+
+    interrupted: bool = False
+
+
 class Phases:
     """Times the phases of a run for the manifest and says each one's end on stderr (unless quiet)."""
 
@@ -159,19 +167,34 @@ class Phases:
         self.peak_mb: dict[str, float] = {}  # the process's peak RSS when each phase ended (it only grows)
 
     @contextlib.contextmanager
-    def phase(self, name: str) -> Iterator[None]:
+    def phase(self, name: str) -> Iterator[PhaseEnd]:
+        """Time the block as phase `name` and say how it ended; the block marks the `PhaseEnd` it is given
+        interrupted where it stopped early on its own (the execute pass catches Ctrl-C to keep its work)."""
         start = time.perf_counter()
+        end = PhaseEnd()
         status = (self.console.status(f"{name} …") if self.console.is_terminal and not self.quiet
                   else contextlib.nullcontext())
         if not self.quiet and not self.console.is_terminal:  # piped output says what is starting, too
             self.console.print(f"{name} …", highlight=False)
-        with status:
-            yield
+        try:
+            with status:
+                yield end
+        except KeyboardInterrupt:  # said even when quiet: the last line must not read as if the run were done
+            self._interrupted(name, start)
+            raise
+        if end.interrupted:
+            self._interrupted(name, start)
+            return
         self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
         self.peak_mb[name] = peak_rss_mb()
         release_freed_memory()
         if not self.quiet:
             self.console.print(f"{name}: done in {self.seconds[name]:.1f} s", highlight=False)
+
+    def _interrupted(self, name: str, start: float) -> None:
+        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+        self.console.print(f"{name}: interrupted after {time.perf_counter() - start:.1f} s; what finished before it "
+                           "is kept in the cache, and the same command picks up from there", highlight=False)
 
     def record(self) -> dict[str, object]:
         """started_at, finished_at, wall_s of the whole run and seconds per phase."""
