@@ -445,3 +445,31 @@ def test_a_problem_quoting_a_line_break_stays_one_line(workdir: Path) -> None:
     found = problems_for(workdir, GOOD.replace("name: demo\n", 'name: demo\nextends: "\\f"\n', 1))
     assert found == [f"{workdir / 'spec.yaml'}:2:1: extends: base spec not found: {workdir}/\\x0c"]
     assert all(len(p.splitlines()) == 1 for p in found)
+
+
+def test_a_mistake_of_ones_own_comes_first_and_its_echoes_in_the_base_are_not_reported(tmp_path: Path) -> None:
+    """`judges: [metrics, minlm]` on a spec extending the offline panel: the misspelt judge is the one problem
+    (it made the base's tone vibes look unscorable, which was printed first); a panel of the metric judge alone
+    gets the way out named: the vibes it can score."""
+    body = """\
+name: t
+extends: vibe:offline-panel
+models: {a: {provider: recorded}, b: {provider: recorded}}
+datasets:
+  d:
+    source: {path: d.csv}
+    fields: {id: id, prompt: prompt, outputs: {a: a, b: b}}
+analyses:
+  vc: {method: vibecheck, dataset: d, models: [a, b], judges: JUDGES}
+"""
+    (tmp_path / "d.csv").write_text("id,prompt,a,b\n1,hi,x,y\n")
+    (tmp_path / "spec.yaml").write_text(body.replace("JUDGES", "[metrics, minlm]"))
+    with pytest.raises(SpecError) as raised:
+        load_spec(tmp_path / "spec.yaml")
+    (only,) = raised.value.problems
+    assert "unknown judge 'minlm' (did you mean 'minilm'?)" in str(only) and only.file.endswith("spec.yaml")
+    (tmp_path / "spec.yaml").write_text(body.replace("JUDGES", "[metrics]"))
+    with pytest.raises(SpecError) as raised:
+        load_spec(tmp_path / "spec.yaml")
+    assert all("name the vibes this analysis measures under analyses.vc.vibes (its panel scores: verbosity, "
+               "formatting" in str(p) for p in raised.value.problems)

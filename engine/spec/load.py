@@ -160,7 +160,7 @@ def load_spec(path: str | Path) -> Spec:
     document, source = load_document(path)
     problems = validate_document(document, source, path)
     if problems:
-        raise SpecError(problems)
+        raise SpecError(problems, own=str(path))
     return spec_from_document(document, path)
 
 

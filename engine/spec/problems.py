@@ -29,6 +29,8 @@ class Problem:
 class SpecError(Exception):
     """Raised with every problem found, never just the first."""
 
-    def __init__(self, problems: list[Problem]):
-        self.problems = sorted(set(problems))
+    def __init__(self, problems: list[Problem], own: str | None = None):
+        """`own`: the spec file the user ran; its problems come first, those located in a base it extends after
+        them, since a mistake of one's own (a misspelt judge) is most often what makes a base's line fail."""
+        self.problems = sorted(set(problems), key=lambda p: (own is not None and p.file != own, p))
         super().__init__("\n".join(str(p) for p in self.problems))

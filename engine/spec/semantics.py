@@ -252,13 +252,19 @@ def check_vibes_have_judges(c: SpecChecker, path: PathKey, analysis: dict[str, A
         if "name" not in raw or (analysis.get("vibes") and raw["name"] not in analysis["vibes"]):
             continue
         vibe = Vibe(raw["name"], raw["low"], raw["high"], raw.get("metric"))
-        panel = [c.section("judges")[j] for j in raw.get("judges") or analysis.get("judges", [])
-                 if j in c.section("judges")]
+        named = raw.get("judges") or analysis.get("judges", [])
+        if any(j not in c.section("judges") for j in named):
+            continue  # an undeclared judge is reported where it is named: the root cause, not this
+        panel = [c.section("judges")[j] for j in named]
         if not any(scores(_sketch(j), vibe) for j in panel):
             kinds = sorted({j["kind"] for j in panel})
             which = "; ".join(f"{judge_kind(k).label} scores {judge_kind(k).scores_which}" for k in kinds)
+            able = [v["name"] for v in c.doc.get("vibes") or [] if "name" in v and "low" in v and any(
+                scores(_sketch(j), Vibe(v["name"], v["low"], v["high"], v.get("metric"))) for j in panel)]
+            fix = (f"; add a judge that can score it, or name the vibes this analysis measures under analyses."
+                   f"{path[-1]}.vibes (its panel scores: {', '.join(able)})" if able else "")
             c.report(("vibes", i), f"no judge of analysis {path[-1]!r} can score vibe {vibe.name!r} (its panel's "
-                     f"kinds: {', '.join(kinds) or 'none'}){': ' + which if which else ''}")
+                     f"kinds: {', '.join(kinds) or 'none'}){': ' + which if which else ''}{fix}")
 
 
 def _sketch(raw: dict[str, Any]) -> Judge:
