@@ -123,7 +123,7 @@ def lc_covers(rng: np.random.Generator, seed: int, conversations: int = 80, roun
     won = rng.random(conversations) < expit(intercept + np.tanh(difference / difference.std()))
     labels: list[str | None] = ["m" if w else "ref" for w in won]
     pairs = _pairs(np.zeros((len(row), 1), dtype=int), row, chars, labels, 0)
-    rate = profiles._winrate(VibeCheckResult("p", "m", "ref", [], pairs, None, None, 0, []), seed, rounds)
+    rate = profiles.win_rate(VibeCheckResult("p", "m", "ref", [], pairs, None, None, 0, []), seed, rounds)
     truth = float(expit(intercept))
     return rate is not None and rate.lc_ci_low is not None and rate.lc_ci_low <= truth <= (rate.lc_ci_high or 0)
 

@@ -119,7 +119,7 @@ def test_the_length_controlled_rate_reads_one_row_per_labelled_conversation() ->
     assert y.tolist() == [1.0, 0.0, 0.5] and difference.tolist() == [100.0, 0.0, -50.0]
     many = [pair(f"k{c}", k, 0, (100 + 40 * (c % 5), 100), "a" if c % 3 else "ref") for c in range(60)
             for k in (1, 2, 3, 4)]
-    rate = profiles._winrate(result_of(many), seed=0, rounds=200)
+    rate = profiles.win_rate(result_of(many), seed=0, rounds=200)
     assert rate is not None and rate.n == 60 and rate.unit == "conversations"
     assert rate.win_rate == pytest.approx(40 / 60)
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from engine import stats
-from engine.builtin_plugins.methods.vibecheck.profiles import _winrate
+from engine.builtin_plugins.methods.vibecheck.profiles import win_rate
 from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts, VibeCheckResult
 from engine.datasets.load import _comparison_label
 from engine.pipeline import run_spec
@@ -161,7 +161,7 @@ def test_lc_win_rate_is_the_raw_rate_when_lengths_are_equal() -> None:
     """With no length difference the GLM is an intercept alone, whose fit is the raw share of wins."""
     labels = ["m"] * 7 + ["r"] * 3 + ["tie"] * 2
     pairs = [PairVerdicts(f"p{i}", "test", label, "a", "b", {}, {}, chars=[100, 100]) for i, label in enumerate(labels)]
-    rate = _winrate(VibeCheckResult("x", "m", "r", [], pairs, None, None, 0, []), seed=0, rounds=200)
+    rate = win_rate(VibeCheckResult("x", "m", "r", [], pairs, None, None, 0, []), seed=0, rounds=200)
     assert rate.win_rate == pytest.approx(8 / 12) and rate.lc_win_rate == pytest.approx(8 / 12, abs=1e-6)
     assert rate.ties == 2 and rate.ci_low < 8 / 12 < rate.ci_high
 

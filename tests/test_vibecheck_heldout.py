@@ -168,3 +168,16 @@ def test_the_page_says_when_a_model_only_equals_the_majority_class(finished: Pat
         assert (said in page) == expected, (key, fit["test_accuracy"], majority)
         assert (said in (finished / "index.html").read_text()) == expected  # on the card too
     assert ("Below chance" in page) == any(regressions[k]["ci_high"] < 0.5 for k in ("model_matching", "preference"))
+
+
+def test_the_two_model_page_says_who_won_by_the_labels(finished: Path, shared_data: Path) -> None:
+    """The page said what differs but never who won: it now opens with model A's share of the labelled prompts
+    (a tie half) and its length-controlled twin, each with its interval, equal to a hand count of the file."""
+    import csv
+
+    rows = list(csv.DictReader((shared_data / "vibecheck" / "friendly_and_cold_sample.csv").open()))
+    labelled = [r["preference"] for r in rows if r["preference"] in ("friendly", "cold", "tie")]
+    share = (sum(p == "friendly" for p in labelled) + 0.5 * sum(p == "tie" for p in labelled)) / len(labelled)
+    index = (finished / "index.html").read_text()
+    assert f"By an LLM judge's labels, <span class=\"model-a\">friendly</span> wins\n<b>{share:.1%}</b>" in index
+    assert f"of {len(labelled)} labelled prompts" in index and "length-controlled" in index

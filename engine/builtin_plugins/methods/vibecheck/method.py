@@ -215,7 +215,12 @@ class VibeCheck(AnalysisMethod):
                 origins: dict[str, str]) -> dict[str, list[Any]]:
         from engine.builtin_plugins.methods.vibecheck.analysis import write_vibecheck
         from engine.builtin_plugins.methods.vibecheck.discovery.splits import split_seed
-        from engine.builtin_plugins.methods.vibecheck.profiles import profile, write_profiles
+        from engine.builtin_plugins.methods.vibecheck.profiles import (
+            BOOTSTRAP_ROUNDS,
+            profile,
+            win_rate,
+            write_profiles,
+        )
 
         opts = VibeCheckOptions.of(analysis)
         if opts.reference is None:
@@ -228,6 +233,7 @@ class VibeCheck(AnalysisMethod):
             # showed): a dropped vibe's turn cells were claims the page's own keep/drop had already declined
             result.turns = turn_cells([result], vibes, {v.name: True for v in vibes}, split_seed(analysis), 1000)
             result.turn_test = TURN_TEST
+            result.winrate = win_rate(result, split_seed(analysis), BOOTSTRAP_ROUNDS)  # who won, by the labels
             write_vibecheck(result, run_dir)
             return {"vibecheck": [result]}
         comparisons = []  # each model against the reference, written under <analysis>/<model>/

@@ -42,12 +42,11 @@ from engine.api.analysis import stats
 from engine.api.spec import Labels, Vibe
 from engine.builtin_plugins.methods.vibecheck import heldout
 from engine.builtin_plugins.methods.vibecheck.firth import estimable
-from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts, TurnCell, VibeCheckResult
+from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts, TurnCell, VibeCheckResult, WinRate
 from engine.builtin_plugins.methods.vibecheck.turns import TURN_TEST, turn_cells
 
 BOOTSTRAP_ROUNDS = 1000
 FLAT_LENGTH = 0.01  # below this SD of tanh(length difference / SD) the LC intercept is not identified
-EXTRAPOLATION = 0.2  # below this share of shorter (or longer) answers, the LC rate is flagged as extrapolated
 # what a GLM on degenerate data raises
 FIT_FAILURES = (PerfectSeparationWarning, SingularMatrixWarning, np.linalg.LinAlgError, ValueError, OverflowError)
 LC_ESTIMATOR = ("logistic GLM (statsmodels) of the label (a graded annotator's share of the win where it gives one, "
@@ -94,27 +93,6 @@ class ProfileCell:
     def clear(self) -> bool:
         """The model differs from the reference on this vibe beyond what the grid's many cells explain."""
         return self.p_adjusted is not None and self.p_adjusted < ALPHA
-
-
-@dataclass(frozen=True)
-class WinRate:
-    model: str
-    win_rate: float  # share of labelled rows (`unit`) the model won (a tie counts half)
-    ci_low: float
-    ci_high: float
-    lc_win_rate: float | None
-    lc_ci_low: float | None
-    lc_ci_high: float | None
-    n: int
-    ties: int
-    shorter: float = 0.0  # share of labelled rows where the model's answer (all its turns) is the shorter one
-    note: str = ""  # why the length-controlled rate is missing, or how many resamples had no fit
-    unit: str = "prompts"  # what n counts: prompts, conversations, or turns (then resampled by conversation)
-
-    def extrapolates(self) -> bool:
-        """Equal length is far outside what the labels saw: the length-controlled rate then rests on the
-        GLM's extrapolation more than on the data."""
-        return not EXTRAPOLATION <= self.shorter <= 1 - EXTRAPOLATION
 
 
 @dataclass(frozen=True)
@@ -167,7 +145,7 @@ def profile(comparisons: list[VibeCheckResult], reference: str, vibes: list[Vibe
     tested = sum(q is not None for q in adjusted)
     alpha = ALPHA * (sum(c.clear() for c in cells) + sum(t.clear() for t in turns) + 1) / max(tested, 1)
     cells = [_powered(c, min(alpha, ALPHA)) for c in cells]
-    winrates = [w for vc in comparisons if (w := _winrate(vc, seed, rounds)) is not None]
+    winrates = [w for vc in comparisons if (w := win_rate(vc, seed, rounds)) is not None]
     result = ProfileResult(comparisons[0].analysis if comparisons else "", reference,
                            [vc.model_a for vc in comparisons], vibes, origins, cells, comparisons, labels, winrates,
                            turns=turns)
@@ -291,7 +269,9 @@ def _labelled_rows(vc: VibeCheckResult) -> tuple[np.ndarray, np.ndarray, list[st
             np.bincount(stats.cluster_index(clusters), weights=difference), list(labels), "conversations")
 
 
-def _winrate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:
+def win_rate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:
+    """Model A's share of the labelled prompts it won (a tie half) and its length-controlled twin, each with a
+    95% interval over prompts (conversations); None without labels."""
     y, difference, clusters, unit = _labelled_rows(vc)
     if not len(y):
         return None

@@ -232,6 +232,30 @@ class Validation:
         return out
 
 
+EXTRAPOLATION = 0.2  # below this share of shorter (or longer) answers, the LC rate is flagged as extrapolated
+
+
+@dataclass(frozen=True)
+class WinRate:
+    model: str
+    win_rate: float  # share of labelled rows (`unit`) the model won (a tie counts half)
+    ci_low: float
+    ci_high: float
+    lc_win_rate: float | None
+    lc_ci_low: float | None
+    lc_ci_high: float | None
+    n: int
+    ties: int
+    shorter: float = 0.0  # share of labelled rows where the model's answer (all its turns) is the shorter one
+    note: str = ""  # why the length-controlled rate is missing, or how many resamples had no fit
+    unit: str = "prompts"  # what n counts: prompts, conversations, or turns (then resampled by conversation)
+
+    def extrapolates(self) -> bool:
+        """Equal length is far outside what the labels saw: the length-controlled rate then rests on the
+        GLM's extrapolation more than on the data."""
+        return not EXTRAPOLATION <= self.shorter <= 1 - EXTRAPOLATION
+
+
 @dataclass
 class VibeCheckResult:
     analysis: str
@@ -253,3 +277,4 @@ class VibeCheckResult:
     turns: list[TurnCell] = field(default_factory=list)  # conversations: each vibe on the test pairs, turn by turn
     turn_test: str = ""  # how the turn cells are tested
     validation: Validation | None = None  # people's labels against the judges, where the spec gives them
+    winrate: WinRate | None = None  # a two-model comparison's: who won by the dataset's labels
