@@ -287,3 +287,15 @@ def test_a_fold_with_nothing_but_ties_to_learn_from_leans_nowhere() -> None:
     pairs = [PairToFit("q", "a b c" * (n % 3 + 1), "a b", None, f"u{n}", (1 if n == 0 else 0,)) for n in range(40)]
     fitted = fit(pairs, seed=0, settings=LearnedSettings())
     assert len(fitted.scores) == 40 and set(fitted.scores) <= {-1, 0, 1}
+
+
+def test_ratings_of_two_models_each_learned_from_the_other_alone() -> None:
+    """Two rated models: each is rated by a fit to the other's ratings, with no folds to choose settings by."""
+    from engine.api.judging import AnswerToRate
+    from engine.builtin_plugins.judges.learned.ratings import fit_ratings
+
+    answers = [AnswerToRate("What is the capital of France?", "Paris." if n % 2 else "Lyon, I think.",
+                            "Paris is the capital of France.", f"u{n // 2}", f"m{n % 2}", 5.0 if n % 2 else 1.0)
+               for n in range(20)]
+    fitted = fit_ratings(answers, seed=0)
+    assert all(r is not None and 1.0 <= r <= 5.0 for r in fitted.ratings) and "2 models have them" in fitted.description

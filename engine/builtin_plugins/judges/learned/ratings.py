@@ -31,6 +31,7 @@ PENALTIES = (1.0, 10.0, 100.0, 1000.0)  # ridge's alpha, the grid it is chosen f
 EMBEDDING_WEIGHTS = (0.0, 0.3, 1.0)
 EMBEDDING = 384  # the first columns of the features
 FOLDS = 4  # at most, of whole models
+ONE_MODEL = (100.0, 0.0)  # the settings where one model's ratings are all it has: firm, and no embedding
 
 
 def answer_features(answers: Sequence[AnswerToRate]) -> np.ndarray:
@@ -87,9 +88,12 @@ def fit_ratings(answers: Sequence[AnswerToRate], seed: int) -> FittedRatings:
 
 def _chosen(x: np.ndarray, y: np.ndarray, group: np.ndarray, rows: np.ndarray, teachers: list[str],
             seed: int) -> tuple[float, float]:
-    """The (α, embedding weight) of the grid with the least squared error over folds of whole models."""
+    """The (α, embedding weight) of the grid with the least squared error over folds of whole models; with one
+    model to learn from there are no folds, and it takes `ONE_MODEL`."""
     import numpy as np
 
+    if len(teachers) < 2:
+        return ONE_MODEL
     order = np.random.default_rng(seed).permutation(len(teachers))
     fold_of = {teachers[j]: k % min(FOLDS, len(teachers)) for k, j in enumerate(order)}
     fold = np.array([fold_of[g] for g in group[rows]])
