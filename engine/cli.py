@@ -112,6 +112,7 @@ def _plan(args: argparse.Namespace) -> int:
 def _diff(args: argparse.Namespace) -> int:
     from engine.diff import diff_plans, spec_at_revision, to_markdown
     from engine.pipeline import prepare
+    from engine.spec.problems import SpecError
 
     if args.changed:
         from engine.review import DEFAULT_PATTERNS, comment
@@ -124,18 +125,22 @@ def _diff(args: argparse.Namespace) -> int:
         if len(args.specs) != 1:
             raise UsageError("with --git REF give one spec: it is compared with itself at REF")
         path = Path(args.specs[0])
-        with spec_at_revision(args.git, path) as old_path:
-            base = prepare(old_path)
         labels = (f"{path}@{args.git}", str(path))
+        with spec_at_revision(args.git, path) as then:
+            try:
+                base = prepare(then.path)
+            except SpecError as error:  # located at the revision's lines, named as the revision
+                raise then.located(error, labels[0]) from None
+        data_changed, base_doc = then.data_changed, then.document(base.spec.document)
         new = prepare(path)
     else:
         if len(args.specs) != 2:
             raise UsageError("give BASE and NEW spec files, or one spec and --git REF")
         base, new = prepare(args.specs[0]), prepare(args.specs[1])
-        labels = (args.specs[0], args.specs[1])
+        labels, data_changed, base_doc = (args.specs[0], args.specs[1]), [], base.spec.document
     with timings.phase("diff the plans"):
-        diff = diff_plans(base.spec.document, base.plan, new.spec.document, new.plan)
-        print(to_markdown(diff, *labels))
+        diff = diff_plans(base_doc, base.plan, new.spec.document, new.plan)
+        print(to_markdown(diff, *labels, data_changed))
     return EXIT_OK
 
 

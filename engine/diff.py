@@ -1,7 +1,9 @@
 """Spec diff for review: what a change to a spec does to its content and to its plan, as Markdown.
 
-The plan side compares task hashes, so "unchanged" means "will be served from the cache": a reviewer sees
-how many calls and dollars the change really costs, not just which lines moved.
+The plan side compares task hashes, so an "unchanged" task is the very same work, which a cache that holds it
+serves at no cost: a reviewer sees how many calls and dollars the change really costs, not just which lines
+moved. Against a git revision the spec's data is read as it was then too, so a commit that edits recorded
+answers shows as the tasks it adds and removes, with the data files it changed named.
 """
 
 from __future__ import annotations
@@ -11,13 +13,14 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from engine.records import Measured, Plan
+from engine.spec.problems import SpecError
 
 SECTIONS = ("models", "judges", "datasets", "vibes", "personas", "analyses")
 
@@ -115,10 +118,14 @@ def diff_plans(base_doc: dict[str, Any], base: Plan, new_doc: dict[str, Any], ne
     )
 
 
-def to_markdown(diff: SpecDiff, base_label: str, new_label: str) -> str:
+def to_markdown(diff: SpecDiff, base_label: str, new_label: str, data_changed: list[str] | None = None) -> str:
+    """The diff as a pull-request comment; `data_changed`: the data files that changed between the two sides."""
     lines = [f"### vibe spec diff: `{base_label}` → `{new_label}`", ""]
     if not diff.sections and not diff.description_changed:
-        lines.append("No change to models, judges, datasets, vibes, personas or analyses.")
+        lines.append("No change to models, judges, datasets, vibes, personas or analyses"
+                     + ("; the data they read changed (below)." if data_changed else "."))
+    if data_changed:
+        lines += ["", "**data** changed: " + ", ".join(f"`{name}`" for name in data_changed), ""]
     for section, changes in diff.sections.items():
         lines.append(f"**{section}**")
         for kind in ("added", "removed", "changed"):
@@ -127,7 +134,7 @@ def to_markdown(diff: SpecDiff, base_label: str, new_label: str) -> str:
         lines.append("")
     if diff.description_changed:
         lines += ["**description** changed", ""]
-    lines += ["| stage | added | removed | unchanged (cached) |", "|---|---:|---:|---:|"]
+    lines += ["| stage | added | removed | unchanged |", "|---|---:|---:|---:|"]
     for stage, counts in diff.stages.items():
         lines.append(f"| {stage} | {counts['added']:,} | {counts['removed']:,} | {counts['unchanged']:,} |")
     total = {k: sum(c[k] for c in diff.stages.values()) for k in ("added", "removed", "unchanged")}
@@ -155,19 +162,49 @@ def git_toplevel(folder: Path, option: str) -> Path:
     return Path(found.stdout.strip())
 
 
+@dataclass
+class Revision:
+    """A spec as it was at a git revision, materialized in temporary files: its path, the data files it reads
+    that changed since (their paths in the repository), and the temporary files to remove."""
+
+    path: Path
+    data_changed: list[str] = field(default_factory=list)
+    made: list[Path] = field(default_factory=list)
+    written: dict[str, str] = field(default_factory=dict)  # a data file's temporary path -> the spec's own words
+
+    def document(self, doc: dict[str, Any]) -> dict[str, Any]:
+        """The spec document at the revision with its data paths as the spec wrote them (a spec diff compares
+        what was written; the data's change is said on its own)."""
+        def undo(value: Any) -> Any:
+            if isinstance(value, dict):
+                return {key: undo(item) for key, item in value.items()}
+            if isinstance(value, list):
+                return [undo(item) for item in value]
+            return self.written.get(value, value) if isinstance(value, str) else value
+
+        return {**doc, "datasets": undo(doc.get("datasets") or {})} if self.written else doc
+
+    def located(self, error: SpecError, label: str) -> SpecError:
+        """`error`'s problems with the temporary file named as `label` (`spec.yaml@HEAD~1`)."""
+        temporary = {str(p) for p in self.made} | {str(p.resolve()) for p in self.made}
+        return SpecError([replace(p, file=label) if p.file in temporary else p for p in error.problems])
+
+
 @contextmanager
-def spec_at_revision(ref: str, path: Path) -> Iterator[Path]:
-    """Materialize `path` (and the chain of specs it extends) as they were at git revision `ref`, beside
-    the current file so that relative data paths still resolve."""
-    made: list[Path] = []
+def spec_at_revision(ref: str, path: Path) -> Iterator[Revision]:
+    """Materialize `path` (the chain of specs it extends, and the data files it reads that changed since `ref`)
+    as they were at git revision `ref`: the specs beside the current file so that relative data paths still
+    resolve, changed data in temporary files they are pointed at."""
+    revision = Revision(path)
     try:
-        yield _materialize(ref, path, made)
+        revision.path = _materialize(ref, path, revision)
+        yield revision
     finally:
-        for tmp in made:
+        for tmp in revision.made:
             tmp.unlink(missing_ok=True)
 
 
-def _materialize(ref: str, path: Path, made: list[Path]) -> Path:
+def _materialize(ref: str, path: Path, revision: Revision) -> Path:
     path = path.resolve()  # a spec removed since `ref` is not on disk, but its folder is
     top = git_toplevel(path.parent, f"--git {ref}")
     rel = path.relative_to(top).as_posix()
@@ -175,13 +212,70 @@ def _materialize(ref: str, path: Path, made: list[Path]) -> Path:
     if shown.returncode != 0:
         raise FileNotFoundError(f"{rel} does not exist at git revision {ref!r}: {shown.stderr.strip()}")
     text = shown.stdout
-    doc = yaml.safe_load(text) or {}
-    if isinstance(doc, dict) and isinstance(doc.get("extends"), str) and not doc["extends"].startswith("vibe:"):
-        base = _materialize(ref, path.parent / doc["extends"], made)  # a packaged base is the installed one
-        doc["extends"] = base.name if base.parent == path.parent else str(base)
-        text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.stem}@", suffix=".yaml",
-                                     delete=False, encoding="utf-8") as fh:
-        fh.write(text)
-    made.append(Path(fh.name))
+    try:
+        doc = yaml.safe_load(text) or {}
+    except yaml.YAMLError:  # written as it was: the spec loader locates what is wrong, at this revision's lines
+        doc = None
+    if isinstance(doc, dict):
+        moved = isinstance(doc.get("extends"), str) and not doc["extends"].startswith("vibe:")
+        if moved:
+            base = _materialize(ref, path.parent / doc["extends"], revision)  # a packaged base is the installed one
+            doc["extends"] = base.name if base.parent == path.parent else str(base)
+        if _data_at(ref, top, path.parent, doc, revision) or moved:
+            text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+    made = _temporary(path.parent, f".{path.stem}@", ".yaml", text.encode("utf-8"))
+    revision.made.append(made)
+    return made
+
+
+def _data_at(ref: str, top: Path, folder: Path, doc: dict[str, Any], revision: Revision) -> bool:
+    """Point the spec's data files (source paths and joined files) that changed since `ref` at their content
+    then; True when any did. A path with a variable, outside the repository or not in it at `ref` is left as it
+    is: the plan then reads it as it is now."""
+    before = len(revision.data_changed)
+
+    def then(raw: Any) -> Any:
+        found = _file_at(ref, top, folder, raw, revision) if isinstance(raw, str) else None
+        if found is None:
+            return raw
+        revision.written[str(found)] = raw
+        return str(found)
+
+    for dataset in (doc.get("datasets") or {}).values():
+        source = dataset.get("source") if isinstance(dataset, dict) else None
+        if not isinstance(source, dict):
+            continue
+        if "path" in source:
+            source["path"] = then(source["path"])
+        if isinstance(source.get("paths"), list):
+            source["paths"] = [then(raw) for raw in source["paths"]]
+        for entry in (source.get("join") or {}).values():
+            if isinstance(entry, dict) and "path" in entry:
+                entry["path"] = then(entry["path"])
+    return len(revision.data_changed) > before
+
+
+def _file_at(ref: str, top: Path, folder: Path, raw: str, revision: Revision) -> Path | None:
+    """A temporary copy of data file `raw` as it was at `ref`, where it differs from the file now; else None."""
+    if "$" in raw:
+        return None
+    try:
+        rel = (folder / raw).resolve().relative_to(top).as_posix()
+    except ValueError:
+        return None
+    unchanged = subprocess.run(["git", "diff", "--quiet", ref, "--", rel], cwd=top, capture_output=True)
+    if unchanged.returncode == 0:
+        return None
+    then = subprocess.run(["git", "show", f"{ref}:{rel}"], cwd=top, capture_output=True)
+    if then.returncode != 0:
+        return None
+    revision.data_changed.append(rel)
+    made = _temporary(Path(tempfile.gettempdir()), f"{Path(rel).stem}@", Path(rel).suffix, then.stdout)
+    revision.made.append(made)
+    return made
+
+
+def _temporary(folder: Path, prefix: str, suffix: str, content: bytes) -> Path:
+    with tempfile.NamedTemporaryFile("wb", dir=folder, prefix=prefix, suffix=suffix, delete=False) as fh:
+        fh.write(content)
     return Path(fh.name)

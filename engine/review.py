@@ -14,10 +14,10 @@ import subprocess
 from pathlib import Path
 
 from engine.datasets import DatasetError
-from engine.diff import diff_plans, git_toplevel, spec_at_revision, to_markdown
+from engine.diff import Revision, diff_plans, git_toplevel, spec_at_revision, to_markdown
 from engine.pipeline import prepare
 from engine.plan import PlanError
-from engine.records import Plan
+from engine.records import Plan, Prepared
 from engine.spec.problems import SpecError
 
 MARKER = "<!-- vibe-diff -->"
@@ -47,6 +47,14 @@ def _problem(exc: Exception) -> str:
     return f"    {exc}"
 
 
+def _prepared(then: Revision, label: str) -> Prepared:
+    """The spec at a revision, prepared; its problems named as the revision (`label`), not the temporary file."""
+    try:
+        return prepare(then.path)
+    except SpecError as error:
+        raise then.located(error, label) from None
+
+
 def _section(status: str, path: str, base: str, root: Path) -> str:
     where = root / path
     try:
@@ -54,14 +62,14 @@ def _section(status: str, path: str, base: str, root: Path) -> str:
             new = prepare(where)
             return to_markdown(diff_plans({}, _EMPTY, new.spec.document, new.plan), "(none)", path)
         if status == "D":
-            with spec_at_revision(base, where) as old_path:
-                old = prepare(old_path)
+            with spec_at_revision(base, where) as then:
+                old = _prepared(then, f"{path}@{base}")
             return to_markdown(diff_plans(old.spec.document, old.plan, {}, _EMPTY), f"{path}@{base}", "(removed)")
-        with spec_at_revision(base, where) as old_path:
-            old = prepare(old_path)
+        with spec_at_revision(base, where) as then:
+            old = _prepared(then, f"{path}@{base}")
         new = prepare(where)
-        return to_markdown(diff_plans(old.spec.document, old.plan, new.spec.document, new.plan), f"{path}@{base}",
-                           path)
+        return to_markdown(diff_plans(then.document(old.spec.document), old.plan, new.spec.document, new.plan),
+                           f"{path}@{base}", path, then.data_changed)
     except (SpecError, DatasetError, PlanError, FileNotFoundError) as exc:
         what = {"A": "new", "D": "removed", "M": "changed"}[status]
         return f"### `{path}` ({what}): no plan could be compiled\n\n{_problem(exc)}\n"

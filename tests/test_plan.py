@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from engine.diff import diff_plans, to_markdown
@@ -249,3 +250,59 @@ def test_limit_samples_prompts_and_keeps_their_tasks(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "engine", "run", DEFAULT_SPEC, "--limit", "0"], capture_output=True,
                          text=True, cwd=tmp_path)
     assert bad.returncode == 2 and "'0' is not a positive whole number" in bad.stderr
+
+
+RECORDED_SPEC = """\
+name: recorded
+models: {a: {provider: recorded}, b: {provider: recorded}}
+judges: {j: {kind: llm, provider: openai, model: gpt-4o-mini, api_key_env: VIBE_TEST_NO_KEY, params: {max_tokens: 10}}}
+vibes: [{name: tone, low: flat, high: warm}]
+datasets:
+  d:
+    source: {path: data/answers.jsonl}
+    fields: {id: id, prompt: q, outputs: {a: a, b: b}}
+analyses:
+  vc: {method: vibecheck, dataset: d, models: [a, b], judges: [j]}
+"""
+
+
+def _committed(tmp_path: Path, spec: str, rows: list[dict[str, str]]) -> None:
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    (tmp_path / "data").mkdir(exist_ok=True)
+    (tmp_path / "data" / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "spec.yaml").write_text(spec)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], cwd=tmp_path, check=True)
+
+
+def test_diff_against_git_sees_recorded_answers_that_changed(tmp_path: Path) -> None:
+    """A commit that edits 3 of 10 recorded answers left the spec as it was: the diff said "No change" and
+    called every task unchanged, cached, in a folder with no cache. It now reads the data as it was at the
+    revision, names the file that changed, and counts b's 3 answers and their 3 × 2 judgments as added and
+    removed."""
+    rows = [{"id": f"p{i}", "q": f"q{i}", "a": f"answer a{i}", "b": f"answer b{i}"} for i in range(10)]
+    _committed(tmp_path, RECORDED_SPEC, rows)
+    for row in rows[:3]:
+        row["b"] += " (edited)"
+    (tmp_path / "data" / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = subprocess.run([sys.executable, "-m", "engine", "diff", "--git", "HEAD", "spec.yaml"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "the data they read changed (below)" in out.stdout and "**data** changed: `data/answers.jsonl`" in out.stdout
+    assert "| generation | 3 | 3 | 17 |" in out.stdout and "| judge | 6 | 6 | 14 |" in out.stdout, out.stdout
+    assert "cached" not in out.stdout
+    assert not list(tmp_path.glob(".spec@*")) and not list(Path(tempfile.gettempdir()).glob("answers@*.jsonl"))
+
+
+def test_diff_against_git_locates_a_mistake_in_the_revision(tmp_path: Path) -> None:
+    """A spec whose committed revision holds a mapping as a key ended `vibe diff --git` in a traceback; it is
+    located at the revision's line, named as the revision, as `vibe validate` locates it today."""
+    _committed(tmp_path, RECORDED_SPEC.replace("models: {a: {provider: recorded}, b:",
+                                               "models: {a: {provider: recorded}, {b: 1}:"),
+               [{"id": "p0", "q": "q", "a": "x", "b": "y"}])
+    (tmp_path / "spec.yaml").write_text(RECORDED_SPEC)
+    out = subprocess.run([sys.executable, "-m", "engine", "diff", "--git", "HEAD", "spec.yaml"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.startswith("spec.yaml@HEAD:2:"), out.stderr
