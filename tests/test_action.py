@@ -177,7 +177,9 @@ def test_compare_mode_comments_once_updates_in_place_and_gates_the_check(tmp_pat
     assert done.returncode == 1, done.stderr
     assert "gate: chatty · verbosity: FAIL: shift -1.000 is beyond ±0.1" in done.stderr
     body = repo / "cmp" / "compare.md"
-    assert body.read_text().startswith("<!-- vibe-compare -->\n## vibe compare:")
+    assert body.read_text().startswith(f"<!-- vibe-compare -->\n## vibe compare: `drift.yaml` at `{base}` (`")
+    assert " → `drift.yaml` at `" in body.read_text()  # the commits, not the run folders
+    assert body.read_text().splitlines()[3].startswith("**1 of 2 gates fail**: chatty · verbosity.")
     _upsert(tmp_path, body)
     body.write_text(body.read_text() + "\nsecond push\n")
     _upsert(tmp_path, body)

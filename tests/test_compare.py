@@ -72,8 +72,14 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
     assert chatty["shared"] == 40 and shifts["verbosity"]["shift"] == -1.0
     assert shifts["verbosity"]["verdict"] == "fail"
     assert shifts["enthusiasm"]["shift"] == 0.5 and shifts["enthusiasm"]["margin"] is None
-    assert "| **verbosity** | -1.000 | [-1.000, -0.803]" in (out / "compare.md").read_text()
+    comment = (out / "compare.md").read_text()
+    assert "| **verbosity** | -1.000 | [-1.000, -0.803]" in comment
+    # the verdict leads, before the tables and the method paragraph
+    assert comment.splitlines()[3] == "**1 of 1 gates fail**: chatty · verbosity. Moved: chatty · verbosity, " \
+                                      "chatty · enthusiasm.", comment
+    assert comment.index("| vibe | shift") < comment.index("Judged by the panel")
     page = (out / "index.html").read_text()
+    assert "<strong>1 of 1 gates fail</strong>" in page and "`" not in page.split("<footer")[0]
     assert "<td><strong>verbosity</strong></td><td>-1.000</td><td>[-1.000, -0.803]" in page
     assert "<td>length_words -30 [-30, -30]</td>" in page
     assert (out / "assets" / "style.css").is_file()
@@ -84,6 +90,10 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
         verbosity = next(s for s in comparison["shifts"] if s["vibe"] == "verbosity")
         assert verbosity["shift"] == 0.0 and verbosity["verdict"] == "pass"
         assert 0.9**40 <= verbosity["p_equivalent"] < 0.05
+    alike = (tmp_path / "same" / "compare.md").read_text()  # the same answers: a line per model, no table of zeros
+    assert "**All 2 gates pass.** No vibe moved." in alike and "| vibe | shift" not in alike
+    assert "### chatty: no vibe differs: every one of its 2 vibes tied on all 40 shared prompts; its gates pass" \
+        in alike
     longer = _run(tmp_path, "longer", 41)
     done = _vibe(tmp_path, "compare", str(base), str(longer), "--model", "chatty", "--out",
                  str(tmp_path / "longer-cmp"), "--gate", "--cache", str(tmp_path / "c.sqlite"), "--quiet")

@@ -50,10 +50,11 @@ def compare(args: argparse.Namespace) -> int:
             return _usage("with --git REF give one spec: it is run as committed at REF and as it is now")
         out = Path(args.out) if args.out else Path("runs") / f"compare-{Path(args.runs[0]).stem}"
         base, head = _runs_at(args.git, Path(args.runs[0]), out, cache, args.quiet)
+        names: tuple[str, str] | None = _commit_names(args.git, Path(args.runs[0]))
     elif len(args.runs) != 2:
         return _usage("give two run folders (BASE HEAD), or --git REF and one spec")
     else:
-        base, head = Path(args.runs[0]), Path(args.runs[1])
+        base, head, names = Path(args.runs[0]), Path(args.runs[1]), None
         out = Path(args.out) if args.out else head.parent / f"compare-{base.name}-{head.name}"
     try:
         comparisons, panel = compare_runs(base, head, out, cache, models=args.model, panel=args.panel,
@@ -63,7 +64,7 @@ def compare(args: argparse.Namespace) -> int:
     except CompareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    write(comparisons, base, head, panel, out)
+    write(comparisons, base, head, panel, out, names)
     print((out / "compare.md").read_text(encoding="utf-8"))
     print(f"written: {out / 'compare.json'}, {out / 'compare.md'}, {out / 'index.html'}")
     if not args.gate:
@@ -74,6 +75,21 @@ def compare(args: argparse.Namespace) -> int:
     if not any(s.margin is not None for c in comparisons for s in c.shifts):
         print("gate: the spec declares no gates (gates: {vibe: {max_shift: ...}}); nothing to hold", file=sys.stderr)
     return EXIT_OK if held else EXIT_GATE
+
+
+def _commit_names(ref: str, spec: Path) -> tuple[str, str]:
+    """The two sides of a comparison of `spec` at `ref` and now, named by their commits."""
+    import subprocess
+
+    def short(revision: str) -> str:
+        found = subprocess.run(["git", "rev-parse", "--short", revision], cwd=spec.resolve().parent,
+                               capture_output=True, text=True)
+        return found.stdout.strip() if found.returncode == 0 else revision
+
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=spec.resolve().parent,
+                           capture_output=True, text=True).stdout.strip()
+    head = f"`{spec.name}` at `{short('HEAD')}`" + (" with uncommitted changes" if dirty else "")
+    return f"`{spec.name}` at `{ref}` (`{short(ref)}`)", head
 
 
 def _runs_at(ref: str, spec: Path, out: Path, cache: Path, quiet: bool) -> tuple[Path, Path]:

@@ -17,6 +17,7 @@ from engine.judges.kinds import kind_of
 
 if TYPE_CHECKING:
     from jinja2 import Environment
+    from markupsafe import Markup
 
 MARKER = "<!-- vibe-compare -->"  # the GitHub Action finds and updates its own comment by this first line
 ESTIMATOR = ("shift = head minus base, in verdict units (the panel's verdict per prompt: −1, 0 or +1), the mean "
@@ -125,7 +126,38 @@ def _metric(s: Shift) -> str:
 
 
 def _g(x: float | None) -> str:
-    return "—" if x is None or not math.isfinite(x) else f"{x:+.3g}"
+    """A metric's difference as people read numbers: three significant digits, never an exponent (what rounds
+    below a thousandth reads as ±0.000)."""
+    if x is None or not math.isfinite(x):
+        return "—"
+    size = abs(x)
+    return f"{x:+,.0f}" if size >= 100 else f"{x:+.3g}" if size >= 0.001 else f"{x:+.3f}"
+
+
+def verdict_line(comparisons: list[SlotComparison]) -> str:
+    """What the comparison concludes, first: the gates that failed (or that all N pass, or are undecided), else
+    how many vibes moved."""
+    gated = [(c.model, s) for c in comparisons for s in c.shifts if s.verdict]
+    failed = [f"{model} · {s.vibe}" for model, s in gated if s.verdict == "fail"]
+    undecided = [f"{model} · {s.vibe}" for model, s in gated if s.verdict == "inconclusive"]
+    moved = [f"{c.model} · {s.vibe}" for c in comparisons for s in c.shifts
+             if s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA]
+    if failed:
+        line = f"**{len(failed)} of {len(gated)} gates fail**: {', '.join(failed)}."
+    elif undecided:
+        line = f"**No gate fails; {len(undecided)} of {len(gated)} cannot tell yet**: {', '.join(undecided)}."
+    elif gated:
+        line = f"**All {len(gated)} gates pass.**"
+    else:
+        line = "No gates."
+    return line + (f" Moved: {', '.join(moved)}." if moved else " No vibe moved.")
+
+
+def unchanged(c: SlotComparison) -> bool:
+    """A slot whose every vibe tied on every shared prompt and whose measured values did not move (its answers
+    alike as the panel reads them), with no gate failing or undecided: one line, not a table of zeros."""
+    return bool(c.shifts) and all(s.n and s.tied == 1.0 and not s.metric_difference and s.verdict in ("", "pass")
+                                  for s in c.shifts)
 
 
 def judged_by(panel: Run) -> str:
@@ -135,11 +167,16 @@ def judged_by(panel: Run) -> str:
     return f"Judged by the panel of `{panel.folder}`: {judges}"
 
 
-def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, below: list[str]) -> str:
-    """The pull-request comment: each slot's table, then `below` (the flags and notes under the tables)."""
-    lines = [MARKER, f"## vibe compare: `{base}` → `{head}`", "",
-             f"{judged_by(panel)}. {panel.panel_note + ' ' if panel.panel_note else ''}{ESTIMATOR}.", ""]
+def to_markdown(comparisons: list[SlotComparison], base: str, head: str, panel: Run, below: list[str]) -> str:
+    """The pull-request comment: its verdict, each slot's table (one line for a slot where nothing differs),
+    then how the figures were made and `below` (the flags and notes under the tables)."""
+    lines = [MARKER, f"## vibe compare: {base} → {head}", "", verdict_line(comparisons), ""]
     for c in comparisons:
+        if unchanged(c):
+            lines += [f"### {c.model}: no vibe differs: every one of its {len(c.shifts)} vibes tied on all "
+                      f"{c.shared} shared prompts" + ("; its gates pass" if any(s.verdict for s in c.shifts) else ""),
+                      ""]
+            continue
         lines += [f"### {c.model}: {c.shared} shared prompts"
                   + (f" (the turns of {c.conversations} conversations)" if c.conversations else "")
                   + (f" ({c.only_base} only in base, {c.only_head} only in head, left out)"
@@ -157,6 +194,7 @@ def to_markdown(comparisons: list[SlotComparison], base: Path, head: Path, panel
             lines += [f"| {r['vibe']} | {r['labels']} | {r['agreement']} | {r['kappa']} | {r['corrected']} | "
                       f"{r['labels_only']} | {r['panel']} |" for r in _people_rows(c)]
             lines.append("")
+    lines += [f"{judged_by(panel)}. {panel.panel_note + ' ' if panel.panel_note else ''}{ESTIMATOR}.", ""]
     for note in below:
         lines += [note, ""]
     return "\n".join(lines[:-1]) + "\n"
@@ -187,32 +225,50 @@ CONVERSATIONS = ("The prompts are turns of conversations, judged with the earlie
                  "(TOST within it), every n a count of conversations.")
 
 
-def write(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, out: Path) -> Path:
+def write(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, out: Path,
+          names: tuple[str, str] | None = None) -> Path:
+    """compare.json, compare.md and index.html in `out`; `names`: how the heading names the two sides (the
+    commits, where they are runs of a spec at two revisions), else their run folders."""
     out.mkdir(parents=True, exist_ok=True)
+    names = names or (f"`{base}`", f"`{head}`")
     body = {"base": str(base), "head": str(head), "panel": str(panel.folder), "judged_by": judged_by(panel),
             "estimator": ESTIMATOR,
             "comparisons": [asdict(c) for c in comparisons]}
     (out / "compare.json").write_text(json.dumps(json_ready(body), indent=1) + "\n", encoding="utf-8")
     below = [*flags(panel), *notes(comparisons)]  # the judging run's validation files are read once
-    (out / "compare.md").write_text(to_markdown(comparisons, base, head, panel, below), encoding="utf-8")
-    _page(comparisons, base, head, panel, out, below)
+    (out / "compare.md").write_text(to_markdown(comparisons, *names, panel, below), encoding="utf-8")
+    _page(comparisons, names, panel, out, below)
     return out
 
 
-def _page(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, out: Path,
+def _page(comparisons: list[SlotComparison], names: tuple[str, str], panel: Run, out: Path,
           below: list[str]) -> None:
-    """index.html in the run folders' style (their stylesheet, copied into assets/)."""
+    """index.html in the run folders' style (their stylesheet, copied into assets/): the comment's content, its
+    `code` spans as code and its **bold** as bold."""
     from engine.report.render import use_kinds
 
     env = page_environment(out)
+    env.filters["inline"] = inline_markdown
     tables = [{"model": c.model, "shared": c.shared, "conversations": c.conversations, "only_base": c.only_base,
-               "only_head": c.only_head, "rows": _rows(c), "people": _people_rows(c)} for c in comparisons]
+               "only_head": c.only_head, "rows": _rows(c), "people": _people_rows(c), "unchanged": unchanged(c),
+               "vibes": len(c.shifts)} for c in comparisons]
     use_kinds(env, [panel.spec.judges[name].kind for name in panel.panel()[1]], out / "assets")
     page = env.get_template("compare.html.j2").render(
-        comparisons=tables, base=base, head=head, judged_by=judged_by(panel), estimator=ESTIMATOR, root=".",
-        notes=below, panel_note=panel.panel_note, people_note=PEOPLE,
-        results=None)
+        comparisons=tables, base=names[0], head=names[1], verdict=verdict_line(comparisons),
+        judged_by=judged_by(panel), estimator=ESTIMATOR, root=".", notes=below, panel_note=panel.panel_note,
+        people_note=PEOPLE, results=None)
     (out / "index.html").write_text(page, encoding="utf-8")
+
+
+def inline_markdown(text: str) -> Markup:
+    """`code` and **bold** of a line of the comment as HTML, everything else escaped."""
+    import re
+
+    from markupsafe import Markup, escape
+
+    html = str(escape(text))
+    html = re.sub(r"`([^`]+)`", r"<code>\1</code>", html)
+    return Markup(re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", html))
 
 
 def page_environment(out: Path) -> Environment:
