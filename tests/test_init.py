@@ -129,7 +129,7 @@ def test_other_tools_files_are_recognised(shared_data: Path, tmp_path: Path) -> 
                    / "annotations.json")
     out = init_spec(annotations, tmp_path / "ae.yaml")
     spec = yaml.safe_load(out.read_text())
-    assert spec["datasets"]["annotations"]["format"] == "alpaca-eval"
+    assert spec["datasets"]["gpt4_1106_preview-vs-mixtral-8x7b-instruct-v0-1"]["format"] == "alpaca-eval"
     assert set(spec["models"]) == {"gpt4_1106_preview", "Mixtral-8x7B-Instruct-v0.1"}
 
     rows = [{"question_id": f"b{i}", "prompt": p, "model_a": m, "model_b": n, "response_a": f"{m}: {p} " * 2,
@@ -231,7 +231,7 @@ def test_a_file_per_model_goes_through_init_and_runs(tmp_path: Path, shared_data
     code, said, err = _cli("init", *map(str, alpaca), "--out", str(tmp_path / "alpaca.yaml"))
     assert code == 0, err
     assert "model ← 'generator'; answer ← 'output'; models: gpt4_1106_preview, gpt-3.5-turbo-1106" in said
-    items = prepare(tmp_path / "alpaca.yaml").items["model_outputs"]
+    items = prepare(tmp_path / "alpaca.yaml").items["gpt4_1106_preview-vs-gpt-3-5-turbo-1106"]  # named by its models
     assert len(items) == 805 and set(items[0].outputs) == {"gpt4_1106_preview", "gpt-3.5-turbo-1106"}
 
     one = alpaca[0]
@@ -284,3 +284,33 @@ def test_init_refusals_name_the_files(tmp_path: Path) -> None:
                            capture_output=True, text=True)
     assert taken.returncode == 2 and "taken.yaml already exists and is kept" in taken.stderr, taken.stderr
     assert (tmp_path / "taken.yaml").read_text() == "x: 1\n"
+
+
+def test_init_reads_alpaca_eval_as_it_ships(tmp_path: Path, shared_data: Path) -> None:
+    """AlpacaEval's own layout, `<model>/model_outputs.json` and `<model>/<annotator>/annotations.json`: `vibe
+    init .` found nothing there. It now reads the annotations (both answers and the vote), names the spec after
+    the models it compares rather than the file, and says who voted from the file's annotator; with only the
+    outputs files it reads those, and says how preferences would come in."""
+    import shutil
+
+    source = shared_data / "alpaca_eval"
+    for model in ("Mixtral-8x7B-Instruct-v0.1", "gpt4_1106_preview"):
+        shutil.copytree(source / model, tmp_path / "ae" / model)
+    done = subprocess.run([sys.executable, "-m", "engine", "init", "."], cwd=tmp_path / "ae", capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    spec = (tmp_path / "ae" / "vibe.yaml").read_text()
+    assert "name: gpt4_1106_preview-vs-mixtral-8x7b-instruct-v0-1" in spec
+    assert "labels: {source: llm-judge, description: annotator alpaca_eval_gpt4_turbo_fn}" in spec
+    assert "outcomes: labels" in spec
+    for model in ("Qwen1.5-72B-Chat", "claude-3-opus-20240229"):
+        (tmp_path / "outs" / model).mkdir(parents=True)
+        shutil.copy(source / model / "model_outputs.json", tmp_path / "outs" / model)
+    done = subprocess.run([sys.executable, "-m", "engine", "init", "."], cwd=tmp_path / "outs",
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    spec = (tmp_path / "outs" / "vibe.yaml").read_text()
+    assert "name: qwen1-5-72b-chat-vs-claude-3-opus-20240229" in spec and "# no preference labels" in spec
+    valid = subprocess.run([sys.executable, "-m", "engine", "validate", "vibe.yaml"], cwd=tmp_path / "outs",
+                           capture_output=True, text=True)
+    assert valid.returncode == 0, valid.stderr

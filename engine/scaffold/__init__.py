@@ -14,6 +14,7 @@ when there are more), discovers vibes statistically, and is validated before it 
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -49,13 +50,16 @@ def init_spec(data: Path | Sequence[Path] | None, out: Path, models: list[str] |
     try:
         if len(files) == 1 and (found := _read_one(files[0])) is not None:
             layout, size, rows = found
+        elif len(files := _data_files(files)) == 1 and (found := _read_one(files[0])) is not None:
+            layout, size, rows = found  # a folder holding one data file (AlpacaEval's annotations, say)
         else:
-            files = _data_files(files)
             layout, size, rows = _read_several(files)
     except DatasetError as exc:
         raise InitError(str(exc)) from None
     if layout.source:
         files = [layout.source]
+    voters = Counter(str(row["annotator"]) for row in rows if row.get("annotator"))
+    layout.voter = voters.most_common(1)[0][0] if voters else None
     if not layout.format:
         layout = detect(rows, models, files=files, prompt=prompt)
     else:
@@ -92,11 +96,14 @@ def _read_one(data: Path) -> tuple[Layout, str, list[dict[str, Any]]] | None:
 
 
 def _data_files(paths: list[Path]) -> list[Path]:
-    """The files named, a folder standing for the data files directly in it (a file per model)."""
+    """The files named, a folder standing for the data files directly in it (a file per model), or for
+    AlpacaEval's layout as it ships (`<model>/<annotator>/annotations.json`, which hold both answers and the
+    vote, else `<model>/model_outputs.json`)."""
     out = []
     for path in paths:
         if path.is_dir():
             inside = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in DATA_SUFFIXES)
+            inside = inside or sorted(path.glob("*/*/annotations.json")) or sorted(path.glob("*/model_outputs.json"))
             if not inside:
                 raise InitError(f"{path}: a folder with no CSV, JSONL, JSON or Parquet file in it, and no format "
                                 "recognises it")

@@ -51,6 +51,7 @@ class Layout:
     names: dict[str, str] = field(default_factory=dict)  # the file's model name -> the spec's, where they differ
     votes: bool = False  # the file holds votes between models (ranked too)
     source: Path | None = None  # what the spec reads, where a format reads more than the file given
+    voter: str | None = None  # who the file says voted (AlpacaEval's `annotator`), where it names one
 
 
 def slug(text: str) -> str:

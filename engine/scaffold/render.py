@@ -25,13 +25,21 @@ def _spec_path(data: Path, spec_dir: Path) -> str:
         return str(data.resolve())
 
 
+# the names a tool gives every file it writes (AlpacaEval's), which say nothing of what one holds: a spec read
+# from one is named after the models it compares
+GENERIC_NAMES = frozenset({"annotations", "model_outputs"})
+LLM_WORDS = ("gpt", "claude", "llm", "judge", "gemini", "llama")  # an annotator named so is a model's judgment
+
+
 def render(layout: Layout, files: list[Path], spec_dir: Path, size: str) -> str:
     """The spec's text, with a comment on every choice `vibe init` made."""
     data = files[0]
     several = len(files) > 1
     parent = data.parent.name if several and len({f.parent for f in files}) == 1 else ""
-    name = slug(parent or data.stem)
     models = list(layout.models)
+    name = slug(parent or data.stem)
+    if name in GENERIC_NAMES or (several and not parent):  # a file's usual name says nothing: name what it compares
+        name = slug("-vs-".join(models[:2]) + (f"-and-{len(models) - 2}-more" if len(models) > 2 else ""))
     paths = [_spec_path(f, spec_dir) for f in files]
     source = f"{{paths: [{', '.join(_yaml(p) for p in paths)}]}}" if several else f"{{path: {_yaml(paths[0])}}}"
     read_from = (f"{len(files)} files" + (f" in {parent}/" if parent else "")) if several else data.name
@@ -70,6 +78,10 @@ def render(layout: Layout, files: list[Path], spec_dir: Path, size: str) -> str:
     elif layout.label:
         lines.append(f"    # {layout.label!r} looks like a preference label, but its values name no model: map "
                      "them with preference_values and add fields.preference")
+    elif not layout.votes:
+        lines.append("    # no preference labels in these files: which answer people (or a judge) preferred is a "
+                     "column mapped as fields.preference, or, for AlpacaEval, its annotations.json, which "
+                     "`vibe init` reads (or the folder that holds them)")
     analysis = [f"    models: [{', '.join(_yaml(m) for m in models)}]"]
     if len(models) > 2:
         analysis.append(f"    reference: {_yaml(models[0])}          # every other model is compared with this one")
@@ -94,7 +106,11 @@ def _named_dataset(layout: Layout, form: str) -> list[str]:
     if layout.names:
         lines.append("    model_names:                 # the file's names -> the spec's")
         lines += [f"      {_yaml(raw)}: {_yaml(name)}" for raw, name in layout.names.items()]
-    if layout.votes:
+    if layout.votes and layout.voter:
+        source = "llm-judge" if any(word in layout.voter.lower() for word in LLM_WORDS) else "unknown"
+        lines.append(f"    labels: {{source: {source}, description: {_yaml('annotator ' + layout.voter)}}}"
+                     "    # who voted, as the file names it: human | llm-judge | reward-model | metric")
+    elif layout.votes:
         lines.append("    labels: {source: unknown}    # who voted: human | llm-judge | reward-model | metric")
     return lines
 
