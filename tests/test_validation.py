@@ -195,6 +195,7 @@ def test_a_run_reads_the_labels_and_shows_the_judges_against_people(tmp_path: Pa
     page = (run_dir / "index.html").read_text()
     assert "People check the judges" in page and "3 label(s) name a pair this comparison does not have" in page
     assert "80.0%" in page and "<img src=x" not in page
+    assert "Against 1 labeller(s)' labels:" in page  # the one-line reading, near the top of the section
     assert "agrees with people on enthusiasm: 80% of 20 test labels, κ 0.60, vc, a vs b" in page  # the judge list
     written = json.loads((run_dir / "vc" / "validation.json").read_text())
     assert written["unmatched"] == 3 and written["agreements"][0]["agreement"] == pytest.approx(0.8)
