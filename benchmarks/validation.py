@@ -47,7 +47,7 @@ import sizes
 from engine.analyze.people import agreement_with_people, corrected_separability
 from engine.analyze.people_labels import HumanLabel, read_labels
 from engine.api.judging import PairToFit
-from engine.builtin_plugins.judges.learned.pairs import LearnedSettings, fit
+from engine.builtin_plugins.judges.learned.pairs import LearnedSettings, PairFit, fit
 from engine.builtin_plugins.methods.vibecheck.validation import judge_verdicts
 from engine.pipeline import run_spec
 from engine.stats import split
@@ -182,7 +182,7 @@ SETTINGS = LearnedSettings(min_labels=sizes.pick(30, 5))
 Labelled = list[tuple[str, str, str, list[tuple[str, int]]]]  # (prompt, A, B, [(labeller, verdict)])
 
 
-def taught(pairs: Labelled, seed: int, teachers: set[str] | None = None) -> tuple[object, list[int]]:
+def taught(pairs: Labelled, seed: int, teachers: set[str] | None = None) -> tuple[PairFit, list[int]]:
     """The learned judge fitted to the development half (by prompt, `seed`) of the labels of `teachers` (all when
     None); its fit and the test half's rows."""
     dev, test = split([str(i) for i in range(len(pairs))], 0.5, seed)
@@ -192,6 +192,17 @@ def taught(pairs: Labelled, seed: int, teachers: set[str] | None = None) -> tupl
                             if str(i) in on_dev else ())
                   for i, (prompt, a, b, labels) in enumerate(pairs)], seed, SETTINGS)
     return fitted, sorted(int(i) for i in test)
+
+
+def checked(pairs: Labelled, seed: int, teachers: set[str] | None = None) -> tuple[PairFit, list[int],
+                                                                                  tuple[float, float],
+                                                                                  tuple[float, float]]:
+    """One split: the judge fitted to the dev labels (of `teachers`), the test rows, its agreement and κ on their
+    labels, and the trivial rules' agreement (majority class, longer answer) on the same labels."""
+    fitted, rows = taught(pairs, seed, teachers)
+    verdicts = {i: v for i in rows if (v := fitted.scores[i]) is not None}
+    return (fitted, rows, scored(pairs, verdicts, rows, seed),
+            rules(pairs, rows, sorted(set(range(len(pairs))) - set(rows)), seed))
 
 
 def scored(pairs: Labelled, verdicts: dict[int, int], rows: list[int], seed: int) -> tuple[float, float]:
@@ -216,10 +227,9 @@ def learned_cnndm(pairs: Labelled) -> tuple[float, float]:
     figures, people_agree, baseline = [], [], []
     for seed in range(LEARNED_SPLITS):
         for person in ("person-0", "person-1"):
-            fitted, rows = taught(pairs, seed, {person})
-            verdicts = {i: v for i in rows if (v := fitted.scores[i]) is not None}
-            figures.append(scored(pairs, verdicts, rows, seed))
-            baseline.append(rules(pairs, rows, sorted(set(range(len(pairs))) - set(rows)), seed))
+            _, rows, figure, rule = checked(pairs, seed, {person})
+            figures.append(figure)
+            baseline.append(rule)
         people_agree.append(np.mean([len({v for _, v in pairs[i][3]}) == 1 for i in rows]))
     agreement, kappa = np.mean(figures, axis=0)
     majority, longer = np.mean(baseline, axis=0)
@@ -237,10 +247,9 @@ def learned_arena(items: list) -> tuple[float, float]:
                        for it in items if it.preference]
     figures, decisive, baseline = [], [], []
     for seed in range(LEARNED_SPLITS):
-        fitted, rows = taught(pairs, seed)
-        verdicts = {i: v for i in rows if (v := fitted.scores[i]) is not None}
-        figures.append(scored(pairs, verdicts, rows, seed))
-        baseline.append(rules(pairs, rows, sorted(set(range(len(pairs))) - set(rows)), seed))
+        fitted, rows, figure, rule = checked(pairs, seed)
+        figures.append(figure)
+        baseline.append(rule)
         votes = [(i, pairs[i][3][0][1]) for i in rows if pairs[i][3][0][1]]
         decisive.append((np.mean([np.sign(fitted.probability[i] - 0.5) == v for i, v in votes]),
                          np.mean([np.sign(len(pairs[i][1]) - len(pairs[i][2])) == v for i, v in votes])))
@@ -265,10 +274,9 @@ def learned_mturk() -> float:
         pairs: Labelled = [("Summarize the source.", a, b, by_key[key]) for key, (a, b) in texts.items()]
         figures, workers, baseline = [], [], []
         for seed in range(LEARNED_SPLITS):
-            fitted, rows = taught(pairs, seed)
-            verdicts = {i: v for i in rows if (v := fitted.scores[i]) is not None}
-            figures.append(scored(pairs, verdicts, rows, seed)[0])
-            baseline.append(rules(pairs, rows, sorted(set(range(len(pairs))) - set(rows)), seed))
+            _, rows, figure, rule = checked(pairs, seed)
+            figures.append(figure[0])
+            baseline.append(rule)
             workers.append(np.mean([np.mean([v == w for k, (_, w) in enumerate(pairs[i][3]) if k != j])
                                     for i in rows if len(pairs[i][3]) > 1 for j, (_, v) in enumerate(pairs[i][3])]))
         means.append(np.mean(figures))
