@@ -39,10 +39,12 @@ def test_it_recovers_a_rule_people_follow_within_three_points_of_the_rule_itself
     The rule's own agreement with the test labels is the ceiling; the judge, fitted to the development labels
     alone, comes within 3 points of it on the test labels."""
     rng = np.random.default_rng(7)
+    # answers drawn from a pool of 24 per topic (four of each length), so that 1,000 pairs embed 240 texts
+    pool = {t: [_answer(rng, t, 1 + k % 6) for k in range(24)] for t in TOPICS}
     pairs, test_truth, test_labels = [], {}, {}
     for n in range(1000):
         topic = TOPICS[n % len(TOPICS)]
-        a, b = _answer(rng, topic, int(rng.integers(1, 7))), _answer(rng, topic, int(rng.integers(1, 7)))
+        a, b = (pool[topic][k] for k in rng.choice(24, 2, replace=False))
         truth, label = _people(rng, a, b, 0.15)
         dev = n < 600
         pairs.append(PairToFit(f"Tell me about {topic}.", a, b, None, f"u{n}", (label,) if dev else ()))
