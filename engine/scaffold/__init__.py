@@ -58,12 +58,12 @@ def init_spec(data: Path | Sequence[Path] | None, out: Path, models: list[str] |
         raise InitError(str(exc)) from None
     if layout.source:
         files = [layout.source]
-    voters = Counter(str(row["annotator"]) for row in rows if row.get("annotator"))
-    layout.voter = voters.most_common(1)[0][0] if voters else None
     if not layout.format:
         layout = detect(rows, models, files=files, prompt=prompt)
     else:
         layout.models = {name: name for name in choose(models, list(layout.models), "models in the file")}
+    voters = Counter(str(row["annotator"]) for row in rows if row.get("annotator"))  # AlpacaEval names its judge
+    layout.voter = voters.most_common(1)[0][0] if voters else None
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(layout, files, out.parent, size), encoding="utf-8")
     try:
