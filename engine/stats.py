@@ -172,6 +172,13 @@ def strength(a: float, b: float) -> float:
     return 0.0 if total == 0 else (a - b) / total
 
 
+def strengths(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`strength` of every pair of values at once (arrays of one shape): the same number for each."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    total = np.abs(a) + np.abs(b)
+    return np.asarray(np.divide(a - b, total, out=np.zeros_like(total), where=total != 0))
+
+
 def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float:
     """Cohen's κ between two raters over the same items (scikit-learn's `cohen_kappa_score`); 1 when both
     give one and the same category throughout, where the formula is 0/0."""

@@ -471,3 +471,13 @@ def test_a_cross_fitted_gain_within_one_standard_error_leaves_the_rule() -> None
     differences = np.array([1.0, 0.0, -1.0, 1.0])
     assert _mean_error(differences, None) == pytest.approx(math.sqrt(2.75 / 3) / 2)
     assert _mean_error(differences, np.array([0, 0, 1, 1])) == pytest.approx(0.25)
+
+
+def test_strengths_of_arrays_equal_strength_pair_by_pair() -> None:
+    """The vectorised signed strength gives `strength`'s number for every pair, zeros and NaN included."""
+    from engine import stats
+
+    a = np.array([3.0, 0.0, -2.0, 1.0, np.nan, 0.0])
+    b = np.array([1.0, 0.0, 2.0, -1.0, 1.0, 5.0])
+    expected = [stats.strength(x, y) for x, y in zip(a, b, strict=True)]
+    np.testing.assert_array_equal(stats.strengths(a, b), expected)

@@ -64,6 +64,7 @@ def pair_features(pairs: Sequence[PairToFit]) -> np.ndarray:
     """The features of the module docstring, one row per pair (each antisymmetric in A and B)."""
     import numpy as np
 
+    from engine.api.analysis import stats
     from engine.api.embeddings import embed
 
     texts = [p.a for p in pairs] + [p.b for p in pairs]
@@ -81,8 +82,7 @@ def pair_features(pairs: Sequence[PairToFit]) -> np.ndarray:
     values = {t: [measure(m, t) for m in metrics] for t in dict.fromkeys(texts)}
     va = np.array([values[p.a] for p in pairs], dtype=float).reshape(len(pairs), len(metrics))
     vb = np.array([values[p.b] for p in pairs], dtype=float).reshape(len(pairs), len(metrics))
-    scale = np.abs(va) + np.abs(vb)
-    strengths = np.divide(va - vb, scale, out=np.zeros_like(va), where=scale > 0)
+    strengths = stats.strengths(va, vb)
     grounding = [_grounding([p.a for p in pairs], sources) - _grounding([p.b for p in pairs], sources)
                  for sources in ([p.prompt for p in pairs], [p.reference or "" for p in pairs])]
     return np.column_stack([a - b, on_prompt, on_reference, strengths, *grounding])

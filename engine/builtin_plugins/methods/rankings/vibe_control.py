@@ -145,7 +145,7 @@ def feature_function(chosen: Sequence[Covariate]) -> Callable[[str | None, str |
         if text_a is None or text_b is None:
             return ()
         pairs = zip(values(text_a), values(text_b), strict=True)
-        return (*style_vector(text_a, text_b), *((a - b) / (abs(a) + abs(b)) if a or b else 0.0 for a, b in pairs))
+        return (*style_vector(text_a, text_b), *(stats.strength(a, b) for a, b in pairs))
 
     return features
 

@@ -68,5 +68,5 @@ def metric_columns(metrics: Sequence[str], pairs: Sequence[TrainingPair],
         a, b = values[metric][:len(pairs)].tolist(), values[metric][len(pairs):].tolist()
         out[metric] = (np.array([compare(x, y, TOLERANCE, relative=True) for x, y in zip(a, b, strict=True)],
                                 dtype=float),
-                       np.array([stats.strength(x, y) for x, y in zip(a, b, strict=True)], dtype=float))
+                       stats.strengths(np.array(a, dtype=float), np.array(b, dtype=float)))
     return out
