@@ -15,6 +15,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from engine.api.analysis import (
     SPLITS,
     HumanLabel,
@@ -29,6 +31,7 @@ from engine.api.analysis import (
 from engine.api.records import Prepared
 from engine.api.spec import Analysis, resolve_path
 from engine.builtin_plugins.methods.vibecheck.discovery.splits import split_seed
+from engine.builtin_plugins.methods.vibecheck.heldout import RULE, longer_rule
 from engine.builtin_plugins.methods.vibecheck.options import VibeCheckOptions
 from engine.builtin_plugins.methods.vibecheck.records import PANEL, PairVerdicts, Validation
 
@@ -84,8 +87,9 @@ def _beside_rules(out: Validation, labels: list[HumanLabel], pairs: Sequence[Pai
     dev = [label.verdict for label in labels if label.split == "dev"]
     if not test:
         return
-    rules = {"longer answer wins": {p.item_id: (p.chars[0] > p.chars[1]) - (p.chars[0] < p.chars[1])
-                                    for p in pairs if len(p.chars) == 2}}
+    measured = [p for p in pairs if len(p.chars) == 2]
+    longer = longer_rule(np.array([p.chars[0] - p.chars[1] for p in measured], dtype=float), 0.0)
+    rules = {RULE: {p.item_id: int(side) for p, side in zip(measured, longer, strict=True)}}
     if dev:
         common = max((1, 0, -1), key=dev.count)
         rules["majority class (dev)"] = {p.item_id: common for p in pairs}
