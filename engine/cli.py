@@ -112,7 +112,6 @@ def _plan(args: argparse.Namespace) -> int:
 def _diff(args: argparse.Namespace) -> int:
     from engine.diff import diff_plans, spec_at_revision, to_markdown
     from engine.pipeline import prepare
-    from engine.spec.problems import SpecError
 
     if args.changed:
         from engine.review import DEFAULT_PATTERNS, comment
@@ -126,11 +125,10 @@ def _diff(args: argparse.Namespace) -> int:
             raise UsageError("with --git REF give one spec: it is compared with itself at REF")
         path = Path(args.specs[0])
         labels = (f"{path}@{args.git}", str(path))
+        from engine.review import prepared_at
+
         with spec_at_revision(args.git, path) as then:
-            try:
-                base = prepare(then.path)
-            except SpecError as error:  # located at the revision's lines, named as the revision
-                raise then.located(error, labels[0]) from None
+            base = prepared_at(then, labels[0])
         data_changed, base_doc = then.data_changed, then.document(base.spec.document)
         new = prepare(path)
     else:

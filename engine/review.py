@@ -47,7 +47,7 @@ def _problem(exc: Exception) -> str:
     return f"    {exc}"
 
 
-def _prepared(then: Revision, label: str) -> Prepared:
+def prepared_at(then: Revision, label: str) -> Prepared:
     """The spec at a revision, prepared; its problems named as the revision (`label`), not the temporary file."""
     try:
         return prepare(then.path)
@@ -63,10 +63,10 @@ def _section(status: str, path: str, base: str, root: Path) -> str:
             return to_markdown(diff_plans({}, _EMPTY, new.spec.document, new.plan), "(none)", path)
         if status == "D":
             with spec_at_revision(base, where) as then:
-                old = _prepared(then, f"{path}@{base}")
+                old = prepared_at(then, f"{path}@{base}")
             return to_markdown(diff_plans(old.spec.document, old.plan, {}, _EMPTY), f"{path}@{base}", "(removed)")
         with spec_at_revision(base, where) as then:
-            old = _prepared(then, f"{path}@{base}")
+            old = prepared_at(then, f"{path}@{base}")
         new = prepare(where)
         return to_markdown(diff_plans(then.document(old.spec.document), old.plan, new.spec.document, new.plan),
                            f"{path}@{base}", path, then.data_changed)
