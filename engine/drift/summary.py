@@ -75,10 +75,15 @@ def _detects(s: Shift) -> str:
     return "no prompt moved, so no shift size can be said to be detectable"
 
 
+def moved(s: Shift) -> bool:
+    """The vibe moved: its Holm-adjusted sign-test p is under α (bold in the table, named in the verdict)."""
+    return s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA
+
+
 def _rows(c: SlotComparison) -> list[dict[str, Any]]:
     """One comparison's table as both the Markdown and the page show it: largest shift first, each figure
     formatted, moved (Holm-adjusted p < α) marked."""
-    return [{"vibe": s.vibe, "moved": s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA,
+    return [{"vibe": s.vibe, "moved": moved(s),
              "shift": signed(s.shift), "interval": f"[{signed(s.low)}, {signed(s.high)}]",
              "p": _p(s.p_moved_adjusted), "detects": "—" if s.detectable is None else f"±{s.detectable:.3f}",
              "metric": _metric(s),
@@ -140,8 +145,7 @@ def verdict_line(comparisons: list[SlotComparison]) -> str:
     gated = [(c.model, s) for c in comparisons for s in c.shifts if s.verdict]
     failed = [f"{model} · {s.vibe}" for model, s in gated if s.verdict == "fail"]
     undecided = [f"{model} · {s.vibe}" for model, s in gated if s.verdict == "inconclusive"]
-    moved = [f"{c.model} · {s.vibe}" for c in comparisons for s in c.shifts
-             if s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA]
+    shifted = [f"{c.model} · {s.vibe}" for c in comparisons for s in c.shifts if moved(s)]
     if failed:
         line = f"**{len(failed)} of {len(gated)} gates fail**: {', '.join(failed)}."
     elif undecided:
@@ -150,7 +154,7 @@ def verdict_line(comparisons: list[SlotComparison]) -> str:
         line = f"**All {len(gated)} gates pass.**"
     else:
         line = "No gates."
-    return line + (f" Moved: {', '.join(moved)}." if moved else " No vibe moved.")
+    return line + (f" Moved: {', '.join(shifted)}." if shifted else " No vibe moved.")
 
 
 def unchanged(c: SlotComparison) -> bool:
