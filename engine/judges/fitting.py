@@ -28,12 +28,12 @@ class PairToFit:
 
 @dataclass(frozen=True)
 class FittedVerdicts:
-    """A learning judge's verdicts, one per pair in the order given (None where it gives none)."""
+    """A learning judge's verdicts, one per pair in the order given (None where it gives none). A pair that
+    carries labels gets its verdict from a fit that left its unit out: that pair is the cross-fitted one."""
 
     scores: list[int | None]
     # the fitted probability that people who put one answer higher put A higher (above ½: it leans to A)
     probability: list[float | None]
-    crossfitted: list[bool]  # the verdict came from a fit that left the pair's unit out (it was labelled)
     description: str  # how it was fitted, for the page: labels, units, regularization, cross-fitted agreement
 
 

@@ -81,4 +81,4 @@ class LearnedJudge(JudgeKind):
                     f"C = {found.strength:g}, embedding weight {found.embedding_weight:g}, a tie at |log-odds| ≤ "
                     f"{found.tie_below:.2f}, chosen by {settings.folds}-fold cross-validation by prompt); its "
                     f"cross-fitted agreement with those labels is {found.crossfit_agreement:.1%}")
-        return FittedVerdicts(found.scores, found.probability, found.crossfitted, said)
+        return FittedVerdicts(found.scores, found.probability, said)
