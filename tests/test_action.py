@@ -191,6 +191,9 @@ def test_compare_mode_comments_once_updates_in_place_and_gates_the_check(tmp_pat
                                                    .read_text())["runs"]["steps"]}
     assert "--gate" in steps["Compare the spec at the base and at the head"]["run"]
     assert steps["Set the check from the gates"]["run"] == 'exit "${{ steps.compare.outputs.status }}"'
+    kept = steps["Keep the comparison's pages"]  # the comment's links to pairs are relative to the folder it uploads
+    assert kept["uses"].startswith("actions/upload-artifact@") and kept["with"]["path"].endswith("/vibe-compare")
+    assert "steps.pages.outputs.artifact-url" in steps["Post or update the compare comment"]["env"]["PAGES"]
     still, base_still = _drift_repo(tmp_path / "same", 40)
     same = subprocess.run([sys.executable, "-m", "engine", "compare", "--git", base_still, "specs/drift.yaml",
                            "--gate", "--out", "cmp", "--cache", "c.sqlite", "--quiet"], cwd=still,

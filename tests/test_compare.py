@@ -73,14 +73,19 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
     assert shifts["verbosity"]["verdict"] == "fail"
     assert shifts["enthusiasm"]["shift"] == 0.5 and shifts["enthusiasm"]["margin"] is None
     comment = (out / "compare.md").read_text()
-    assert "| **verbosity** | -1.000 | [-1.000, -0.803]" in comment
+    link = "chatty/run/explore/drift.html#vibe=verbosity&dir=1"  # the base (the explorer's model A) sits higher
+    assert f"| [**verbosity**]({link}) | -1.000 | [-1.000, -0.803]" in comment
+    assert "[**enthusiasm**](chatty/run/explore/drift.html#vibe=enthusiasm&dir=-1)" in comment
+    _pairs_behind(out / link.split("#")[0], "#" + link.split("#")[1], 40)
+    _pairs_behind(out / link.split("#")[0], "#vibe=enthusiasm&dir=-1", 20)
     # the verdict leads, before the tables and the method paragraph
     assert comment.splitlines()[3] == "**1 of 1 gates fail**: chatty · verbosity. Moved: chatty · verbosity, " \
                                       "chatty · enthusiasm.", comment
     assert comment.index("| vibe | shift") < comment.index("Judged by the panel")
     page = (out / "index.html").read_text()
     assert "<strong>1 of 1 gates fail</strong>" in page and "`" not in page.split("<footer")[0]
-    assert "<td><strong>verbosity</strong></td><td>-1.000</td><td>[-1.000, -0.803]" in page
+    assert f'<td><a href="{link.replace("&", "&amp;")}"><strong>verbosity</strong></a></td><td>-1.000</td>' \
+           "<td>[-1.000, -0.803]" in page
     assert "<td>length_words -30 [-30, -30]</td>" in page
     assert (out / "assets" / "style.css").is_file()
     same = _vibe(tmp_path, "compare", str(base), str(again), "--out", str(tmp_path / "same"), "--gate",
@@ -101,6 +106,23 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
     table = (tmp_path / "longer-cmp" / "compare.md").read_text()
     assert "| length_words +1 [+1, +1] | pass: within ±0.1 as this panel sees it: 100% of prompts tied (TOST p = " \
            "0.02; no prompt moved, so no shift size can be said to be detectable) |" in table, table
+
+
+def _pairs_behind(page: Path, fragment: str, count: int) -> None:
+    """In headless Chromium, the explorer page a moved vibe links to lists `count` pairs."""
+    from test_report import BROWSER_ARGS, CHROMIUM
+
+    if CHROMIUM is None:
+        pytest.skip("Debian chromium is not installed (make install-test installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        tab = browser.new_page()
+        tab.goto(page.resolve().as_uri() + fragment)
+        tab.wait_for_selector("body[data-ready]", timeout=15000)
+        assert tab.get_attribute("#pairs", "data-count") == str(count), fragment
+        browser.close()
 
 
 @pytest.mark.slow

@@ -42,6 +42,9 @@ def open_pages(pages: list[Path], shots: Path) -> list[tuple[str, str]]:
             if page.locator(".chart").count():
                 page.wait_for_selector(".chart svg", timeout=15000)
                 assert page.locator(".chart svg").count() == page.locator(".chart").count(), path
+            width = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+            if width[0] > width[1]:  # a long name or value widens the page past the viewport
+                problems.append(("width", f"{path.name}: {width[0]} px wide in a {width[1]} px window"))
             page.screenshot(path=str(shots / f"page-{n}.png"), full_page=True)
         browser.close()
     return problems
@@ -227,6 +230,9 @@ class _Audit(HTMLParser):
             self._in_script = None
 
 
+LONG_NAME = "stays_on_the_topic_of_the_question_the_user_asked_rather_than_drifting_off_to_xx"
+
+
 def test_xss_corpus_is_escaped_everywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XSS_TEST_KEY", "sk-very-secret-value")
     rows = [{"id": f"x{i}", "q": f"Question {p}", "a": f"Answer A {p} " * (i + 1), "b": f"B {p}", "pref": "a"}
@@ -249,7 +255,7 @@ datasets:
 vibes:
   - {{name: verbosity, low: "<script>alert('low')</script>", high: "<b onmouseover=alert(1)>long</b>",
       metric: length_words}}
-  - {{name: topic, low: far, high: near, examples: {{low: ["<script>alert('example')</script>"],
+  - {{name: {LONG_NAME}, low: far, high: near, examples: {{low: ["<script>alert('example')</script>"],
                                                      high: ["<img src=x onerror=alert('example')>"]}}}}
 analyses:
   vibecheck: {{dataset: d, models: [a, b], judges: [j, m, e]}}
@@ -266,15 +272,16 @@ analyses:
         assert "sk-very-secret-value" not in text and "XSS_TEST_KEY" not in text
     chunk = json.dumps(read_chunk(run_dir / "explore" / "vibecheck" / "chunk-0.js"))
     assert json.dumps("Question <script>alert('prompt')</script>") in chunk  # kept whole, shown as text
-    topic = (run_dir / "vibes" / "vibecheck-topic.html").read_text()
+    topic = (run_dir / "vibes" / f"vibecheck-{LONG_NAME.replace('_', '-')}.html").read_text()
     assert "Defined by example answers" in topic and "&lt;img src=x onerror=alert(&#39;example&#39;)&gt;" in topic
     for path in run_dir.rglob("*"):
         if path.is_file():  # the explorer's chunks are compressed: read as the page reads them
             data = json.dumps(read_chunk(path)).encode() if path.name.startswith("chunk-") else path.read_bytes()
             assert b"sk-very-secret-value" not in data, path
     assert open_pages([run_dir / "index.html", run_dir / "explore" / "vibecheck.html",
-                       run_dir / "vibes" / "vibecheck-verbosity.html", run_dir / "vibes" / "vibecheck-topic.html"],
-                      tmp_path) == []
+                       run_dir / "vibes" / "vibecheck-verbosity.html",
+                       run_dir / "vibes" / f"vibecheck-{LONG_NAME.replace('_', '-')}.html"],
+                      tmp_path) == []  # the 80-character vibe name (the longest a spec takes) wraps
 
 
 @pytest.mark.slow

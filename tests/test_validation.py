@@ -196,11 +196,33 @@ def test_a_run_reads_the_labels_and_shows_the_judges_against_people(tmp_path: Pa
     assert "People check the judges" in page and "3 label(s) name a pair this comparison does not have" in page
     assert "80.0%" in page and "<img src=x" not in page
     assert "Against 1 labeller(s)' labels:" in page  # the one-line reading, near the top of the section
+    # all 20 labels are test labels: 30 more pairs reach the 50 prompts κ's interval is given from
+    assert "label at least 30 more pairs for κ between the panel and people to have an interval at all" in page
     assert "agrees with people on enthusiasm: 80% of 20 test labels, κ 0.60, vc, a vs b" in page  # the judge list
     written = json.loads((run_dir / "vc" / "validation.json").read_text())
     assert written["unmatched"] == 3 and written["agreements"][0]["agreement"] == pytest.approx(0.8)
     vibe_page = (run_dir / "vibes" / "vc-enthusiasm.html").read_text()
     assert "Against people" in vibe_page and "80.0%" in vibe_page
+
+
+def test_the_pairs_to_label_for_a_kappa_of_plus_or_minus_a_tenth_by_hand() -> None:
+    """κ [0.30, 0.70] (±0.20) on 40 test labels, with 40 dev labels beside them: the interval narrows as 1/√n, so
+    ±0.10 takes 4 × 40 = 160 test labels, 120 more, and half of newly labelled pairs are test pairs: 240 pairs. The
+    widest vibe decides; one already within ±0.1 adds nothing."""
+    from engine.analyze.people import PeopleAgreement
+    from engine.builtin_plugins.methods.vibecheck.records import Validation
+    from engine.builtin_plugins.methods.vibecheck.validation import pairs_to_narrow
+
+    def row(vibe: str, split: str, low: float, high: float) -> PeopleAgreement:
+        return PeopleAgreement(vibe, "panel", split, 40, 0.8, 0.7, 0.9, (low + high) / 2, low, high)
+
+    out = Validation(labellers=["ann"], judges={"tone": ["m"], "warmth": ["m"]},
+                     agreements=[row("tone", "dev", 0.3, 0.7), row("tone", "test", 0.3, 0.7),
+                                 row("warmth", "dev", 0.5, 0.6), row("warmth", "test", 0.55, 0.65)])
+    assert pairs_to_narrow(out).startswith("label about 240 more pairs to narrow κ between the panel and people to "
+                                           "±0.1 (now ±0.20 on tone, the widest")
+    out.agreements = out.agreements[2:]
+    assert pairs_to_narrow(out) == ""
 
 
 def test_a_run_against_a_reference_reads_each_comparisons_labels(tmp_path: Path) -> None:

@@ -21,6 +21,9 @@ def add_compare(sub: Any) -> None:
     p.add_argument("--out", metavar="DIR", help="where to write compare.json, compare.md and index.html (default: "
                    "compare-BASE-HEAD beside HEAD; with --git, runs/compare-SPEC, which also holds both runs)")
     p.add_argument("--cache", metavar="PATH", help="cache database (default: runs/cache.sqlite)")
+    p.add_argument("--served-at", metavar="URL", default="", help="where the --out folder will be served (e.g. its "
+                   "GitHub Pages address): compare.md links each moved vibe to its pairs there (default: links "
+                   "relative to the folder)")
     p.add_argument("--model", action="append", metavar="SLOT", help="the model slot(s) to compare (default: every "
                    "slot both runs answered with)")
     p.add_argument("--panel", choices=("base", "head"), help="whose judges and vibes measure both runs (needed when "
@@ -64,7 +67,7 @@ def compare(args: argparse.Namespace) -> int:
     except CompareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    write(comparisons, base, head, panel, out, names)
+    write(comparisons, base, head, panel, out, names, args.served_at)
     print((out / "compare.md").read_text(encoding="utf-8"))
     print(f"written: {out / 'compare.json'}, {out / 'compare.md'}, {out / 'index.html'}")
     if not args.gate:

@@ -112,6 +112,7 @@ class SlotComparison:
     gates: dict[str, GoverningGate] = field(default_factory=dict)
     conversations: int = 0  # the conversations the shared prompts are turns of (0: independent prompts)
     people: list[PeopleShift] = field(default_factory=list)  # the panel against people's labels of these pairs
+    explorer: str | None = None  # the judged pairs' explorer page, relative to the comparison's folder
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
     out = []
     for model in chosen:
         judged = slot_verdicts(base, head, judging, model, vibes, out_dir / model, cache, quiet=quiet,
-                               plan_only=plan_only)
+                               plan_only=plan_only, report=True)
         if judged is None:
             continue
         nu, clusters = judged.verdicts, judged.clusters
@@ -175,7 +176,9 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
                                                                                                  strict=True)]
         out.append(SlotComparison(model, len(judged.ids), judged.only_base, judged.only_head, shifts,
                                   conversations=len(set(clusters or ())),
-                                  people=people_shifts(people, judged.ids, nu, [v["name"] for v in vibes], clusters)))
+                                  people=people_shifts(people, judged.ids, nu, [v["name"] for v in vibes], clusters),
+                                  explorer=None if judged.explorer is None else
+                                  judged.explorer.relative_to(out_dir).as_posix()))
     for slot, shifts in zip(out, gate([c.shifts for c in out]), strict=True):
         slot.shifts = shifts
         slot.gates = gates
@@ -192,6 +195,7 @@ class SlotVerdicts:
     clusters: list[str] | None  # each prompt's conversation (None: the prompts are independent units)
     only_base: int  # prompts one run has and the other lacks (or whose conversation is not shared whole)
     only_head: int
+    explorer: Path | None = None  # the pairs' explorer page, where the judging run wrote its pages
 
 
 def slot_verdicts(base: Run, head: Run, judging: Run, model: str, vibes: list[dict[str, Any]], folder: Path,
@@ -213,8 +217,10 @@ def slot_verdicts(base: Run, head: Run, judging: Run, model: str, vibes: list[di
     if judged is None:
         return None
     item_ids, nu = judged
+    pages = sorted(p for p in (folder / "run" / "explore").glob("*.html") if not p.name.endswith("-label.html"))
     return SlotVerdicts(item_ids, nu, [base.items[i].cluster for i in item_ids] if conversations else None,
-                        len(set(base.answers[model]) - set(ids)), len(set(head.answers[model]) - set(ids)))
+                        len(set(base.answers[model]) - set(ids)), len(set(head.answers[model]) - set(ids)),
+                        pages[0] if pages else None)
 
 
 def _choose_panel(base: Run, head: Run, panel: str | None) -> Run:

@@ -257,9 +257,7 @@ def judge_look(state: State, base: Run, head_dir: Path, name: str, source: Path,
     assert judged is not None  # judged, not only planned
     batch = unit_batch(name, source, judged.ids, judged.verdicts, judged.clusters, state.vibes)
     batch.only_base, batch.only_look = judged.only_base, judged.only_head
-    explorer = sorted((folder / "run" / "explore").glob("*.html"))
-    pages = [p for p in explorer if not p.name.endswith("-label.html")]
-    batch.explorer = str(pages[0].relative_to(out)) if pages else None
+    batch.explorer = None if judged.explorer is None else str(judged.explorer.relative_to(out))
     return batch
 
 

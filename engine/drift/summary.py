@@ -9,6 +9,7 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from engine.drift.compare import Run, SlotComparison
 from engine.drift.people import flagged_in
@@ -80,10 +81,20 @@ def moved(s: Shift) -> bool:
     return s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA
 
 
-def _rows(c: SlotComparison) -> list[dict[str, Any]]:
+def pairs_link(c: SlotComparison, s: Shift, served_at: str = "") -> str | None:
+    """Where a moved vibe's pairs are: the slot's explorer filtered to the vibe and to the pairs that moved its
+    way (the explorer's model A is the base: dir=1 where the base sits higher), under `served_at` (the
+    comparison folder's address) or relative to that folder."""
+    if c.explorer is None or not moved(s):
+        return None
+    way = "-1" if s.shift > 0 else "1"
+    return f"{served_at.rstrip('/') + '/' if served_at else ''}{c.explorer}#vibe={quote(s.vibe, safe='')}&dir={way}"
+
+
+def _rows(c: SlotComparison, served_at: str = "") -> list[dict[str, Any]]:
     """One comparison's table as both the Markdown and the page show it: largest shift first, each figure
-    formatted, moved (Holm-adjusted p < α) marked."""
-    return [{"vibe": s.vibe, "moved": moved(s),
+    formatted, moved (Holm-adjusted p < α) marked and linked to its pairs."""
+    return [{"vibe": s.vibe, "moved": moved(s), "pairs": pairs_link(c, s, served_at),
              "shift": signed(s.shift), "interval": f"[{signed(s.low)}, {signed(s.high)}]",
              "p": _p(s.p_moved_adjusted), "detects": "—" if s.detectable is None else f"±{s.detectable:.3f}",
              "metric": _metric(s),
@@ -171,9 +182,12 @@ def judged_by(panel: Run) -> str:
     return f"Judged by the panel of `{panel.folder}`: {judges}"
 
 
-def to_markdown(comparisons: list[SlotComparison], base: str, head: str, panel: Run, below: list[str]) -> str:
+def to_markdown(comparisons: list[SlotComparison], base: str, head: str, panel: Run, below: list[str],
+                served_at: str = "") -> str:
     """The pull-request comment: its verdict, each slot's table (one line for a slot where nothing differs),
-    then how the figures were made and `below` (the flags and notes under the tables)."""
+    then how the figures were made and `below` (the flags and notes under the tables). `served_at`: the
+    comparison folder's address, which the links to each moved vibe's pairs start from (else they are relative
+    to the folder)."""
     lines = [MARKER, f"## vibe compare: {base} → {head}", "", verdict_line(comparisons), ""]
     for c in comparisons:
         if unchanged(c):
@@ -188,8 +202,10 @@ def to_markdown(comparisons: list[SlotComparison], base: str, head: str, panel: 
                   "| vibe | shift | 95% interval | p (Holm) | detects (80% power) | metric, head − base (95% CI) "
                   "| gate |",
                   "|---|---|---|---|---|---|---|"]
-        for r in _rows(c):
-            lines.append(f"| {'**' + r['vibe'] + '**' if r['moved'] else r['vibe']} | {r['shift']} | {r['interval']} | "
+        for r in _rows(c, served_at):
+            name = f"**{r['vibe']}**" if r["moved"] else r["vibe"]
+            name = f"[{name}]({r['pairs']})" if r["pairs"] else name
+            lines.append(f"| {name} | {r['shift']} | {r['interval']} | "
                          f"{r['p']} | {r['detects']} | {r['metric']} | {r['gate']} |")
         lines.append("")
         if c.people:
@@ -217,7 +233,8 @@ def notes(comparisons: list[SlotComparison]) -> list[str]:
     gates = (["Gates: " + "; ".join(f"{name} ±{g.margin:g}, {g.source} margin" for name, g in margins.items())
               + ". Where both runs' specs gate a vibe, the stricter margin governs."] if margins else [])
     conversations = [CONVERSATIONS] if any(s.unit == "conversations" for c in comparisons for s in c.shifts) else []
-    return [*gates, "Bold: moved (Holm-adjusted p < 0.05). Positive: the head sits higher on the vibe than the base. "
+    return [*gates, "Bold: moved (Holm-adjusted p < 0.05), linked to the pairs that moved its way. Positive: the "
+                    "head sits higher on the vibe than the base. "
                     "Detects: the shift the sign test sees with 80% power at Holm's first step (α over the slot's "
                     "vibes), at the observed share of tied prompts.", *conversations]
 
@@ -230,9 +247,10 @@ CONVERSATIONS = ("The prompts are turns of conversations, judged with the earlie
 
 
 def write(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, out: Path,
-          names: tuple[str, str] | None = None) -> Path:
+          names: tuple[str, str] | None = None, served_at: str = "") -> Path:
     """compare.json, compare.md and index.html in `out`; `names`: how the heading names the two sides (the
-    commits, where they are runs of a spec at two revisions), else their run folders."""
+    commits, where they are runs of a spec at two revisions), else their run folders; `served_at`: where `out`
+    will be served, for the comment's links to pairs."""
     out.mkdir(parents=True, exist_ok=True)
     names = names or (f"`{base}`", f"`{head}`")
     body = {"base": str(base), "head": str(head), "panel": str(panel.folder), "judged_by": judged_by(panel),
@@ -240,7 +258,7 @@ def write(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run,
             "comparisons": [asdict(c) for c in comparisons]}
     (out / "compare.json").write_text(json.dumps(json_ready(body), indent=1) + "\n", encoding="utf-8")
     below = [*flags(panel), *notes(comparisons)]  # the judging run's validation files are read once
-    (out / "compare.md").write_text(to_markdown(comparisons, *names, panel, below), encoding="utf-8")
+    (out / "compare.md").write_text(to_markdown(comparisons, *names, panel, below, served_at), encoding="utf-8")
     _page(comparisons, names, panel, out, below)
     return out
 

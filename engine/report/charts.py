@@ -81,12 +81,19 @@ def _without_links(spec: Any) -> Any:
 
 
 def write_vega_bundle(assets: Path) -> None:
+    """Vega's scripts for the pages' charts, bundled by vl-convert once per its version (bundling takes most of a
+    second) and kept in the user's cache."""
+    from importlib.metadata import version
+
     import vl_convert as vlc
+
+    from engine.user_cache import remembered
 
     target = assets / "vega-bundle.js"
     if not target.exists():
         assets.mkdir(parents=True, exist_ok=True)
-        bundle = vlc.javascript_bundle()  # type: ignore[call-arg]  # its stub omits the default
+        bundle = remembered("vega-bundle", version("vl-convert-python"),
+                            vlc.javascript_bundle)  # type: ignore[arg-type]  # its stub omits the default
         target.write_text(bundle, encoding="utf-8")
 
 

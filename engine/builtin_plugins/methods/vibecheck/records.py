@@ -213,6 +213,7 @@ class Validation:
     judges: dict[str, list[str]] = field(default_factory=dict)  # vibe -> its judges (one judge: the panel is it)
     # "vibe/judge" whose dev verdicts are cross-fitted: a learned judge's (and a panel's that holds one)
     crossfitted: list[str] = field(default_factory=list)
+    narrowing: str = ""  # about how many more pairs to label for κ intervals of ±0.1 (empty: they are that narrow)
 
     def judge_lines(self, where: str) -> dict[str, list[str]]:
         """Each judge's agreement with people, vibe by vibe, on the test labels (the dev ones where there are no

@@ -11,6 +11,7 @@ exactly as good as a person):
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -76,7 +77,42 @@ def validate(labels: list[HumanLabel], pairs: Sequence[PairVerdicts], judges: di
         _beside_rules(out, mine, pairs, clusters, vibe, seed)
         state, why = reading(out, vibe)
         {UNLIKE: out.flagged, LIKE: out.as_people, UNDECIDED: out.undecided}[state][vibe] = why
+    out.narrowing = pairs_to_narrow(out)
     return out
+
+
+KAPPA_HALF_WIDTH = 0.1  # the κ interval's half-width a labelling effort is sized for
+
+
+def pairs_to_narrow(out: Validation) -> str:
+    """About how many more pairs to label for the panel's κ interval on the test labels to be ±`KAPPA_HALF_WIDTH`
+    on every labelled vibe (the widest decides): a half-width narrows as 1/√n, and only the test share of newly
+    labelled pairs (as the split assigns them) adds test labels. Where too few prompts are labelled for an interval
+    at all, the pairs that would give one. Empty where every interval is already that narrow (or no κ can be had)."""
+    needs, short = [], []
+    for vibe in out.judges:
+        rows = {a.split: a for a in out.agreements if a.vibe == vibe and a.judge == PANEL}
+        test = rows.get("test")
+        if test is None or test.kappa is None:
+            continue
+        share = test.labels / (test.labels + (rows["dev"].labels if "dev" in rows else 0))
+        if test.kappa_low is None or test.kappa_high is None:
+            per_pair = test.labels / max(1, len(out.labellers))
+            short.append((math.ceil((people.MIN_KAPPA_UNITS - per_pair) / share), vibe))
+            continue
+        half = (test.kappa_high - test.kappa_low) / 2
+        more = test.labels * ((half / KAPPA_HALF_WIDTH) ** 2 - 1) / share
+        if more >= 1:
+            needs.append((round(more), vibe, half))
+    if short:
+        more, vibe = max(short)
+        return (f"label at least {more:,} more pairs for κ between the panel and people to have an interval at all "
+                f"(given from {people.MIN_KAPPA_UNITS} test prompts; fewest now on {vibe})")
+    if not needs:
+        return ""
+    more, vibe, half = max(needs)
+    return (f"label about {more:,} more pairs to narrow κ between the panel and people to ±{KAPPA_HALF_WIDTH:g} (now "
+            f"±{half:.2f} on {vibe}, the widest; intervals narrow as 1/√n, so this is a guide)")
 
 
 def _beside_rules(out: Validation, labels: list[HumanLabel], pairs: Sequence[PairVerdicts], clusters: dict[str, str],
