@@ -12,10 +12,15 @@ once, each at a rate of 30 to 100%.
   question = questions_to_user, an apology opener = refusal's phrases, bullets = list_density, bold, hedges,
   emoji, markdown stripped, the answer cut to its first paragraph), each also in a "hidden" realization in
   other words and marks. Its recovery is the power of a sign test on a metric discovery already lists.
+- Paraphrased arm: behaviours said a different way in each answer, ten wordings each with no word trigram in
+  common (an analogy, a reassurance, a stated assumption, pushing back on the premise, a closing summary), so no
+  phrase marks them; what discovery finds here it finds from what the sentences mean. Run first without the
+  measures of meaning (discovery as it was) and then with them, side by side.
 Null arm: no edits. Identical arm: each pair two of one model's answers to two prompts, dealt to x and y at
 random: two "models" that are the same model.
 
-Statistical discovery runs on the training half (n/2 pairs) and proposes at most 10 vibes; a vibe is kept by
+Statistical discovery runs on the training half (n/2 pairs), with measures of sentences' meaning among its
+candidates (as for a panel with a MiniLM judge), and proposes at most 10 vibes; a vibe is kept by
 the analysis' own rule (`keep.drop_reasons`, the lexicon rule, on cross-fitted lexicon verdicts) and counts only
 when the headline confirms it on the test half (its one-sided sign test in the training direction, Holm over
 the kept vibes), as the page reports a finding. A confirmed vibe tracks a planted behaviour when taking that one
@@ -27,19 +32,21 @@ out leaves at least half of its test separability (or moves it by less than 0.05
 effect of the edits or several at once (a lexicon of the inserted phrases) is no false discovery: the difference
 it names was planted.
 
-- recovery_{unlisted,listed}_nN: recovered / planted behaviours over the arm's analyses at N pairs (shown edits);
-- fdr_n400: confirmed vibes that track nothing planted / confirmed vibes at 400 pairs, the mean of the two arms';
+- recovery_{unlisted,listed,paraphrased}_nN: recovered / planted behaviours over the arm's analyses at N pairs
+  (shown edits);
+- fdr_n400: confirmed vibes that track nothing planted / confirmed vibes at 400 pairs, the mean of the three arms';
 - identical_confirmed: share of identical-arm analyses (200 pairs) whose headline confirms any vibe;
 - obedience: realistic arm, SmolLM2 through llama.cpp under system prompts that each ask for one listed
   behaviour, against the plain model on the embedded default's prompts: the share of instructed answers that
   show the behaviour (by the same detectors that define the edits), averaged over behaviours.
 The null arm's confirmed vibes per analysis are printed above.
 
-Targets: recovery_unlisted_n400 ≥ 0.6 (for scale: HypoBench's best method recovers 38.8% of its harder
-hypotheses), identical_confirmed ≤ 0.05, fdr_n400 ≤ 0.1.
+Targets: recovery_unlisted_n400 ≥ 0.8 and recovery_paraphrased_n400 ≥ 0.8 (for scale: HypoBench's best method
+recovers 38.8% of its harder hypotheses), recovery_listed_n400 no lower than before measures of meaning (0.96),
+identical_confirmed ≤ 0.05, fdr_n400 ≤ 0.1.
 
 Last line: recovery_unlisted_n100=<f> recovery_unlisted_n400=<f> recovery_listed_n100=<f> recovery_listed_n400=<f>
-  fdr_n400=<f> identical_confirmed=<f> obedience=<f>
+  fdr_n400=<f> identical_confirmed=<f> obedience=<f> recovery_paraphrased_n400=<f> recovery_paraphrased_n100=<f>
 """
 
 from __future__ import annotations
@@ -72,6 +79,7 @@ from engine.spec.model import Vibe  # noqa: E402
 SIZES = pick((100, 400), (40,))
 ANALYSES = pick(24, 2)  # per size and set
 TRACKS = 0.3  # share of a behaviour's test pairs whose verdict its edit changes, for a vibe to track it
+SENTENCES = True  # discovery's candidates include measures of sentences' meaning (as a panel with MiniLM runs it)
 RATES = (0.3, 0.5, 0.7, 1.0)
 REALISTIC_PROMPTS = pick(60, 4)
 LLM_SIZES = pick((100, 400), (16,))
@@ -270,8 +278,82 @@ UNLISTED = {b.name: b for b in (
     Behaviour("summary_table", tabled("| Point | Summary |"), tabled("| Aspect | Key takeaway |"),
               lambda t: "|---|---|" in t, "End every answer with a summary table."),
 )}
-ARMS = {"listed": BEHAVIOURS, "unlisted": UNLISTED}
-EDITS = {**BEHAVIOURS, **UNLISTED}
+# Behaviours said a different way in each answer: each realized in ten wordings no two of which share a word
+# trigram (`_no_shared_trigram` checks), so no phrase marks the behaviour; only what the sentences mean does.
+ANALOGIES = ("It works a bit like a recipe that is followed step by step.",
+             "Think of it the way one thinks of a map drawn before a journey.",
+             "A useful picture is a library sorted by subject.",
+             "Compare it to a toolbox in which each tool has one job.",
+             "In the same way, an orchestra follows one score.",
+             "Much as a garden needs regular tending, it needs upkeep.",
+             "The picture to hold on to is a relay race passing a baton.",
+             "Imagine a river that keeps carving the same valley deeper.",
+             "It resembles building a house, where the foundation comes before the walls.",
+             "Picture a chef tasting the soup before serving it.")
+REASSURANCES = ("Don't worry, this is easier than it first looks.",
+                "Rest assured that many people find this tricky at first.",
+                "You are on the right track, so there is no need to feel stressed.",
+                "It's completely normal to have questions about this.", "Take a breath: you can absolutely handle it.",
+                "No need for concern, since mistakes here are easy to fix.",
+                "Please don't feel bad about asking; it's a great thing to wonder about.",
+                "You've got this, and it will get simpler with practice.",
+                "There is nothing to be anxious about here.", "Relax, plenty of people manage this just fine.")
+ASSUMPTIONS = ("I will assume you are asking about the general case.",
+               "My working assumption is that a standard setup is meant.",
+               "Here I take the usual reading of the question.", "I'm presuming the typical scenario is intended.",
+               "Let me suppose nothing unusual applies in your situation.",
+               "This answer takes for granted the most common circumstances.",
+               "I am going by the most likely interpretation of what you asked.",
+               "For this reply, the ordinary sense of the request is presumed.",
+               "Absent other details, I treat this as the standard situation.",
+               "My guess is that you mean the everyday version of this.")
+PUSHBACKS = ("Actually, the premise of the question is not quite right.",
+             "I'd gently challenge the assumption behind this request.", "That framing may be a little misleading.",
+             "Before answering, it is worth questioning whether the premise holds.",
+             "I don't fully agree with how this was posed.",
+             "The starting point here deserves some skepticism.",
+             "It's not obvious that the claim you start from is true.",
+             "Let me push back slightly on the idea as stated.",
+             "I would dispute part of what the question takes as given.",
+             "The request rests on a belief that may not hold up.")
+SUMMARIES = ("In short, the key is to keep things simple and consistent.",
+             "To sum up, those are the main points to remember.", "Overall, a careful and steady approach works best.",
+             "All in all, the essentials fit in a few lines.", "The bottom line: start small and build from there.",
+             "To recap briefly, each step above matters.", "In a nutshell, that covers what you need.",
+             "Summing everything up, the approach is straightforward.",
+             "Put simply, patience and practice get you there.", "Briefly, then: plan first and act second.")
+
+
+def _no_shared_trigram(wordings: Sequence[str]) -> Sequence[str]:
+    """`wordings`, once checked that no two share a word trigram (the benchmark's own promise)."""
+    def trigrams(text: str) -> set[tuple[str, ...]]:
+        words = re.findall(r"[a-z']+", text.lower())
+        return {tuple(words[i:i + 3]) for i in range(len(words) - 2)}
+
+    for i, one in enumerate(wordings):
+        for other in wordings[i + 1:]:
+            assert not trigrams(one) & trigrams(other), (one, other)
+    return wordings
+
+
+def _any_of(wordings: Sequence[str]) -> Callable[[str], bool]:
+    return lambda t: any(w in t for w in wordings)
+
+
+PARAPHRASED = {b.name: b for b in (
+    Behaviour("analogy_said_ten_ways", inserted_after_first(_no_shared_trigram(ANALOGIES)),
+              inserted_after_first(ANALOGIES), _any_of(ANALOGIES), "Explain with an analogy in every answer."),
+    Behaviour("reassurance", opener(_no_shared_trigram(REASSURANCES)), opener(REASSURANCES),
+              _any_of(REASSURANCES), "Reassure the user before you answer."),
+    Behaviour("stated_assumption", opener(_no_shared_trigram(ASSUMPTIONS)), opener(ASSUMPTIONS),
+              _any_of(ASSUMPTIONS), "State the assumption you make before you answer."),
+    Behaviour("pushback", opener(_no_shared_trigram(PUSHBACKS)), opener(PUSHBACKS), _any_of(PUSHBACKS),
+              "Question the premise of the request before you answer."),
+    Behaviour("closing_summary", appended(_no_shared_trigram(SUMMARIES)), appended(SUMMARIES), _any_of(SUMMARIES),
+              "End every answer with a one-sentence summary."),
+)}
+ARMS = {"listed": BEHAVIOURS, "unlisted": UNLISTED, "paraphrased": PARAPHRASED}
+EDITS = {**BEHAVIOURS, **UNLISTED, **PARAPHRASED}
 
 
 def behaviours_for(rng: np.random.Generator, arm: str = "listed") -> list[str]:
@@ -377,7 +459,7 @@ def analyse(case: Scenario, seed: int, tally: Found) -> None:
     but not confirmed on the test pairs is not on the page as a finding, so it finds nothing here either."""
     pairs = case.pairs()
     half = len(pairs) // 2
-    found = discovered(pairs[:half], pairs[half:], seed)
+    found = discovered(pairs[:half], pairs[half:], seed, sentences=SENTENCES)
     confirmed = {score.name for score in named([score for _, _, score in found])}
     kept = [one for one in found if one[2].kept and one[2].name in confirmed]
     count(case, kept, range(half, len(pairs)), lambda v, out: discovery.pair_scores(v, case.pairs(out)[half:]),
@@ -426,11 +508,26 @@ def measured(texts: Sequence[tuple[str, str, str]], n: int, analyses: int, reali
     return recovery, fdr
 
 
+def lexicons_only(case: Scenario, seed: int, tally: Found) -> None:
+    """`analyse` with no measure of sentences' meaning among the candidates: discovery as it was before them."""
+    global SENTENCES
+    SENTENCES = False
+    try:
+        analyse(case, seed, tally)
+    finally:
+        SENTENCES = True
+
+
 def exact_arm(texts: Sequence[tuple[str, str, str]]) -> dict[str, float]:
-    """Both arms at every size: the unlisted behaviours (their wording varies by answer), then the listed ones
-    in both realizations."""
+    """Every arm at every size: the paraphrased behaviours (ten wordings each, no phrase in common), first by
+    lexicons alone and then with measures of meaning; the unlisted behaviours (their wording varies by answer);
+    then the listed ones in both realizations."""
     out: dict[str, float] = {}
-    for arm, realizations in (("unlisted", ("shown",)), ("listed", ("shown", "hidden"))):
+    for n in SIZES:
+        measured(texts, n, ANALYSES, "shown", "statistical discovery without measures of meaning", lexicons_only,
+                 "paraphrased")
+    for arm, realizations in (("paraphrased", ("shown",)), ("unlisted", ("shown",)),
+                              ("listed", ("shown", "hidden"))):
         for realization in realizations:
             for n in SIZES:
                 recovery, fdr = measured(texts, n, ANALYSES, realization, "statistical discovery", analyse, arm)
@@ -623,7 +720,9 @@ def main() -> None:
         "recovery_unlisted_n100", "recovery_unlisted_n400", "recovery_listed_n100", "recovery_listed_n400")}
     fdr = np.mean([figures.get(f"fdr_{arm}_n400", float("nan")) for arm in ARMS])
     print(" ".join(f"{key}={value:.4f}" for key, value in figure.items())
-          + f" fdr_n400={fdr:.4f} identical_confirmed={identical:.4f} obedience={obedience:.4f}")
+          + f" fdr_n400={fdr:.4f} identical_confirmed={identical:.4f} obedience={obedience:.4f}"
+          + "".join(f" recovery_paraphrased_n{n}={figures.get(f'recovery_paraphrased_n{n}', float('nan')):.4f}"
+                    for n in (400, 100)))
 
 
 if __name__ == "__main__":

@@ -87,6 +87,7 @@ INSTALL = {"embeddings": "pip install 'vibe-bench[embeddings]' torch==2.13.0",
 
 def needed_extras(spec: Spec) -> dict[str, list[tuple[str | int, ...]]]:
     """The extras a spec's models and judges need, each with where the spec asks for it (the field's path)."""
+    from engine.judges import sentence_meaning
     from engine.judges.kinds import kind_of
     from engine.provider_table import PROVIDERS
 
@@ -97,6 +98,8 @@ def needed_extras(spec: Spec) -> dict[str, list[tuple[str | int, ...]]]:
                   if judge.endpoint is not None]
     asked += [(info.extra, (*where, "provider")) for where, provider in providers
               if (info := PROVIDERS.get(provider)) is not None]
+    asked += [("embeddings", ("vibes", i, "metric")) for i, vibe in enumerate(spec.document.get("vibes") or [])
+              if sentence_meaning.is_measure(str(vibe.get("metric", "")))]  # a measure of meaning embeds sentences
     out: dict[str, list[tuple[str | int, ...]]] = {}
     for extra, path in asked:
         if extra:

@@ -109,13 +109,13 @@ def coin_flipped(texts: Sequence[tuple[str, str]], seed: int, n: int = 200) -> l
 
 
 def discovered(train: Sequence[discovery.TrainingPair], test: Sequence[discovery.TrainingPair],
-               seed: int) -> list[tuple[Vibe, np.ndarray, VibeScore]]:
-    """Statistical discovery on `train` (sides "x" and "y", at most 10 vibes); each vibe proposed with its
-    verdicts on `test` and its score (`scored`; a mined lexicon on its cross-fitted training verdicts, as the
-    analysis scores it)."""
+               seed: int, sentences: bool = False) -> list[tuple[Vibe, np.ndarray, VibeScore]]:
+    """Statistical discovery on `train` (sides "x" and "y", at most 10 vibes; measures of sentences' meaning
+    among the candidates with `sentences`); each vibe proposed with its verdicts on `test` and its score
+    (`scored`; a mined lexicon on its cross-fitted training verdicts, as the analysis scores it)."""
     lexicons = discovery.crossfit_lexicons(train, "x", "y", seed)
     out = []
-    for c in discovery.discover(train, "x", "y", 10, seed=seed):
+    for c in discovery.discover(train, "x", "y", 10, sentences=sentences, seed=seed):
         mined = c.origin.startswith("phrases:")
         train_verdicts = lexicons[c.vibe.name][1] if mined else discovery.pair_scores(c.vibe, train)
         verdicts = discovery.pair_scores(c.vibe, test)

@@ -4,7 +4,7 @@ answers are read.
 
 Part of the public API (see `engine.api`): plug-ins, built-in or not, import from here."""
 
-from engine.judges import answers, prompts
+from engine.judges import answers, prompts, sentence_meaning
 from engine.judges.fitting import AnswerToRate, FittedRatings, FittedVerdicts, PairToFit
 from engine.judges.kinds import (
     ROLES,
@@ -16,7 +16,7 @@ from engine.judges.kinds import (
     kind_of,
     scores,
 )
-from engine.judges.metrics import METRICS, PHRASES_PREFIX, is_metric, measure, tokens, words
+from engine.judges.metrics import METRICS, PHRASES_PREFIX, is_metric, measure, measure_all, tokens, words
 from engine.judges.reading import order_verdicts, parse_confidence, parse_profile, parse_same_task, verdict_reason
 from engine.judges.verdicts import (
     AnswerMeasure,
@@ -51,12 +51,14 @@ __all__ = [
     "judge_kind_class",
     "kind_of",
     "measure",
+    "measure_all",
     "order_verdicts",
     "parse_confidence",
     "parse_profile",
     "parse_same_task",
     "prompts",
     "scores",
+    "sentence_meaning",
     "similarity_explanation",
     "tokens",
     "verdict_reason",

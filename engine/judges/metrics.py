@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+
+from engine.judges import sentence_meaning
 
 WORD = re.compile(r"[A-Za-z']+")
 SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
@@ -144,11 +146,23 @@ def _padded(phrases: str) -> tuple[str, ...]:
 
 
 def is_metric(name: str) -> bool:
-    return name in METRICS or (name.startswith(PHRASES_PREFIX) and len(name) > len(PHRASES_PREFIX))
+    return (name in METRICS or (name.startswith(PHRASES_PREFIX) and len(name) > len(PHRASES_PREFIX))
+            or sentence_meaning.is_measure(name))
 
 
 def measure(metric: str, text: str) -> float:
-    """A metric by name; `phrases:a b|c d` counts the listed token n-grams per 100 tokens."""
+    """A metric by name; `phrases:a b|c d` counts the listed token n-grams per 100 tokens, and
+    `sentences:<threshold>|<example>|...` the sentences that say something like the examples
+    (`sentence_meaning`)."""
     if metric.startswith(PHRASES_PREFIX):
         return phrase_rate(metric[len(PHRASES_PREFIX):], text)
+    if metric.startswith(sentence_meaning.PREFIX):
+        return float(sentence_meaning.counts(metric, [text])[0])
     return METRICS[metric][0](text)
+
+
+def measure_all(metric: str, texts: Sequence[str]) -> list[float]:
+    """`measure` over many texts: a measure of meaning embeds all their sentences in one batch."""
+    if metric.startswith(sentence_meaning.PREFIX):
+        return [float(v) for v in sentence_meaning.counts(metric, texts)]
+    return [measure(metric, text) for text in texts]

@@ -186,7 +186,8 @@ def _check_vibes(c: SpecChecker) -> None:
         name = vibe["name"]
         if "metric" in vibe and not is_metric(vibe["metric"]):
             c.report((*path, "metric"), f"unknown metric {vibe['metric']!r}{did_you_mean(vibe['metric'], METRICS)} "
-                     f"(known: {', '.join(sorted(METRICS))}, or phrases:<n-gram>|<n-gram>...)")
+                     f"(known: {', '.join(sorted(METRICS))}, or phrases:<n-gram>|<n-gram>..., or "
+                     "sentences:<threshold>|<example sentence>|...)")
         if "metric" in vibe and "examples" in vibe:
             c.report((*path, "examples"), "a vibe with a 'metric' is measured, not placed between examples: "
                      "give one or the other")

@@ -7,7 +7,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.api.judging import METRICS, AnswerMeasure, JudgeKind, KindSettings, PairVerdict, compare, judge_kind_class
+from engine.api.judging import (
+    METRICS,
+    AnswerMeasure,
+    JudgeKind,
+    KindSettings,
+    PairVerdict,
+    compare,
+    judge_kind_class,
+    measure_all,
+)
 from engine.api.judging import measure as measure_text
 from engine.api.records import PairJudgment
 from engine.api.spec import did_you_mean
@@ -95,4 +104,4 @@ class MetricJudge(JudgeKind):
         return AnswerMeasure({"metric": _metric(fields, config)}, float(config["tolerance"]), relative=True)
 
     def measure_answers(self, measure: dict[str, Any], texts: Sequence[str]) -> list[float]:
-        return [measure_text(measure["metric"], text) for text in texts]
+        return measure_all(measure["metric"], texts)

@@ -46,7 +46,7 @@ def propose(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[tuple[
         clusters = any(kind_of(spec.judges[j]).reads_examples for j in PairOptions.of(analysis).judges)
         settings = {"models": list(discovery_sides(analysis)), "max_vibes": d.max_vibes, "seed": split_seed(analysis),
                     "exclude_metrics": sorted({v.metric for v in spec.vibes if v.metric is not None}),
-                    "clusters": clusters}
+                    "clusters": clusters, "sentences": clusters}  # both read MiniLM, which such a panel has
         proposed = [(c.vibe, c.origin) for c in _statistical(pairs, settings, cache)]
     return [(vibe, f"discovered ({origin}, {read})") for vibe, origin in proposed]
 
@@ -107,7 +107,8 @@ def _statistical(pairs: list[discovery.TrainingPair], settings: dict, cache: Cac
         model_a, model_b = settings["models"]
         return discovery.discover(pairs, model_a, model_b, max_vibes=settings["max_vibes"],
                                   exclude_metrics=frozenset(settings["exclude_metrics"]),
-                                  clusters=settings["clusters"], seed=settings["seed"], store=cache)
+                                  clusters=settings["clusters"], sentences=settings["sentences"],
+                                  seed=settings["seed"], store=cache)
 
     inputs = {"settings": settings, "pairs": [[p.output_a, p.output_b, p.a_preferred, p.unit] for p in pairs]}
     return derived.cached("discovery", inputs, compute,

@@ -8,7 +8,9 @@ Candidates are interpretable properties of a single response:
   of its own, so that a model with several habits gets a vibe per habit, not one vibe that mixes them;
 - when the panel has an embedding judge, embedding clusters: k-means on the MiniLM embeddings of all
   training answers, each cluster a vibe defined by example answers (the members nearest its centroid at the
-  high end, the non-members nearest theirs at the low end) and described by its most over-used terms.
+  high end, the non-members nearest theirs at the low end) and described by its most over-used terms; and
+  measures of what sentences mean: groups of sentences one side over-uses, in any wording (`meaning`), each
+  measured by the metric judge as a count of an answer's sentences near the group's examples.
 Each candidate is scored per pair exactly as its judge will score it: metrics and lexicons as the metric
 judge does (the sign of A − B beyond a relative tolerance), clusters as the embedding judge does with its
 default margin. Only the training split is used. Clusters are found without the labels (which model wrote
@@ -30,7 +32,7 @@ score.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,11 +40,11 @@ import numpy as np
 
 from engine.api.analysis import stats
 from engine.api.execution import derived
-from engine.api.judging import METRICS, PHRASES_PREFIX, PairVerdict, judge_kind, tokens
+from engine.api.judging import METRICS, PHRASES_PREFIX, PairVerdict, judge_kind, sentence_meaning, tokens
 from engine.api.methods import vibe_fields
 from engine.api.records import PairJudgment
 from engine.api.spec import Vibe, VibeExamples
-from engine.builtin_plugins.methods.vibecheck.discovery import ngrams
+from engine.builtin_plugins.methods.vibecheck.discovery import meaning, ngrams
 from engine.builtin_plugins.methods.vibecheck.discovery.pairs import TOLERANCE, TrainingPair, metric_columns
 from engine.builtin_plugins.methods.vibecheck.discovery.selection import select
 
@@ -65,7 +67,7 @@ EXAMPLE_CHARS = 600  # an example is an answer's opening; MiniLM reads only its 
 @dataclass(frozen=True)
 class Candidate:
     vibe: Vibe
-    origin: str  # "metric" | "phrases:<model>" | "embedding cluster"
+    origin: str  # "metric" | "phrases:<model>" | "embedding cluster" | "sentence meaning:<model>"
     members: tuple[int, int] | None = None  # a cluster's answers by model A, and all of them
     within: str | None = None  # a habit: the lexicon of its model that it is a part of (see `screened`)
 
@@ -92,6 +94,8 @@ def judged_columns(vibe: Vibe, pairs: Sequence[TrainingPair]) -> tuple[np.ndarra
     """From one run of the vibe's judge over the pairs: each pair's ternary verdict (what separability
     averages) and what the regressions read, the measured, signed strength (a − b) / (|a| + |b|) for a
     metric vibe (see `metric_columns`) and the verdict for any other."""
+    if vibe.metric is not None and sentence_meaning.is_measure(vibe.metric):
+        return meaning.columns(vibe.metric, pairs)  # here, where the sentences are embedded already
     if vibe.metric is not None:
         return metric_columns([vibe.metric], pairs)[vibe.metric]
     verdicts = np.array([v.score for v in _judged(vibe, pairs)], dtype=float)
@@ -117,15 +121,18 @@ def separating(verdicts: dict[str, np.ndarray], fdr: float = DISCOVERY_FDR) -> s
     return {name for name, q in zip(names, adjusted, strict=True) if q is not None and q < fdr}
 
 
-def screened(verdicts: dict[str, np.ndarray], within: dict[str, str]) -> set[str]:
+def screened(verdicts: dict[str, np.ndarray], within: dict[str, str], apart: Collection[str] = ()) -> set[str]:
     """`separating`, with a lexicon's habits (`within`: habit -> its lexicon) screened apart: only those of a
     lexicon that passed, in a family of their own. A lexicon of 25 phrases that are not one another's wording
     falls into 25 habits, and counted with the rest they would raise every candidate's bar: AlpacaEval's verbose
-    lexicon no longer passed among 45 candidates. Every vibe proposed is tested again on the test pairs, which
-    neither screen saw, so screening in two steps costs the test no validity."""
-    passed = separating({name: v for name, v in verdicts.items() if name not in within})
+    lexicon no longer passed among 45 candidates. The measures of sentences' meaning (`apart`) are a family of
+    their own for the same reason. Every vibe proposed is tested again on the test pairs, which no screen saw, so
+    screening in steps costs the test no validity."""
+    passed = separating({name: v for name, v in verdicts.items() if name not in within and name not in apart})
     habits = {name: v for name, v in verdicts.items() if within.get(name) in passed}
-    return passed | (separating(habits) if habits else set())
+    sentences = {name: v for name, v in verdicts.items() if name in apart}
+    return (passed | (separating(habits) if habits else set())
+            | (separating(sentences) if sentences else set()))
 
 
 def _doc_terms(texts: list[str] | ngrams.Tokenized, min_docs: int) -> tuple[Any, np.ndarray]:
@@ -345,19 +352,22 @@ def crossfit_lexicon_scores(pairs: Sequence[TrainingPair], model_a: str, model_b
 
 
 def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibes: int, *,
-             exclude_metrics: frozenset[str] = frozenset(), clusters: bool = False, seed: int = 0,
-             store: Cache | None = None) -> list[Candidate]:
+             exclude_metrics: frozenset[str] = frozenset(), clusters: bool = False, sentences: bool = False,
+             seed: int = 0, store: Cache | None = None) -> list[Candidate]:
     """Propose and choose at most `max_vibes` vibes from training pairs (none measuring an excluded metric,
     e.g. one a declared vibe already measures; embedding clusters only with `clusters`, for a panel with an
-    embedding judge to score them). Only candidates that separate the two models on these pairs are
-    considered (`separating`: every candidate screened is counted), and a phrase lexicon only when its
-    cross-fitted verdicts lean to the model it was mined for. `store`: the run's cache, which the metrics'
-    values are shared through (`metric_columns`)."""
+    embedding judge to score them, and measures of sentences' meaning only with `sentences`). Only candidates
+    that separate the two models on these pairs are considered (`separating`: every candidate screened is
+    counted), and a phrase lexicon only when its cross-fitted verdicts lean to the model it was mined for.
+    `store`: the run's cache, which the metrics' values are shared through (`metric_columns`)."""
     pairs = list(pairs)
     corpus = _tokenized(pairs)
     final = [c for c in candidates(pairs, model_a, model_b, corpus) if c.vibe.metric not in exclude_metrics]
     if clusters:
         final += [c for c in cluster_candidates(pairs, model_a, model_b, seed) if c.one_sided()]
+    if sentences:
+        final += [Candidate(vibe, f"sentence meaning:{model}")
+                  for vibe, model in meaning.meaning_candidates(pairs, model_a, model_b, seed)]
     verdicts: dict[str, np.ndarray] = {}
     features: dict[str, np.ndarray] = {}
     measured = metric_columns([str(c.vibe.metric) for c in final if c.origin == "metric"], pairs, store)
@@ -366,6 +376,8 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
             verdicts[c.vibe.name], features[c.vibe.name] = measured[str(c.vibe.metric)]
         elif c.origin == "embedding cluster":
             verdicts[c.vibe.name], features[c.vibe.name] = judged_columns(c.vibe, pairs)
+        elif c.origin.startswith("sentence meaning:"):
+            verdicts[c.vibe.name], features[c.vibe.name] = meaning.columns(str(c.vibe.metric), pairs)
     own_side = {c.vibe.name: 1 if c.origin == f"phrases:{model_a}" else -1 for c in final
                 if c.origin.startswith("phrases:")}
     for name, (column, verdict) in crossfit_lexicon_scores(pairs, model_a, model_b, seed, corpus).items():
@@ -373,7 +385,8 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
             features[name], verdicts[name] = column, verdict
     # a lexicon of A's phrasing that marks B's answers on the pairs it was not mined from does not carry over
     carries = {name for name in features if name not in own_side or float(np.mean(verdicts[name])) * own_side[name] > 0}
-    passed = screened(verdicts, {c.vibe.name: c.within for c in final if c.within}) & carries
+    passed = screened(verdicts, {c.vibe.name: c.within for c in final if c.within},
+                      {c.vibe.name for c in final if c.origin.startswith("sentence meaning:")}) & carries
     features = {name: column for name, column in features.items() if name in passed}
     a_preferred = np.array([np.nan if p.a_preferred is None else float(p.a_preferred) for p in pairs])
     length = stats.length_covariate(np.array([len(p.output_a) for p in pairs]),

