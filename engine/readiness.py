@@ -98,8 +98,11 @@ def needed_extras(spec: Spec) -> dict[str, list[tuple[str | int, ...]]]:
                   if judge.endpoint is not None]
     asked += [(info.extra, (*where, "provider")) for where, provider in providers
               if (info := PROVIDERS.get(provider)) is not None]
-    asked += [("embeddings", ("vibes", i, "metric")) for i, vibe in enumerate(spec.document.get("vibes") or [])
-              if sentence_meaning.is_measure(str(vibe.get("metric", "")))]  # a measure of meaning embeds sentences
+    vibes = list(enumerate(spec.document.get("vibes") or []))  # a measure of meaning embeds sentences
+    asked += [("embeddings", ("vibes", i, "metric")) for i, vibe in vibes
+              if sentence_meaning.is_measure(str(vibe.get("metric", "")))]
+    asked += [("embeddings", ("vibes", i, "discover", "sentences")) for i, vibe in vibes
+              if (vibe.get("discover") or {}).get("sentences")]
     out: dict[str, list[tuple[str | int, ...]]] = {}
     for extra, path in asked:
         if extra:

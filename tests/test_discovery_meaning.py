@@ -119,10 +119,11 @@ def test_nothing_is_proposed_between_sides_that_differ_in_nothing(shared_data: P
 @pytest.mark.slow
 def test_a_run_finds_it_and_the_vibe_pasted_into_a_spec_measures_and_gates_the_same(shared_data: Path,
                                                                                    tmp_path: Path) -> None:
-    """`vibe run` with the offline panel (metrics and MiniLM) and statistical discovery on 80 pairs whose y side
-    reassures in eight wordings: a measure of meaning is discovered, kept and measured by the metric judge, and
-    its vibe page lists its sentences. The block discovery writes, pasted into a spec of its own with a gate on
-    the vibe, validates, and its run gives every pair the verdict the discovering run gave."""
+    """`vibe run` with the offline panel (metrics and MiniLM) and statistical discovery of measures of meaning
+    (`sentences: true`) on 80 pairs whose y side reassures in eight wordings: a measure of meaning is
+    discovered, kept and measured by the metric judge, and its vibe page lists its sentences. The block
+    discovery writes, pasted into a spec of its own with a gate on the vibe, validates, and its run gives every
+    pair the verdict the discovering run gave."""
     from engine.pipeline import run_spec
 
     pairs, _ = _planted(_answers(shared_data, 80), y=REASSURANCES)
@@ -131,8 +132,8 @@ def test_a_run_finds_it_and_the_vibe_pasted_into_a_spec_measures_and_gates_the_s
     head = ("extends: vibe:offline-panel\nmodels: {x: {provider: recorded}, y: {provider: recorded}}\n"
             "datasets: {d: {source: {path: d.jsonl}, fields: {id: id, prompt: q, outputs: {x: x, y: y}}}}\n"
             "analyses: {vibecheck: {dataset: d, models: [x, y], judges: [metrics, minilm]}}\n")
-    (tmp_path / "found.yaml").write_text("name: found\n" + head
-                                         + "vibes: [{discover: {method: statistical, max_vibes: 6}}]\n")
+    discover = "vibes: [{discover: {method: statistical, max_vibes: 6, sentences: true}}]\n"
+    (tmp_path / "found.yaml").write_text("name: found\n" + head + discover)
     _, results, run_dir = run_spec(tmp_path / "found.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
     (vc,) = results.of("vibecheck")
     found = [v for v in vc.vibes if v.origin.startswith("discovered (sentence meaning:y")]
@@ -149,9 +150,9 @@ def test_a_run_finds_it_and_the_vibe_pasted_into_a_spec_measures_and_gates_the_s
 
 
 def test_a_measure_of_meaning_asks_for_the_embeddings_extra_and_a_bad_one_is_located(tmp_path: Path) -> None:
-    """A spec whose only judge is the metric judge needs MiniLM once a vibe names a measure of meaning:
-    `vibe validate --extras` says so (what the GitHub Action installs by). A threshold that is not a number is
-    an unknown metric, located at the vibe's line."""
+    """A spec whose only judge is the metric judge needs MiniLM once a vibe names a measure of meaning or its
+    discovery proposes them: `vibe validate --extras` says so (what the GitHub Action installs by). A threshold
+    that is not a number is an unknown metric, located at the vibe's line."""
     import subprocess
     import sys
 
@@ -168,5 +169,8 @@ def test_a_measure_of_meaning_asks_for_the_embeddings_extra_and_a_bad_one_is_loc
                               text=True)
 
     assert validate("--extras", "good.yaml").stdout.strip() == "embeddings"
+    (tmp_path / "found.yaml").write_text(spec.replace("  - {name: calm, low: Plain and neutral., high: Reassures the "
+                                                      "user., metric: 'METRIC'}", "  - discover: {sentences: true}"))
+    assert validate("--extras", "found.yaml").stdout.strip() == "embeddings"
     said = validate("bad.yaml")
     assert said.returncode != 0 and "bad.yaml:6:" in said.stderr and "unknown metric" in said.stderr, said.stderr

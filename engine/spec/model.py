@@ -144,6 +144,7 @@ class Discovery:
     method: str = "statistical"
     proposer: str | None = None
     max_vibes: int = 10
+    sentences: bool = False  # statistical: measures of sentences' meaning among the candidates
     pairs_per_round: int = 20
     batch: int = 5
     iterations: int = 3

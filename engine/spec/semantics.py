@@ -182,6 +182,9 @@ def _check_vibes(c: SpecChecker) -> None:
                     c.judge_for((*path, "discover", "proposer"), block["proposer"], "text")
             elif "proposer" in block:
                 c.report((*path, "discover", "proposer"), "statistical discovery takes no proposer")
+            if block.get("sentences") and block.get("method", "statistical") != "statistical":
+                c.report((*path, "discover", "sentences"), "measures of sentences' meaning are statistical "
+                         "discovery's; an LLM proposer reads the answers themselves")
             continue
         name = vibe["name"]
         if "metric" in vibe and not is_metric(vibe["metric"]):

@@ -11,17 +11,18 @@ How they are found, on the training pairs alone (a seeded sample of at most `MAX
 3. The over-used seeds of each side are grouped by average-linkage clustering on cosine distance, cut at
    cosine `GROUP_COSINE`: the several wordings of one behaviour fall in one group, two behaviours in two.
 4. A group's candidate is the measure `sentences:<threshold>|<examples>` (`sentence_meaning`): its examples are
-   the group's `EXAMPLES` sentences nearest the group's mean direction (its most typical wordings), and an
+   the group's `EXAMPLES` sentences nearest the group's mean direction, one per wording (`SAME_WORDING`), and an
    answer's value is how many of its sentences lie within the threshold of the examples' mean direction. The
-   threshold is the lowest cosine of an example with that direction, less `SLACK`, and never under
-   `MIN_THRESHOLD`: the measure takes in every wording the group holds and, by the slack, a little more.
+   threshold is the one of `THRESHOLDS` at which the measure's training verdicts lean furthest to the side (so
+   the training pairs choose it, as they choose everything here; the test pairs then judge it).
 
 The candidates are then screened as every other family is (`statistical.screened`: sign tests of their training
 verdicts, their own Benjamini–Hochberg family) and chosen by the same forward selection; every claim is tested
-again on the test pairs. Named by the content words their examples use most, beside the examples themselves.
+again on the test pairs. Named by the content words their examples share and other sentences rarely use, and
+described by the examples themselves.
 
 What they cannot find: a behaviour spread over many sentences that none says alone (a tone, a structure), one
-no longer than `sentence_meaning.MIN_WORDS` words, and one both sides show about as often.
+shorter than `sentence_meaning.MIN_WORDS` words, and one both sides show about as often.
 """
 
 from __future__ import annotations
@@ -59,9 +60,8 @@ def sample(pairs: Sequence[TrainingPair], seed: int) -> list[TrainingPair]:
     for i, u in enumerate(unit_of.tolist()):
         by_unit.setdefault(u, []).append(i)
     for u in order.tolist():
-        if len(chosen) + len(by_unit[u]) > MAX_PAIRS:
-            break
-        chosen += by_unit[u]
+        if len(chosen) + len(by_unit[u]) <= MAX_PAIRS:
+            chosen += by_unit[u]
     return [pairs[i] for i in sorted(chosen)]
 
 
@@ -103,7 +103,7 @@ def meaning_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str
             threshold, strength = _threshold(vectors @ direction, incidence, n, side)
             vibe = _vibe(examples, threshold, model, other, len(found), background, len(distinct))
             found.append((strength, vibe, model))
-    found.sort(key=lambda f: -f[0])  # the groups of most wordings first
+    found.sort(key=lambda f: -f[0])  # those whose training verdicts lean furthest first
     return [(vibe, model) for _, vibe, model in found[:MAX_CANDIDATES]]
 
 

@@ -46,7 +46,7 @@ def propose(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[tuple[
         clusters = any(kind_of(spec.judges[j]).reads_examples for j in PairOptions.of(analysis).judges)
         settings = {"models": list(discovery_sides(analysis)), "max_vibes": d.max_vibes, "seed": split_seed(analysis),
                     "exclude_metrics": sorted({v.metric for v in spec.vibes if v.metric is not None}),
-                    "clusters": clusters, "sentences": clusters}  # both read MiniLM, which such a panel has
+                    "clusters": clusters, "sentences": d.sentences}
         proposed = [(c.vibe, c.origin) for c in _statistical(pairs, settings, cache)]
     return [(vibe, f"discovered ({origin}, {read})") for vibe, origin in proposed]
 
