@@ -69,6 +69,7 @@ def test_the_measure_counts_sentences_of_the_examples_meaning_by_hand() -> None:
     assert metric.startswith("sentences:0.40|Don't worry, this is easier than it first looks.|")
     assert sentence_meaning.parse(metric) == (0.4, REASSURANCES[:4]) and is_metric(metric)
     assert not is_metric("sentences:") and not is_metric("sentences:high|an example sentence here")
+    assert not is_metric("sentences:nan|an example sentence here") and not is_metric("sentences:2|an example here")
     assert sentence_meaning.split("Here's why: You can do it, truly. Ok!\n- the first item in a list\n# Title") \
         == ["You can do it, truly.", "the first item in a list"]
     answer = ("Photosynthesis turns light into chemical energy. Relax, plenty of people manage this just fine. "

@@ -28,7 +28,11 @@ _MARKS = re.compile(r"^\s*(?:[-*+•>#|]+|\d+[.)])\s*")
 
 
 def is_measure(metric: str) -> bool:
-    return metric.startswith(PREFIX) and len(parse(metric)[1]) > 0
+    """A well-formed measure: a cosine threshold in [−1, 1] and at least one example."""
+    if not metric.startswith(PREFIX):
+        return False
+    threshold, examples = parse(metric)
+    return -1.0 <= threshold <= 1.0 and len(examples) > 0  # a NaN threshold fails both comparisons
 
 
 def split(text: str) -> list[str]:
