@@ -51,6 +51,7 @@ Last line: recovery_unlisted_n100=<f> recovery_unlisted_n400=<f> recovery_listed
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
@@ -79,7 +80,9 @@ from engine.spec.model import Vibe  # noqa: E402
 SIZES = pick((100, 400), (40,))
 ANALYSES = pick(24, 2)  # per size and set
 TRACKS = 0.3  # share of a behaviour's test pairs whose verdict its edit changes, for a vibe to track it
-SENTENCES = True  # discovery's candidates include measures of sentences' meaning (as a panel with MiniLM runs it)
+# discovery's candidates include measures of sentences' meaning in every arm (a smoke run: in the paraphrased arm,
+# where they are the point; embedding every arm's sentences would be most of its time)
+SENTENCES_EVERYWHERE = pick(True, False)
 RATES = (0.3, 0.5, 0.7, 1.0)
 REALISTIC_PROMPTS = pick(60, 4)
 LLM_SIZES = pick((100, 400), (16,))
@@ -453,13 +456,13 @@ class Found:
 Kept = list[tuple[Vibe, np.ndarray, VibeScore]]
 
 
-def analyse(case: Scenario, seed: int, tally: Found) -> None:
+def analyse(case: Scenario, seed: int, tally: Found, sentences: bool = True) -> None:
     """Statistical discovery and keep/drop on the training half, the headline's one-sided tests (Holm) on the
     test half; what the vibes the headline confirms track on the test half. A vibe kept on the training pairs
     but not confirmed on the test pairs is not on the page as a finding, so it finds nothing here either."""
     pairs = case.pairs()
     half = len(pairs) // 2
-    found = discovered(pairs[:half], pairs[half:], seed, sentences=SENTENCES)
+    found = discovered(pairs[:half], pairs[half:], seed, sentences=sentences)
     confirmed = {score.name for score in named([score for _, _, score in found])}
     kept = [one for one in found if one[2].kept and one[2].name in confirmed]
     count(case, kept, range(half, len(pairs)), lambda v, out: discovery.pair_scores(v, case.pairs(out)[half:]),
@@ -508,29 +511,20 @@ def measured(texts: Sequence[tuple[str, str, str]], n: int, analyses: int, reali
     return recovery, fdr
 
 
-def lexicons_only(case: Scenario, seed: int, tally: Found) -> None:
-    """`analyse` with no measure of sentences' meaning among the candidates: discovery as it was before them."""
-    global SENTENCES
-    SENTENCES = False
-    try:
-        analyse(case, seed, tally)
-    finally:
-        SENTENCES = True
-
-
 def exact_arm(texts: Sequence[tuple[str, str, str]]) -> dict[str, float]:
     """Every arm at every size: the paraphrased behaviours (ten wordings each, no phrase in common), first by
     lexicons alone and then with measures of meaning; the unlisted behaviours (their wording varies by answer);
     then the listed ones in both realizations."""
     out: dict[str, float] = {}
     for n in SIZES:
-        measured(texts, n, ANALYSES, "shown", "statistical discovery without measures of meaning", lexicons_only,
-                 "paraphrased")
+        measured(texts, n, ANALYSES, "shown", "statistical discovery without measures of meaning",
+                 functools.partial(analyse, sentences=False), "paraphrased")
     for arm, realizations in (("paraphrased", ("shown",)), ("unlisted", ("shown",)),
                               ("listed", ("shown", "hidden"))):
         for realization in realizations:
             for n in SIZES:
-                recovery, fdr = measured(texts, n, ANALYSES, realization, "statistical discovery", analyse, arm)
+                one = functools.partial(analyse, sentences=SENTENCES_EVERYWHERE or arm == "paraphrased")
+                recovery, fdr = measured(texts, n, ANALYSES, realization, "statistical discovery", one, arm)
                 if realization == "shown":
                     out[f"recovery_{arm}_n{n}"], out[f"fdr_{arm}_n{n}"] = recovery, fdr
     return out
@@ -547,7 +541,8 @@ def identical_arm(texts: Sequence[tuple[str, str, str]]) -> float:
     for run in range(ANALYSES):
         drawn = [answers[i] for i in rng.choice(len(answers), size=2 * n, replace=False)]
         tally = Found()
-        analyse(Scenario(list(zip(drawn[:n], drawn[n:], strict=True)), [[] for _ in range(n)]), run, tally)
+        analyse(Scenario(list(zip(drawn[:n], drawn[n:], strict=True)), [[] for _ in range(n)]), run, tally,
+                SENTENCES_EVERYWHERE)
         confirming += tally.kept > 0
     print(f"identical arm, {n} pairs of one model's answers: {confirming} of {ANALYSES} analyses confirm a vibe",
           flush=True)
@@ -559,7 +554,7 @@ def null_arm(texts: Sequence[tuple[str, str, str]]) -> float:
     n = pick(200, 40)
     tally = Found()
     for run in range(ANALYSES):
-        analyse(scenario(texts, n, rng, "shown", [], []), run, tally)
+        analyse(scenario(texts, n, rng, "shown", [], []), run, tally, SENTENCES_EVERYWHERE)
     print(f"null arm, {n} pairs: {tally.kept} vibes confirmed over {ANALYSES} analyses", flush=True)
     return tally.kept / ANALYSES
 

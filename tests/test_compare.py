@@ -76,8 +76,7 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
     link = "chatty/run/explore/drift.html#vibe=verbosity&dir=1"  # the base (the explorer's model A) sits higher
     assert f"| [**verbosity**]({link}) | -1.000 | [-1.000, -0.803]" in comment
     assert "[**enthusiasm**](chatty/run/explore/drift.html#vibe=enthusiasm&dir=-1)" in comment
-    _pairs_behind(out / link.split("#")[0], "#" + link.split("#")[1], 40)
-    _pairs_behind(out / link.split("#")[0], "#vibe=enthusiasm&dir=-1", 20)
+    assert _pairs_behind(out / link.split("#")[0], ["#" + link.split("#")[1], "#vibe=enthusiasm&dir=-1"]) == [40, 20]
     # the verdict leads, before the tables and the method paragraph
     assert comment.splitlines()[3] == "**1 of 1 gates fail**: chatty · verbosity. Moved: chatty · verbosity, " \
                                       "chatty · enthusiasm.", comment
@@ -108,8 +107,8 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
            "0.02; no prompt moved, so no shift size can be said to be detectable) |" in table, table
 
 
-def _pairs_behind(page: Path, fragment: str, count: int) -> None:
-    """In headless Chromium, the explorer page a moved vibe links to lists `count` pairs."""
+def _pairs_behind(page: Path, fragments: list[str]) -> list[int]:
+    """In headless Chromium, how many pairs the explorer page lists at each of the links' fragments."""
     from test_report import BROWSER_ARGS, CHROMIUM
 
     if CHROMIUM is None:
@@ -118,11 +117,14 @@ def _pairs_behind(page: Path, fragment: str, count: int) -> None:
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        tab = browser.new_page()
-        tab.goto(page.resolve().as_uri() + fragment)
-        tab.wait_for_selector("body[data-ready]", timeout=15000)
-        assert tab.get_attribute("#pairs", "data-count") == str(count), fragment
+        counts = []
+        for fragment in fragments:
+            tab = browser.new_page()
+            tab.goto(page.resolve().as_uri() + fragment)
+            tab.wait_for_selector("body[data-ready]", timeout=15000)
+            counts.append(int(tab.get_attribute("#pairs", "data-count") or -1))
         browser.close()
+    return counts
 
 
 @pytest.mark.slow

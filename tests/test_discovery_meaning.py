@@ -113,7 +113,7 @@ def test_nothing_is_proposed_between_sides_that_differ_in_nothing(shared_data: P
 @pytest.mark.slow
 def test_a_run_finds_it_and_the_vibe_pasted_into_a_spec_measures_and_gates_the_same(shared_data: Path,
                                                                                    tmp_path: Path) -> None:
-    """`vibe run` with the offline panel (metrics and MiniLM) and statistical discovery of measures of meaning
+    """`vibe run` with the metric judge and statistical discovery of measures of meaning
     (`sentences: true`) on 80 pairs whose y side reassures in eight wordings: a measure of meaning is
     discovered, kept and measured by the metric judge, and its vibe page lists its sentences. The block
     discovery writes, pasted into a spec of its own with a gate on the vibe, validates, and its run gives every
@@ -123,9 +123,9 @@ def test_a_run_finds_it_and_the_vibe_pasted_into_a_spec_measures_and_gates_the_s
     pairs, _ = _planted(_answers(shared_data, 80), y=REASSURANCES)
     (tmp_path / "d.jsonl").write_text("".join(json.dumps({"id": f"p{i}", "q": f"Question {i}", "x": p.output_a,
                                                           "y": p.output_b}) + "\n" for i, p in enumerate(pairs)))
-    head = ("extends: vibe:offline-panel\nmodels: {x: {provider: recorded}, y: {provider: recorded}}\n"
+    head = ("judges: {metrics: {kind: metric}}\nmodels: {x: {provider: recorded}, y: {provider: recorded}}\n"
             "datasets: {d: {source: {path: d.jsonl}, fields: {id: id, prompt: q, outputs: {x: x, y: y}}}}\n"
-            "analyses: {vibecheck: {dataset: d, models: [x, y], judges: [metrics, minilm]}}\n")
+            "analyses: {vibecheck: {dataset: d, models: [x, y], judges: [metrics]}}\n")
     discover = "vibes: [{discover: {method: statistical, max_vibes: 6, sentences: true}}]\n"
     (tmp_path / "found.yaml").write_text("name: found\n" + head + discover)
     _, results, run_dir = run_spec(tmp_path / "found.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
