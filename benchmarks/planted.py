@@ -20,7 +20,8 @@ Null arm: no edits. Identical arm: each pair two of one model's answers to two p
 random: two "models" that are the same model.
 
 Statistical discovery runs on the training half (n/2 pairs), with measures of sentences' meaning among its
-candidates (as for a panel with a MiniLM judge), and proposes at most 10 vibes; a vibe is kept by
+candidates (as `discover: {sentences: true}` runs it; a smoke run only in the paraphrased arm), and proposes at
+most 10 vibes; a vibe is kept by
 the analysis' own rule (`keep.drop_reasons`, the lexicon rule, on cross-fitted lexicon verdicts) and counts only
 when the headline confirms it on the test half (its one-sided sign test in the training direction, Holm over
 the kept vibes), as the page reports a finding. A confirmed vibe tracks a planted behaviour when taking that one
