@@ -32,9 +32,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from engine.api.analysis import stats
-from engine.api.judging import compare, sentence_meaning
+from engine.api.judging import sentence_meaning
 from engine.api.spec import Vibe
-from engine.builtin_plugins.methods.vibecheck.discovery.pairs import TOLERANCE, TrainingPair
+from engine.builtin_plugins.methods.vibecheck.discovery.pairs import TrainingPair, judged
 
 MAX_PAIRS = 400  # training pairs whose sentences are read (a seeded sample beyond)
 SEED_COSINE = 0.5  # how near a sentence must be to a seed to count for it
@@ -86,10 +86,7 @@ def meaning_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str
     z = np.zeros(len(distinct))
     for start in range(0, len(distinct), _CHUNK):
         near = sparse.csr_matrix(vectors[start:start + _CHUNK] @ vectors.T >= SEED_COSINE)
-        counted = (near @ incidence).toarray()
-        difference = counted[:, :n] - counted[:, n:]
-        a_more, b_more = (difference > 0).sum(axis=1), (difference < 0).sum(axis=1)
-        z[start:start + _CHUNK] = (a_more - b_more) / np.sqrt(np.maximum(a_more + b_more, 1))
+        z[start:start + _CHUNK] = _lean((near @ incidence).toarray(), n)
     background: dict[str, int] = {}  # content word -> the sentences that use it
     for sentence in distinct:
         for word in _words(sentence):
@@ -111,10 +108,15 @@ def columns(metric: str, pairs: Sequence[TrainingPair]) -> tuple[np.ndarray, np.
     """A measure's (verdicts, strengths) on the pairs as the metric judge gives them (`pairs.metric_columns`),
     measured here, in this process, where the sentences discovery embedded are at hand."""
     values = sentence_meaning.counts(metric, [p.output_a for p in pairs] + [p.output_b for p in pairs])
-    a, b = values[:len(pairs)], values[len(pairs):]
-    verdicts = np.array([compare(x, y, TOLERANCE, relative=True) for x, y in zip(a.tolist(), b.tolist(), strict=True)],
-                        dtype=float)
-    return verdicts, stats.strengths(a, b)
+    return judged(values[:len(pairs)], values[len(pairs):])
+
+
+def _lean(counted: np.ndarray, n: int) -> np.ndarray:
+    """Per row of per-answer counts (model A's n answers, then model B's), the sign test's z of the pairs' verdicts:
+    positive where A's answers count more."""
+    difference = counted[:, :n] - counted[:, n:]
+    a_more, b_more = (difference > 0).sum(axis=1), (difference < 0).sum(axis=1)
+    return np.asarray((a_more - b_more) / np.sqrt(np.maximum(a_more + b_more, 1)), dtype=float)
 
 
 def _groups(vectors: np.ndarray) -> list[np.ndarray]:
@@ -152,9 +154,7 @@ def _threshold(cosines: np.ndarray, incidence: object, n: int, side: int) -> tup
     best = (THRESHOLDS[0], -np.inf)
     for threshold in THRESHOLDS:
         counted = np.asarray(incidence.T @ (cosines >= threshold).astype(float)).ravel()  # type: ignore[attr-defined]
-        difference = side * (counted[:n] - counted[n:])
-        more, fewer = int((difference > 0).sum()), int((difference < 0).sum())
-        z = (more - fewer) / np.sqrt(max(more + fewer, 1))
+        z = side * float(_lean(counted[None, :], n)[0])
         if z > best[1]:
             best = (threshold, z)
     return best

@@ -63,10 +63,10 @@ def metric_columns(metrics: Sequence[str], pairs: Sequence[TrainingPair],
     if store is not None and ids:
         for m in metrics:
             store.put_measures(keys[m], [(ids[i], float(values[m][i])) for i in np.flatnonzero(missing[m]).tolist()])
-    out = {}
-    for metric in metrics:
-        a, b = values[metric][:len(pairs)].tolist(), values[metric][len(pairs):].tolist()
-        out[metric] = (np.array([compare(x, y, TOLERANCE, relative=True) for x, y in zip(a, b, strict=True)],
-                                dtype=float),
-                       stats.strengths(np.array(a, dtype=float), np.array(b, dtype=float)))
-    return out
+    return {metric: judged(values[metric][:len(pairs)], values[metric][len(pairs):]) for metric in metrics}
+
+
+def judged(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The metric judge's (verdicts, strengths) on pairs whose two answers measure `a` and `b`."""
+    verdicts = [compare(x, y, TOLERANCE, relative=True) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
+    return np.array(verdicts, dtype=float), stats.strengths(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
