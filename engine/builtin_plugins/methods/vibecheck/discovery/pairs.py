@@ -69,4 +69,4 @@ def metric_columns(metrics: Sequence[str], pairs: Sequence[TrainingPair],
 def judged(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The metric judge's (verdicts, strengths) on pairs whose two answers measure `a` and `b`."""
     verdicts = [compare(x, y, TOLERANCE, relative=True) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
-    return np.array(verdicts, dtype=float), stats.strengths(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    return np.array(verdicts, dtype=float), stats.strengths(a, b)
