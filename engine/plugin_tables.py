@@ -19,6 +19,7 @@ METHODS: dict[str, str] = {
     "reference": f"{_B}.methods.reference.method",
     "personas": f"{_B}.methods.personas.method",
     "rankings": f"{_B}.methods.rankings.method",
+    "agents": f"{_B}.methods.agents.method",
 }
 
 JUDGE_KINDS: dict[str, str] = {
@@ -41,6 +42,13 @@ DATASET_FORMATS: dict[str, str] = {
     "openai-messages": f"{_B}.formats.openai_messages",
     "mt-bench": f"{_B}.formats.mt_bench",
     "arena-conversations": f"{_B}.formats.arena_conversations",
+    "agent-logs": f"{_B}.formats.agent_logs",
+    "claude-code": f"{_B}.formats.claude_code",
+    "codex": f"{_B}.formats.codex",
+    "atif": f"{_B}.formats.atif",
+    "otel-genai": f"{_B}.formats.otel_genai",
+    "langfuse": f"{_B}.formats.langfuse",
+    "langsmith": f"{_B}.formats.langsmith",
 }
 
 EXPORTERS: dict[str, str] = {

@@ -20,7 +20,9 @@ from engine.datasets.column_names import (
 from engine.datasets.files import located_rows
 from engine.datasets.inspect_logs import LOG_SUFFIXES, holds_logs, log_files, log_model, log_rows
 from engine.datasets.rows import field_value, text_value
+from engine.datasets.sessions import Session, SessionRows, log_format
 from engine.datasets.shapes import AnswerRows, BattleRows, ConversationRows, TableRecords, WideRows
+from engine.datasets.trace_messages import chat_messages, conversation
 from engine.formats import DatasetFormat, Located, Sniffed, dataset_format, dataset_format_class
 
 __all__ = [
@@ -35,12 +37,16 @@ __all__ = [
     "ConversationRows",
     "DatasetFormat",
     "Located",
+    "Session",
+    "SessionRows",
     "Sniffed",
     "TableRecords",
     "WideRows",
     "by_frequency",
+    "chat_messages",
     "columns_of",
     "comparator_rows",
+    "conversation",
     "dataset_format",
     "dataset_format_class",
     "field_value",
@@ -48,6 +54,7 @@ __all__ = [
     "json_object_with",
     "located_rows",
     "log_files",
+    "log_format",
     "log_model",
     "log_rows",
     "named",

@@ -26,6 +26,7 @@ from engine.spec.data_model import Dataset
 CONVERSATIONS = "\0conversations\0"  # a gathered row's model -> (where, messages)
 USER_TURNS = "\0user_turns\0"  # a gathered row's user turns, when the file gives them apart from any answer
 BATTLE = "\0battle\0"  # a gathered row's labelled comparison: (model_a, model_b, winner)
+LEFT_OUT = "\0left_out\0"  # why a record of this id was not read (an agent's subagent run, a mixed session)
 UNITS = ("turn", "final", "conversation")
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
@@ -73,6 +74,8 @@ def normalised(where: str, messages: Any) -> list[Message]:
             kept["tool_calls"] = calls
         if role == "tool":
             kept["name"] = str(message.get("name") or message.get("function") or "tool")
+            if message.get("error"):  # an agent log's failed call (an error flag, a non-zero exit code)
+                kept["error"] = True
         out.append(kept)
     return out
 
@@ -152,7 +155,9 @@ def gathered(ds: Dataset, records: list[tuple[str, dict[str, Any]]]) -> list[dic
             row[USER_TURNS] = list(record["turns"])
         if "winner" in record:
             row[BATTLE] = (record["model_a"], record["model_b"], record["winner"])
-        if "messages" in record:
+        if record.get("left_out"):
+            row.setdefault(LEFT_OUT, []).append(f"{where}: {record['left_out']}")
+        elif "messages" in record:
             seen.add(str(record["model"]))
             model = spec_name(ds, str(record["model"]), wanted)
             if model not in wanted:
@@ -177,6 +182,7 @@ def gathered(ds: Dataset, records: list[tuple[str, dict[str, Any]]]) -> list[dic
 def conversation_items(ds: Dataset, row: dict[str, Any], excluded: list[str]) -> list[Item]:
     """The items `ds.unit` asks of one gathered conversation; what cannot be compared is added to `excluded`."""
     cid = row["id"]
+    excluded.extend(row.get(LEFT_OUT, ()))
     if not row[CONVERSATIONS] and not row.get(USER_TURNS):
         return []  # a battle between models the spec leaves out
     cut: dict[str, tuple[list[Message], list[Turn]]] = {}

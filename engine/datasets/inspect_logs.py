@@ -28,7 +28,8 @@ def holds_logs(path: Path) -> bool:
     """Whether a path is an Inspect log (`.eval`, or a JSON object with `eval` and `samples`) or a folder with
     one in it: what both Inspect formats' `sniff` asks first."""
     return (path.suffix == ".eval" or json_object_with(path, "eval", "samples")
-            or (path.is_dir() and any(p.suffix in LOG_SUFFIXES for p in path.iterdir())))
+            or (path.is_dir() and any(p.suffix == ".eval" or json_object_with(p, "eval", "samples")
+                                      for p in path.iterdir())))
 
 
 def log_files(path: Path) -> list[Path]:

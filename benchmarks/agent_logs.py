@@ -1,0 +1,267 @@
+"""Do agent logs in find what two agents do differently, and nothing where they do not? Planted habits in
+synthetic sessions, written in each log format's own shape.
+
+Each session is a coding request (AlpacaEval's instructions stand in for the prompts) that one of two agents
+answers: its tool calls with their results, then its answer (one of AlpacaEval's two answers to the
+instruction, dealt to the agents by a seeded coin, so that their prose differs in nothing). Two habits are
+planted in agent "a" on a stated share of its sessions: a prose habit (the answer closes with a bulleted
+summary of what was done) and a tool habit (it reads the file before it edits it, where "b" edits first). The
+null split gives both agents the same habits at the same rates. Sessions are written as the real files are
+(`../shared/data/agent_logs/`): Claude Code JSONL (one line per content block, a tree by uuid, tool results as
+user lines), Codex rollouts (session_meta, turn_context, user_message events, function calls paired by call_id)
+and ATIF trajectories (steps with their tool calls and observations); agent "a" in one format and "b" in another
+in one folder of mixed logs (`format: agent-logs`), paired by the prompt each session opens with.
+
+Each arm runs `vibe run` end to end (the offline metric judge, statistical discovery on the training half, the
+agents method on every conversation):
+- planted_found: share of arms whose headline confirms a vibe on which "a" sits higher and whose measure
+  the planted summary itself scores above zero (it tracks the prose habit: a list, a heading, its phrases);
+- tool_habit_found: share of arms whose agents analysis finds "turns opening with Read" higher for "a" at 5%
+  after Holm's correction (the tool habit);
+- null_confirmed: share of null arms with any confirmed vibe or any measure differing at 5% after Holm.
+
+Last line: planted_found=<f> tool_habit_found=<f> null_confirmed=<f>
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "data"
+ANSWERS = SHARED / "alpaca_eval" / "Mixtral-8x7B-Instruct-v0.1" / "alpaca_eval_gpt4_turbo_fn" / "annotations.json"
+FORMATS = ("claude-code", "codex", "atif")
+SUMMARY = ("\n\nWhat I did:\n- read the request and the files it names\n- made the change in {file}\n"
+           "- checked that it runs")
+
+
+@dataclass
+class Call:
+    name: str
+    arguments: dict[str, str]
+    result: str
+    error: bool = False
+
+
+@dataclass
+class Session:
+    prompt: str
+    answer: str
+    calls: list[Call] = field(default_factory=list)
+
+
+def requests(n: int, seed: int = 0) -> list[tuple[str, str, str]]:
+    """n (instruction, answer, answer) triples of real AlpacaEval answers, the two answers in a seeded order."""
+    rows = json.loads(ANSWERS.read_text(encoding="utf-8"))
+    rng = random.Random(seed)
+    out = []
+    for row in rows[:n]:
+        a, b = row["output_1"].strip(), row["output_2"].strip()
+        out.append((row["instruction"], *((a, b) if rng.random() < 0.5 else (b, a))))
+    return out
+
+
+def sessions(n: int, planted: bool, rate: float = 0.8, seed: int = 0) -> dict[str, list[Session]]:
+    """Both agents' sessions on the same n requests. With `planted`, agent a closes its answer with a
+    bulleted summary and reads before it edits on a `rate` share of its sessions, and b never does; without,
+    each agent does both on half its sessions, at random."""
+    rng = random.Random(seed + 1)
+    out: dict[str, list[Session]] = {"a": [], "b": []}
+    for k, (prompt, answer_a, answer_b) in enumerate(requests(n, seed)):
+        file = f"src/module_{k}.py"
+        for agent, answer in (("a", answer_a), ("b", answer_b)):
+            share = (rate if agent == "a" else 0.0) if planted else 0.5
+            summary, reads = rng.random() < share, rng.random() < share
+            shown = f"     1\tdef main():\n     2\t    return {k}\n"
+            calls = [Call("Read", {"file_path": file}, shown)] if reads else []
+            calls.append(Call("Edit", {"file_path": file, "old_string": f"return {k}", "new_string": "return 0"},
+                              f"The file {file} has been updated."))
+            failed = rng.random() < 0.2
+            calls.append(Call("Bash", {"command": f"python {file}"}, "Traceback (most recent call last)" if failed
+                              else "ok", error=failed))
+            out[agent].append(Session(prompt, answer + (SUMMARY.format(file=file) if summary else ""), calls))
+    return out
+
+
+def _stamp(k: int) -> str:
+    return f"2026-01-01T00:{k // 60 % 60:02d}:{k % 60:02d}.000Z"
+
+
+def write_claude_code(folder: Path, items: list[Session], model: str, version: str = "2.0.64") -> None:
+    """One session file per session, as the CLI writes it: the prompt, then per API response one assistant line
+    per content block (sharing message.id), each tool's result as a user line, the answer last."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for n, item in enumerate(items):
+        sid = str(uuid.UUID(int=random.Random(f"{model}{n}").getrandbits(128)))
+        lines = _claude_lines(sid, n, item, model, version)
+        (folder / f"{sid}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+
+
+def _claude_lines(sid: str, n: int, item: Session, model: str, version: str) -> list[dict]:
+    lines: list[dict] = []
+
+    def line(kind: str, message: dict, **extra: object) -> None:
+        parent = lines[-1]["uuid"] if lines else None
+        uid = str(uuid.UUID(int=random.Random(f"{sid}{len(lines)}").getrandbits(128)))
+        lines.append({"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": "/tmp/project",
+                      "sessionId": sid, "version": version, "gitBranch": "main", "type": kind, "message": message,
+                      "uuid": uid, "timestamp": _stamp(len(lines)), **extra})
+
+    line("user", {"role": "user", "content": item.prompt})
+    for c, call in enumerate(item.calls):
+        mid, tid = f"msg_{n}_{c}", f"toolu_{n}_{c}"
+        line("assistant", {"id": mid, "type": "message", "role": "assistant", "model": model, "content": [
+            {"type": "tool_use", "id": tid, "name": call.name, "input": call.arguments}], "stop_reason": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5}}, requestId=f"req_{n}_{c}")
+        line("user", {"role": "user", "content": [{"tool_use_id": tid, "type": "tool_result", "content": call.result,
+                                                   "is_error": call.error}]},
+             toolUseResult={"stdout": call.result, "stderr": "", "interrupted": False})
+    line("assistant", {"id": f"msg_{n}_end", "type": "message", "role": "assistant", "model": model,
+                       "content": [{"type": "text", "text": item.answer}], "stop_reason": "end_turn",
+                       "usage": {"input_tokens": 10, "output_tokens": 50}}, requestId=f"req_{n}_end")
+    return lines
+
+
+def write_codex(folder: Path, items: list[Session], model: str, version: str = "0.66.0") -> None:
+    """One rollout per session: its meta, the injected context, the prompt's event, a turn context per model
+    call, function calls and their outputs paired by call_id, the answer."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for n, item in enumerate(items):
+        sid = str(uuid.UUID(int=random.Random(f"{model}{n}").getrandbits(128)))
+        lines = [("session_meta", {"id": sid, "timestamp": _stamp(0), "cwd": "/tmp/project",
+                                   "originator": "codex_cli_rs", "cli_version": version, "source": "cli",
+                                   "model_provider": "openai"}),
+                 ("response_item", {"type": "message", "role": "user", "content": [
+                     {"type": "input_text", "text": "<environment_context>\n  <cwd>/tmp/project</cwd>\n"
+                                                    "</environment_context>"}]}),
+                 ("response_item", {"type": "message", "role": "user", "content": [
+                     {"type": "input_text", "text": item.prompt}]}),
+                 ("event_msg", {"type": "user_message", "message": item.prompt, "images": []})]
+        for c, call in enumerate(item.calls):
+            cid = f"call_{n}_{c}"
+            lines += [("turn_context", {"cwd": "/tmp/project", "model": model, "effort": "medium"}),
+                      ("response_item", {"type": "function_call", "name": call.name,
+                                         "arguments": json.dumps(call.arguments), "call_id": cid}),
+                      ("response_item", {"type": "function_call_output", "call_id": cid, "output":
+                                         f"Exit code: {1 if call.error else 0}\nWall time: 0.1 seconds\nOutput:\n"
+                                         f"{call.result}"})]
+        lines += [("turn_context", {"cwd": "/tmp/project", "model": model, "effort": "medium"}),
+                  ("event_msg", {"type": "agent_message", "message": item.answer}),
+                  ("response_item", {"type": "message", "role": "assistant", "content": [
+                      {"type": "output_text", "text": item.answer}]})]
+        text = "".join(json.dumps({"timestamp": _stamp(k), "type": kind, "payload": payload}) + "\n"
+                       for k, (kind, payload) in enumerate(lines))
+        (folder / f"rollout-2026-01-01T00-00-00-{sid}.jsonl").write_text(text, encoding="utf-8")
+
+
+def write_atif(folder: Path, items: list[Session], model: str, agent: str = "harbor-agent") -> None:
+    """One ATIF-v1.7 trajectory per session: the prompt's step, an agent step per tool call with its
+    observation, the answer's step."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for n, item in enumerate(items):
+        steps: list[dict] = [{"step_id": 1, "source": "user", "message": item.prompt}]
+        for c, call in enumerate(item.calls):
+            cid = f"call_{n}_{c}"
+            steps.append({"step_id": len(steps) + 1, "source": "agent", "model_name": model,
+                          "message": "[tool call]", "tool_calls": [
+                              {"tool_call_id": cid, "function_name": call.name, "arguments": call.arguments}],
+                          "observation": {"results": [{"source_call_id": cid, "content": call.result}]}})
+        steps.append({"step_id": len(steps) + 1, "source": "agent", "model_name": model, "message": item.answer})
+        doc = {"schema_version": "ATIF-v1.7", "session_id": f"{agent}-{n}",
+               "agent": {"name": agent, "version": "1.0.0", "model_name": model}, "steps": steps,
+               "final_metrics": {"total_steps": len(steps)}}
+        (folder / f"{agent}-{n}.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+
+
+WRITERS = {"claude-code": write_claude_code, "codex": write_codex, "atif": write_atif}
+MODELS = {"a": "agent-a-model", "b": "agent-b-model"}
+
+
+def write_logs(folder: Path, made: dict[str, list[Session]], formats: tuple[str, str]) -> None:
+    """Agent a's sessions in the first format, b's in the second, in one folder."""
+    for agent, form in zip(("a", "b"), formats, strict=True):
+        WRITERS[form](folder / agent, made[agent], MODELS[agent])
+
+
+def spec(folder: Path, form: str) -> str:
+    """A spec comparing the two agents on the logs in `folder`: the metric judge, statistical discovery on the
+    training half, and the agents method."""
+    return f"""name: agents
+judges: {{metrics: {{kind: metric}}}}
+models:
+  a: {{provider: recorded}}
+  b: {{provider: recorded}}
+datasets:
+  logs:
+    source: {{path: {folder}}}
+    format: {form}
+    model_names: {{{MODELS['a']}: a, {MODELS['b']}: b}}
+vibes:
+  - discover: {{method: statistical, max_vibes: 6}}
+analyses:
+  vibecheck:
+    dataset: logs
+    models: [a, b]
+    judges: [metrics]
+    split: {{train: 0.5, seed: 0}}
+  behaviour:
+    method: agents
+    dataset: logs
+    models: [a, b]
+"""
+
+
+def run(folder: Path, form: str, tmp: Path) -> tuple[list[tuple[str, str | None, int]], list[tuple[str, float]]]:
+    """`vibe run` of `spec` on the logs in `folder`: the vibes its headline confirms (name, metric, +1 where a
+    sits higher) and the agents measures differing at 5% after Holm (name, a's mean less b's)."""
+    from engine.builtin_plugins.methods.vibecheck.headline import confirmed
+    from engine.pipeline import run_spec
+
+    (tmp / "spec.yaml").write_text(spec(folder, form), encoding="utf-8")
+    _, results, _ = run_spec(tmp / "spec.yaml", tmp / "run", tmp / "cache.sqlite", quiet=True, report=False)
+    (vc,) = results.of("vibecheck")
+    (behaviour,) = results.of("agents")
+    found = [(v.name, v.metric, 1 if (v.separability or 0) > 0 else -1) for v in confirmed(vc)]
+    differing = [(m.name, m.difference) for m in behaviour.measures if m.p_holm is not None and m.p_holm <= 0.05]
+    return found, differing
+
+
+def tracks_summary(metric: str | None) -> bool:
+    """Whether a vibe's measure sees the planted summary: the summary alone scores above zero on it."""
+    from engine.judges.metrics import measure
+
+    return metric is not None and measure(metric, SUMMARY.format(file="src/module_0.py").strip()) > 0
+
+
+def main() -> None:
+    from sizes import pick, positional
+
+    n = positional(0, pick(200, 12))
+    found, tools, nulls = [], [], []
+    pairs = pick([("claude-code", "codex"), ("codex", "atif"), ("atif", "claude-code")], [("claude-code", "codex")])
+    for planted in (True, False):
+        for seed, formats in enumerate(pairs):
+            with tempfile.TemporaryDirectory() as tmp:
+                folder = Path(tmp) / "logs"
+                write_logs(folder, sessions(n, planted, seed=seed), formats)
+                confirmed, differing = run(folder, "agent-logs", Path(tmp))
+            print(f"{'planted' if planted else 'null'} {formats[0]} + {formats[1]}, {n} sessions each: confirmed "
+                  f"{confirmed}; measures differing {differing}", flush=True)
+            if planted:
+                found.append(any(side > 0 and tracks_summary(metric) for _, metric, side in confirmed))
+                tools.append(any(name == "turns opening with Read" and d > 0 for name, d in differing))
+            else:
+                nulls.append(bool(confirmed or differing))
+    print(f"planted_found={sum(found) / len(found):.3f} tool_habit_found={sum(tools) / len(tools):.3f} "
+          f"null_confirmed={sum(nulls) / len(nulls):.3f}")
+
+
+if __name__ == "__main__":
+    sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+    main()

@@ -1,0 +1,102 @@
+"""OpenAI Codex CLI rollouts: the JSONL files the CLI writes under `~/.codex/sessions/YYYY/MM/DD/`, one session
+each (`rollout-<time>-<id>.jsonl`).
+
+Every line is {timestamp, type, payload}. The human's prompts are the `user_message` events: the history's
+own user messages also hold the environment and AGENTS.md text the CLI injects. The assistant's prose, its
+tool calls (`function_call`, `custom_tool_call`, `web_search_call`) and the tools' outputs (paired to their call
+by `call_id`) are the `response_item`s; the model is named per turn, by `turn_context`. Reasoning items are
+left out: most are encrypted, and none is prose the user reads."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from engine.api.data import Session, SessionRows, dataset_format_class, located_rows
+
+LINE_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state"}
+CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action",
+         "web_search_call": "action"}
+OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+UNREAD_ITEMS = {"message", "reasoning", "ghost_snapshot", "compaction", *CALLS, *OUTPUTS}
+
+
+@dataset_format_class("codex")
+class Codex(SessionRows):
+    description = ("OpenAI Codex CLI rollouts (a rollout-*.jsonl, or a folder of them such as a copy of "
+                   "~/.codex/sessions): a session per conversation, paired across agents by the prompt that "
+                   "opens it; the model from each turn's context")
+    suffix = ".jsonl"
+    noun = "Codex sessions"
+
+    def owns(self, path: Path) -> bool:
+        """A rollout opens with its `session_meta` line."""
+        try:
+            with path.open(encoding="utf-8") as fh:
+                return '"session_meta"' in fh.readline()
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def sessions(self, files: list[Path]) -> list[Session]:
+        return [session(file) for file in files]
+
+
+def session(path: Path) -> Session:
+    lines = located_rows(path, "jsonl")
+    meta: dict[str, Any] = {}
+    model = ""
+    models: list[str] = []
+    messages: list[dict[str, Any]] = []
+    names: dict[str, str] = {}  # call_id -> the tool's name
+    unknown: dict[str, list[str]] = {}
+    for where, line in lines:
+        kind, payload = line.get("type"), line.get("payload")
+        if not isinstance(payload, dict) or kind not in LINE_TYPES:
+            unknown.setdefault(f"line type {kind!r}", []).append(where)
+            continue
+        item = payload.get("type")
+        if kind == "session_meta":
+            meta = payload
+        elif kind == "turn_context":
+            model = str(payload.get("model") or model)
+        elif kind == "event_msg" and item == "user_message":
+            messages.append({"role": "user", "content": str(payload.get("message") or "")})
+        elif kind != "response_item":
+            continue
+        elif item == "message" and payload.get("role") == "assistant":
+            messages.append({"role": "assistant", "content": _text(payload.get("content"))})
+            models.append(model)
+        elif item in CALLS:
+            call = str(payload.get("call_id") or payload.get("id") or where)
+            name = str(payload.get("name") or item.removesuffix("_call"))
+            names[call] = name
+            messages.append({"role": "assistant", "content": "", "tool_calls": [
+                {"function": name, "arguments": payload.get(CALLS[item]) or {}, "id": call}]})
+            models.append(model)
+        elif item in OUTPUTS:
+            call = str(payload.get("call_id"))
+            output = payload.get("output")
+            messages.append({"role": "tool", "tool_call_id": call, "name": names.get(call, "tool"),
+                             "content": output if isinstance(output, str) else _text(output),
+                             "error": _failed(output)})
+        elif item not in UNREAD_ITEMS:
+            unknown.setdefault(f"response item {item!r}", []).append(where)
+    for what, wheres in unknown.items():
+        print(f"vibe: {wheres[0]}: a Codex {what} this reader does not know; read past it ({len(wheres)} such "
+              f"line{'s' * (len(wheres) > 1)})", file=sys.stderr)
+    version = meta.get("cli_version")
+    return Session(id=str(meta.get("id") or path.stem), models=models, messages=messages, where=lines[0][0] if lines
+                   else str(path), agent=f"codex {version}" if version else "codex")
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return "" if content is None else str(content)
+
+
+def _failed(output: Any) -> bool:
+    """A shell call's output starts `Exit code: N`; anything but 0 is a failure."""
+    text = output if isinstance(output, str) else ""
+    return text.startswith("Exit code: ") and not text.startswith("Exit code: 0\n")

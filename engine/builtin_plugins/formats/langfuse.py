@@ -1,0 +1,67 @@
+"""Langfuse trace exports: a trace as the UI downloads it ({trace, observations}), a list of them, or a folder
+of files.
+
+The conversation is what the trace's model calls (`GENERATION` observations, oldest first) were given and
+answered: frameworks differ in what a call's input holds (the whole history, or only what is new since the
+last call; OpenAI messages, Responses API items, Anthropic blocks or OpenTelemetry parts, often as JSON
+text), and `conversation` reads each. Traces of one Langfuse session (`sessionId`) are one conversation; the
+model is each call's `model`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.api.data import Session, SessionRows, conversation, dataset_format_class
+from engine.api.records import DatasetError
+
+
+@dataset_format_class("langfuse")
+class Langfuse(SessionRows):
+    description = ("Langfuse trace exports ({trace, observations} JSON, a list of them, or a folder): a "
+                   "conversation per session (else per trace), from its model calls' inputs and outputs")
+    noun = "Langfuse conversations"
+
+    def owns(self, path: Path) -> bool:
+        try:
+            with path.open(encoding="utf-8") as fh:
+                head = fh.read(4096)
+        except (OSError, UnicodeDecodeError):
+            return False
+        return '"observations"' in head or ('"trace"' in head and '"projectId"' in head)
+
+    def sessions(self, files: list[Path]) -> list[Session]:
+        return sessions(files)
+
+
+def _traces(path: Path) -> list[dict[str, Any]]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: not JSON: {exc}") from None
+    traces = doc if isinstance(doc, list) else [doc]
+    for n, trace in enumerate(traces):
+        if not isinstance(trace, dict) or not isinstance(trace.get("observations", trace.get("trace", {}).get(
+                "observations") if isinstance(trace.get("trace"), dict) else None), list):
+            raise DatasetError(f"{path}: trace {n} has no list 'observations' (a Langfuse export is "
+                               "{trace, observations})")
+    return traces
+
+
+def sessions(files: list[Path]) -> list[Session]:
+    grouped: dict[str, tuple[str, list[dict[str, Any]]]] = {}
+    for path in files:
+        for export in _traces(path):
+            trace: dict[str, Any] = export["trace"] if isinstance(export.get("trace"), dict) else export
+            observations = export.get("observations") or trace.get("observations") or []
+            key = str(trace.get("sessionId") or trace.get("id") or path.stem)
+            grouped.setdefault(key, (str(path), []))[1].extend(
+                o for o in observations if isinstance(o, dict) and o.get("type") == "GENERATION")
+    out = []
+    for key, (where, generations) in grouped.items():
+        generations.sort(key=lambda o: str(o.get("startTime") or ""))
+        messages = conversation([(o.get("input"), o.get("output")) for o in generations])
+        models = [str(o.get("model") or "") for o in generations]
+        out.append(Session(id=key, models=models, messages=messages, where=where))
+    return out

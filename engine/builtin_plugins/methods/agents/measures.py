@@ -1,0 +1,66 @@
+"""What an agent did in each conversation, as numbers: pure functions of the turns' messages (the assistant's
+messages with their tool calls, the tools' results), one value per conversation, so that a conversation's turns
+are one unit for every test.
+
+Every measure is a mean over the conversation's turns (or a share over its tool calls), so a long session and
+a short one weigh the same. A value that does not exist (the share of failed calls in a conversation with no
+call) is NaN and leaves that conversation out of that measure's test only."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+Turn = Sequence[dict[str, Any]]  # a turn's assistant and tool messages
+
+GENERAL = {
+    "tool calls per turn": "tool calls the agent made in a turn",
+    "model calls per turn": "assistant messages in a turn (each a model call: with tool calls, or the answer)",
+    "distinct tools per turn": "different tools called in a turn",
+    "failed tool calls": "share of tool results that report a failure (an error flag, a non-zero exit code)",
+}
+
+
+def calls(turn: Turn) -> list[str]:
+    return [str(c["name"]) for m in turn if m["role"] == "assistant" for c in m.get("tool_calls", ())]
+
+
+def tool_counts(conversations: Sequence[Sequence[Turn]]) -> Counter[str]:
+    return Counter(name for turns in conversations for turn in turns for name in calls(turn))
+
+
+def chosen_tools(counts: Counter[str], most: int, least: int) -> list[str]:
+    """The tools measured one by one: the `most` called at least `least` times, by both agents together. The
+    choice reads how often a tool is called, not by whom, so it cannot favour a difference between the agents."""
+    return [name for name, n in counts.most_common() if n >= least][:most]
+
+
+def names(tools: Sequence[str]) -> list[str]:
+    return [*GENERAL, *(f"share of calls to {t}" for t in tools), *(f"turns opening with {t}" for t in tools)]
+
+
+def describe(name: str) -> str:
+    if name in GENERAL:
+        return GENERAL[name]
+    if name.startswith("share of calls to "):
+        return f"share of the conversation's tool calls that call {name.removeprefix('share of calls to ')}"
+    return f"share of turns with tool calls whose first call is to {name.removeprefix('turns opening with ')}"
+
+
+def measure(turns: Sequence[Turn], tools: Sequence[str]) -> np.ndarray:
+    """The conversation's value of every measure `names(tools)` lists, in that order."""
+    made = [calls(turn) for turn in turns]
+    flat = [name for names_ in made for name in names_]
+    results = [m for turn in turns for m in turn if m["role"] == "tool"]
+    n = max(1, len(turns))
+    values = [sum(map(len, made)) / n,
+              sum(m["role"] == "assistant" for turn in turns for m in turn) / n,
+              sum(len(set(c)) for c in made) / n,
+              sum(bool(m.get("error")) for m in results) / len(results) if results else np.nan]
+    opened = [c[0] for c in made if c]
+    values += [flat.count(t) / len(flat) if flat else np.nan for t in tools]
+    values += [opened.count(t) / len(opened) if opened else np.nan for t in tools]
+    return np.array(values, dtype=float)

@@ -1,0 +1,216 @@
+"""Agent sessions, as the logs of coding agents and tracing tools hold them, turned into vibe's conversations.
+
+Each log format (Claude Code, Codex, ATIF, OpenTelemetry GenAI, Langfuse, LangSmith) reads its files into
+`Session`s: the messages in the order the agent saw them (the human's prompts, the assistant's prose and tool
+calls, the tools' results), the model the log names, and where the session sits. What every format then
+needs alike lives here:
+
+- the turns an agent's log makes are tidied to the shape a conversation has: a prompt nobody answered (a local
+  command, an interrupted request, the log's last line) is dropped, an assistant's consecutive messages with no
+  tool call between them are one message, and a tool result whose call is not in the log is dropped;
+- secrets are redacted before any text leaves the reader (`redact`), so nothing a run folder or a page holds
+  carries a key, a token or a user's home folder;
+- sessions pair across agents by the prompt that opens them (the k-th session of each agent opening with the
+  same prompt pair), since two agents' logs share no session id; a dataset may pair on the log's own id instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from engine.datasets.items import DatasetError
+from engine.datasets.shapes import ConversationRows
+from engine.formats import Located, Sniffed, dataset_format, format_names
+from engine.spec.data_model import Dataset
+
+Message = dict[str, Any]
+
+# (kind, pattern): what each replaces is written `[redacted <kind>]`; a pattern's group 1, where it has one,
+# is kept (the name of the setting whose value is the secret). A setting's value counts as a secret when it
+# mixes letters and digits, so that code such as `password = PasswordField` is left as it is.
+SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S)),
+    ("key", re.compile(r"\b(?:sk-ant-[\w-]{20,}|sk-(?:proj-)?[A-Za-z0-9_-]{20,}|[ps]k-lf-[\w-]{8,}"
+                       r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{20,}|AKIA[0-9A-Z]{16}|AIza[\w-]{35}"
+                       r"|xox[abprs]-[\w-]{10,}|hf_[A-Za-z0-9]{30,}|glpat-[\w-]{20,})")),
+    ("token", re.compile(r"\beyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}")),  # a JSON web token
+    ("token", re.compile(r"(?i)(\bbearer\s+)[\w.~+/-]{16,}=*")),
+    ("secret", re.compile(r"(?i)(\b(?:api[_-]?key|access[_-]?key|secret(?:[_-]?key)?|password|passwd|token)"
+                          r"[\"']?\s*[:=]\s*[\"']?)(?!\[redacted)(?=[^\s\"',;]*\d)(?=[^\s\"',;]*[A-Za-z])[^\s\"',;}{()]{8,}")),
+    ("email", re.compile(r"\b[\w+-](?:[\w.+-]*[\w+-])?@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")),
+    ("home", re.compile(r"(?<![\w/])((?:/Users|/home)/)(?!~/)[^/\s\"'`]+")),  # a user's name in a path
+    ("home", re.compile(r"(?i)\b([A-Z]:\\Users\\)[^\\\s\"'`]+")),
+)
+
+
+def redact(text: str) -> tuple[str, Counter[str]]:
+    """The text with every secret `SECRETS` finds replaced by its kind, and how many of each kind it held.
+    A home folder keeps its shape (`/Users/~/project`) so that paths still read."""
+    counts: Counter[str] = Counter()
+    for kind, pattern in SECRETS:
+        def mark(match: re.Match[str], kind: str = kind) -> str:
+            counts[kind] += 1
+            kept = match.group(1) if match.re.groups else ""
+            return f"{kept}~" if kind == "home" else f"{kept}[redacted {kind}]"
+        text = pattern.sub(mark, text)
+    return text, counts
+
+
+@dataclass
+class Session:
+    """One agent session as a log holds it. `messages` are role/content dicts: `user` (the human's prompt),
+    `assistant` (its prose, and `tool_calls` as {function, arguments, id}), `tool` (a result: `name`, and
+    `tool_call_id` matching its call, `error` when the tool failed) and `system`."""
+
+    id: str  # the log's own session id
+    models: list[str]  # the model of each of its assistant messages, as the log names it
+    messages: list[Message]
+    where: str  # the file (and line) it was read from, for errors
+    subagent: str | None = None  # the subagent's id, for a subagent's own run; None for the main thread
+    agent: str | None = None  # the tool that wrote the log, and its version, where the log says
+
+
+def tidy(messages: list[Message]) -> list[Message]:
+    """The messages in the shape of a conversation: every prompt answered, assistant prose between two tool
+    rounds one message, every tool result after its call. Agent logs break that shape routinely (a local
+    `/exit` with no answer, one API response spread over several messages, an interrupted call)."""
+    out: list[Message] = []
+    called: set[str] = set()
+    for message in messages:
+        role = message["role"]
+        if role == "user":
+            if out and out[-1]["role"] == "user":
+                out.pop()  # the prompt before it went unanswered
+            out.append(message)
+            called = set()
+        elif not out or not any(m["role"] == "user" for m in out):
+            if role == "system":
+                out.append(message)
+        elif role == "assistant":
+            last = out[-1]
+            if last["role"] == "assistant" and not last.get("tool_calls"):
+                text = "\n\n".join(t for t in (last["content"], message["content"]) if t.strip())
+                out[-1] = {**message, "content": text}
+            else:
+                out.append(message)
+            called |= {str(c.get("id")) for c in message.get("tool_calls") or ()}
+        elif role == "tool" and str(message.get("tool_call_id")) in called and out[-1]["role"] in ("assistant",
+                                                                                                   "tool"):
+            out.append(message)
+    while out and out[-1]["role"] in ("user", "system"):
+        out.pop()  # the log ends on a prompt nobody answered
+    return out
+
+
+def conversation_messages(session: Session) -> tuple[list[Message], Counter[str]]:
+    """The session's tidied messages, redacted, in the shape `conversations.normalised` reads; and the
+    redactions made."""
+    counts: Counter[str] = Counter()
+
+    def clean(text: Any) -> str:
+        redacted, found = redact(text if isinstance(text, str) else json.dumps(text, ensure_ascii=False))
+        counts.update(found)
+        return redacted
+
+    out = []
+    for message in tidy(session.messages):
+        kept: Message = {"role": message["role"], "content": clean(message.get("content") or "")}
+        if message.get("tool_calls"):
+            kept["tool_calls"] = [{"function": call["function"], "arguments": clean(call.get("arguments") or {})}
+                                  for call in message["tool_calls"]]
+        if message["role"] == "tool":
+            kept["name"] = message.get("name") or "tool"
+        out.append(kept)
+    return out, counts
+
+
+def session_records(sessions: Iterable[Session], pair_on: str = "prompt",
+                    group_by: str = "model") -> list[tuple[str, dict[str, Any]]]:
+    """The sessions as the records a conversation format gathers: an id to pair on, the model, the messages.
+    `pair_on`: `prompt` pairs the k-th session of each model that opens with the same prompt; `session` pairs
+    on the log's own session id. `group_by`: `model` compares the models that wrote the sessions, `agent` the
+    tools (and versions) that ran them. Subagents' runs and sessions with no answered prompt are left out, as
+    are sessions whose assistant turns more than one model wrote, each with the reason in its record's
+    `left_out`."""
+    seen: Counter[tuple[str, str]] = Counter()
+    out = []
+    for session in sessions:
+        messages, redactions = conversation_messages(session)
+        prompt = next((m["content"] for m in messages if m["role"] == "user"), None)
+        named = [m for m in dict.fromkeys(session.models) if m and m != "<synthetic>"]  # <synthetic>: made locally
+        model = session.agent if group_by == "agent" else named[0] if named else None
+        record: dict[str, Any] = {"model": model or "unknown", "messages": messages, "session": session.id,
+                                  "redactions": dict(redactions)}
+        if len(named) > 1 and group_by != "agent":
+            record["left_out"] = (f"session {session.id}: its assistant turns come from {len(named)} models "
+                                  f"({', '.join(named)}); split it by model to compare them")
+        elif session.subagent is not None:
+            record["left_out"] = f"subagent {session.subagent} of session {session.id} (kept apart from its parent)"
+        elif prompt is None or not any(m["role"] == "assistant" for m in messages):
+            record["left_out"] = f"session {session.id}: no prompt the agent answered"
+        if pair_on == "session":
+            key = session.id
+        elif pair_on == "prompt":
+            opening = " ".join((prompt or "").split())
+            seen[(record["model"], opening)] += 1
+            n = seen[(record["model"], opening)]
+            key = hashlib.sha256(opening.encode()).hexdigest()[:12] + (f"#{n}" if n > 1 else "")
+        else:
+            raise DatasetError(f"{session.where}: pair_on is {pair_on!r}; it is prompt or session")
+        record["id"] = key
+        out.append((session.where, record))
+    return out
+
+
+class SessionRows(ConversationRows):
+    """A format of agent logs: it says which files are its own (`owns`) and reads them into sessions
+    (`sessions`); reading a file or a folder, pairing, redaction and `vibe init`'s recognition are shared.
+    `fields.id` is what sessions pair on (`prompt` or `session`), `fields.model` what is compared (`model`
+    or `agent`)."""
+
+    fields: ClassVar[dict[str, str]] = {"id": "prompt", "prompt": "messages", "model": "model"}
+    reads_folders = True
+    suffix: ClassVar[str] = ".json"  # its files' suffix
+    noun: ClassVar[str] = "sessions"  # what `vibe init` calls what it found
+    any_kind: ClassVar[bool] = False  # it reads every other session format's files (`log_format` skips it)
+
+    def owns(self, path: Path) -> bool:
+        """Whether the file is one of this format's (read from its first bytes, never whole)."""
+        raise NotImplementedError
+
+    def sessions(self, files: list[Path]) -> list[Session]:
+        raise NotImplementedError
+
+    def fits(self, path: Path) -> bool:
+        return path.suffix == self.suffix and self.owns(path)
+
+    def files(self, path: Path) -> list[Path]:
+        return sorted(p for p in path.rglob("*") if p.is_file() and self.fits(p)) if path.is_dir() else [path]
+
+    def records(self, path: Path, ds: Dataset) -> Located:
+        return session_records(self.sessions(self.files(path)), ds.fields.get("id", "prompt"),
+                               ds.fields.get("model", "model"))
+
+    def sniff(self, path: Path, rows: list[dict[str, Any]] | None) -> Sniffed | None:
+        files = self.files(path) if path.is_dir() else [path] if self.fits(path) else []
+        found = [s for s in self.sessions(files) if s.subagent is None] if files else []
+        if not found:
+            return None
+        models = sorted({m for s in found for m in s.models if m and m != "<synthetic>"})
+        return Sniffed("messages", models, f"{len(found)} {self.noun}", fields={"id": "prompt"})
+
+
+def log_format(path: Path) -> SessionRows | None:
+    """The agent-log format whose file `path` is, asking every installed format that reads sessions."""
+    for name in format_names():
+        form = dataset_format(name)
+        if isinstance(form, SessionRows) and not form.any_kind and form.fits(path):
+            return form
+    return None

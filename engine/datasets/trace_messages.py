@@ -1,0 +1,120 @@
+"""Chat messages out of whatever shape a tracing tool stored them in, and the conversation a trace's model
+calls add up to.
+
+Tracing tools record a model call's input and output as the instrumented library handed them over: OpenAI
+chat messages, the Responses API's items, Anthropic content blocks, OpenTelemetry GenAI's `parts`, a chat
+completion object, and often any of these as JSON text. `chat_messages` reads them all into the role/content
+messages `sessions.Session` holds; `conversation` joins a trace's calls, oldest first, into one conversation,
+whether each call carried the whole history so far or only what was new to it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "model": "assistant",
+         "system": "system", "developer": "system", "tool": "tool", "function": "tool"}
+TEXT_PARTS = {"text", "input_text", "output_text"}
+
+Message = dict[str, Any]
+
+
+def chat_messages(value: Any, default_role: str) -> list[Message]:
+    """The messages a stored input or output holds; `default_role` is what a bare text is (a prompt in an
+    input, an answer in an output). Shapes it cannot read give no message rather than a wrong one."""
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            return [{"role": default_role, "content": value}] if value.strip() else []
+        return chat_messages(parsed, default_role) if isinstance(parsed, (list, dict)) else []
+    if isinstance(value, list):
+        return [m for item in value for m in chat_messages(item, default_role)]
+    if not isinstance(value, dict):
+        return []
+    for key in ("messages", "output", "input"):  # a request ({messages}), a Responses API response ({output})
+        if isinstance(value.get(key), list):
+            return chat_messages(value[key], default_role)
+    if isinstance(value.get("choices"), list) and value["choices"]:  # a chat completion
+        choice = value["choices"][0]
+        return chat_messages(choice.get("message") if isinstance(choice, dict) else None, "assistant")
+    return _message(value, default_role)
+
+
+def _message(item: dict[str, Any], default_role: str) -> list[Message]:
+    kind = item.get("type")
+    if kind in ("function_call", "custom_tool_call"):  # Responses API items
+        return [{"role": "assistant", "content": "", "tool_calls": [
+            {"function": str(item.get("name")), "arguments": item.get("arguments") or item.get("input") or {},
+             "id": str(item.get("call_id") or item.get("id"))}]}]
+    if kind in ("function_call_output", "custom_tool_call_output"):
+        return [{"role": "tool", "tool_call_id": str(item.get("call_id")), "content": _text(item.get("output"))}]
+    role = ROLES.get(str(item.get("role")))
+    if role is None:
+        if "text" in item and isinstance(item["text"], str):  # an older completion record: {text, finish_reason}
+            return [{"role": default_role, "content": item["text"]}]
+        return []
+    parts = item.get("parts") if isinstance(item.get("parts"), list) else item.get("content")
+    text, calls, results = _parts(parts)
+    for call in item.get("tool_calls") or []:  # OpenAI chat messages
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            calls.append({"function": str(function.get("name")), "arguments": function.get("arguments") or {},
+                          "id": str(call.get("id"))})
+    if role == "tool":
+        call_id = item.get("tool_call_id") or item.get("id")
+        return results or [{"role": "tool", "tool_call_id": str(call_id), "content": text,
+                            "name": str(item.get("name") or "tool")}]
+    out: list[Message] = [{"role": role, "content": text, **({"tool_calls": calls} if calls else {})}]
+    if role == "user" and results:  # Anthropic's tool results ride in a user message
+        out = results + ([out[0]] if text.strip() else [])
+    return out if text.strip() or calls or results else []
+
+
+def _parts(parts: Any) -> tuple[str, list[dict[str, Any]], list[Message]]:
+    """Text, tool calls and tool results of a content: a string, OpenTelemetry parts, OpenAI content parts or
+    Anthropic blocks. Reasoning, images and parts of kinds not known are left out."""
+    if isinstance(parts, str):
+        return parts, [], []
+    texts, calls, results = [], [], []
+    for part in parts if isinstance(parts, list) else []:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind in TEXT_PARTS:
+            texts.append(str(part.get("content") if "content" in part else part.get("text", "")))
+        elif kind in ("tool_call", "tool_use"):
+            calls.append({"function": str(part.get("name")), "arguments": part.get("arguments", part.get("input"))
+                          or {}, "id": str(part.get("id"))})
+        elif kind in ("tool_call_response", "tool_result"):
+            result = next((part[k] for k in ("response", "result", "content") if k in part), None)
+            results.append({"role": "tool", "tool_call_id": str(part.get("id") or part.get("tool_use_id")),
+                            "content": _text(result)})
+    return "\n".join(t for t in texts if t), calls, results
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return _parts(value)[0]
+    return "" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def conversation(calls: list[tuple[Any, Any]]) -> list[Message]:
+    """One conversation from a trace's model calls (input, output), oldest first: each call's input adds the
+    messages not yet in the conversation (a call that resends the history adds nothing old), then its
+    output. Tool results are named after the call they answer."""
+    out: list[Message] = []
+    seen: set[str] = set()
+    for given, answer in calls:
+        for message in [*chat_messages(given, "user"), *chat_messages(answer, "assistant")]:
+            key = json.dumps(message, sort_keys=True, default=str)
+            if key not in seen:
+                seen.add(key)
+                out.append(message)
+    names = {c["id"]: c["function"] for m in out for c in m.get("tool_calls", ())}
+    for message in out:
+        if message["role"] == "tool":
+            message["name"] = names.get(message.get("tool_call_id"), message.get("name") or "tool")
+    return out

@@ -1,0 +1,274 @@
+"""Agent logs in: every real file of `../shared/data/agent_logs/` read by its format with the counts its README
+gives, broken and unknown lines, secrets redacted before anything is written, `vibe init` on a folder of logs,
+the agents method by hand, and planted habits found end to end (nothing on a null split)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.datasets import DatasetError
+from engine.datasets.sessions import conversation_messages, redact
+from engine.formats import dataset_format
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import agent_logs
+
+ROOT = Path(__file__).resolve().parent.parent
+VIBE = [sys.executable, "-m", "engine"]
+
+
+def read(form: str, path: Path) -> list:
+    fmt = dataset_format(form)
+    return fmt.sessions(fmt.files(path))
+
+
+def calls(session) -> Counter[str]:
+    return Counter(c["function"] for m in session.messages for c in m.get("tool_calls", ()))
+
+
+def assistant_messages(session) -> int:
+    return sum(m["role"] == "assistant" for m in session.messages)
+
+
+# file -> (API messages, tool calls by tool, tool results), main thread and subagents together, as the README counts
+CLAUDE_CODE = {
+    "claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl":
+        (7, {"Glob": 6, "TodoWrite": 3, "Bash": 2, "Write": 1}, 12),
+    "claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl":
+        (20, {"TodoWrite": 5, "Bash": 5, "Glob": 3, "Read": 3, "Task": 3, "Edit": 1, "MultiEdit": 1}, 21),
+    "claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl":
+        (170, {"Bash": 61, "Write": 33, "Read": 28, "TodoWrite": 19, "Edit": 8, "Task": 5, "BashOutput": 5,
+               "KillBash": 3, "MultiEdit": 3, "Glob": 2}, 167),
+    "agtrace/claude_session.jsonl": (6, {"Bash": 3, "Write": 1}, 4),
+    "codemie-code/project-tmp-private/4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl":
+        (7, {"Write": 3, "Read": 1, "Edit": 1, "Bash": 1}, 6),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLAUDE_CODE))
+def test_claude_code_sessions_have_the_readmes_counts(shared_data: Path, name: str) -> None:
+    """One API response spread over lines sharing message.id is one message; tool results are the tools', not
+    the user's; subagent runs (inline sidechains in 1.0) are read apart, labelled, and count with their file."""
+    found = read("claude-code", shared_data / "agent_logs" / "claude_code" / name)
+    api, tools, results = CLAUDE_CODE[name]
+    assert sum(map(assistant_messages, found)) == api
+    assert sum((calls(s) for s in found), Counter()) == Counter(tools)
+    assert sum(m["role"] == "tool" for s in found for m in s.messages) == results
+    main = [s for s in found if s.subagent is None]
+    assert len(main) == 1 and {m for s in found for m in s.models} <= {
+        "claude-sonnet-4-20250514", "claude-sonnet-4-5-20250929"}
+    assert len(found) - 1 == {"5c0375b4": 2, "fe5e1c67": 5}.get(name.split("/")[-1][:8], 0)
+
+
+def test_claude_code_prompts_are_what_the_human_typed(shared_data: Path) -> None:
+    """Typed prompts are turns; `/exit` and what a local command printed are not; a slash command reads as
+    typed, its expansion after it; 2.0 agent files are subagent runs of their session, with their own model."""
+    folder = shared_data / "agent_logs" / "claude_code"
+    (session,) = read("claude-code", folder / "agtrace" / "claude_session.jsonl")
+    messages, _ = conversation_messages(session)
+    assert [m["content"] for m in messages if m["role"] == "user"] == [
+        "add myapp directory and create myapp/hoge.py which shows result of print(1+1).",
+        "cd to myapp and run python hoge.py"]
+    (init,) = read("claude-code", folder / "claude-code-viewer" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl")
+    assert conversation_messages(init)[0][0]["content"].startswith("/init\n\nPlease analyze this codebase")
+    found = read("claude-code", folder / "codemie-code")
+    assert sorted((s.subagent, s.models[0]) for s in found if s.subagent) == [
+        ("36541525", "claude-sonnet-4-5-20250929"),
+        ("50243ee8", "converse/jp.anthropic.claude-haiku-4-5-20251001-v1:0")]
+
+
+@pytest.mark.parametrize(("name", "model", "tools", "failed"), [
+    ("agtrace/codex_session.jsonl", "gpt-5.1-codex-max", {"shell_command": 4, "apply_patch": 1}, 2),
+    ("codemie-code/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl", "gpt-5.5",
+     {"exec_command": 43, "write_stdin": 54, "web_search": 3, "apply_patch": 3, "update_plan": 2}, 0)])
+def test_codex_rollouts_have_the_readmes_counts(shared_data: Path, name: str, model: str, tools: dict[str, int],
+                                                failed: int) -> None:
+    """The prompts are the user_message events (not the injected context); calls pair with outputs by call_id;
+    the model is the turn context's; a shell call's non-zero exit code is a failed call."""
+    (session,) = read("codex", shared_data / "agent_logs" / "codex" / name)
+    assert set(session.models) == {model} and calls(session) == Counter(tools)
+    assert sum(bool(m.get("error")) for m in session.messages) == failed
+    assert sum(m["role"] == "user" for m in session.messages) == 2
+
+
+@pytest.mark.parametrize(("name", "agent", "tools", "prose"), [
+    ("hermes-nemoflow-smoke/native-hermes-trajectory.json", "hermes Hermes Agent v0.13.0 (2026.5.7)",
+     {"execute_code": 9, "read_file": 6, "patch": 6, "terminal": 6, "search_files": 5}, 26),
+    ("hermes-nemoflow-smoke/nemo-flow-atof-atif-trajectory.json", "hermes-nemoflow 1.0.0",
+     {"execute_code": 9, "read_file": 6, "patch": 6, "terminal": 6, "search_files": 5}, 26),
+    ("openclaw-nemoflow-smoke/native-openclaw-trajectory.json", "openclaw OpenClaw 2026.5.12 (f066dd2)",
+     {"exec": 34, "read": 10, "edit": 6, "web_search": 5, "web_fetch": 4, "write": 1}, 0)])
+def test_atif_trajectories_have_the_readmes_counts(shared_data: Path, name: str, agent: str,
+                                                   tools: dict[str, int], prose: int) -> None:
+    """Tool calls and their observations come from the same step; a prompt recorded again before a later model
+    call is not a new turn (NeMo-Flow's 2 user steps are one prompt); a placeholder is no text; a version that
+    is a CLI's banner reads as its line naming the agent."""
+    (session,) = read("atif", shared_data / "agent_logs" / "atif" / "nemo-agent-toolkit" / name)
+    messages, _ = conversation_messages(session)
+    assert session.agent == agent and calls(session) == Counter(tools)
+    assert sum(m["role"] == "tool" for m in messages) == sum(tools.values())
+    assert sum(m["role"] == "user" for m in messages) == 1
+    assert sum(bool(m["content"].strip()) for m in messages if m["role"] == "assistant") == prose
+
+
+def test_trace_exports_read_as_conversations(shared_data: Path) -> None:
+    """OTel GenAI spans in both attribute styles give the same conversation; Langfuse's frameworks (full
+    history per call, or only what is new) and LangSmith's create/update payloads each give one conversation."""
+    logs = shared_data / "agent_logs"
+    current, = read("otel-genai", logs / "otel_genai" / "openinference" / "otel_genai_client_span_tool_calls.json")
+    old, = read("otel-genai", logs / "otel_genai" / "openinference" /
+                "otel_genai_deprecated_client_span_tool_calls.json")
+    assert current.messages == old.messages and [m["role"] for m in current.messages] == [
+        "user", "assistant", "tool", "assistant"]
+    assert read("otel-genai", logs / "otel_genai" / "openinference" / "otel_genai_tool_execution_span.json") == []
+    shapes = {path.name: [(m["role"], [c["function"] for c in m.get("tool_calls", ())]) for m in s.messages]
+              for path in sorted((logs / "langfuse").glob("*.trace.json")) for s in read("langfuse", path)}
+    assert shapes["microsoft-agent-2025-12-17.trace.json"] == [
+        ("user", []), ("assistant", ["get_weather"]), ("tool", []), ("assistant", [])]
+    assert shapes["openai-agents-2025-09-30.trace.json"] == shapes["microsoft-agent-2025-12-17.trace.json"]
+    assert sum(len(c) for _, c in shapes["pydantic-ai-tools-2025-12-04.trace.json"]) == 4
+    runs = [s for path in sorted((logs / "langsmith").glob("*.json")) for s in read("langsmith", path)]
+    assert [(s.models, [m["role"] for m in s.messages]) for s in runs] == [
+        (["gpt-4o-mini-2024-07-18"], ["user", "assistant"]), (["o1-mini-2024-09-12"], ["user", "assistant"])]
+
+
+def test_a_broken_line_is_located_and_an_unknown_one_is_read_past(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    made = agent_logs.sessions(2, planted=False)["a"]
+    agent_logs.write_claude_code(tmp_path / "cc", made, "m")
+    first = sorted((tmp_path / "cc").glob("*.jsonl"))[0]
+    lines = first.read_text().splitlines()
+    first.write_text("\n".join([*lines[:2], json.dumps({"type": "hologram", "uuid": "x", "sessionId": "s"}),
+                                *lines[2:]]) + "\n")
+    assert len(read("claude-code", first)) == 1
+    assert f"{first}:3: a Claude Code line of type 'hologram' this reader does not know" in capsys.readouterr().err
+    first.write_text("\n".join([*lines[:3], "{not json", *lines[3:]]) + "\n")
+    with pytest.raises(DatasetError, match=rf"{first.name}:4: invalid JSON line"):
+        read("claude-code", first)
+    agent_logs.write_codex(tmp_path / "cx", made, "m")
+    rollout = sorted((tmp_path / "cx").glob("*.jsonl"))[0]
+    rollout.write_text(rollout.read_text() + json.dumps({"type": "telepathy", "payload": {}}) + "\n")
+    assert len(read("codex", rollout)) == 1 and "a Codex line type 'telepathy'" in capsys.readouterr().err
+    agent_logs.write_atif(tmp_path / "at", made, "m")
+    trajectory = sorted((tmp_path / "at").glob("*.json"))[0]
+    doc = json.loads(trajectory.read_text())
+    trajectory.write_text(json.dumps({**doc, "schema_version": "ATIF-v2.0"}))
+    assert len(read("atif", trajectory)) == 1 and "schema_version 'ATIF-v2.0'" in capsys.readouterr().err
+    doc["steps"][1]["source"] = "robot"
+    trajectory.write_text(json.dumps(doc))
+    with pytest.raises(DatasetError, match=r"steps\.1\.source is 'robot'"):
+        read("atif", trajectory)
+
+
+def test_secrets_are_redacted_and_code_is_not() -> None:
+    cases = {
+        "export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz012345": "export OPENAI_API_KEY=[redacted key]",
+        'password: "hunter2hunter2"': 'password: "[redacted secret]"',
+        "Authorization: Bearer abcdefghijklmnop1234": "Authorization: Bearer [redacted token]",
+        "cd /Users/alice/code && ls /home/bob/x": "cd /Users/~/code && ls /home/~/x",
+        "mail jane.doe@example.org.": "mail [redacted email].",
+        "password = ReadOnlyPasswordHashField": "password = ReadOnlyPasswordHashField",
+        "key = os.environ['KEY']": "key = os.environ['KEY']",
+    }
+    assert {text: redact(text)[0] for text in cases} == cases
+    assert redact("ghp_" + "a" * 36 + " and AKIAABCDEFGHIJKLMNOP")[1] == Counter({"key": 2})
+
+
+def test_nothing_a_run_writes_holds_a_secret_from_the_logs(tmp_path: Path) -> None:
+    """A key and a home folder in a prompt, a tool's arguments and an answer: after `vibe run`, no file of the
+    run folder (pages, items, answers) holds either."""
+    key, home = "sk-ant-api03-" + "Z" * 40, "/Users/jdoe"
+    made = agent_logs.sessions(8, planted=False)
+    for agent in made.values():
+        for s in agent:
+            s.prompt += f" (my key is {key})"
+            s.answer += f" Saved under {home}/project."
+            s.calls[0].arguments["file_path"] = f"{home}/project/x.py"
+    agent_logs.write_logs(tmp_path / "logs", made, ("claude-code", "codex"))
+    (tmp_path / "spec.yaml").write_text(agent_logs.spec(tmp_path / "logs", "agent-logs"))
+    done = subprocess.run([*VIBE, "run", "spec.yaml", "--quiet"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    written = [p for p in (tmp_path / "runs").rglob("*") if p.is_file() and p.suffix != ".sqlite"]
+    assert any(p.name == "index.html" for p in written)
+    for path in written:
+        data = path.read_bytes()
+        if path.suffix == ".gz":
+            import gzip
+            data = gzip.decompress(data)
+        assert key.encode() not in data and home.encode() not in data, path
+
+
+def test_init_recognises_a_folder_of_mixed_logs_and_one_of_a_single_kind(tmp_path: Path) -> None:
+    made = agent_logs.sessions(4, planted=False)
+    agent_logs.write_logs(tmp_path / "mixed", made, ("claude-code", "codex"))
+    agent_logs.write_atif(tmp_path / "atif", made["a"], "qwen-a")
+    agent_logs.write_atif(tmp_path / "atif", made["b"], "qwen-b", agent="other-agent")
+    for folder, form, models in (("mixed", "agent-logs", ["agent-a-model", "agent-b-model"]),
+                                 ("atif", "atif", ["qwen-a", "qwen-b"])):
+        done = subprocess.run([*VIBE, "init", folder, "--out", f"{folder}.yaml"], cwd=tmp_path, capture_output=True,
+                              text=True)
+        assert done.returncode == 0, done.stderr
+        spec = (tmp_path / f"{folder}.yaml").read_text()
+        assert f"format: {form} " in spec and f"models: [{', '.join(models)}]" in spec
+        assert subprocess.run([*VIBE, "validate", f"{folder}.yaml"], cwd=tmp_path).returncode == 0
+
+
+def test_the_agents_measures_by_hand() -> None:
+    """Two turns: Read then Edit (the Edit failed), then Bash alone. Per turn: 1.5 calls, 2 model calls (each
+    turn's calls and its answer... here 1.5), 1.5 distinct tools; 1 failed result of 3; shares of calls 1/3
+    each; turns opening with Read 1/2, with Bash 1/2."""
+    from engine.builtin_plugins.methods.agents import measures
+
+    def call(name: str) -> dict:
+        return {"role": "assistant", "content": "", "tool_calls": [{"name": name, "arguments": "{}"}]}
+
+    turns = [[call("Read"), {"role": "tool", "content": ""}, call("Edit"),
+              {"role": "tool", "content": "", "error": True}, {"role": "assistant", "content": "done"}],
+             [call("Bash"), {"role": "tool", "content": ""}, {"role": "assistant", "content": "ran"}]]
+    tools = ["Read", "Edit", "Bash"]
+    values = dict(zip(measures.names(tools), measures.measure(turns, tools), strict=True))
+    assert values["tool calls per turn"] == 1.5 and values["model calls per turn"] == 2.5
+    assert values["distinct tools per turn"] == 1.5 and values["failed tool calls"] == pytest.approx(1 / 3)
+    assert [values[f"share of calls to {t}"] for t in tools] == pytest.approx([1 / 3] * 3)
+    assert [values[f"turns opening with {t}"] for t in tools] == [0.5, 0.0, 0.5]
+    assert np.isnan(measures.measure([[{"role": "assistant", "content": "hi"}]], tools)[3])
+
+
+@pytest.mark.parametrize("planted", [True, False], ids=["planted", "null"])
+def test_planted_habits_are_found_end_to_end_and_nothing_on_a_null_split(tmp_path: Path, planted: bool) -> None:
+    """60 sessions of each agent, a in Claude Code's shape and b in Codex's, in one folder: with the habits
+    planted in a (a closing bulleted summary, reading before editing, on 80% of its sessions) the headline
+    confirms a vibe the summary scores and the agents analysis finds a's turns open with Read (paired: the
+    sessions share their prompts; Holm over the measures); with both agents alike, neither finds anything."""
+    made = agent_logs.sessions(60, planted=planted)
+    agent_logs.write_logs(tmp_path / "logs", made, ("claude-code", "codex"))
+    confirmed, differing = agent_logs.run(tmp_path / "logs", "agent-logs", tmp_path)
+    if planted:
+        assert any(side > 0 and agent_logs.tracks_summary(metric) for _, metric, side in confirmed), confirmed
+        assert ("turns opening with Read", pytest.approx(0.8, abs=0.1)) in [(n, d) for n, d in differing]
+    else:
+        assert confirmed == [] and differing == []
+
+
+def test_sessions_on_different_prompts_are_compared_unpaired(tmp_path: Path) -> None:
+    """Agents that answered different requests share no conversation: the measures' distributions are
+    compared (Mann-Whitney), and the result says so."""
+    from engine.pipeline import run_spec
+
+    made = agent_logs.sessions(40, planted=True)
+    made["b"] = [agent_logs.Session(f"another request {k}", s.answer, s.calls) for k, s in enumerate(made["b"])]
+    agent_logs.write_logs(tmp_path / "logs", made, ("codex", "atif"))
+    (tmp_path / "spec.yaml").write_text(agent_logs.spec(tmp_path / "logs", "agent-logs"))
+    _, results, _ = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
+                             report=False)
+    (behaviour,) = results.of("agents")
+    assert behaviour.design == "unpaired" and behaviour.shared == 0 and "Mann-Whitney" in behaviour.test
+    read_first = next(m for m in behaviour.measures if m.name == "turns opening with Read")
+    assert read_first.units == 80 and read_first.p_holm is not None and read_first.p_holm < 0.05
