@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -28,12 +29,14 @@ def prepare(spec_path: str | Path, limit: int | None = None) -> Prepared:
                                        for name, ds in spec.datasets.items()})
     used = {a.dataset for a in spec.analyses.values()}
     excluded: dict[str, list[str]] = {name: [] for name in used}
+    redacted: dict[str, Counter[str]] = {name: Counter() for name in used}
     with timings.phase("read the data"):
-        items = {name: load_items(ds, frozenset(spec.models), excluded[name]) for name, ds in spec.datasets.items()
-                 if name in used}
+        items = {name: load_items(ds, frozenset(spec.models), excluded[name], redacted[name])
+                 for name, ds in spec.datasets.items() if name in used}
     with timings.phase("compile the plan"):
         plan = compile_plan(spec, items)
-    return Prepared(spec, items, plan, {name: why for name, why in excluded.items() if why})
+    return Prepared(spec, items, plan, {name: why for name, why in excluded.items() if why},
+                    {name: dict(kinds) for name, kinds in redacted.items() if kinds})
 
 
 def say_excluded(prepared: Prepared) -> None:
@@ -111,6 +114,8 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                         finish_manifest(run_dir, phases, summary)
                         if prepared.excluded:  # what the readers left out, beside the counts
                             _update_manifest(run_dir, lambda manifest: manifest.update(excluded=prepared.excluded))
+                        if prepared.redacted:
+                            _update_manifest(run_dir, lambda manifest: manifest.update(redacted=prepared.redacted))
                         results = analyze_run(prepared, finished, run_dir, origins)
                 if report and not summary.interrupted:
                     from engine.report.render import render_report

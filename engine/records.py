@@ -223,9 +223,11 @@ class Result:
 @dataclass
 class Prepared:
     """A spec, the items of the datasets its analyses use, and the plan compiled from both; per dataset, what
-    its reader left out and why (a conversation the models answered in different numbers of turns)."""
+    its reader left out and why (a conversation the models answered in different numbers of turns) and how
+    many secrets it redacted."""
 
     spec: Spec
     items: dict[str, list[Item]]
     plan: Plan
     excluded: dict[str, list[str]] = field(default_factory=dict)
+    redacted: dict[str, dict[str, int]] = field(default_factory=dict)  # secrets taken out of a dataset, by kind

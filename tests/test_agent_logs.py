@@ -196,7 +196,9 @@ def test_nothing_a_run_writes_holds_a_secret_from_the_logs(tmp_path: Path) -> No
     done = subprocess.run([*VIBE, "run", "spec.yaml", "--quiet"], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     written = [p for p in (tmp_path / "runs").rglob("*") if p.is_file() and p.suffix != ".sqlite"]
-    assert any(p.name == "index.html" for p in written)
+    index = next(p for p in written if p.name == "index.html").read_text()
+    # 16 sessions: a key in each prompt, a home folder in each answer and each first tool call
+    assert "secrets redacted from the logs before anything was written (32 home, 16 key;" in index
     for path in written:
         data = path.read_bytes()
         if path.suffix == ".gz":

@@ -16,6 +16,7 @@ answer has no text) are exclusions, counted and said, so that one odd transcript
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ CONVERSATIONS = "\0conversations\0"  # a gathered row's model -> (where, message
 USER_TURNS = "\0user_turns\0"  # a gathered row's user turns, when the file gives them apart from any answer
 BATTLE = "\0battle\0"  # a gathered row's labelled comparison: (model_a, model_b, winner)
 LEFT_OUT = "\0left_out\0"  # why a record of this id was not read (an agent's subagent run, a mixed session)
+REDACTED = "\0redacted\0"  # how many secrets of each kind its reader took out of the row's conversations
 UNITS = ("turn", "final", "conversation")
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
@@ -166,6 +168,8 @@ def gathered(ds: Dataset, records: list[tuple[str, dict[str, Any]]]) -> list[dic
                 raise DatasetError(f"{where}: a second conversation of model {model!r} with id {record['id']!r} "
                                    f"(the first is {row[CONVERSATIONS][model][0]}); give each conversation its own id")
             row[CONVERSATIONS][model] = (where, normalised(where, record["messages"]))
+            if record.get("redactions"):
+                row.setdefault(REDACTED, Counter()).update(record["redactions"])
     answered = {m for row in rows.values() for m in row[CONVERSATIONS]}
     missing = sorted(wanted - answered)
     if missing:

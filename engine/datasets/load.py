@@ -10,11 +10,12 @@ the same items.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from engine.datasets.conversations import conversation_items
+from engine.datasets.conversations import REDACTED, conversation_items
 from engine.datasets.files import ensure_local, read_rows
 from engine.datasets.items import DatasetError, Item
 from engine.datasets.mapped_columns import absent_columns
@@ -25,11 +26,13 @@ from engine.formats import dataset_format
 from engine.spec.data_model import ComparisonLabels, Dataset
 
 
-def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list[str] | None = None) -> list[Item]:
+def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list[str] | None = None,
+               redacted: Counter[str] | None = None) -> list[Item]:
     """The dataset's items. With `models`, every preference label must name one of them or 'tie' after
     `preference_values` maps it: a label that names no model would otherwise turn into a missing one, and
     an analysis would rank or regress on whatever few labels happen to match. A conversation format's
-    conversations that cannot be compared are left out and said in `excluded` (when given)."""
+    conversations that cannot be compared are left out and said in `excluded`, and the secrets an agent log's
+    reader took out are counted by kind in `redacted` (each when given)."""
     form = dataset_format(ds.format)
     located = [record for path in ensure_local(ds) for record in form.records(path, ds)]
     if isinstance(form, TableRecords) and located:
@@ -47,6 +50,8 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list
         why = f"its filters keep none of its {read} rows" if read else "it has no rows"
         raise DatasetError(f"dataset {ds.name!r} ({_files(ds)}): {why}, so there is nothing to compare")
     if form.conversations:
+        for row in rows if redacted is not None else ():
+            redacted.update(row.get(REDACTED) or {})
         items = [item for row in rows for item in conversation_items(ds, row, excluded if excluded is not None else [])]
         wheres = [f"dataset {ds.name!r}: conversation {item.cluster!r}" for item in items]
     else:

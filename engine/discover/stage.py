@@ -39,11 +39,12 @@ def discover_vibes(prepared: Prepared, cache: Cache) -> tuple[list[Vibe], dict[s
 
 
 def with_vibes(prepared: Prepared, vibes: list[Vibe]) -> Prepared:
-    """The run with discovered vibes added to the spec and to each analysis whose method discovers."""
+    """The run with discovered vibes added to the spec and to each analysis whose method discovers (what its
+    readers said of the data kept)."""
     names = [v.name for v in vibes]
     analyses = {name: get_method(a.method).with_discovered(a, names) for name, a in prepared.spec.analyses.items()}
     spec = replace(prepared.spec, vibes=(*prepared.spec.vibes, *vibes), analyses=analyses)
-    return Prepared(spec, prepared.items, compile_plan(spec, prepared.items, earlier=prepared.plan))
+    return replace(prepared, spec=spec, plan=compile_plan(spec, prepared.items, earlier=prepared.plan))
 
 
 def vibe_entry(v: Vibe) -> dict[str, Any]:
