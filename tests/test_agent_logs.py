@@ -223,9 +223,9 @@ def test_init_recognises_a_folder_of_mixed_logs_and_one_of_a_single_kind(tmp_pat
 
 
 def test_the_agents_measures_by_hand() -> None:
-    """Two turns: Read then Edit (the Edit failed), then Bash alone. Per turn: 1.5 calls, 2 model calls (each
-    turn's calls and its answer... here 1.5), 1.5 distinct tools; 1 failed result of 3; shares of calls 1/3
-    each; turns opening with Read 1/2, with Bash 1/2."""
+    """Two turns: Read then Edit (the Edit failed) then the answer, and Bash then the answer. Per turn: 1.5
+    calls, 2.5 assistant messages (3 and 2), 1.5 distinct tools; 1 failed result of 3; a third of the calls to
+    each tool; turns opening with Read 1/2, with Edit none, with Bash 1/2; no call, no share of failures."""
     from engine.builtin_plugins.methods.agents import measures
 
     def call(name: str) -> dict:
@@ -236,7 +236,7 @@ def test_the_agents_measures_by_hand() -> None:
              [call("Bash"), {"role": "tool", "content": ""}, {"role": "assistant", "content": "ran"}]]
     tools = ["Read", "Edit", "Bash"]
     values = dict(zip(measures.names(tools), measures.measure(turns, tools), strict=True))
-    assert values["tool calls per turn"] == 1.5 and values["model calls per turn"] == 2.5
+    assert values["tool calls per turn"] == 1.5 and values["assistant messages per turn"] == 2.5
     assert values["distinct tools per turn"] == 1.5 and values["failed tool calls"] == pytest.approx(1 / 3)
     assert [values[f"share of calls to {t}"] for t in tools] == pytest.approx([1 / 3] * 3)
     assert [values[f"turns opening with {t}"] for t in tools] == [0.5, 0.0, 0.5]
@@ -274,3 +274,49 @@ def test_sessions_on_different_prompts_are_compared_unpaired(tmp_path: Path) -> 
     assert behaviour.design == "unpaired" and behaviour.shared == 0 and "Mann-Whitney" in behaviour.test
     read_first = next(m for m in behaviour.measures if m.name == "turns opening with Read")
     assert read_first.units == 80 and read_first.p_holm is not None and read_first.p_holm < 0.05
+
+
+def test_compare_of_two_log_folders_finds_the_agent_that_changed(tmp_path: Path) -> None:
+    """Two folders of the same 30 requests, a week apart: agent a's later sessions close with the bulleted
+    summary, b's are unchanged. `vibe compare` of the two runs moves a's formatting up (list density: its
+    answers that had fewer lists than the summary's share gain, at a Holm-adjusted p < 0.05) and leaves b's
+    exactly where it was (the same answers: no verdict moves)."""
+    from engine.drift.compare import compare_runs
+    from engine.pipeline import run_spec
+
+    runs = {}
+    for name, rate in (("before", 0.0), ("after", 1.0)):
+        agent_logs.write_logs(tmp_path / name, agent_logs.sessions(30, planted=True, rate=rate),
+                              ("claude-code", "codex"))
+        text = agent_logs.spec(tmp_path / name, "agent-logs").replace(
+            "  - discover: {method: statistical, max_vibes: 6}",
+            "  - {name: formatting, low: prose, high: lists, metric: list_density}")
+        (tmp_path / f"{name}.yaml").write_text(text)
+        runs[name] = tmp_path / "runs" / name
+        run_spec(tmp_path / f"{name}.yaml", runs[name], tmp_path / "c.sqlite", quiet=True, report=False)
+    slots, _ = compare_runs(runs["before"], runs["after"], tmp_path / "cmp", tmp_path / "c.sqlite")
+    shifts = {slot.model: {s.vibe: s for s in slot.shifts} for slot in slots}
+    moved = shifts["a"]["formatting"]
+    assert moved.n == 30 and moved.shift > 0 and moved.p_moved_adjusted < 0.05, moved
+    assert shifts["b"]["formatting"].shift == 0.0
+
+
+def test_pairing_and_grouping_choices_and_a_session_two_models_wrote() -> None:
+    """By default the k-th session of each model opening with a prompt pairs with the other's k-th; `session`
+    pairs on the log's id; `agent` compares the tools' versions; a session two models wrote is left out, said."""
+    from engine.datasets.sessions import Session, session_records
+
+    def session(sid: str, models: list[str], prompt: str = "fix it", agent: str = "claude-code 2.0.64") -> Session:
+        return Session(sid, models, [{"role": "user", "content": prompt}, {"role": "assistant", "content": "ok"}],
+                       f"{sid}.jsonl", agent=agent)
+
+    made = [session("s1", ["m1"]), session("s2", ["m1"]), session("s3", ["m2"], agent="codex 0.66.0"),
+            session("s4", ["m1", "m2"])]
+    by_prompt = session_records(made)
+    assert [r["id"].partition("#")[2] for _, r in by_prompt] == ["", "2", "", "3"]
+    assert by_prompt[0][1]["id"] == by_prompt[2][1]["id"]  # m1's first and m2's first pair
+    assert by_prompt[3][1]["left_out"] == ("session s4: its assistant turns come from 2 models (m1, m2); split it "
+                                           "by model to compare them")
+    assert [r["id"] for _, r in session_records(made, pair_on="session")] == ["s1", "s2", "s3", "s4"]
+    assert [r["model"] for _, r in session_records(made, group_by="agent")][:3] == [
+        "claude-code 2.0.64", "claude-code 2.0.64", "codex 0.66.0"]

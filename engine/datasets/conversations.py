@@ -54,8 +54,8 @@ def content_text(content: Any) -> str:
 
 def normalised(where: str, messages: Any) -> list[Message]:
     """Messages as vibe keeps them: role, content as text, and for tool traffic the calls (name, arguments as
-    JSON text) and the tool's name. OpenAI's `tool_calls[].function` and Inspect's flat `function`/`arguments`
-    both read, and a list written as JSON text (a CSV cell) is parsed."""
+    JSON text) and the tool's name. OpenAI's `tool_calls[].function`, Inspect's flat `function`/`arguments`
+    and vibe's own `name`/`arguments` all read, and a list written as JSON text (a CSV cell) is parsed."""
     if isinstance(messages, str):
         try:
             messages = json.loads(messages)
@@ -86,8 +86,10 @@ def _call(where: str, n: int, k: int, call: Any) -> dict[str, str]:
     if not isinstance(call, dict):
         raise DatasetError(f"{where}: messages.{n}.tool_calls.{k} is not an object")
     function = call.get("function")
+    # OpenAI's {function: {name, arguments}}, Inspect's {function, arguments}, or vibe's own {name, arguments}
+    # (the messages a run folder keeps, read back by `vibe compare`)
     name, arguments = (function.get("name"), function.get("arguments")) if isinstance(function, dict) \
-        else (function, call.get("arguments"))
+        else (function or call.get("name"), call.get("arguments"))
     if not name:
         raise DatasetError(f"{where}: messages.{n}.tool_calls.{k}: the call names no function")
     text = arguments if isinstance(arguments, str) else json.dumps(arguments or {}, ensure_ascii=False, sort_keys=True)

@@ -83,14 +83,15 @@ def tidy(messages: list[Message]) -> list[Message]:
     `/exit` with no answer, one API response spread over several messages, an interrupted call)."""
     out: list[Message] = []
     called: set[str] = set()
+    prompted = False  # a prompt came before: what the agent says now answers it
     for message in messages:
         role = message["role"]
         if role == "user":
             if out and out[-1]["role"] == "user":
                 out.pop()  # the prompt before it went unanswered
             out.append(message)
-            called = set()
-        elif not out or not any(m["role"] == "user" for m in out):
+            called, prompted = set(), True
+        elif not prompted:
             if role == "system":
                 out.append(message)
         elif role == "assistant":

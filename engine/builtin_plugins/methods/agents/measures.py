@@ -18,7 +18,8 @@ Turn = Sequence[dict[str, Any]]  # a turn's assistant and tool messages
 
 GENERAL = {
     "tool calls per turn": "tool calls the agent made in a turn",
-    "model calls per turn": "assistant messages in a turn (each a model call: with tool calls, or the answer)",
+    "assistant messages per turn": "assistant messages in a turn (with tool calls, or the answer; a log that "
+                                   "writes each of a response's tool calls apart counts each)",
     "distinct tools per turn": "different tools called in a turn",
     "failed tool calls": "share of tool results that report a failure (an error flag, a non-zero exit code)",
 }
