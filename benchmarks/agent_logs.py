@@ -93,6 +93,20 @@ def _stamp(k: int) -> str:
     return f"2026-01-01T00:{k // 60 % 60:02d}:{k % 60:02d}.000Z"
 
 
+# Every session runs on the same clock whatever format writes it: the prompt at 0 s, the c-th tool call's request
+# at 4c + 3 s and its result a second later, the answer 3 s after the last result; a call's response is 5 output
+# tokens, the answer's 50. Only what the agents do differs between them, never how their logs keep time.
+def _asked(c: int) -> str:
+    return _stamp(4 * c + 3)
+
+
+def _answered(c: int) -> str:
+    return _stamp(4 * c + 4)
+
+
+CALL_TOKENS, ANSWER_TOKENS = 5, 50
+
+
 def write_claude_code(folder: Path, items: list[Session], model: str, version: str = "2.0.64") -> None:
     """One session file per session, as the CLI writes it: the prompt, then per API response one assistant line
     per content block (sharing message.id), each tool's result as a user line, the answer last."""
@@ -106,25 +120,26 @@ def write_claude_code(folder: Path, items: list[Session], model: str, version: s
 def _claude_lines(sid: str, n: int, item: Session, model: str, version: str) -> list[dict]:
     lines: list[dict] = []
 
-    def line(kind: str, message: dict, **extra: object) -> None:
+    def line(kind: str, time: str, message: dict, **extra: object) -> None:
         parent = lines[-1]["uuid"] if lines else None
         uid = str(uuid.UUID(int=random.Random(f"{sid}{len(lines)}").getrandbits(128)))
         lines.append({"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": "/tmp/project",
                       "sessionId": sid, "version": version, "gitBranch": "main", "type": kind, "message": message,
-                      "uuid": uid, "timestamp": _stamp(len(lines)), **extra})
+                      "uuid": uid, "timestamp": time, **extra})
 
-    line("user", {"role": "user", "content": item.prompt})
+    line("user", _stamp(0), {"role": "user", "content": item.prompt})
     for c, call in enumerate(item.calls):
         mid, tid = f"msg_{n}_{c}", f"toolu_{n}_{c}"
-        line("assistant", {"id": mid, "type": "message", "role": "assistant", "model": model, "content": [
+        line("assistant", _asked(c), {"id": mid, "type": "message", "role": "assistant", "model": model, "content": [
             {"type": "tool_use", "id": tid, "name": call.name, "input": call.arguments}], "stop_reason": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5}}, requestId=f"req_{n}_{c}")
-        line("user", {"role": "user", "content": [{"tool_use_id": tid, "type": "tool_result", "content": call.result,
-                                                   "is_error": call.error}]},
+            "usage": {"input_tokens": 10, "output_tokens": CALL_TOKENS}}, requestId=f"req_{n}_{c}")
+        line("user", _answered(c), {"role": "user", "content": [
+            {"tool_use_id": tid, "type": "tool_result", "content": call.result, "is_error": call.error}]},
              toolUseResult={"stdout": call.result, "stderr": "", "interrupted": False})
-    line("assistant", {"id": f"msg_{n}_end", "type": "message", "role": "assistant", "model": model,
-                       "content": [{"type": "text", "text": item.answer}], "stop_reason": "end_turn",
-                       "usage": {"input_tokens": 10, "output_tokens": 50}}, requestId=f"req_{n}_end")
+    line("assistant", _asked(len(item.calls)), {
+        "id": f"msg_{n}_end", "type": "message", "role": "assistant", "model": model, "content": [
+            {"type": "text", "text": item.answer}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 10, "output_tokens": ANSWER_TOKENS}}, requestId=f"req_{n}_end")
     return lines
 
 
@@ -134,30 +149,38 @@ def write_codex(folder: Path, items: list[Session], model: str, version: str = "
     folder.mkdir(parents=True, exist_ok=True)
     for n, item in enumerate(items):
         sid = str(uuid.UUID(int=random.Random(f"{model}{n}").getrandbits(128)))
-        lines = [("session_meta", {"id": sid, "timestamp": _stamp(0), "cwd": "/tmp/project",
-                                   "originator": "codex_cli_rs", "cli_version": version, "source": "cli",
-                                   "model_provider": "openai"}),
-                 ("response_item", {"type": "message", "role": "user", "content": [
+        start = _stamp(0)
+        lines = [(start, "session_meta", {"id": sid, "timestamp": start, "cwd": "/tmp/project",
+                                          "originator": "codex_cli_rs", "cli_version": version, "source": "cli",
+                                          "model_provider": "openai"}),
+                 (start, "response_item", {"type": "message", "role": "user", "content": [
                      {"type": "input_text", "text": "<environment_context>\n  <cwd>/tmp/project</cwd>\n"
                                                     "</environment_context>"}]}),
-                 ("response_item", {"type": "message", "role": "user", "content": [
+                 (start, "response_item", {"type": "message", "role": "user", "content": [
                      {"type": "input_text", "text": item.prompt}]}),
-                 ("event_msg", {"type": "user_message", "message": item.prompt, "images": []})]
+                 (start, "event_msg", {"type": "user_message", "message": item.prompt, "images": []})]
+        context = {"cwd": "/tmp/project", "model": model, "effort": "medium"}
         for c, call in enumerate(item.calls):
             cid = f"call_{n}_{c}"
-            lines += [("turn_context", {"cwd": "/tmp/project", "model": model, "effort": "medium"}),
-                      ("response_item", {"type": "function_call", "name": call.name,
-                                         "arguments": json.dumps(call.arguments), "call_id": cid}),
-                      ("response_item", {"type": "function_call_output", "call_id": cid, "output":
-                                         f"Exit code: {1 if call.error else 0}\nWall time: 0.1 seconds\nOutput:\n"
-                                         f"{call.result}"})]
-        lines += [("turn_context", {"cwd": "/tmp/project", "model": model, "effort": "medium"}),
-                  ("event_msg", {"type": "agent_message", "message": item.answer}),
-                  ("response_item", {"type": "message", "role": "assistant", "content": [
-                      {"type": "output_text", "text": item.answer}]})]
-        text = "".join(json.dumps({"timestamp": _stamp(k), "type": kind, "payload": payload}) + "\n"
-                       for k, (kind, payload) in enumerate(lines))
+            lines += [(_asked(c), "turn_context", context),
+                      (_asked(c), "response_item", {"type": "function_call", "name": call.name,
+                                                    "arguments": json.dumps(call.arguments), "call_id": cid}),
+                      (_asked(c), "event_msg", _token_count(CALL_TOKENS)),
+                      (_answered(c), "response_item", {"type": "function_call_output", "call_id": cid, "output":
+                                                       f"Exit code: {1 if call.error else 0}\nWall time: 0.1 "
+                                                       f"seconds\nOutput:\n{call.result}"})]
+        end = _asked(len(item.calls))
+        lines += [(end, "turn_context", context), (end, "event_msg", {"type": "agent_message", "message": item.answer}),
+                  (end, "response_item", {"type": "message", "role": "assistant", "content": [
+                      {"type": "output_text", "text": item.answer}]}),
+                  (end, "event_msg", _token_count(ANSWER_TOKENS))]
+        text = "".join(json.dumps({"timestamp": time, "type": kind, "payload": payload}) + "\n"
+                       for time, kind, payload in lines)
         (folder / f"rollout-2026-01-01T00-00-00-{sid}.jsonl").write_text(text, encoding="utf-8")
+
+
+def _token_count(output: int) -> dict:
+    return {"type": "token_count", "info": {"last_token_usage": {"input_tokens": 10, "output_tokens": output}}}
 
 
 def write_atif(folder: Path, items: list[Session], model: str, agent: str = "harbor-agent") -> None:
@@ -165,14 +188,17 @@ def write_atif(folder: Path, items: list[Session], model: str, agent: str = "har
     observation, the answer's step."""
     folder.mkdir(parents=True, exist_ok=True)
     for n, item in enumerate(items):
-        steps: list[dict] = [{"step_id": 1, "source": "user", "message": item.prompt}]
+        steps: list[dict] = [{"step_id": 1, "source": "user", "message": item.prompt, "timestamp": _stamp(0)}]
         for c, call in enumerate(item.calls):
             cid = f"call_{n}_{c}"
             steps.append({"step_id": len(steps) + 1, "source": "agent", "model_name": model,
-                          "message": "[tool call]", "tool_calls": [
+                          "message": "[tool call]", "timestamp": _answered(c), "tool_calls": [
                               {"tool_call_id": cid, "function_name": call.name, "arguments": call.arguments}],
-                          "observation": {"results": [{"source_call_id": cid, "content": call.result}]}})
-        steps.append({"step_id": len(steps) + 1, "source": "agent", "model_name": model, "message": item.answer})
+                          "observation": {"results": [{"source_call_id": cid, "content": call.result}]},
+                          "metrics": {"prompt_tokens": 10, "completion_tokens": CALL_TOKENS}})
+        steps.append({"step_id": len(steps) + 1, "source": "agent", "model_name": model, "message": item.answer,
+                      "timestamp": _asked(len(item.calls)),
+                      "metrics": {"prompt_tokens": 10, "completion_tokens": ANSWER_TOKENS}})
         doc = {"schema_version": "ATIF-v1.7", "session_id": f"{agent}-{n}",
                "agent": {"name": agent, "version": "1.0.0", "model_name": model}, "steps": steps,
                "final_metrics": {"total_steps": len(steps)}}

@@ -78,6 +78,9 @@ def normalised(where: str, messages: Any) -> list[Message]:
             kept["name"] = str(message.get("name") or message.get("function") or "tool")
             if message.get("error"):  # an agent log's failed call (an error flag, a non-zero exit code)
                 kept["error"] = True
+        for fact in ("tokens", "elapsed"):  # an agent log's output tokens, seconds since the turn's prompt
+            if isinstance(message.get(fact), (int, float)) and not isinstance(message.get(fact), bool):
+                kept[fact] = message[fact]
         out.append(kept)
     return out
 

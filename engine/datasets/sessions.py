@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -67,7 +68,8 @@ def redact(text: str) -> tuple[str, Counter[str]]:
 class Session:
     """One agent session as a log holds it. `messages` are role/content dicts: `user` (the human's prompt),
     `assistant` (its prose, and `tool_calls` as {function, arguments, id}), `tool` (a result: `name`, and
-    `tool_call_id` matching its call, `error` when the tool failed) and `system`."""
+    `tool_call_id` matching its call, `error` when the tool failed) and `system`; each may carry `time` (when
+    the log wrote it, ISO-8601) and an assistant message `tokens` (the output tokens of its model call)."""
 
     id: str  # the log's own session id
     models: list[str]  # the model of each of its assistant messages, as the log names it
@@ -99,6 +101,8 @@ def tidy(messages: list[Message]) -> list[Message]:
             if last["role"] == "assistant" and not last.get("tool_calls"):
                 text = "\n\n".join(t for t in (last["content"], message["content"]) if t.strip())
                 out[-1] = {**message, "content": text}
+                if isinstance(last.get("tokens"), int) and isinstance(message.get("tokens"), int):
+                    out[-1]["tokens"] = last["tokens"] + message["tokens"]
             else:
                 out.append(message)
             called |= {str(c.get("id")) for c in message.get("tool_calls") or ()}
@@ -111,8 +115,8 @@ def tidy(messages: list[Message]) -> list[Message]:
 
 
 def conversation_messages(session: Session) -> tuple[list[Message], Counter[str]]:
-    """The session's tidied messages, redacted, in the shape `conversations.normalised` reads; and the
-    redactions made."""
+    """The session's tidied messages, redacted, in the shape `conversations.normalised` reads, each reply with
+    the seconds since its turn's prompt (`elapsed`, where the log gives times); and the redactions made."""
     counts: Counter[str] = Counter()
 
     def clean(text: Any) -> str:
@@ -121,6 +125,7 @@ def conversation_messages(session: Session) -> tuple[list[Message], Counter[str]
         return redacted
 
     out = []
+    asked: datetime | None = None  # when the turn's prompt was sent
     for message in tidy(session.messages):
         kept: Message = {"role": message["role"], "content": clean(message.get("content") or "")}
         if message.get("tool_calls"):
@@ -128,8 +133,28 @@ def conversation_messages(session: Session) -> tuple[list[Message], Counter[str]
                                   for call in message["tool_calls"]]
         if message["role"] == "tool":
             kept["name"] = message.get("name") or "tool"
+            kept["error"] = bool(message.get("error"))
+        if isinstance(message.get("tokens"), int):
+            kept["tokens"] = message["tokens"]
+        when = _moment(message.get("time"))
+        if message["role"] == "user":
+            asked = when
+        elif when is not None and asked is not None:
+            kept["elapsed"] = round((when - asked).total_seconds(), 3)
         out.append(kept)
     return out, counts
+
+
+def _moment(value: Any) -> datetime | None:
+    """An ISO-8601 time as logs write it (`Z` or an offset, any fraction of a second); None if it is not one."""
+    if not isinstance(value, str):
+        return None
+    text = re.sub(r"(\.\d{6})\d+", r"\1", value.replace("Z", "+00:00"))  # nanoseconds: Python reads micro
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def session_records(sessions: Iterable[Session], pair_on: str = "prompt",

@@ -73,20 +73,22 @@ def _session(path: Path, doc: dict[str, Any], subagent: str | None) -> Session:
         source, text = step.get("source"), _text(step.get("message"))
         if source == "user":
             if _last_prompt(messages) != text:  # else the prompt again, as recorded before a later model call
-                messages.append({"role": "user", "content": text})
+                messages.append({"role": "user", "content": text, "time": step.get("timestamp")})
         elif source == "system":
             messages.append({"role": "system", "content": text})
         elif source == "agent":
             calls = [{"function": str(c.get("function_name")), "arguments": c.get("arguments") or {},
                       "id": str(c.get("tool_call_id"))} for c in step.get("tool_calls") or [] if isinstance(c, dict)]
+            metrics = step.get("metrics") if isinstance(step.get("metrics"), dict) else {}
             messages.append({"role": "assistant", "content": "" if text.strip() in PLACEHOLDERS else text,
+                             "time": step.get("timestamp"), "tokens": metrics.get("completion_tokens"),
                              **({"tool_calls": calls} if calls else {})})
             models.append(str(step.get("model_name") or default_model))
             names = {c["id"]: c["function"] for c in calls}
             for result in (step.get("observation") or {}).get("results") or []:
                 call = str(result.get("source_call_id"))
                 messages.append({"role": "tool", "tool_call_id": call, "name": names.get(call, "tool"),
-                                 "content": _text(result.get("content"))})
+                                 "content": _text(result.get("content")), "time": step.get("timestamp")})
         else:
             raise DatasetError(f"{path}: steps.{n}.source is {source!r}; an ATIF step's source is system, user or "
                                "agent")

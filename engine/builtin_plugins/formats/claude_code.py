@@ -130,6 +130,11 @@ def _messages(entries: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]
                 last["tool_calls"] = [*last.get("tool_calls", ()), *calls]
             else:
                 out.append({"role": "assistant", "content": text, **({"tool_calls": calls} if calls else {})})
+            # each line's usage is a snapshot of the response so far: the last line's is the response's
+            usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+            if isinstance(usage.get("output_tokens"), int):
+                out[-1]["tokens"] = usage["output_tokens"]
+            out[-1]["time"] = line.get("timestamp")
             response = message.get("id")
             continue
         response = None
@@ -137,13 +142,14 @@ def _messages(entries: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]
             if block.get("type") == "tool_result":
                 call = str(block.get("tool_use_id"))
                 out.append({"role": "tool", "tool_call_id": call, "name": names.get(call, "tool"),
-                            "content": _result_text(block.get("content")), "error": bool(block.get("is_error"))})
+                            "content": _result_text(block.get("content")), "error": bool(block.get("is_error")),
+                            "time": line.get("timestamp")})
             elif block.get("type") == "text" and line["type"] == "user":
-                _prompt(out, str(block.get("text") or ""), bool(line.get("isMeta")))
+                _prompt(out, str(block.get("text") or ""), bool(line.get("isMeta")), line.get("timestamp"))
     return out
 
 
-def _prompt(out: list[dict[str, Any]], text: str, meta: bool) -> None:
+def _prompt(out: list[dict[str, Any]], text: str, meta: bool, time: Any) -> None:
     """A user line's text: a prompt typed, a slash command (read as typed, its expansion added), or what a
     local command printed (no prompt)."""
     if text.lstrip().startswith(LOCAL_OUTPUT):
@@ -155,9 +161,9 @@ def _prompt(out: list[dict[str, Any]], text: str, meta: bool) -> None:
     parts = dict(COMMAND.findall(text))
     if "name" in parts:
         out.append({"role": "user", "content": " ".join(p for p in (parts["name"], parts.get("args", "").strip())
-                                                         if p), "command": True})
+                                                         if p), "command": True, "time": time})
     else:
-        out.append({"role": "user", "content": text})
+        out.append({"role": "user", "content": text, "time": time})
 
 
 def _result_text(content: Any) -> str:

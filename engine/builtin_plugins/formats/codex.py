@@ -61,17 +61,21 @@ def session(path: Path) -> Session:
         elif kind == "turn_context":
             model = str(payload.get("model") or model)
         elif kind == "event_msg" and item == "user_message":
-            messages.append({"role": "user", "content": str(payload.get("message") or "")})
+            messages.append({"role": "user", "content": str(payload.get("message") or ""),
+                             "time": line.get("timestamp")})
+        elif kind == "event_msg" and item == "token_count":
+            _count_tokens(messages, payload)
         elif kind != "response_item":
             continue
         elif item == "message" and payload.get("role") == "assistant":
-            messages.append({"role": "assistant", "content": _text(payload.get("content"))})
+            messages.append({"role": "assistant", "content": _text(payload.get("content")),
+                             "time": line.get("timestamp")})
             models.append(model)
         elif item in CALLS:
             call = str(payload.get("call_id") or payload.get("id") or where)
             name = str(payload.get("name") or item.removesuffix("_call"))
             names[call] = name
-            messages.append({"role": "assistant", "content": "", "tool_calls": [
+            messages.append({"role": "assistant", "content": "", "time": line.get("timestamp"), "tool_calls": [
                 {"function": name, "arguments": payload.get(CALLS[item]) or {}, "id": call}]})
             models.append(model)
         elif item in OUTPUTS:
@@ -79,7 +83,7 @@ def session(path: Path) -> Session:
             output = payload.get("output")
             messages.append({"role": "tool", "tool_call_id": call, "name": names.get(call, "tool"),
                              "content": output if isinstance(output, str) else _text(output),
-                             "error": _failed(output)})
+                             "error": _failed(output), "time": line.get("timestamp")})
         elif item not in UNREAD_ITEMS:
             unknown.setdefault(f"response item {item!r}", []).append(where)
     for what, wheres in unknown.items():
@@ -88,6 +92,17 @@ def session(path: Path) -> Session:
     version = meta.get("cli_version")
     return Session(id=str(meta.get("id") or path.stem), models=models, messages=messages, where=lines[0][0] if lines
                    else str(path), agent=f"codex {version}" if version else "codex")
+
+
+def _count_tokens(messages: list[dict[str, Any]], payload: dict[str, Any]) -> None:
+    """A `token_count` event follows each model response: its last usage's output tokens are the response's,
+    given to the assistant message it produced last (once: the CLI may repeat the event)."""
+    info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
+    last = info.get("last_token_usage") if isinstance(info.get("last_token_usage"), dict) else {}
+    tokens = last.get("output_tokens")
+    answer = next((m for m in reversed(messages) if m["role"] != "tool"), None)
+    if isinstance(tokens, int) and answer is not None and answer["role"] == "assistant" and "tokens" not in answer:
+        answer["tokens"] = tokens
 
 
 def _text(content: Any) -> str:

@@ -22,6 +22,8 @@ GENERAL = {
                                    "writes each of a response's tool calls apart counts each)",
     "distinct tools per turn": "different tools called in a turn",
     "failed tool calls": "share of tool results that report a failure (an error flag, a non-zero exit code)",
+    "output tokens per turn": "tokens the model wrote in a turn, over all its calls (where the log counts them)",
+    "seconds per turn": "from the prompt to the turn's last message (where the log gives times)",
 }
 
 
@@ -57,10 +59,15 @@ def measure(turns: Sequence[Turn], tools: Sequence[str]) -> np.ndarray:
     flat = [name for names_ in made for name in names_]
     results = [m for turn in turns for m in turn if m["role"] == "tool"]
     n = max(1, len(turns))
+    tokens = [[m["tokens"] for m in turn if m["role"] == "assistant" and "tokens" in m] for turn in turns]
+    seconds = [max((m["elapsed"] for m in turn if "elapsed" in m), default=None) for turn in turns]
+    counted, timed = [sum(t) for t in tokens if t], [s for s in seconds if s is not None]
     values = [sum(map(len, made)) / n,
               sum(m["role"] == "assistant" for turn in turns for m in turn) / n,
               sum(len(set(c)) for c in made) / n,
-              sum(bool(m.get("error")) for m in results) / len(results) if results else np.nan]
+              sum(bool(m.get("error")) for m in results) / len(results) if results else np.nan,
+              float(np.mean(counted)) if counted else np.nan,
+              float(np.mean(timed)) if timed else np.nan]
     opened = [c[0] for c in made if c]
     values += [flat.count(t) / len(flat) if flat else np.nan for t in tools]
     values += [opened.count(t) / len(opened) if opened else np.nan for t in tools]
