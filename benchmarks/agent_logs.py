@@ -268,7 +268,7 @@ def tracks_summary(metric: str | None) -> bool:
 def main() -> None:
     from sizes import pick, positional
 
-    n = positional(0, pick(200, 12))
+    n = positional(0, pick(200, 8))
     found, tools, nulls = [], [], []
     pairs = pick([("claude-code", "codex"), ("codex", "atif"), ("atif", "claude-code")], [("claude-code", "codex")])
     for planted in (True, False):

@@ -28,17 +28,18 @@ from plan import SPEC
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = sizes.pick(5, 1)
+WARM_UP = sizes.pick(1, 0)  # the smoke run times each command once, cold: its figures measure nothing
 
 
 def timed(*args: str) -> float:
-    """Median seconds of RUNS runs of `python -m engine ARGS`, after one untimed run."""
+    """Median seconds of RUNS runs of `python -m engine ARGS`, after WARM_UP untimed runs."""
     seconds = []
-    for k in range(RUNS + 1):
+    for k in range(RUNS + WARM_UP):
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, cwd=ROOT)
         if done.returncode != 0:
             sys.exit(f"vibe {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-        if k:
+        if k >= WARM_UP:
             seconds.append(time.perf_counter() - start)
     return statistics.median(seconds)
 
