@@ -6,14 +6,16 @@ answers: its tool calls with their results, then its answer (one of AlpacaEval's
 instruction, dealt to the agents by a seeded coin, so that their prose differs in nothing). Two habits are
 planted in agent "a" on a stated share of its sessions: a prose habit (the answer closes with a bulleted
 summary of what was done) and a tool habit (it reads the file before it edits it, where "b" edits first). The
-null split gives both agents the same habits at the same rates. Sessions are written as the real files are
-(`../shared/data/agent_logs/`): Claude Code JSONL (one line per content block, a tree by uuid, tool results as
-user lines), Codex rollouts (session_meta, turn_context, user_message events, function calls paired by call_id)
-and ATIF trajectories (steps with their tool calls and observations); agent "a" in one format and "b" in another
-in one folder of mixed logs (`format: agent-logs`), paired by the prompt each session opens with.
+null split gives both agents the same habits at the same rates (half their sessions each, drawn apart).
+Sessions are written as the real files are (`../shared/data/agent_logs/`): Claude Code JSONL (one line per
+content block, a tree by uuid, tool results as user lines), Codex rollouts (session_meta, turn_context,
+user_message events, function calls paired by call_id) and ATIF trajectories (steps with their tool calls and
+observations); agent "a" in one format and "b" in another in one folder of mixed logs (`format: agent-logs`),
+paired by the prompt each session opens with.
 
 Each arm runs `vibe run` end to end (the offline metric judge, statistical discovery on the training half, the
-agents method on every conversation):
+agents method on every conversation): 3 planted arms and 30 null arms of 200 sessions per agent, the three
+pairs of formats in turn.
 - planted_found: share of arms whose headline confirms a vibe on which "a" sits higher and whose measure
   the planted summary itself scores above zero (it tracks the prose habit: a list, a heading, its phrases);
 - tool_habit_found: share of arms whose agents analysis finds "turns opening with Read" higher for "a" at 5%
@@ -270,20 +272,21 @@ def main() -> None:
 
     n = positional(0, pick(200, 8))
     found, tools, nulls = [], [], []
-    pairs = pick([("claude-code", "codex"), ("codex", "atif"), ("atif", "claude-code")], [("claude-code", "codex")])
-    for planted in (True, False):
-        for seed, formats in enumerate(pairs):
-            with tempfile.TemporaryDirectory() as tmp:
-                folder = Path(tmp) / "logs"
-                write_logs(folder, sessions(n, planted, seed=seed), formats)
-                confirmed, differing = run(folder, "agent-logs", Path(tmp))
-            print(f"{'planted' if planted else 'null'} {formats[0]} + {formats[1]}, {n} sessions each: confirmed "
-                  f"{confirmed}; measures differing {differing}", flush=True)
-            if planted:
-                found.append(any(side > 0 and tracks_summary(metric) for _, metric, side in confirmed))
-                tools.append(any(name == "turns opening with Read" and d > 0 for name, d in differing))
-            else:
-                nulls.append(bool(confirmed or differing))
+    pairs = [("claude-code", "codex"), ("codex", "atif"), ("atif", "claude-code")]
+    arms = [(True, seed, pairs[seed]) for seed in range(pick(3, 1))]
+    arms += [(False, seed, pairs[seed % 3]) for seed in range(pick(30, 1))]
+    for planted, seed, formats in arms:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "logs"
+            write_logs(folder, sessions(n, planted, seed=seed), formats)
+            confirmed, differing = run(folder, "agent-logs", Path(tmp))
+        print(f"{'planted' if planted else 'null'} {formats[0]} + {formats[1]}, seed {seed}, {n} sessions each: "
+              f"confirmed {confirmed}; measures differing {differing}", flush=True)
+        if planted:
+            found.append(any(side > 0 and tracks_summary(metric) for _, metric, side in confirmed))
+            tools.append(any(name == "turns opening with Read" and d > 0 for name, d in differing))
+        else:
+            nulls.append(bool(confirmed or differing))
     print(f"planted_found={sum(found) / len(found):.3f} tool_habit_found={sum(tools) / len(tools):.3f} "
           f"null_confirmed={sum(nulls) / len(nulls):.3f}")
 

@@ -76,8 +76,8 @@ def normalised(where: str, messages: Any) -> list[Message]:
             kept["tool_calls"] = calls
         if role == "tool":
             kept["name"] = str(message.get("name") or message.get("function") or "tool")
-            if message.get("error"):  # an agent log's failed call (an error flag, a non-zero exit code)
-                kept["error"] = True
+            if isinstance(message.get("error"), bool):  # whether an agent log's call failed, where it says
+                kept["error"] = message["error"]
         for fact in ("tokens", "elapsed"):  # an agent log's output tokens, seconds since the turn's prompt
             if isinstance(message.get(fact), (int, float)) and not isinstance(message.get(fact), bool):
                 kept[fact] = message[fact]

@@ -68,7 +68,8 @@ def redact(text: str) -> tuple[str, Counter[str]]:
 class Session:
     """One agent session as a log holds it. `messages` are role/content dicts: `user` (the human's prompt),
     `assistant` (its prose, and `tool_calls` as {function, arguments, id}), `tool` (a result: `name`, and
-    `tool_call_id` matching its call, `error` when the tool failed) and `system`; each may carry `time` (when
+    `tool_call_id` matching its call, `error` whether the tool failed, where the log says) and `system`; each
+    may carry `time` (when
     the log wrote it, ISO-8601) and an assistant message `tokens` (the output tokens of its model call)."""
 
     id: str  # the log's own session id
@@ -133,7 +134,8 @@ def conversation_messages(session: Session) -> tuple[list[Message], Counter[str]
                                   for call in message["tool_calls"]]
         if message["role"] == "tool":
             kept["name"] = message.get("name") or "tool"
-            kept["error"] = bool(message.get("error"))
+            if isinstance(message.get("error"), bool):  # absent: the log does not say whether the call failed
+                kept["error"] = message["error"]
         if isinstance(message.get("tokens"), int):
             kept["tokens"] = message["tokens"]
         when = _moment(message.get("time"))

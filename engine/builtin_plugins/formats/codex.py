@@ -111,7 +111,7 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def _failed(output: Any) -> bool:
-    """A shell call's output starts `Exit code: N`; anything but 0 is a failure."""
+def _failed(output: Any) -> bool | None:
+    """A shell call's output starts `Exit code: N`; anything but 0 is a failure. Other outputs do not say."""
     text = output if isinstance(output, str) else ""
-    return text.startswith("Exit code: ") and not text.startswith("Exit code: 0\n")
+    return not text.startswith("Exit code: 0\n") if text.startswith("Exit code: ") else None

@@ -21,7 +21,8 @@ GENERAL = {
     "assistant messages per turn": "assistant messages in a turn (with tool calls, or the answer; a log that "
                                    "writes each of a response's tool calls apart counts each)",
     "distinct tools per turn": "different tools called in a turn",
-    "failed tool calls": "share of tool results that report a failure (an error flag, a non-zero exit code)",
+    "failed tool calls": "share of tool results that report a failure (an error flag, a non-zero exit code), of "
+                         "those whose log says whether the call failed",
     "output tokens per turn": "tokens the model wrote in a turn, over all its calls (where the log counts them)",
     "seconds per turn": "from the prompt to the turn's last message (where the log gives times)",
 }
@@ -65,10 +66,17 @@ def measure(turns: Sequence[Turn], tools: Sequence[str]) -> np.ndarray:
     values = [sum(map(len, made)) / n,
               sum(m["role"] == "assistant" for turn in turns for m in turn) / n,
               sum(len(set(c)) for c in made) / n,
-              sum(bool(m.get("error")) for m in results) / len(results) if results else np.nan,
+              _share_failed(results),
               float(np.mean(counted)) if counted else np.nan,
               float(np.mean(timed)) if timed else np.nan]
     opened = [c[0] for c in made if c]
     values += [flat.count(t) / len(flat) if flat else np.nan for t in tools]
     values += [opened.count(t) / len(opened) if opened else np.nan for t in tools]
     return np.array(values, dtype=float)
+
+
+def _share_failed(results: Sequence[dict[str, Any]]) -> float:
+    """Failed calls over the results whose log says whether they failed (ATIF's, for one, does not: a format
+    that cannot tell must not read as an agent that never fails)."""
+    told = [m["error"] for m in results if isinstance(m.get("error"), bool)]
+    return sum(told) / len(told) if told else np.nan
