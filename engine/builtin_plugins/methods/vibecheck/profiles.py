@@ -39,6 +39,7 @@ from scipy.special import expit
 from statsmodels.tools.sm_exceptions import PerfectSeparationWarning, SingularMatrixWarning
 
 from engine.api.analysis import stats
+from engine.api.execution import derived
 from engine.api.spec import Labels, Vibe
 from engine.builtin_plugins.methods.vibecheck import heldout
 from engine.builtin_plugins.methods.vibecheck.firth import estimable
@@ -228,6 +229,23 @@ def _lc_fit(y: np.ndarray, length: np.ndarray) -> float:
     return float(expit(fit.params[0]))
 
 
+def _lc_interval(y: np.ndarray, length: np.ndarray, group: np.ndarray, seed: int,
+                 rounds: int) -> tuple[float, float, int]:
+    """The length-controlled rate's 95% percentile interval over `rounds` resamples of the clusters, and how
+    many resamples Firth's fit had to take: a thousand GLM fits, which a re-run reads back from the run cache."""
+    rng = np.random.default_rng(seed)
+    members = np.split(np.argsort(group, kind="stable"), np.cumsum(np.bincount(group))[:-1])
+    draws, penalized = [], 0
+    for drawn in (row for block in stats.resampled_rows(rng, len(members), rounds) for row in block):
+        rows = drawn if len(members) == len(y) else np.concatenate([members[k] for k in drawn])
+        try:
+            draws.append(_lc_fit(y[rows], length[rows]))
+        except FIT_FAILURES:  # separation: no finite GLM fit; Firth's is finite, and dropping would bias the interval
+            draws.append(_lc_penalized(y[rows], length[rows]))
+            penalized += 1
+    return float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975)), penalized
+
+
 def _lc_penalized(y: np.ndarray, length: np.ndarray) -> float:
     """The same quantity from Firth's penalized fit, finite under separation: for the bootstrap resamples whose
     GLM has none. An outcome y between 0 and 1 (a tie's ½, a graded annotator's share) enters as a win of weight
@@ -288,18 +306,11 @@ def win_rate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:
     except FIT_FAILURES as exc:  # degenerate labels: the page says which
         return WinRate(vc.model_a, float(y.mean()), low, high, None, None, None, len(y), ties, shorter,
                        f"no length-controlled rate: the GLM could not be fitted ({type(exc).__name__})", unit)
-    rng = np.random.default_rng(seed)
     group = stats.cluster_index(clusters)
-    members = np.split(np.argsort(group, kind="stable"), np.cumsum(np.bincount(group))[:-1])
-    draws, penalized = [], 0
-    for drawn in (row for block in stats.resampled_rows(rng, len(members), rounds) for row in block):
-        rows = drawn if len(members) == len(y) else np.concatenate([members[k] for k in drawn])
-        try:
-            draws.append(_lc_fit(y[rows], length[rows]))
-        except FIT_FAILURES:  # separation: no finite GLM fit; Firth's is finite, and dropping would bias the interval
-            draws.append(_lc_penalized(y[rows], length[rows]))
-            penalized += 1
-    lc_low, lc_high = float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
+    inputs = {"y": y.tolist(), "length": length.tolist(), "group": group.tolist(), "seed": seed, "rounds": rounds}
+    lc_low, lc_high, penalized = derived.cached(
+        "lc-interval", inputs, lambda: _lc_interval(y, length, group, seed, rounds),
+        lambda found: json.dumps(found).encode(), lambda data: tuple(json.loads(data)))
     note = (f"{penalized} of {rounds} resamples had no finite GLM fit and were refitted with Firth's penalty"
             if penalized else "")
     return WinRate(vc.model_a, float(y.mean()), low, high, lc, lc_low, lc_high, len(y), ties, shorter, note, unit)
