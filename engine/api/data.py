@@ -20,7 +20,7 @@ from engine.datasets.column_names import (
 from engine.datasets.files import located_rows
 from engine.datasets.inspect_logs import LOG_SUFFIXES, holds_logs, log_files, log_model, log_rows
 from engine.datasets.rows import field_value, text_value
-from engine.datasets.sessions import Session, SessionRows, log_format
+from engine.datasets.sessions import Session, SessionRows, inner, log_format
 from engine.datasets.shapes import AnswerRows, BattleRows, ConversationRows, TableRecords, WideRows
 from engine.datasets.trace_messages import chat_messages, conversation
 from engine.formats import DatasetFormat, Located, Sniffed, dataset_format, dataset_format_class
@@ -51,6 +51,7 @@ __all__ = [
     "dataset_format_class",
     "field_value",
     "holds_logs",
+    "inner",
     "json_object_with",
     "located_rows",
     "log_files",

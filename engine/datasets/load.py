@@ -50,8 +50,9 @@ def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list
         why = f"its filters keep none of its {read} rows" if read else "it has no rows"
         raise DatasetError(f"dataset {ds.name!r} ({_files(ds)}): {why}, so there is nothing to compare")
     if form.conversations:
-        for row in rows if redacted is not None else ():
-            redacted.update(row.get(REDACTED) or {})
+        if redacted is not None:
+            for row in rows:
+                redacted.update(row.get(REDACTED) or {})
         items = [item for row in rows for item in conversation_items(ds, row, excluded if excluded is not None else [])]
         wheres = [f"dataset {ds.name!r}: conversation {item.cluster!r}" for item in items]
     else:

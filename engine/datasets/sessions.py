@@ -80,6 +80,12 @@ class Session:
     agent: str | None = None  # the tool that wrote the log, and its version, where the log says
 
 
+def inner(record: Any, key: str) -> dict[str, Any]:
+    """The object a log record holds under `key`; empty where it holds none (logs omit what they lack)."""
+    value = record.get(key) if isinstance(record, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
 def tidy(messages: list[Message]) -> list[Message]:
     """The messages in the shape of a conversation: every prompt answered, assistant prose between two tool
     rounds one message, every tool result after its call. Agent logs break that shape routinely (a local
@@ -210,8 +216,27 @@ class SessionRows(ConversationRows):
     any_kind: ClassVar[bool] = False  # it reads every other session format's files (`log_format` skips it)
 
     def owns(self, path: Path) -> bool:
-        """Whether the file is one of this format's (read from its first bytes, never whole)."""
+        """Whether the file is one of this format's (read from its first bytes, `head`, never whole)."""
         raise NotImplementedError
+
+    @staticmethod
+    def head(path: Path, size: int = 4096) -> str:
+        """The file's first `size` characters ("" for a file that cannot be read as text)."""
+        try:
+            with path.open(encoding="utf-8") as fh:
+                return fh.read(size)
+        except (OSError, UnicodeDecodeError):
+            return ""
+
+    @staticmethod
+    def document(path: Path) -> Any:
+        """The file's JSON; a file that is not JSON is an error naming it and the line."""
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
     def sessions(self, files: list[Path]) -> list[Session]:
         raise NotImplementedError

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.api.data import Session, SessionRows, dataset_format_class
+from engine.api.data import Session, SessionRows, dataset_format_class, inner
 from engine.api.records import DatasetError
 
 PLACEHOLDERS = {"(no assistant text)", "[tool call]", "(empty)"}
@@ -30,21 +30,14 @@ class ATIF(SessionRows):
     noun = "ATIF trajectories"
 
     def owns(self, path: Path) -> bool:
-        try:
-            with path.open(encoding="utf-8") as fh:
-                return '"ATIF-v' in fh.read(4096)
-        except (OSError, UnicodeDecodeError):
-            return False
+        return '"ATIF-v' in self.head(path)
 
     def sessions(self, files: list[Path]) -> list[Session]:
         return [session for file in files for session in sessions(file)]
 
 
 def sessions(path: Path) -> list[Session]:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{path}: not an ATIF trajectory: {exc}") from None
+    doc = SessionRows.document(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
         raise DatasetError(f"{path}: field 'steps' is missing or not a list (an ATIF trajectory's steps)")
     version = str(doc.get("schema_version", ""))
@@ -63,7 +56,7 @@ def sessions(path: Path) -> list[Session]:
 
 
 def _session(path: Path, doc: dict[str, Any], subagent: str | None) -> Session:
-    agent: dict[str, Any] = doc["agent"] if isinstance(doc.get("agent"), dict) else {}
+    agent = inner(doc, "agent")
     default_model = str(agent.get("model_name") or "")
     messages: list[dict[str, Any]] = []
     models: list[str] = []
@@ -79,7 +72,7 @@ def _session(path: Path, doc: dict[str, Any], subagent: str | None) -> Session:
         elif source == "agent":
             calls = [{"function": str(c.get("function_name")), "arguments": c.get("arguments") or {},
                       "id": str(c.get("tool_call_id"))} for c in step.get("tool_calls") or [] if isinstance(c, dict)]
-            metrics = step.get("metrics") if isinstance(step.get("metrics"), dict) else {}
+            metrics = inner(step, "metrics")
             messages.append({"role": "assistant", "content": "" if text.strip() in PLACEHOLDERS else text,
                              "time": step.get("timestamp"), "tokens": metrics.get("completion_tokens"),
                              **({"tool_calls": calls} if calls else {})})

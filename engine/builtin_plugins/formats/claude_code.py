@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.api.data import Session, SessionRows, dataset_format_class, located_rows
+from engine.api.data import Session, SessionRows, dataset_format_class, inner, located_rows
 
 MESSAGE_LINES = ("user", "assistant", "system")
 BOOKKEEPING = {"summary", "file-history-snapshot", "queue-operation", "progress", "attachment", "permission-mode",
@@ -36,12 +36,7 @@ class ClaudeCode(SessionRows):
 
     def owns(self, path: Path) -> bool:
         """A Claude Code log's lines carry `sessionId` and `uuid`, where other JSONL formats carry neither."""
-        try:
-            with path.open(encoding="utf-8") as fh:
-                head = [fh.readline() for _ in range(5)]
-        except (OSError, UnicodeDecodeError):
-            return False
-        return any('"sessionId"' in line and '"uuid"' in line for line in head)
+        return any('"sessionId"' in line and '"uuid"' in line for line in self.head(path, 65536).splitlines()[:5])
 
     def sessions(self, files: list[Path]) -> list[Session]:
         return [session for file in files for session in sessions(file)]
@@ -131,7 +126,7 @@ def _messages(entries: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]
             else:
                 out.append({"role": "assistant", "content": text, **({"tool_calls": calls} if calls else {})})
             # each line's usage is a snapshot of the response so far: the last line's is the response's
-            usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+            usage = inner(message, "usage")
             if isinstance(usage.get("output_tokens"), int):
                 out[-1]["tokens"] = usage["output_tokens"]
             out[-1]["time"] = line.get("timestamp")

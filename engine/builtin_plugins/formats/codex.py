@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.api.data import Session, SessionRows, dataset_format_class, located_rows
+from engine.api.data import Session, SessionRows, dataset_format_class, inner, located_rows
 
 LINE_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state"}
 CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action",
@@ -32,11 +32,7 @@ class Codex(SessionRows):
 
     def owns(self, path: Path) -> bool:
         """A rollout opens with its `session_meta` line."""
-        try:
-            with path.open(encoding="utf-8") as fh:
-                return '"session_meta"' in fh.readline()
-        except (OSError, UnicodeDecodeError):
-            return False
+        return '"session_meta"' in self.head(path, 65536).split("\n", 1)[0]
 
     def sessions(self, files: list[Path]) -> list[Session]:
         return [session(file) for file in files]
@@ -97,8 +93,7 @@ def session(path: Path) -> Session:
 def _count_tokens(messages: list[dict[str, Any]], payload: dict[str, Any]) -> None:
     """A `token_count` event follows each model response: its last usage's output tokens are the response's,
     given to the assistant message it produced last (once: the CLI may repeat the event)."""
-    info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
-    last = info.get("last_token_usage") if isinstance(info.get("last_token_usage"), dict) else {}
+    last = inner(inner(payload, "info"), "last_token_usage")
     tokens = last.get("output_tokens")
     answer = next((m for m in reversed(messages) if m["role"] != "tool"), None)
     if isinstance(tokens, int) and answer is not None and answer["role"] == "assistant" and "tokens" not in answer:

@@ -9,7 +9,6 @@ model is each call's `model`."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +23,7 @@ class Langfuse(SessionRows):
     noun = "Langfuse conversations"
 
     def owns(self, path: Path) -> bool:
-        try:
-            with path.open(encoding="utf-8") as fh:
-                head = fh.read(4096)
-        except (OSError, UnicodeDecodeError):
-            return False
+        head = self.head(path)
         return '"observations"' in head or ('"trace"' in head and '"projectId"' in head)
 
     def sessions(self, files: list[Path]) -> list[Session]:
@@ -36,10 +31,7 @@ class Langfuse(SessionRows):
 
 
 def _traces(path: Path) -> list[dict[str, Any]]:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{path}: not JSON: {exc}") from None
+    doc = SessionRows.document(path)
     traces = doc if isinstance(doc, list) else [doc]
     for n, trace in enumerate(traces):
         if not isinstance(trace, dict) or not isinstance(trace.get("observations", trace.get("trace", {}).get(

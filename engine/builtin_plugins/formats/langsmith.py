@@ -7,11 +7,10 @@ completion, or messages) make one conversation per trace, read by `conversation`
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from engine.api.data import Session, SessionRows, conversation, dataset_format_class
+from engine.api.data import Session, SessionRows, conversation, dataset_format_class, inner
 from engine.api.records import DatasetError
 
 
@@ -22,11 +21,7 @@ class LangSmith(SessionRows):
     noun = "LangSmith traces"
 
     def owns(self, path: Path) -> bool:
-        try:
-            with path.open(encoding="utf-8") as fh:
-                head = fh.read(4096)
-        except (OSError, UnicodeDecodeError):
-            return False
+        head = self.head(path)
         return '"run_type"' in head and '"trace_id"' in head
 
     def sessions(self, files: list[Path]) -> list[Session]:
@@ -35,10 +30,7 @@ class LangSmith(SessionRows):
 
 def _runs(path: Path) -> list[dict[str, Any]]:
     """Each run, its create and update merged (the update's fields win)."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{path}: not JSON: {exc}") from None
+    doc = SessionRows.document(path)
     parts = [*doc.get("post", []), *doc.get("patch", [])] if isinstance(doc, dict) and (
         "post" in doc or "patch" in doc) else doc if isinstance(doc, list) else [doc]
     runs: dict[str, dict[str, Any]] = {}
@@ -67,7 +59,6 @@ def sessions(files: list[Path]) -> list[Session]:
 
 
 def _model(run: dict[str, Any]) -> str:
-    outputs = run["outputs"] if isinstance(run.get("outputs"), dict) else {}
-    extra = run["extra"] if isinstance(run.get("extra"), dict) else {}
-    metadata = extra.get("metadata") or {}
+    outputs = inner(run, "outputs")
+    metadata = inner(inner(run, "extra"), "metadata")
     return str(outputs.get("model") or metadata.get("ls_model_name") or "")

@@ -29,11 +29,7 @@ class OTelGenAI(SessionRows):
     noun = "traced conversations"
 
     def owns(self, path: Path) -> bool:
-        try:
-            with path.open(encoding="utf-8") as fh:
-                head = fh.read(65536)
-        except (OSError, UnicodeDecodeError):
-            return False
+        head = self.head(path, 65536)
         return '"gen_ai.' in head and '"observations"' not in head
 
     def sessions(self, files: list[Path]) -> list[Session]:
@@ -42,10 +38,7 @@ class OTelGenAI(SessionRows):
 
 def spans(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """(trace id, attributes) of each span in the file, a span's GenAI event's attributes merged in."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{path}: not JSON: {exc}") from None
+    doc = SessionRows.document(path)
     if isinstance(doc, dict) and "resourceSpans" in doc:
         out = []
         for resource in doc["resourceSpans"] or []:
