@@ -267,7 +267,9 @@ def test_planted_habits_are_found_end_to_end_and_nothing_on_a_null_split(tmp_pat
 
 def test_sessions_on_different_prompts_are_compared_unpaired(tmp_path: Path) -> None:
     """Agents that answered different requests share no conversation: the measures' distributions are
-    compared (Mann-Whitney), and the result says so."""
+    compared (Mann-Whitney), and the result says so; the comparison of their answers says there is none to
+    make, rather than that no vibe separates them."""
+    from engine.builtin_plugins.methods.vibecheck.headline import headline
     from engine.pipeline import run_spec
 
     made = agent_logs.sessions(40, planted=True)
@@ -277,6 +279,10 @@ def test_sessions_on_different_prompts_are_compared_unpaired(tmp_path: Path) -> 
     _, results, _ = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
                              report=False)
     (behaviour,) = results.of("agents")
+    (vc,) = results.of("vibecheck")
+    assert headline(vc).startswith("a and b answered no prompt in common, so no answer of one is compared")
+    assert {v.drop_reason for v in vc.vibes} <= {"no training pairs: the models answered no training prompt in "
+                                                 "common"}
     assert behaviour.design == "unpaired" and behaviour.shared == 0 and "Mann-Whitney" in behaviour.test
     read_first = next(m for m in behaviour.measures if m.name == "turns opening with Read")
     assert read_first.units == 80 and read_first.p_holm is not None and read_first.p_holm < 0.05

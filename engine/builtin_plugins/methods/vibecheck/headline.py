@@ -43,6 +43,10 @@ def _listed(names: list[str]) -> str:
 def headline(vc: VibeCheckResult) -> str:
     """One sentence naming both models and the vibes that set them apart (see the module docstring)."""
     vibes = confirmed(vc)
+    if not vc.pairs:
+        return (f"{vc.model_a} and {vc.model_b} answered no prompt in common, so no answer of one is compared with "
+                "an answer of the other (agent sessions that open with different prompts, say); an agents analysis "
+                "compares the distributions of what each did.")
     if not vibes:
         return (f"No vibe separates {vc.model_a} from {vc.model_b} on the test pairs beyond chance (no kept vibe "
                 f"confirms its training direction at a weighted-Holm-adjusted p < 0.05). {could_show(vc)}")

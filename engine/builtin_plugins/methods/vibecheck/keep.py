@@ -53,6 +53,8 @@ def decide(train: Sequence[float], test: Sequence[float], *, kappa_train: float 
     the one-sided test of its training direction on the test verdicts. `ternary`: each test value is one
     −1/0/+1 verdict, not a conversation's mean, so the sign test's detectable separability has its formula."""
     sep_train, ci, z = stats.separability(train), stats.verdict_interval(train), training_z(train)
+    if not len(train):  # not "does not separate": there was nothing to separate
+        return Decision(sep_train, ci, ["no training pairs: the models answered no training prompt in common"])
     reasons = drop_reasons(sep_train, z, kappa_train, kappa_min, sep_min)
     if against := against_own_lexicon(origin, sides, sep_train):
         reasons.append(against)
