@@ -9,13 +9,16 @@ summary of what was done) and a tool habit (it reads the file before it edits it
 null split gives both agents the same habits at the same rates (half their sessions each, drawn apart).
 Sessions are written as the real files are (`../shared/data/agent_logs/`): Claude Code JSONL (one line per
 content block, a tree by uuid, tool results as user lines), Codex rollouts (session_meta, turn_context,
-user_message events, function calls paired by call_id) and ATIF trajectories (steps with their tool calls and
-observations); agent "a" in one format and "b" in another in one folder of mixed logs (`format: agent-logs`),
-paired by the prompt each session opens with.
+user_message events, function calls paired by call_id), ATIF trajectories (steps with their tool calls and
+observations), OpenTelemetry GenAI spans (a chat span per model call, its messages as JSON parts), Langfuse trace
+exports and LangSmith run payloads (a model call each, given the conversation so far); agent "a" in one format
+and "b" in another in one folder of mixed logs (`format: agent-logs`), paired by the prompt each session opens
+with. The tracing formats carry no times, token counts or failure flags here, as many traces do not: those
+measures are then compared only where both agents' logs have them.
 
 Each arm runs `vibe run` end to end (the offline metric judge, statistical discovery on the training half, the
-agents method on every conversation): 3 planted arms and 30 null arms of 200 sessions per agent, the three
-pairs of formats in turn.
+agents method on every conversation): 6 planted arms and 30 null arms of 200 sessions per agent, six pairs of
+formats in turn.
 - planted_found: share of arms whose headline confirms a vibe on which "a" sits higher and whose measure
   the planted summary itself scores above zero (it tracks the prose habit: a list, a heading, its phrases);
 - tool_habit_found: share of arms whose agents analysis finds "turns opening with Read" higher for "a" at 5%
@@ -207,7 +210,69 @@ def write_atif(folder: Path, items: list[Session], model: str, agent: str = "har
         (folder / f"{agent}-{n}.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
 
 
-WRITERS = {"claude-code": write_claude_code, "codex": write_codex, "atif": write_atif}
+def _calls_made(n: int, item: Session) -> list[tuple[list[dict], dict]]:
+    """A session as a tracing tool sees it: each model call's input (the conversation so far, OpenAI chat
+    messages) and its output (a tool call, or the answer)."""
+    history: list[dict] = [{"role": "user", "content": item.prompt}]
+    made = []
+    for c, call in enumerate(item.calls):
+        cid = f"call_{n}_{c}"
+        asked = {"role": "assistant", "content": None, "tool_calls": [
+            {"id": cid, "type": "function", "function": {"name": call.name, "arguments": json.dumps(call.arguments)}}]}
+        made.append((list(history), asked))
+        history += [asked, {"role": "tool", "tool_call_id": cid, "content": call.result}]
+    made.append((list(history), {"role": "assistant", "content": item.answer}))
+    return made
+
+
+def write_otel(folder: Path, items: list[Session], model: str) -> None:
+    """One file of span attributes per session, a chat span per model call (current GenAI conventions: the
+    messages as JSON text in parts)."""
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def parts(message: dict) -> dict:
+        out = [{"type": "text", "content": message["content"]}] if message.get("content") else []
+        out += [{"type": "tool_call", "id": t["id"], "name": t["function"]["name"],
+                 "arguments": json.loads(t["function"]["arguments"])} for t in message.get("tool_calls") or []]
+        if message["role"] == "tool":
+            out = [{"type": "tool_call_response", "id": message["tool_call_id"], "response": message["content"]}]
+        return {"role": message["role"], "parts": out}
+
+    for n, item in enumerate(items):
+        spans = [{"traceId": f"{model}-{n}", "gen_ai.operation.name": "chat", "gen_ai.request.model": model,
+                  "gen_ai.conversation.id": f"{model}-{n}",
+                  "gen_ai.input.messages": json.dumps([parts(m) for m in given]),
+                  "gen_ai.output.messages": json.dumps([parts(answer)])} for given, answer in _calls_made(n, item)]
+        (folder / f"spans-{n}.json").write_text(json.dumps(spans, indent=1), encoding="utf-8")
+
+
+def write_langfuse(folder: Path, items: list[Session], model: str) -> None:
+    """One trace export per session ({trace, observations}), a GENERATION per model call given the whole
+    conversation so far."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for n, item in enumerate(items):
+        observations = [{"id": f"obs-{n}-{k}", "type": "GENERATION", "name": "chat", "model": model,
+                         "startTime": _asked(k), "input": given, "output": answer}
+                        for k, (given, answer) in enumerate(_calls_made(n, item))]
+        doc = {"trace": {"id": f"{model}-{n}", "projectId": "synthetic", "sessionId": None},
+               "observations": observations}
+        (folder / f"trace-{n}.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+
+
+def write_langsmith(folder: Path, items: list[Session], model: str) -> None:
+    """One file of run payloads per session ({post}), an llm run per model call whose output is a chat
+    completion."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for n, item in enumerate(items):
+        runs = [{"id": f"{model}-{n}-{k}", "trace_id": f"{model}-{n}", "run_type": "llm", "name": "ChatOpenAI",
+                 "dotted_order": f"20260101T0000{k:02d}000000Z{model}-{n}-{k}", "inputs": {"messages": given},
+                 "outputs": {"model": model, "choices": [{"index": 0, "message": answer}]}}
+                for k, (given, answer) in enumerate(_calls_made(n, item))]
+        (folder / f"runs-{n}.json").write_text(json.dumps({"post": runs}, indent=1), encoding="utf-8")
+
+
+WRITERS = {"claude-code": write_claude_code, "codex": write_codex, "atif": write_atif, "otel-genai": write_otel,
+           "langfuse": write_langfuse, "langsmith": write_langsmith}
 MODELS = {"a": "agent-a-model", "b": "agent-b-model"}
 
 
@@ -272,9 +337,10 @@ def main() -> None:
 
     n = positional(0, pick(200, 8))
     found, tools, nulls = [], [], []
-    pairs = [("claude-code", "codex"), ("codex", "atif"), ("atif", "claude-code")]
-    arms = [(True, seed, pairs[seed]) for seed in range(pick(3, 1))]
-    arms += [(False, seed, pairs[seed % 3]) for seed in range(pick(30, 1))]
+    pairs = [("claude-code", "codex"), ("codex", "atif"), ("atif", "otel-genai"), ("otel-genai", "langfuse"),
+             ("langfuse", "langsmith"), ("langsmith", "claude-code")]
+    arms = [(True, seed, pairs[seed]) for seed in range(pick(6, 1))]
+    arms += [(False, seed, pairs[seed % 6]) for seed in range(pick(30, 1))]
     for planted, seed, formats in arms:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp) / "logs"

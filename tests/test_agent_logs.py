@@ -332,3 +332,21 @@ def test_pairing_and_grouping_choices_and_a_session_two_models_wrote() -> None:
     assert [r["id"] for _, r in session_records(made, pair_on="session")] == ["s1", "s2", "s3", "s4"]
     assert [r["model"] for _, r in session_records(made, group_by="agent")][:3] == [
         "claude-code 2.0.64", "claude-code 2.0.64", "codex 0.66.0"]
+
+
+@pytest.mark.parametrize("form", ["claude-code", "codex", "atif", "otel-genai", "langfuse", "langsmith"])
+def test_each_formats_synthetic_logs_read_back_as_written(tmp_path: Path, form: str) -> None:
+    """What the benchmark writes in each format's shape reads back, through that format and through
+    `agent-logs`, as the sessions it wrote: the prompt, every tool call in order, the answer last."""
+    made = agent_logs.sessions(3, planted=True, rate=1.0)["a"]
+    agent_logs.WRITERS[form](tmp_path / form, made, "m")
+    for reader in (form, "agent-logs"):
+        found = read(reader, tmp_path / form)
+        assert len(found) == 3
+        for session, wrote in zip(sorted(found, key=lambda s: conversation_messages(s)[0][-1]["content"]),
+                                  sorted(made, key=lambda s: s.answer), strict=True):
+            messages, _ = conversation_messages(session)
+            assert messages[0]["role"] == "user" and messages[0]["content"] == wrote.prompt
+            assert [c["function"] for m in messages for c in m.get("tool_calls", ())] == [c.name for c in wrote.calls]
+            assert messages[-1]["role"] == "assistant" and messages[-1]["content"] == wrote.answer
+            assert set(session.models) == {"m"}
