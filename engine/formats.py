@@ -44,6 +44,7 @@ class Sniffed:
     names: dict[str, str] = field(default_factory=dict)
     fields: dict[str, str] = field(default_factory=dict)
     votes: bool = False  # the file holds votes between models: `vibe init` ranks them too
+    actions: bool = False  # the file holds what agents did (tool calls): `vibe init` compares that too
     source: Path | None = None  # what the spec should read, where it is not the path given (the folder around it)
 
 

@@ -219,6 +219,7 @@ def test_init_recognises_a_folder_of_mixed_logs_and_one_of_a_single_kind(tmp_pat
         assert done.returncode == 0, done.stderr
         spec = (tmp_path / f"{folder}.yaml").read_text()
         assert f"format: {form} " in spec and f"models: [{', '.join(models)}]" in spec
+        assert "  behaviour:  " in spec and "    method: agents" in spec  # the logs hold tool calls
         assert subprocess.run([*VIBE, "validate", f"{folder}.yaml"], cwd=tmp_path).returncode == 0
 
 

@@ -257,7 +257,8 @@ class SessionRows(ConversationRows):
         if not found:
             return None
         models = sorted({m for s in found for m in s.models if m and m != "<synthetic>"})
-        return Sniffed("messages", models, f"{len(found)} {self.noun}", fields={"id": "prompt"})
+        acted = any(m.get("tool_calls") for s in found for m in s.messages)
+        return Sniffed("messages", models, f"{len(found)} {self.noun}", fields={"id": "prompt"}, actions=acted)
 
 
 def log_format(path: Path) -> SessionRows | None:

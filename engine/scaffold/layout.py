@@ -50,6 +50,7 @@ class Layout:
     format_fields: dict[str, str] = field(default_factory=dict)  # columns its presets do not name: id, model_a ...
     names: dict[str, str] = field(default_factory=dict)  # the file's model name -> the spec's, where they differ
     votes: bool = False  # the file holds votes between models (ranked too)
+    actions: bool = False  # the file holds what agents did (their tool use compared too)
     source: Path | None = None  # what the spec reads, where a format reads more than the file given
     voter: str | None = None  # who the file says voted (AlpacaEval's `annotator`), where it names one
 
@@ -172,6 +173,7 @@ def _named_layout(form: str, found: Sniffed) -> Layout:
         names[raw] = (re.sub(r"[^A-Za-z0-9_.-]+", "-", read_as).strip("-.") or "model", read_as)
     layout = Layout(found.prompt, {name: name for name, _ in names.values()}, format=form,
                     id=found.fields.get("id"), category=found.fields.get("category"), votes=found.votes,
+                    actions=found.actions,
                     source=found.source)
     layout.format_fields = {k: v for k, v in found.fields.items() if k not in ("id", "category")}
     layout.names = {raw: name for raw, (name, read_as) in names.items() if name != read_as}

@@ -88,10 +88,13 @@ def render(layout: Layout, files: list[Path], spec_dir: Path, size: str) -> str:
     lines += ["", "vibes:", "  - discover: {method: statistical, max_vibes: 10}   # found on the training prompts only",
               "", "analyses:", "  vibecheck:", f"    dataset: {name}", *analysis,
               "    judges: [metrics, minilm]", "    split: {train: 0.5, seed: 0}"]
+    listed = ", ".join(_yaml(m) for m in models)
     if layout.votes:
-        listed = ", ".join(_yaml(m) for m in models)
         lines += ["  rankings:                      # the battles' votes, every model rated", "    method: rankings",
                   f"    dataset: {name}", f"    models: [{listed}]", "    outcomes: labels"]
+    if layout.actions:
+        lines += ["  behaviour:                     # what the agents did: tool calls, failures, tokens, time",
+                  "    method: agents", f"    dataset: {name}", f"    models: [{listed}]"]
     return "\n".join([*lines, ""])
 
 
