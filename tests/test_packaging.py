@@ -74,8 +74,9 @@ def test_the_wheel_and_sdist_hold_what_runs_read(dist: Path) -> None:
     assert "engine/builtin_plugins/methods/vibecheck/templates/sections/vibecheck.html.j2" in templates
     shared = [f"engine/report/templates/{p.name}" for p in (ROOT / "templates").iterdir()]  # the top-level folder
     assert "engine/report/templates/base.html.j2" in shared
-    for needed in ("engine/spec/schema.json", *templates, *shared, "engine/builtin/offline-panel.yaml",
-                   "engine/builtin/smollm2-terse-vs-chatty.yaml", "engine/builtin/data/everyday-prompts.jsonl"):
+    for needed in ("engine/py.typed", "engine/spec/schema.json", *templates, *shared,
+                   "engine/builtin/offline-panel.yaml", "engine/builtin/smollm2-terse-vs-chatty.yaml",
+                   "engine/builtin/data/everyday-prompts.jsonl"):
         assert needed in names, needed
     (sdist,) = dist.glob("*.tar.gz")
     with tarfile.open(sdist) as archive:
