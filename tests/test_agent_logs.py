@@ -224,30 +224,32 @@ def test_init_recognises_a_folder_of_mixed_logs_and_one_of_a_single_kind(tmp_pat
 
 
 def test_the_agents_measures_by_hand() -> None:
-    """Two turns: Read then Edit (the Edit failed) then the answer, and Bash then the answer. Per turn: 1.5
-    calls, 2.5 assistant messages (3 and 2), 1.5 distinct tools; 1 failed result of the 2 whose log says
-    whether it failed (Bash's says nothing, and does not count as a success); a third of the calls to
-    each tool; turns opening with Read 1/2, with Edit none, with Bash 1/2; output tokens 30 and 4 + 6, the
-    turns' last replies 9.5 and 2.5 s after their prompts; no call (and no counts or times in the log): no
-    share of failures, no tokens, no seconds."""
+    """Two turns: Read, Edit (it failed), Edit again, then the answer; and Bash then the answer. Per turn: 2
+    calls (3 and 1), 3 assistant messages (4 and 2), 1.5 distinct tools (2 and 1); 1 failed result of the 3
+    whose log says whether it failed (Bash's says nothing, and does not count as a success), and that one
+    retried; calls to Read, Edit, Bash 1/4, 2/4, 1/4; turns opening with Read 1/2, with Edit none, with Bash
+    1/2; output tokens 30 and 4 + 6, the turns' last replies 9.5 and 2.5 s after their prompts. No call (and
+    no counts or times in the log): no share of failures or retries, no tokens, no seconds."""
     from engine.builtin_plugins.methods.agents import measures
 
     def call(name: str) -> dict:
         return {"role": "assistant", "content": "", "tool_calls": [{"name": name, "arguments": "{}"}]}
 
     turns = [[call("Read"), {"role": "tool", "content": "", "error": False}, call("Edit"),
-              {"role": "tool", "content": "", "error": True},
+              {"role": "tool", "name": "Edit", "content": "", "error": True}, call("Edit"),
+              {"role": "tool", "name": "Edit", "content": "", "error": False},
               {"role": "assistant", "content": "done", "tokens": 30, "elapsed": 9.5}],
              [{**call("Bash"), "tokens": 4}, {"role": "tool", "content": ""},
               {"role": "assistant", "content": "ran", "tokens": 6, "elapsed": 2.5}]]
     tools = ["Read", "Edit", "Bash"]
     values = dict(zip(measures.names(tools), measures.measure(turns, tools), strict=True))
-    assert values["tool calls per turn"] == 1.5 and values["assistant messages per turn"] == 2.5
-    assert values["distinct tools per turn"] == 1.5 and values["failed tool calls"] == 0.5
-    assert [values[f"share of calls to {t}"] for t in tools] == pytest.approx([1 / 3] * 3)
+    assert values["tool calls per turn"] == 2 and values["assistant messages per turn"] == 3
+    assert values["distinct tools per turn"] == 1.5 and values["failed tool calls"] == pytest.approx(1 / 3)
+    assert values["failed calls retried"] == 1
+    assert [values[f"share of calls to {t}"] for t in tools] == [0.25, 0.5, 0.25]
     assert [values[f"turns opening with {t}"] for t in tools] == [0.5, 0.0, 0.5]
     assert values["output tokens per turn"] == 20 and values["seconds per turn"] == 6  # (30 + 10) / 2, (9.5 + 2.5) / 2
-    assert np.isnan(measures.measure([[{"role": "assistant", "content": "hi"}]], tools)[3:6]).all()
+    assert np.isnan(measures.measure([[{"role": "assistant", "content": "hi"}]], tools)[3:7]).all()
 
 
 @pytest.mark.parametrize("planted", [True, False], ids=["planted", "null"])

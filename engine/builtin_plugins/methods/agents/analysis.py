@@ -5,9 +5,9 @@ measure is compared within conversations: Wilcoxon's signed-rank test on the per
 (scipy; exact for small samples without ties, its normal approximation otherwise). Where they did not, as
 logs of two agents' everyday sessions are, the same measures are compared between the agents' sessions:
 Mann-Whitney's U (scipy, two-sided). Paired needs six shared conversations or more, and at least half of
-those of the agent with fewer; the result says which design ran and why. Each difference of means has a percentile bootstrap interval over
-conversations (resampled in pairs, or within each agent), and the family of measures gets Holm's correction,
-so a reader may read every row of the table at once."""
+those of the agent with fewer; the result says which design ran and why. Each difference of means has a
+percentile bootstrap interval over conversations (resampled in pairs, or within each agent), and the family of
+measures gets Holm's correction, so a reader may read every row of the table at once."""
 
 from __future__ import annotations
 

@@ -23,6 +23,8 @@ GENERAL = {
     "distinct tools per turn": "different tools called in a turn",
     "failed tool calls": "share of tool results that report a failure (an error flag, a non-zero exit code), of "
                          "those whose log says whether the call failed",
+    "failed calls retried": "share of failed tool calls that the agent called the same tool again after, in the "
+                            "same turn",
     "output tokens per turn": "tokens the model wrote in a turn, over all its calls (where the log counts them)",
     "seconds per turn": "from the prompt to the turn's last message (where the log gives times)",
 }
@@ -67,6 +69,7 @@ def measure(turns: Sequence[Turn], tools: Sequence[str]) -> np.ndarray:
               sum(m["role"] == "assistant" for turn in turns for m in turn) / n,
               sum(len(set(c)) for c in made) / n,
               _share_failed(results),
+              _share_retried(turns),
               float(np.mean(counted)) if counted else np.nan,
               float(np.mean(timed)) if timed else np.nan]
     opened = [c[0] for c in made if c]
@@ -80,3 +83,15 @@ def _share_failed(results: Sequence[dict[str, Any]]) -> float:
     that cannot tell must not read as an agent that never fails)."""
     told = [m["error"] for m in results if isinstance(m.get("error"), bool)]
     return sum(told) / len(told) if told else np.nan
+
+
+def _share_retried(turns: Sequence[Turn]) -> float:
+    """Of the failed calls (where the log says), the share followed in their turn by another call to the same
+    tool: an agent that tries again rather than changing course."""
+    failed = retried = 0
+    for turn in turns:
+        for k, message in enumerate(turn):
+            if message["role"] == "tool" and message.get("error") is True:
+                failed += 1
+                retried += any(message.get("name") in calls([later]) for later in turn[k + 1:])
+    return retried / failed if failed else np.nan
