@@ -120,7 +120,8 @@ def test_atif_trajectories_have_the_readmes_counts(shared_data: Path, name: str,
 
 def test_trace_exports_read_as_conversations(shared_data: Path) -> None:
     """OTel GenAI spans in both attribute styles give the same conversation; Langfuse's frameworks (full
-    history per call, or only what is new) and LangSmith's create/update payloads each give one conversation."""
+    history per call, or only what is new) and LangSmith's create/update payloads each give one conversation,
+    with each call's output tokens and times where the trace records them."""
     logs = shared_data / "agent_logs"
     current, = read("otel-genai", logs / "otel_genai" / "openinference" / "otel_genai_client_span_tool_calls.json")
     old, = read("otel-genai", logs / "otel_genai" / "openinference" /
@@ -137,6 +138,10 @@ def test_trace_exports_read_as_conversations(shared_data: Path) -> None:
     runs = [s for path in sorted((logs / "langsmith").glob("*.json")) for s in read("langsmith", path)]
     assert [(s.models, [m["role"] for m in s.messages]) for s in runs] == [
         (["gpt-4o-mini-2024-07-18"], ["user", "assistant"]), (["o1-mini-2024-09-12"], ["user", "assistant"])]
+    # the run's output tokens, and its end less its start: 1728803138285 − 1728803137170 ms
+    assert conversation_messages(runs[0])[0][-1] | {"content": ""} == {
+        "role": "assistant", "content": "", "tokens": 9, "elapsed": 1.115}
+    assert [m.get("tokens") for m in current.messages] == [None, None, None, 52]  # gen_ai.usage.output_tokens
 
 
 def test_a_broken_line_is_located_and_an_unknown_one_is_read_past(tmp_path: Path,

@@ -22,7 +22,7 @@ from engine.datasets.inspect_logs import LOG_SUFFIXES, holds_logs, log_files, lo
 from engine.datasets.rows import field_value, text_value
 from engine.datasets.sessions import Session, SessionRows, inner, log_format
 from engine.datasets.shapes import AnswerRows, BattleRows, ConversationRows, TableRecords, WideRows
-from engine.datasets.trace_messages import chat_messages, conversation
+from engine.datasets.trace_messages import CallFacts, chat_messages, conversation, count, moment
 from engine.formats import DatasetFormat, Located, Sniffed, dataset_format, dataset_format_class
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "PROMPT_NAMES",
     "AnswerRows",
     "BattleRows",
+    "CallFacts",
     "ConversationRows",
     "DatasetFormat",
     "Located",
@@ -47,6 +48,7 @@ __all__ = [
     "columns_of",
     "comparator_rows",
     "conversation",
+    "count",
     "dataset_format",
     "dataset_format_class",
     "field_value",
@@ -58,6 +60,7 @@ __all__ = [
     "log_format",
     "log_model",
     "log_rows",
+    "moment",
     "named",
     "read_labels",
     "text_value",

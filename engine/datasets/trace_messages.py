@@ -10,6 +10,8 @@ whether each call carried the whole history so far or only what was new to it.""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "model": "assistant",
@@ -101,18 +103,57 @@ def _text(value: Any) -> str:
     return "" if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def conversation(calls: list[tuple[Any, Any]]) -> list[Message]:
+@dataclass(frozen=True)
+class CallFacts:
+    """What a trace records of a model call beyond its messages, where it does: when it started and ended
+    (ISO-8601) and the output tokens it wrote."""
+
+    started: str | None = None
+    ended: str | None = None
+    tokens: int | None = None
+
+
+def moment(value: Any, per_second: float = 1.0) -> str | None:
+    """A time as a trace writes it (ISO-8601 text, or a number of `1 / per_second` seconds since the epoch:
+    LangSmith's milliseconds, OTLP's nanoseconds) as ISO-8601 text; None where there is none."""
+    if isinstance(value, str) and not value.strip().isdigit():
+        return value or None
+    try:
+        seconds = float(value) / per_second
+    except (TypeError, ValueError):
+        return None
+    return datetime.fromtimestamp(seconds, UTC).isoformat()
+
+
+def count(value: Any) -> int | None:
+    """A token count, where the trace gives one."""
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def conversation(calls: list[tuple[Any, Any]], facts: list[CallFacts] | None = None) -> list[Message]:
     """One conversation from a trace's model calls (input, output), oldest first: each call's input adds the
     messages not yet in the conversation (a call that resends the history adds nothing old), then its
-    output. Tool results are named after the call they answer."""
+    output. Tool results are named after the call they answer. With `facts` (one per call), what a call's input
+    adds is timed at its start, its output at its end, and its last assistant message carries its tokens."""
     out: list[Message] = []
     seen: set[str] = set()
-    for given, answer in calls:
-        for message in [*chat_messages(given, "user"), *chat_messages(answer, "assistant")]:
-            key = json.dumps(message, sort_keys=True, default=str)
-            if key not in seen:
-                seen.add(key)
-                out.append(message)
+    for k, (given, answer) in enumerate(calls):
+        fact = facts[k] if facts else CallFacts()
+        for side, messages in (("input", chat_messages(given, "user")), ("output", chat_messages(answer, "assistant"))):
+            added = []
+            for message in messages:
+                key = json.dumps(message, sort_keys=True, default=str)
+                if key not in seen:
+                    seen.add(key)
+                    added.append(message)
+            when = fact.started if side == "input" else fact.ended
+            for message in added:
+                if when is not None:
+                    message["time"] = when
+            replies = [m for m in added if m["role"] == "assistant"]
+            if side == "output" and replies and fact.tokens is not None:
+                replies[-1]["tokens"] = fact.tokens
+            out += added
     names = {c["id"]: c["function"] for m in out for c in m.get("tool_calls", ())}
     for message in out:
         if message["role"] == "tool":

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.api.data import Session, SessionRows, conversation, dataset_format_class
+from engine.api.data import CallFacts, Session, SessionRows, conversation, count, dataset_format_class, inner, moment
 from engine.api.records import DatasetError
 
 
@@ -53,7 +53,10 @@ def sessions(files: list[Path]) -> list[Session]:
     out = []
     for key, (where, generations) in grouped.items():
         generations.sort(key=lambda o: str(o.get("startTime") or ""))
-        messages = conversation([(o.get("input"), o.get("output")) for o in generations])
+        facts = [CallFacts(moment(o.get("startTime")), moment(o.get("endTime")),
+                           count(inner(o, "usageDetails").get("output") or inner(o, "usage").get("output")))
+                 for o in generations]
+        messages = conversation([(o.get("input"), o.get("output")) for o in generations], facts)
         models = [str(o.get("model") or "") for o in generations]
         out.append(Session(id=key, models=models, messages=messages, where=where))
     return out

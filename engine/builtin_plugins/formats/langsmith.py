@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.api.data import Session, SessionRows, conversation, dataset_format_class, inner
+from engine.api.data import CallFacts, Session, SessionRows, conversation, count, dataset_format_class, inner, moment
 from engine.api.records import DatasetError
 
 
@@ -53,9 +53,15 @@ def sessions(files: list[Path]) -> list[Session]:
     for key, (where, runs) in grouped.items():
         runs.sort(key=lambda r: str(r.get("dotted_order") or r.get("start_time") or ""))
         models = [_model(run) for run in runs]
+        facts = [CallFacts(moment(run.get("start_time"), MILLISECONDS), moment(run.get("end_time"), MILLISECONDS),
+                           count(inner(inner(run, "outputs"), "usage_metadata").get("output_tokens")))
+                 for run in runs]
         out.append(Session(id=key, models=models, messages=conversation(
-            [(run.get("inputs"), run.get("outputs")) for run in runs]), where=where))
+            [(run.get("inputs"), run.get("outputs")) for run in runs], facts), where=where))
     return out
+
+
+MILLISECONDS = 1_000.0  # the SDK's times: milliseconds since the epoch (or ISO-8601 text, read as it is)
 
 
 def _model(run: dict[str, Any]) -> str:

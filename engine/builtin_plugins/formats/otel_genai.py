@@ -15,10 +15,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from engine.api.data import Session, SessionRows, conversation, dataset_format_class
+from engine.api.data import CallFacts, Session, SessionRows, conversation, count, dataset_format_class, moment
 from engine.api.records import DatasetError
 
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+STARTED, ENDED = "\0started", "\0ended"  # an OTLP span's own times, kept beside its attributes
+NANOSECONDS = 1e9
 FLAT = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(.+)")
 
 
@@ -48,6 +50,8 @@ def spans(path: Path) -> list[tuple[str, dict[str, Any]]]:
                     for event in span.get("events") or []:
                         if event.get("name") == DETAILS_EVENT:
                             attributes.update(_attributes(event.get("attributes")))
+                    attributes.setdefault(STARTED, span.get("startTimeUnixNano"))
+                    attributes.setdefault(ENDED, span.get("endTimeUnixNano"))
                     out.append((str(span.get("traceId") or path.stem), attributes))
         return out
     flat = doc if isinstance(doc, list) else [doc]
@@ -77,19 +81,22 @@ def _value(value: Any) -> Any:
 
 
 def sessions(files: list[Path]) -> list[Session]:
-    grouped: dict[str, tuple[str, list[tuple[Any, Any]], list[str]]] = {}
+    grouped: dict[str, tuple[str, list[tuple[Any, Any]], list[str], list[CallFacts]]] = {}
     for path in files:
         for trace, attributes in spans(path):
             call = _call(attributes)
             if call is None:
                 continue  # a tool's or an agent's span: its messages are in the model calls'
             key = str(attributes.get("gen_ai.conversation.id") or trace)
-            _, calls, models = grouped.setdefault(key, (str(path), [], []))
+            _, calls, models, facts = grouped.setdefault(key, (str(path), [], [], []))
             calls.append(call)
+            facts.append(CallFacts(moment(attributes.get(STARTED), NANOSECONDS),
+                                   moment(attributes.get(ENDED), NANOSECONDS),
+                                   count(attributes.get("gen_ai.usage.output_tokens"))))
             model = attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
             models += [str(model or "")] * sum(m["role"] == "assistant" for m in conversation([(None, call[1])]))
-    return [Session(id=key, models=models, messages=conversation(calls), where=where,
-                    agent=None) for key, (where, calls, models) in grouped.items()]
+    return [Session(id=key, models=models, messages=conversation(calls, facts), where=where)
+            for key, (where, calls, models, facts) in grouped.items()]
 
 
 def _call(attributes: dict[str, Any]) -> tuple[Any, Any] | None:
