@@ -30,23 +30,24 @@ class Langfuse(SessionRows):
         return sessions(files)
 
 
-def _traces(path: Path) -> list[dict[str, Any]]:
+def _traces(path: Path) -> list[tuple[dict[str, Any], list[Any]]]:
+    """Each export's trace and its observations (beside the trace, or inside it)."""
     doc = SessionRows.document(path)
-    traces = doc if isinstance(doc, list) else [doc]
-    for n, trace in enumerate(traces):
-        if not isinstance(trace, dict) or not isinstance(trace.get("observations", trace.get("trace", {}).get(
-                "observations") if isinstance(trace.get("trace"), dict) else None), list):
+    out = []
+    for n, export in enumerate(doc if isinstance(doc, list) else [doc]):
+        trace = inner(export, "trace") or (export if isinstance(export, dict) else {})
+        observations = export.get("observations", trace.get("observations")) if isinstance(export, dict) else None
+        if not isinstance(observations, list):
             raise DatasetError(f"{path}: trace {n} has no list 'observations' (a Langfuse export is "
                                "{trace, observations})")
-    return traces
+        out.append((trace, observations))
+    return out
 
 
 def sessions(files: list[Path]) -> list[Session]:
     grouped: dict[str, tuple[str, list[dict[str, Any]]]] = {}
     for path in files:
-        for export in _traces(path):
-            trace: dict[str, Any] = export["trace"] if isinstance(export.get("trace"), dict) else export
-            observations = export.get("observations") or trace.get("observations") or []
+        for trace, observations in _traces(path):
             key = str(trace.get("sessionId") or trace.get("id") or path.stem)
             grouped.setdefault(key, (str(path), []))[1].extend(
                 o for o in observations if isinstance(o, dict) and o.get("type") == "GENERATION")
