@@ -17,6 +17,7 @@ from engine.datasets.column_names import (
     json_object_with,
     named,
 )
+from engine.datasets.conversations import content_text
 from engine.datasets.files import located_rows
 from engine.datasets.inspect_logs import LOG_SUFFIXES, holds_logs, log_files, log_model, log_rows
 from engine.datasets.rows import field_value, text_value
@@ -47,6 +48,7 @@ __all__ = [
     "chat_messages",
     "columns_of",
     "comparator_rows",
+    "content_text",
     "conversation",
     "count",
     "dataset_format",

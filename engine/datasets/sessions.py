@@ -253,7 +253,12 @@ class SessionRows(ConversationRows):
 
     def sniff(self, path: Path, rows: list[dict[str, Any]] | None) -> Sniffed | None:
         files = self.files(path) if path.is_dir() else [path] if self.fits(path) else []
-        found = [s for s in self.sessions(files) if s.subagent is None] if files else []
+        return self.sniffed(self.sessions(files) if files else [])
+
+    def sniffed(self, sessions: list[Session]) -> Sniffed | None:
+        """What `vibe init` takes from sessions read: the models of their main threads, and whether any called
+        a tool; None when there is no main thread."""
+        found = [s for s in sessions if s.subagent is None]
         if not found:
             return None
         models = sorted({m for s in found for m in s.models if m and m != "<synthetic>"})

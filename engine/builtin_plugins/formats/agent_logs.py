@@ -4,6 +4,7 @@ sessions compare whatever tools wrote them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +22,21 @@ class AgentLogs(SessionRows):
         return log_format(path) is not None
 
     def sessions(self, files: list[Path]) -> list[Session]:
-        kinds: dict[SessionRows, list[Path]] = {}
-        for file in files:
-            form = log_format(file)
-            if form is not None:
-                kinds.setdefault(form, []).append(file)
-        return [session for form, group in kinds.items() for session in form.sessions(group)]
+        return [session for form, group in _by_format(files).items() for session in form.sessions(group)]
 
     def sniff(self, path: Path, rows: list[dict[str, Any]] | None) -> Sniffed | None:
         """A folder holding logs of more than one kind (a folder of one kind is that format's)."""
-        if not path.is_dir() or len({type(log_format(p)) for p in self.files(path)}) < 2:
+        groups = _by_format(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else {}
+        if len(groups) < 2:
             return None
-        return super().sniff(path, rows)
+        return self.sniffed([session for form, group in groups.items() for session in form.sessions(group)])
+
+
+def _by_format(files: Iterable[Path]) -> dict[SessionRows, list[Path]]:
+    """The files each installed session format recognises (each file's head read once); the rest left out."""
+    kinds: dict[SessionRows, list[Path]] = {}
+    for file in files:
+        form = log_format(file)
+        if form is not None:
+            kinds.setdefault(form, []).append(file)
+    return kinds

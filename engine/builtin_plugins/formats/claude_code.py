@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.api.data import Session, SessionRows, dataset_format_class, inner, located_rows
+from engine.api.data import Session, SessionRows, content_text, dataset_format_class, inner, located_rows
 
 MESSAGE_LINES = ("user", "assistant", "system")
 BOOKKEEPING = {"summary", "file-history-snapshot", "queue-operation", "progress", "attachment", "permission-mode",
@@ -137,7 +137,7 @@ def _messages(entries: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]
             if block.get("type") == "tool_result":
                 call = str(block.get("tool_use_id"))
                 out.append({"role": "tool", "tool_call_id": call, "name": names.get(call, "tool"),
-                            "content": _result_text(block.get("content")), "error": bool(block.get("is_error")),
+                            "content": content_text(block.get("content")), "error": bool(block.get("is_error")),
                             "time": line.get("timestamp")})
             elif block.get("type") == "text" and line["type"] == "user":
                 _prompt(out, str(block.get("text") or ""), bool(line.get("isMeta")), line.get("timestamp"))
@@ -159,9 +159,3 @@ def _prompt(out: list[dict[str, Any]], text: str, meta: bool, time: Any) -> None
                                                          if p), "command": True, "time": time})
     else:
         out.append({"role": "user", "content": text, "time": time})
-
-
-def _result_text(content: Any) -> str:
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return "" if content is None else str(content)

@@ -93,8 +93,7 @@ def sessions(files: list[Path]) -> list[Session]:
             facts.append(CallFacts(moment(attributes.get(STARTED), NANOSECONDS),
                                    moment(attributes.get(ENDED), NANOSECONDS),
                                    count(attributes.get("gen_ai.usage.output_tokens"))))
-            model = attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
-            models += [str(model or "")] * sum(m["role"] == "assistant" for m in conversation([(None, call[1])]))
+            models.append(str(attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model") or ""))
     return [Session(id=key, models=models, messages=conversation(calls, facts), where=where)
             for key, (where, calls, models, facts) in grouped.items()]
 
