@@ -139,23 +139,25 @@ def conversation(calls: list[tuple[Any, Any]], facts: list[CallFacts] | None = N
     seen: set[str] = set()
     for k, (given, answer) in enumerate(calls):
         fact = facts[k] if facts else CallFacts()
-        for side, messages in (("input", chat_messages(given, "user")), ("output", chat_messages(answer, "assistant"))):
-            added = []
-            for message in messages:
-                key = json.dumps(message, sort_keys=True, default=str)
-                if key not in seen:
-                    seen.add(key)
-                    added.append(message)
-            when = fact.started if side == "input" else fact.ended
-            for message in added:
-                if when is not None:
-                    message["time"] = when
-            replies = [m for m in added if m["role"] == "assistant"]
-            if side == "output" and replies and fact.tokens is not None:
-                replies[-1]["tokens"] = fact.tokens
-            out += added
+        asked = _unseen(chat_messages(given, "user"), seen, fact.started)
+        answered = _unseen(chat_messages(answer, "assistant"), seen, fact.ended)
+        replies = [m for m in answered if m["role"] == "assistant"]
+        if replies and fact.tokens is not None:
+            replies[-1]["tokens"] = fact.tokens
+        out += asked + answered
     names = {c["id"]: c["function"] for m in out for c in m.get("tool_calls", ())}
     for message in out:
         if message["role"] == "tool":
             message["name"] = names.get(message.get("tool_call_id"), message.get("name") or "tool")
+    return out
+
+
+def _unseen(messages: list[Message], seen: set[str], when: str | None) -> list[Message]:
+    """The messages not already in the conversation (by their content), marked with `when` where given."""
+    out = []
+    for message in messages:
+        key = json.dumps(message, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            out.append({**message, "time": when} if when is not None else message)
     return out
