@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import gc
 import math
+import warnings
 from collections.abc import Hashable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -327,6 +329,41 @@ def benjamini_hochberg(p_values: list[float | None]) -> list[float | None]:
     """Benjamini–Hochberg adjustment over the p-values present (statsmodels' multipletests; false discovery
     rate), for a grid of many cells where a few false ones among many true ones are tolerable; None stays None."""
     return _adjusted(p_values, "fdr_bh")
+
+
+class FitFailed(ValueError):
+    """A binomial GLM with no meaningful fit: the outcomes are separated, or the design is rank-deficient."""
+
+
+# what fitting a GLM to degenerate data raises (statsmodels' own errors, and `FitFailed` for its warnings)
+GLM_FAILURES = (FitFailed, np.linalg.LinAlgError, ValueError, OverflowError)
+
+
+def binomial_glm(y: np.ndarray, design: np.ndarray, *, intercept: bool, **fit_options: object) -> Any:
+    """statsmodels' binomial GLM of `y` (0, 1, or a share between) on `design`, with a column of ones first when
+    `intercept`; `fit_options` go to its `fit` (a clustered covariance). Separation and a singular design raise
+    `FitFailed` instead of warning beside a meaningless fit. The model is imported from its own module, not
+    `statsmodels.api`, which pulls in pandas' plotting and time-series code: half a second of every run."""
+    from statsmodels.genmod.families import Binomial
+    from statsmodels.genmod.generalized_linear_model import GLM
+    from statsmodels.tools.sm_exceptions import PerfectSeparationWarning, SingularMatrixWarning
+
+    if intercept:
+        design = np.column_stack([np.ones(len(y)), design])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerfectSeparationWarning)
+        warnings.simplefilter("error", SingularMatrixWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            return GLM(y, design, family=Binomial()).fit(**fit_options)
+        except (PerfectSeparationWarning, SingularMatrixWarning) as exc:
+            reason = "separation" if isinstance(exc, PerfectSeparationWarning) else "a singular design"
+            raise FitFailed(reason) from exc
+
+
+def fit_failure(exc: BaseException) -> str:
+    """What stopped a GLM fit (one of `GLM_FAILURES`), as a page says it."""
+    return str(exc) if isinstance(exc, FitFailed) else type(exc).__name__
 
 
 def length_covariate(chars_a: np.ndarray, chars_b: np.ndarray) -> np.ndarray:

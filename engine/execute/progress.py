@@ -23,6 +23,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from engine import timings
 from engine.records import Result, Task
 
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ class Phases:
         if not self.quiet and not self.console.is_terminal:  # piped output says what is starting, too
             self.console.print(f"{name} …", highlight=False)
         try:
-            with status:
+            with status, timings.phase(f"run: {name}"):  # `vibe --timings run` lists the run's phases too
                 yield end
         except KeyboardInterrupt:  # said even when quiet: the last line must not read as if the run were done
             self._interrupted(name, start)

@@ -32,7 +32,6 @@ accuracy on the decisive battles).
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -249,21 +248,13 @@ def _design(outcomes: Sequence[Outcome], models: list[str], columns: Sequence[in
 def _glm(outcomes: Sequence[Outcome], models: list[str], columns: Sequence[int]) -> Any:
     """The binomial GLM (no intercept: a battle shown A-first says nothing of itself) with standard errors
     clustered by unit; None when it cannot be fitted (separation, a singular design)."""
-    import statsmodels.api as sm
-    from statsmodels.tools.sm_exceptions import PerfectSeparationWarning, SingularMatrixWarning
-
     x = _design(outcomes, models, columns)
     y = np.array([o.score for o in outcomes])
     groups = stats.cluster_index([o.unit for o in outcomes])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", PerfectSeparationWarning)
-        warnings.simplefilter("error", SingularMatrixWarning)
-        warnings.simplefilter("ignore", RuntimeWarning)
-        try:
-            fitted = sm.GLM(y, x, family=sm.families.Binomial()).fit(cov_type="cluster",
-                                                                    cov_kwds={"groups": groups})
-        except (PerfectSeparationWarning, SingularMatrixWarning, np.linalg.LinAlgError, ValueError):
-            return None
+    try:
+        fitted = stats.binomial_glm(y, x, intercept=False, cov_type="cluster", cov_kwds={"groups": groups})
+    except stats.GLM_FAILURES:
+        return None
     if not np.all(np.isfinite(fitted.bse)):
         return None
     return fitted

@@ -32,11 +32,9 @@ import json
 import warnings
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from scipy.special import expit
-from statsmodels.tools.sm_exceptions import PerfectSeparationWarning, SingularMatrixWarning
 
 from engine.api.analysis import stats
 from engine.api.execution import derived
@@ -48,8 +46,6 @@ from engine.builtin_plugins.methods.vibecheck.turns import TURN_TEST, turn_cells
 
 BOOTSTRAP_ROUNDS = 1000
 FLAT_LENGTH = 0.01  # below this SD of tanh(length difference / SD) the LC intercept is not identified
-# what a GLM on degenerate data raises
-FIT_FAILURES = (PerfectSeparationWarning, SingularMatrixWarning, np.linalg.LinAlgError, ValueError, OverflowError)
 LC_ESTIMATOR = ("logistic GLM (statsmodels) of the label (a graded annotator's share of the win where it gives one, "
                 "as AlpacaEval 2 fits it) on an intercept and tanh(length difference / its SD), read at equal "
                 "length, as AlpacaEval 2's length-controlled win rate")
@@ -208,22 +204,9 @@ def _length_term(difference: np.ndarray) -> np.ndarray:
     return np.tanh(difference / sd) if sd > 0 else np.zeros(len(difference))
 
 
-def _logistic_glm(y: np.ndarray, design: np.ndarray, **fit_options: Any) -> Any:
-    """statsmodels' binomial GLM with an intercept column first; separation and a rank-deficient design raise
-    (one of FIT_FAILURES) instead of warning beside a meaningless fit."""
-    import statsmodels.api as sm
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", PerfectSeparationWarning)
-        warnings.simplefilter("error", SingularMatrixWarning)
-        warnings.filterwarnings("ignore", category=RuntimeWarning)
-        return sm.GLM(y, sm.add_constant(design, has_constant="add"), family=sm.families.Binomial()).fit(
-            **fit_options)
-
-
 def _lc_fit(y: np.ndarray, length: np.ndarray) -> float:
     """The length-controlled win rate: the GLM's win probability at equal length."""
-    fit = _logistic_glm(y, length[:, None] if length.std() > 0 else np.empty((len(y), 0)))
+    fit = stats.binomial_glm(y, length[:, None] if length.std() > 0 else np.empty((len(y), 0)), intercept=True)
     if not fit.converged or not np.all(np.isfinite(fit.params)):
         raise ValueError("the GLM did not converge")
     return float(expit(fit.params[0]))
@@ -240,7 +223,7 @@ def _lc_interval(y: np.ndarray, length: np.ndarray, group: np.ndarray, seed: int
         rows = drawn if len(members) == len(y) else np.concatenate([members[k] for k in drawn])
         try:
             draws.append(_lc_fit(y[rows], length[rows]))
-        except FIT_FAILURES:  # separation: no finite GLM fit; Firth's is finite, and dropping would bias the interval
+        except stats.GLM_FAILURES:  # separation: no finite GLM fit; Firth's is finite, and dropping would bias it
             draws.append(_lc_penalized(y[rows], length[rows]))
             penalized += 1
     return float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975)), penalized
@@ -303,9 +286,9 @@ def win_rate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:
                        "GLM cannot tell its intercept from its length slope", unit)
     try:
         lc = _lc_fit(y, length)
-    except FIT_FAILURES as exc:  # degenerate labels: the page says which
+    except stats.GLM_FAILURES as exc:  # degenerate labels: the page says which
         return WinRate(vc.model_a, float(y.mean()), low, high, None, None, None, len(y), ties, shorter,
-                       f"no length-controlled rate: the GLM could not be fitted ({type(exc).__name__})", unit)
+                       f"no length-controlled rate: the GLM could not be fitted ({stats.fit_failure(exc)})", unit)
     group = stats.cluster_index(clusters)
     inputs = {"y": y.tolist(), "length": length.tolist(), "group": group.tolist(), "seed": seed, "rounds": rounds}
     lc_low, lc_high, penalized = derived.cached(
@@ -344,9 +327,9 @@ def _pooled(result: ProfileResult, held_out: bool) -> None:
     z[:, len(controls):] = (z[:, len(controls):] - z[:, len(controls):].mean(axis=0)) / z[:, len(controls):].std(axis=0)
     groups = np.unique([p.cluster for _, p in rows], return_inverse=True)[1]  # a prompt, or a conversation
     try:
-        fit = _logistic_glm(y, z, cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
-    except FIT_FAILURES as exc:  # separation or a singular design: say so instead of printing a fit
-        result.pooled_note = f"The pooled regression could not be fitted on {where} ({type(exc).__name__})."
+        fit = stats.binomial_glm(y, z, intercept=True, cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
+    except stats.GLM_FAILURES as exc:  # separation or a singular design: say so instead of printing a fit
+        result.pooled_note = f"The pooled regression could not be fitted on {where} ({stats.fit_failure(exc)})."
         return
     p_values: list[float | None] = [None] * len(features)
     terms: dict[int, tuple[float, float]] = {}
