@@ -57,6 +57,7 @@ class Builder:
         self._columns: PairColumns = ((), (), ())  # the last pairs judged together, as columns
         # an offline judge's kind and hashed settings, by judge name
         self._pair_configs: dict[str, tuple[JudgeKind, dict[str, Any]]] = {}
+        self._calls: dict[tuple[str, prompts.Template], tuple[Judge, Prompted]] = {}  # see `_prompted`
         self._last_definition: tuple[dict[str, Any], str] = ({}, _DEFINITION_KEY({}))  # see `_definition_key`
         # the generations of a plan compiled before from the same items, by (endpoint, item): see `_task_id`
         self._earlier: dict[tuple[str, str], list[Task]] = {}
@@ -166,7 +167,7 @@ class Builder:
             fields = {**fields, "context": {"tokens": budget, "answers": [c["messages"] if c else [] for c in context]}}
         in_tokens = (estimate_tokens(template.system + template.user + item.prompt + extra_text) + out_tokens
                      + 2 * budget)  # both answers' context, at most
-        call = prompted(judge, template, judge.endpoint.params.request_fields())
+        call = self._prompted(judge, template)
         earlier = [m["from"] for c in context if c for m in c["messages"] if "from" in m]  # answers it shows
         for order in ("ab", "ba"):
             shown = outputs if order == "ab" else (outputs[1], outputs[0])
@@ -175,6 +176,16 @@ class Builder:
             depends = (*outputs, prompt_from, *earlier) if prompt_from else (*outputs, *earlier)
             self.add(stage, analysis, judge.name, judge.endpoint.provider, item.id, request, depends,
                      input_tokens=in_tokens, output_tokens=call.params["max_tokens"], endpoint=judge.endpoint)
+
+    def _prompted(self, judge: Judge, template: prompts.Template) -> Prompted:
+        """`prompted(judge, template, its params)`, made once per judge and template of a plan: an LLM judge asks
+        it of every pair (a judge of the same name that is another record is made afresh)."""
+        found = self._calls.get((judge.name, template))
+        if found is None or found[0] is not judge:
+            assert judge.endpoint is not None
+            found = self._calls[(judge.name, template)] = (
+                judge, prompted(judge, template, judge.endpoint.params.request_fields()))
+        return found[1]
 
     def judge_pairs(self, stage: str, analysis: str, judge: Judge, pairs: Sequence[tuple[Item, tuple[str, str], int]],
                     template: prompts.Template, fields: dict[str, Any], extra_text: str = "",

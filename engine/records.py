@@ -28,8 +28,12 @@ OFFLINE_PROVIDER = "offline"
 
 
 def content_hash(request: dict[str, Any]) -> str:
-    canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+    return hashlib.sha256(_CANONICAL(request).encode()).hexdigest()[:32]
+
+
+# the canonical JSON a hash is taken of, with one encoder for every task (`json.dumps` with options builds a new
+# one each call)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 
 
 @dataclass(frozen=True)

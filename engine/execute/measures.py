@@ -17,9 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from engine import derived
 from engine.background import Background
@@ -30,6 +28,9 @@ from engine.judges.kinds import judge_kind
 from engine.judges.verdicts import compare_columns
 from engine.provider_table import is_recorded
 from engine.records import OFFLINE_PROVIDER, Measured, MeasuredVerdicts, Plan, Prepared, Result
+
+if TYPE_CHECKING:  # numpy is imported where values are read: `vibe plan` counts finished records without it
+    import numpy as np
 
 CHUNK = 4000  # answers measured and committed at a time
 SHARED = 256  # answers every measure sees before the next ones
@@ -189,6 +190,8 @@ class MeasureTable:
 def measure_table(records: Sequence[Measured], values_of: ValuesOf) -> MeasureTable:
     """The records' `MeasureTable`, each measure's values read through `values_of(key, answers)` (the cache's),
     one measure at a time: only one measure's values are ever held as Python objects."""
+    import numpy as np
+
     by_measure = _by_measure(records)
     answers = sorted({a for _, compared in by_measure.values() for a in compared})
     columns = {}
@@ -201,6 +204,8 @@ def measure_table(records: Sequence[Measured], values_of: ValuesOf) -> MeasureTa
 def measured_results(records: Sequence[Measured], table: MeasureTable) -> dict[str, Result]:
     """Each record's result: its `MeasuredVerdicts`, from its answers' values in `table` (NaN where the table
     has none). The records of one set of pairs look their answers up once."""
+    import numpy as np
+
     position = {answer: row for row, answer in enumerate(table.answers)}
     rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # pair set id -> its answers' rows (-1: not in the table)
     nothing = np.full(len(table.answers), np.nan)
@@ -217,6 +222,8 @@ def measured_results(records: Sequence[Measured], table: MeasureTable) -> dict[s
 
 
 def _rows(position: dict[str, int], answers: Sequence[str]) -> np.ndarray:
+    import numpy as np
+
     return np.fromiter((position.get(a, -1) for a in answers), dtype=np.int64, count=len(answers))
 
 

@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from engine.judges import prompts
@@ -23,8 +24,9 @@ class AnswerSchema:
     name: str
     schema: dict[str, Any]
 
-    @property
+    @cached_property
     def digest(self) -> str:
+        """The schema's hash, which every structured judge request records: worked out once, not per request."""
         return hashlib.sha256(json.dumps(self.schema, sort_keys=True).encode()).hexdigest()[:16]
 
     @property

@@ -17,8 +17,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where a measure is computed: checking a spec's metric names needs none of it
+    import numpy as np
 
 PREFIX = "sentences:"
 MIN_WORDS = 4
@@ -63,6 +65,8 @@ def parse(metric: str) -> tuple[float, tuple[str, ...]]:
 @functools.lru_cache(maxsize=256)
 def direction(examples: tuple[str, ...]) -> np.ndarray:
     """The unit mean of the examples' embeddings."""
+    import numpy as np
+
     from engine.embeddings import embed
 
     mean = embed(list(examples)).mean(axis=0)
@@ -72,6 +76,8 @@ def direction(examples: tuple[str, ...]) -> np.ndarray:
 def counts(metric: str, texts: Sequence[str]) -> np.ndarray:
     """Each text's number of sentences that say something like the measure's examples, every sentence of every
     text embedded in one batch (each distinct sentence once)."""
+    import numpy as np
+
     from engine.embeddings import embed
 
     threshold, examples = parse(metric)
