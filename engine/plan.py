@@ -24,7 +24,7 @@ from engine.datasets import Item
 from engine.judges import answers, prompts
 from engine.judges.kinds import JudgeKind, kind_of
 from engine.provider_table import is_recorded
-from engine.records import OFFLINE_PROVIDER, Binding, Deferred, Measured, PairSet, Plan, Task, content_hash
+from engine.records import OFFLINE_PROVIDER, Binding, Deferred, Measured, PairSet, Task, content_hash
 from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request, parse
 from engine.spec.model import Endpoint, Judge, Spec, Vibe
 
@@ -378,34 +378,3 @@ def deferred_calls(stage: str, analysis: str, endpoint: Endpoint, calls: int, in
 def spec_hash(spec: Spec) -> str:
     """What the spec asks for; where it runs (`execution:`) is left out, as it changes no result."""
     return content_hash({k: v for k, v in spec.document.items() if k != "execution"})
-
-
-def summarize(plan: Plan, cached: set[str] | frozenset[str] = frozenset()) -> list[dict[str, Any]]:
-    """One row per (stage, endpoint): calls, cached, tokens and cost still to spend. A `Measured` record counts
-    a task per pair it judges (cached when `cached` holds its id: every answer of it is measured)."""
-    rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(
-        lambda: {"tasks": 0, "calls": 0, "cached": 0, "input_tokens": 0, "output_tokens": 0, "cost": 0.0})
-    for t in plan.tasks:
-        row = rows[(t.stage, t.endpoint)]
-        row["tasks"] += 1
-        row["calls"] += int(t.is_call)
-        if t.id in cached:
-            row["cached"] += 1
-            continue
-        row["input_tokens"] += t.input_tokens
-        row["output_tokens"] += t.output_tokens
-        row["cost"] += t.cost
-    for m in plan.measured:
-        row = rows[(m.stage, m.judge)]
-        row["tasks"] += len(m.pairs)
-        row["cached"] += len(m.pairs) if m.id in cached else 0
-    for d in plan.deferred:
-        row = rows[(d.stage + " (estimate)", d.endpoint)]
-        row["tasks"] += d.tasks
-        row["calls"] += d.calls
-        row["input_tokens"] += d.input_tokens
-        row["output_tokens"] += d.output_tokens
-        row["cost"] += d.cost
-    order = {stage: n for n, stage in enumerate(plan.stages)}
-    keys = sorted(rows, key=lambda k: (order.get(k[0].split(" ")[0], 99), k[0], k[1]))
-    return [{"stage": s, "endpoint": e, **rows[(s, e)]} for s, e in keys]

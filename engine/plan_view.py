@@ -3,15 +3,17 @@ goes in provider batches and where local models run."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+from typing import Any
+
 from rich.console import Console
 from rich.table import Table
 
 from engine.execute.backend import call_endpoints
 from engine.execute.providers.base import schema_form
 from engine.judges.kinds import kind_of
-from engine.plan import summarize
 from engine.provider_table import in_cluster_providers
-from engine.records import Prepared
+from engine.records import Plan, Prepared
 
 
 def print_plan(prepared: Prepared, cached: set[str]) -> None:
@@ -58,3 +60,34 @@ def print_plan(prepared: Prepared, cached: set[str]) -> None:
                              for model, r in shares) or "no local models"
         console.print(f"runs on the ray backend ({execution.address or 'RAY_ADDRESS, else auto'}): {replicas}; "
                       f"encoders: {execution.embeddings.replicas} × {execution.embeddings.num_cpus:g} CPU")
+
+
+def summarize(plan: Plan, cached: set[str] | frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """One row per (stage, endpoint): calls, cached, tokens and cost still to spend. A `Measured` record counts
+    a task per pair it judges (cached when `cached` holds its id: every answer of it is measured)."""
+    rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(
+        lambda: {"tasks": 0, "calls": 0, "cached": 0, "input_tokens": 0, "output_tokens": 0, "cost": 0.0})
+    for t in plan.tasks:
+        row = rows[(t.stage, t.endpoint)]
+        row["tasks"] += 1
+        row["calls"] += int(t.is_call)
+        if t.id in cached:
+            row["cached"] += 1
+            continue
+        row["input_tokens"] += t.input_tokens
+        row["output_tokens"] += t.output_tokens
+        row["cost"] += t.cost
+    for m in plan.measured:
+        row = rows[(m.stage, m.judge)]
+        row["tasks"] += len(m.pairs)
+        row["cached"] += len(m.pairs) if m.id in cached else 0
+    for d in plan.deferred:
+        row = rows[(d.stage + " (estimate)", d.endpoint)]
+        row["tasks"] += d.tasks
+        row["calls"] += d.calls
+        row["input_tokens"] += d.input_tokens
+        row["output_tokens"] += d.output_tokens
+        row["cost"] += d.cost
+    order = {stage: n for n, stage in enumerate(plan.stages)}
+    keys = sorted(rows, key=lambda k: (order.get(k[0].split(" ")[0], 99), k[0], k[1]))
+    return [{"stage": s, "endpoint": e, **rows[(s, e)]} for s, e in keys]

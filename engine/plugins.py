@@ -3,11 +3,15 @@ dataset formats, provider and batch clients): a name maps to the module that reg
 the first time the name is looked up, so listing and validating names never imports a plug-in's heavier
 dependencies. A name the built-in table lacks is looked up among the entry points installed packages publish
 under the kind's group (`vibe.analysis_methods`, `vibe.judge_kinds`, `vibe.dataset_formats`,
-`vibe.providers`): `pip install` adds a plug-in without touching `engine/`."""
+`vibe.providers`): `pip install` adds a plug-in without touching `engine/`. With `VIBE_DISABLE_PLUGIN_AUTOLOAD` set
+(as pytest's `PYTEST_DISABLE_PLUGIN_AUTOLOAD`), no entry point is read and vibe sees its built-ins only: for
+output that must not depend on what else the machine has installed (the generated reference), and to tell a
+problem of vibe's from one of a plug-in's."""
 
 from __future__ import annotations
 
 import importlib
+import os
 import warnings
 from collections.abc import Callable, Iterable
 from functools import cache
@@ -69,8 +73,14 @@ def load_named(path: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+DISABLE_AUTOLOAD = "VIBE_DISABLE_PLUGIN_AUTOLOAD"
+
+
 @cache
 def _entry_points(group: str) -> dict[str, metadata.EntryPoint]:
+    """What installed packages publish under `group`, read once per process (none with `DISABLE_AUTOLOAD` set)."""
+    if os.environ.get(DISABLE_AUTOLOAD):
+        return {}
     return {ep.name: ep for ep in metadata.entry_points(group=group)}
 
 

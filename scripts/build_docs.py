@@ -8,7 +8,9 @@ Defaults come from the schema where it states one, else from the typed records t
 analysis method's options, a model's params and limits); examples from the example specs in specs/ and the
 packaged ones, where a field is used there, else from the schema's enum or type. `tests/test_docs.py` runs
 this into a temporary folder and compares, so a change to the schema or the CLI without `python
-scripts/build_docs.py` fails the suite.
+scripts/build_docs.py` fails the suite. The pages describe vibe's built-in plug-ins only: the script sets
+`VIBE_DISABLE_PLUGIN_AUTOLOAD` before it reads any, so a plug-in package installed beside vibe neither adds its
+names to vibe's reference nor makes the comparison fail.
 
 Usage: python scripts/build_docs.py [OUT_DIR]   (default: site/docs)
 """
@@ -28,6 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from engine import plugins  # noqa: E402
 from engine.cli import build_parser  # noqa: E402
 from engine.options import dataclass_in  # noqa: E402
 from engine.registry import get_method, method_names  # noqa: E402
@@ -164,9 +167,9 @@ def spec_fields() -> list[Field]:
     return list(out.values())
 
 
-def schema_paths() -> set[str]:
-    """Every field path of the schema, as the reference names them (what the docs test compares with)."""
-    return {".".join(path) for path, _, _ in _fields(schema(), ())}
+def schema_paths(document: dict[str, Any]) -> set[str]:
+    """Every field path of a schema `document`, as the reference names them (what the docs test compares with)."""
+    return {".".join(path) for path, _, _ in _fields(document, ())}
 
 
 def spec_reference() -> str:
@@ -214,5 +217,7 @@ def build(out: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
+    os.environ[plugins.DISABLE_AUTOLOAD] = "1"  # the built-ins only: see the module docstring
+    plugins._entry_points.cache_clear()
     written = build(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "site" / "docs")
     print("\n".join(str(p) for p in written))

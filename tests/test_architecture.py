@@ -4,15 +4,12 @@ never by name."""
 from __future__ import annotations
 
 import ast
-import re
+from functools import cache
 from pathlib import Path
 
 import engine
 from engine import plugin_tables
-from engine.formats import format_names
-from engine.judges.kinds import kind_names
-from engine.provider_table import PROVIDERS
-from engine.registry import method_names
+from engine.judges.kinds import ALIASES
 
 ENGINE = Path(engine.__file__).parent
 BUILT_INS = ENGINE / "builtin_plugins"
@@ -47,8 +44,9 @@ def _literals(node: ast.AST) -> list[str]:
 def findings(source: str, path: str) -> list[str]:
     """Comparisons of a method, a judge kind, a provider or a dataset format with a literal name, and sections
     looked up by a method's name."""
-    registered = {"method": set(method_names()), "kind": set(kind_names()), "provider": set(PROVIDERS),
-                  "format": set(format_names())}
+    # the built-ins' names (whatever else is installed on the machine the test runs on)
+    registered = {"method": set(plugin_tables.METHODS), "kind": {*plugin_tables.JUDGE_KINDS, *ALIASES},
+                  "provider": set(plugin_tables.PROVIDERS), "format": set(plugin_tables.DATASET_FORMATS)}
     out = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Compare):
@@ -167,33 +165,83 @@ def test_no_engine_module_over_400_lines() -> None:
     assert not long, long
 
 
-def _importers(module: str) -> set[str]:
-    """Who imports `module`: a method's package (by name) or, for any other engine module, its dotted path."""
-    out = set()
-    short = module.rsplit(".", 1)
-    pattern = re.compile(rf"^\s*(from {re.escape(module)} import|import {re.escape(module)}\b|"
-                         rf"from {re.escape(short[0])} import [^\n]*\b{short[1]}\b)", re.M)
-    for path in ENGINE.rglob("*.py"):
-        dotted = "engine." + ".".join(path.relative_to(ENGINE).with_suffix("").parts)
-        if dotted == module or not pattern.search(path.read_text(encoding="utf-8")):
+def _user(path: Path, root: Path) -> str:
+    """Who a file of the engine at `root` is: a built-in plug-in (`plugin:methods/vibecheck`), or its dotted path."""
+    parts = path.relative_to(root).with_suffix("").parts
+    if parts[0] == "builtin_plugins" and len(parts) > 2:
+        return f"plugin:{parts[1]}/{parts[2]}"
+    return ".".join(("engine", *parts))
+
+
+@cache
+def _import_statements(root: Path) -> list[tuple[str, str, frozenset[str]]]:
+    """Every import of the engine at `root`, deferred and type-only ones included: (who, the module named, the names
+    taken from it; for `import a.b`, the module `a.b` and the name `*`)."""
+    out = []
+    for path in root.rglob("*.py"):
+        user = _user(path, root)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                out.append((user, node.module, frozenset(a.name for a in node.names)))
+            elif isinstance(node, ast.Import):
+                out += [(user, a.name, frozenset("*")) for a in node.names]
+    return out
+
+
+def _importers(module: str, root: Path, names: set[str] | None = None) -> dict[str, set[str]]:
+    """Who imports `module` (or, given `names`, any of those names from it), each with the names it imports
+    (`*` for the module itself: `import engine.x.y`, or `from engine.x import y`)."""
+    out: dict[str, set[str]] = {}
+    parent, _, leaf = module.rpartition(".")
+    for user, named, taken in _import_statements(root):
+        if named == parent and leaf in taken:
+            taken = frozenset("*")
+        elif named != module:
             continue
-        parts = path.relative_to(ENGINE).parts
-        out.add(f"method:{parts[1]}" if parts[0] == "methods" and len(parts) > 2 else dotted)
+        if user != module and (names is None or taken & names):
+            out.setdefault(user, set()).update(taken)
+    return out
+
+
+def _users(module: str, root: Path = ENGINE) -> set[str]:
+    """Who uses `module`: its importers, where a built-in reaches it through the public API (as built-ins must)
+    the plug-ins that import the names the API re-exports from it."""
+    out: set[str] = set()
+    for user, names in _importers(module, root).items():
+        out |= set(_importers(user, root, names)) if user.startswith("engine.api.") else {user}
+    return out
+
+
+def _lonely(root: Path = ENGINE) -> list[str]:
+    """The modules of the shared stages that serve one built-in plug-in alone."""
+    out = []
+    for folder in ("analyze", "report", "discover"):
+        for path in sorted((root / folder).glob("*.py")):
+            if path.name != "__init__.py" and len(users := _users(f"engine.{folder}.{path.stem}", root)) == 1:
+                (user,) = users
+                if user.startswith("plugin:"):
+                    out.append(f"engine/{folder}/{path.name}: used only by {user}")
     return out
 
 
 def test_shared_folders_hold_no_code_of_a_single_method() -> None:
-    """A module of the shared stages (analyze, report, discover) that serves one method alone belongs in that
-    method's package, where a reader looks for it."""
-    lonely = []
-    for folder in ("analyze", "report", "discover"):
-        for path in sorted((ENGINE / folder).glob("*.py")):
-            if path.name == "__init__.py":
-                continue
-            users = _importers(f"engine.{folder}.{path.stem}")
-            if len(users) == 1 and next(iter(users)).startswith("method:"):
-                lonely.append(f"engine/{folder}/{path.name}: used only by {next(iter(users))}")
+    """A module of the shared stages (analyze, report, discover) that serves one plug-in alone belongs in that
+    plug-in's package, where a reader looks for it."""
+    lonely = _lonely()
     assert not lonely, "\n".join(lonely)
+
+
+def test_the_lonely_module_check_finds_what_it_looks_for(tmp_path: Path) -> None:
+    """Built-ins reach shared code only through the public API, so the check follows the API's re-exports: a
+    shared module one method reaches that way is found, one two plug-ins reach is not."""
+    files = {"analyze/alone.py": "", "analyze/shared.py": "",
+             "api/analysis.py": "from engine.analyze.alone import a\nfrom engine.analyze.shared import b\n",
+             "builtin_plugins/methods/m/method.py": "from engine.api.analysis import a, b\n",
+             "builtin_plugins/judges/j.py": "def f():\n    from engine.api.analysis import b\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert _lonely(tmp_path) == ["engine/analyze/alone.py: used only by plugin:methods/m"]
 
 
 def _import_graph() -> dict[str, set[str]]:
@@ -251,3 +299,15 @@ def test_no_import_cycles_deferred_and_type_only_included() -> None:
         if module not in index:
             visit(module)
     assert not cycles, cycles
+
+
+def test_the_listed_packages_are_every_package_of_the_engine() -> None:
+    """pyproject.toml lists the packages (the shared templates are mapped from templates/, which discovery cannot
+    combine with): a package added under engine/ and not listed would be missing from the wheel."""
+    import tomllib
+
+    from setuptools import find_packages
+
+    root = ENGINE.parent
+    listed = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    assert sorted(listed) == sorted([*find_packages(str(root), include=["engine*"]), "engine.report.templates"])

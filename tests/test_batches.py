@@ -20,7 +20,7 @@ from llm_server import LLMServer, judged_answers
 
 from engine.execute.cache import Cache
 from engine.pipeline import prepare, run_spec
-from engine.plan import summarize
+from engine.plan_view import summarize
 from engine.spec.load import load_spec
 from engine.spec.problems import SpecError
 

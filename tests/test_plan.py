@@ -221,7 +221,7 @@ def test_plan_counts_the_work_discovery_will_add(tmp_path: Path) -> None:
     """With discovery on, the judgments of up to max_vibes discovered vibes are estimated beside the exact
     rows: 4 vibes × 3 pairs for the offline panel (one offline judge scores each vibe), 4 × 3 × 2 orders for
     the LLM judge, and the plan says which rows are estimates."""
-    from engine.plan import summarize
+    from engine.plan_view import summarize
 
     text = SPEC.replace("judges:\n  j:\n", "judges:\n  m: {kind: metric}\n  e: {kind: embedding}\n  j:\n").replace(
         "  - {name: humor, low: serious tone, high: jokes and playfulness}\n",
