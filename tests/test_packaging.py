@@ -214,8 +214,17 @@ def test_a_plug_in_package_registers_one_of_each_kind_through_entry_points(insta
     assert len(pairs) == 8 and {p["by_judge"]["enthusiasm"]["shouts"] for p in pairs} == {-1}  # loud has more '!'
     page = (tmp_path / "runs" / "plugged" / "index.html").read_text()
     assert "words per answer</h2><p>calm: 1.0</p><p>loud: 2.0</p>" in page  # the method's own template
+    # type-checked as its author would, against the installed wheel (which ships py.typed): the package passes,
+    # and a wrong keyword to an API record is caught
+    (tmp_path / "wrong.py").write_text("from engine.api.providers import ProviderInfo\n\n"
+                                       "INFO = ProviderInfo('vibe_example.azure', structured='json')\n")
+    typed = subprocess.run([python := shutil.which("python", path=installed["PATH"]) or "", "-m", "mypy",
+                            "--cache-dir", str(tmp_path / "mypy"), str(package), str(tmp_path / "wrong.py")],
+                           env=installed, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert typed.stdout.splitlines()[:-1] == [
+        'wrong.py:3: error: Unexpected keyword argument "structured" for "ProviderInfo"  [call-arg]'
+    ], typed.stdout[-3000:] + typed.stderr[-3000:]
     # vibe's own docs and architecture tests hold with the package installed: they are about the built-ins only
-    python = shutil.which("python", path=installed["PATH"]) or ""
     own = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "not site_builds",
                           "tests/test_docs.py", "tests/test_architecture.py"], cwd=ROOT,
                          env={**installed, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600)

@@ -15,6 +15,8 @@ One module per concern, so a plug-in loads only what it uses:
 - `engine.api.report`: charts and pages;
 - `engine.api.exporters`: a finished run's files, for an exporter.
 
-Everything else under `engine` is private to vibe and may change. An import-linter contract checks that every
+Everything else under `engine` is private to vibe and may change. What each module exports (its `__all__`, with
+every signature) is held to `tests/api_surface.txt` by `tests/test_api_surface.py`: a change to the surface is a
+change to that file, seen in review. An import-linter contract checks that every
 built-in plug-in imports only this API and its own module or package, and that no plug-in imports another.
 """
