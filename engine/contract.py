@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from engine import settings
 from engine.datasets.items import Item
 from engine.execute.providers.base import _BATCH_CLIENTS, _CLIENTS
 from engine.export import exporter, exporter_names
@@ -158,6 +159,9 @@ def kind_problems(kind: JudgeKind, role: str) -> list[str]:
                  (dataclasses.fields(record) if record else ()) if f.name not in kind.fields]
     rules = schema()["properties"]["judges"]["additionalProperties"]["allOf"]
     problems += [f"its required field {f!r} is not one of its fields" for f in kind.required if f not in kind.fields]
+    problems += [f"its settings record's {f!r} has no default, yet the kind does not require it (a judge without "
+                 "one would pass `vibe validate` and fail in the run)" for f in (settings.required(record) if record
+                                                                                  else ()) if f not in kind.required]
     problems += [f"sample_settings gives no value for its required field {f!r}" for f in kind.required
                  if f not in kind.sample_settings]
     if kind.field_schemas and kind_block(kind.name, kind.field_schemas, kind.required) not in rules:

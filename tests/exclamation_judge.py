@@ -6,17 +6,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any
 
-from engine.api.judging import JudgeKind, KindSettings, PairVerdict, compare, judge_kind_class
+from engine.api.judging import JudgeKind, KindSettings, PairVerdict, Setting, compare, judge_kind_class
 from engine.api.records import PairJudgment
 from engine.api.spec import Judge
 
 
 @dataclass(frozen=True)
 class ExclamationSettings(KindSettings):
-    mark: str  # required: a judge of this kind names what it counts
-    tolerance: float = 0
+    """Its settings, declared here alone: the spec schema, the required ones (those without a default) and the
+    contract suite's sample judge are read off these fields."""
+
+    mark: Annotated[str, Setting("what it counts in each answer, e.g. '!'.", example="!", min_length=1)]
+    tolerance: Annotated[float, Setting("counts this close are a tie.", minimum=0)] = 0
 
 
 @judge_kind_class("exclamations")
@@ -25,12 +28,7 @@ class ExclamationJudge(JudgeKind):
 
     label = "an exclamation-count judge"
     roles = frozenset({"vibe"})
-    fields = ("mark", "tolerance")
-    required = ("mark",)
-    field_schemas: ClassVar[dict[str, dict[str, Any]]] = {
-        "mark": {"type": "string", "minLength": 1, "description": "what it counts in each answer, e.g. '!'."}}
     settings_record = ExclamationSettings
-    sample_settings: ClassVar[dict[str, Any]] = {"mark": "!"}
 
     def pair_config(self, judge: Judge) -> dict[str, Any]:
         settings = ExclamationSettings.of(judge)

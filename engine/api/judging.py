@@ -27,6 +27,7 @@ from engine.judges.verdicts import (
     similarity_explanation,
 )
 from engine.provider_table import is_recorded
+from engine.settings import Setting
 
 __all__ = [
     "METRICS",
@@ -43,6 +44,7 @@ __all__ = [
     "PreservationCheck",
     "RatingInput",
     "RatingScore",
+    "Setting",
     "answers",
     "compare",
     "is_metric",

@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+from engine import settings
 from engine.plugin_tables import JUDGE_KINDS
 from engine.plugins import Plugins, names_with_published
 
@@ -91,6 +92,19 @@ class JudgeKind:
     # its verdicts are fitted to people's labels of the analysis' pairs when the run's answers are read
     # (`fit_verdicts`), never asked of it pair by pair: the plan holds no task of it
     learns: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A kind that gives its `settings_record` declares its settings there alone (`engine.settings`): its
+        `fields`, `required`, `field_schemas` and `sample_settings` are read off the record, each unless the
+        class sets it itself (a kind whose fields are more than its record's)."""
+        super().__init_subclass__(**kwargs)
+        record = cls.__dict__.get("settings_record")
+        if record is None:
+            return
+        for attr, read in (("fields", settings.names), ("required", settings.required),
+                           ("field_schemas", settings.schemas), ("sample_settings", settings.sample)):
+            if attr not in cls.__dict__:
+                setattr(cls, attr, read(record))
 
     def does(self, role: str) -> bool:
         return role in self.roles

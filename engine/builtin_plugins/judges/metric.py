@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 from engine.api.judging import (
     METRICS,
@@ -13,6 +13,7 @@ from engine.api.judging import (
     JudgeKind,
     KindSettings,
     PairVerdict,
+    Setting,
     compare,
     judge_kind_class,
     measure_all,
@@ -31,8 +32,9 @@ LEGACY_MARGIN = 0.02  # see `MetricJudge.pair_config`
 
 @dataclass(frozen=True)
 class MetricSettings(KindSettings):
-    metric: str = "auto"  # the judge's own metric; `auto`: whatever metric the vibe it scores names
-    tolerance: float = TOLERANCE
+    metric: Annotated[str, Setting("the measured property; 'auto' picks one per vibe.")] = "auto"
+    tolerance: Annotated[float, Setting("relative difference under which it calls a tie.", minimum=0,
+                                        maximum=1)] = TOLERANCE
 
 
 def metric_of(judge: Judge) -> str:
@@ -67,12 +69,7 @@ class MetricJudge(JudgeKind):
     badge_colour = "#1a7f37"
     scores_which = "vibes that name a metric (or every vibe, for a judge given its own 'metric')"
     roles = frozenset({"vibe", "dimension"})
-    fields = ("metric", "tolerance")
     settings_record = MetricSettings
-    field_schemas: ClassVar[dict[str, dict[str, Any]]] = {
-        "metric": {"type": "string", "description": "the measured property; 'auto' picks one per vibe."},
-        "tolerance": {"type": "number", "minimum": 0, "maximum": 1,
-                      "description": "relative difference under which it calls a tie."}}
     measures = True
     measure_in_workers = True
 
