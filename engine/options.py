@@ -7,7 +7,9 @@ import dataclasses
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
+
+from engine.settings import UNIQUE_LIST, Setting
 
 
 class HasOptions(Protocol):
@@ -68,8 +70,9 @@ class Split:
     """The seeded split of an analysis' prompts: the training share chooses (discovery, keep/drop, variable
     selection), the rest tests."""
 
-    train: float = 0.5
-    seed: int = 0
+    train: Annotated[float, Setting("Share of prompts in the training split.",
+                                    constraints={"exclusiveMinimum": 0, "exclusiveMaximum": 1})] = 0.5
+    seed: Annotated[int, Setting("Seed of the split.")] = 0
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,9 @@ class PairOptions(Options):
     train/test split of the prompts, and the model every other one is compared with (None: the analysis' two
     models are compared with each other)."""
 
-    judges: list[str] = field(default_factory=list)
-    split: Split = field(default_factory=Split)
-    reference: str | None = None
+    judges: Annotated[list[str], Setting("The judges on its panel.", constraints=UNIQUE_LIST)]
+    split: Annotated[Split, Setting("The random split of prompts into training pairs (selection) and test pairs "
+                                    "(every reported test).")] = field(default_factory=Split)
+    reference: Annotated[str | None, Setting(
+        "Compare every other model of the analysis with this one (one of `models`): a vibe profile per model, on "
+        "one shared set of vibes. Needed with more than 2 models.")] = None

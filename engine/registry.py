@@ -50,15 +50,16 @@ class Page:
 class AnalysisMethod:
     """One analysis method. Subclasses set `name`, `options` and `sections`, and implement the three steps.
 
-    `options_schema`: the JSON schema of the method's options, for a method whose options are not described
-    in the spec schema (`engine/spec/schema.json` describes the built-in methods). `sections`: the report
+    `options`: its options record, the one declaration of its options: the spec schema's block for its
+    analyses is read off it (`engine.settings`). `needs_models`: an analysis of it lists its `models` (False: one
+    that lists none takes every model its data holds). `sections`: the report
     sections the method fills, in page order; each is rendered by `templates/sections/<section>.html.j2` in the
     method's own `templates/` folder (or, when the method gives one, by `templates` inline). `assets`: files of
     that folder every report copies into its assets/ (scripts its pages load)."""
 
     name: ClassVar[str]
     options: ClassVar[type[Options]] = Options
-    options_schema: ClassVar[dict[str, Any] | None] = None
+    needs_models: ClassVar[bool] = True
     sections: ClassVar[tuple[str, ...]] = ()
     templates: ClassVar[dict[str, str]] = {}
     assets: ClassVar[tuple[str, ...]] = ()

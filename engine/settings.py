@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 _SCHEMA_TYPES = {str: "string", float: "number", int: "integer", bool: "boolean"}
+UNIQUE_LIST = {"minItems": 1, "uniqueItems": True}  # a list setting's constraints: names, each once, at least one
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Setting:
     maximum: float | None = None
     min_length: int | None = None
     schema: Mapping[str, Any] | None = None
+    constraints: Mapping[str, Any] | None = None  # any other JSON-schema keywords: {"exclusiveMinimum": 0}
 
 
 def names(record: type) -> tuple[str, ...]:
@@ -52,7 +54,8 @@ def schemas(record: type) -> dict[str, dict[str, Any]]:
         setting = _setting(hint)
         schema = dict(setting.schema) if setting and setting.schema else _schema_of(record, name, hint)
         if setting is not None:
-            bounds = {"minimum": setting.minimum, "maximum": setting.maximum, "minLength": setting.min_length}
+            bounds = {"minimum": setting.minimum, "maximum": setting.maximum, "minLength": setting.min_length,
+                      **(setting.constraints or {})}
             schema.update({key: value for key, value in bounds.items() if value is not None})
             schema["description"] = setting.doc
         out[name] = schema
@@ -70,19 +73,28 @@ def _setting(hint: Any) -> Setting | None:
     return next((m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Setting)), None)
 
 
+def block(record: type) -> dict[str, Any]:
+    """`record`'s settings as a closed JSON-schema object: each one's schema, the required ones."""
+    found = required(record)
+    return {"type": "object", "additionalProperties": False, **({"required": list(found)} if found else {}),
+            "properties": schemas(record)}
+
+
 def _schema_of(record: type, name: str, hint: Any) -> dict[str, Any]:
-    """The JSON schema of a setting's type: a str, number, integer or boolean, a Literal of strings, a list or
-    tuple of those, or any of them or None."""
+    """The JSON schema of a setting's type: a str, number, integer or boolean, a Literal of strings, a dataclass
+    of settings (a nested block), a list or tuple of any of those; `X | None` is X's (None is what leaving the
+    setting out gives)."""
     if typing.get_origin(hint) is typing.Annotated:
         hint = typing.get_args(hint)[0]
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint in _SCHEMA_TYPES:
         return {"type": _SCHEMA_TYPES[hint]}
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return block(hint)
     if origin is Literal:
         return {"enum": list(args)}
     if origin in (list, tuple) and (len(args) == 1 or (len(args) == 2 and args[1] is Ellipsis)):
         return {"type": "array", "items": _schema_of(record, name, args[0])}
     if origin in (types.UnionType, typing.Union) and type(None) in args and len(args) == 2:
-        inner = _schema_of(record, name, next(a for a in args if a is not type(None)))
-        return {"anyOf": [inner, {"type": "null"}]}
+        return _schema_of(record, name, next(a for a in args if a is not type(None)))
     raise TypeError(f"{record.__name__}.{name}: no JSON schema for {hint!r}; give it Setting(schema={{...}})")

@@ -14,14 +14,17 @@ from engine.plan import (
     vibe_fields,
 )
 from engine.registry import AnalysisMethod, Options, Page, PairOptions, analysis_method, get_method
+from engine.settings import UNIQUE_LIST, Setting
 
 __all__ = [
+    "UNIQUE_LIST",
     "AnalysisMethod",
     "Builder",
     "Options",
     "Page",
     "PairOptions",
     "PlanError",
+    "Setting",
     "analysis_method",
     "deferred_calls",
     "estimate_tokens",

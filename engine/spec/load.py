@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema
 
-from engine import user_cache
+from engine import settings, user_cache
 from engine.formats import DEFAULT_FORMAT, dataset_format, format_names
 from engine.judges.kinds import ALIASES, ROLES, judge_kind, kind_names
 from engine.names import did_you_mean
@@ -63,9 +63,9 @@ def _schema_file() -> str:
 
 def schema() -> dict[str, Any]:
     """The spec's JSON schema: `schema.json`, with the providers, judge kinds and analysis methods as
-    registered. A method the file does not describe brings the schema of its own options
-    (`AnalysisMethod.options_schema`). Building it imports every plug-in (0.5 s, most of `vibe validate`), so
-    it is kept on disk under what it is built from (`schema_inputs`) and built again only when that changes."""
+    registered; each method's options block is read off its options record (`engine.settings`). Building it
+    imports every plug-in (0.5 s, most of `vibe validate`), so it is kept on disk under what it is built from
+    (`schema_inputs`) and built again only when that changes."""
     return dict(user_cache.remembered("schema", schema_inputs(_schema_file()), _built_schema))
 
 
@@ -76,14 +76,14 @@ def _built_schema() -> dict[str, Any]:
     analyses = document["properties"]["analyses"]["additionalProperties"]
     names = method_names()
     analyses["properties"]["method"]["enum"] = names
-    described = {rule["if"]["properties"]["method"]["const"] for rule in analyses["allOf"]}
-    for name in names:
-        if name not in described:
-            own = get_method(name).options_schema or {}
-            analyses["allOf"].append({
-                "if": {"properties": {"method": {"const": name}}, "required": ["method"]},
-                "then": {"additionalProperties": False, "required": own.get("required", []),
-                         "properties": {**ANALYSIS_FIELDS, **own.get("properties", {})}}})
+    for name in names:  # each method's options, read off its options record (`engine.settings`)
+        method = get_method(name)
+        own = settings.block(method.options)
+        analyses["allOf"].append({
+            "if": {"properties": {"method": {"const": name}}, "required": ["method"]},
+            "then": {"additionalProperties": False,
+                     "required": [*(["models"] if method.needs_models else []), *own.get("required", [])],
+                     "properties": {**ANALYSIS_FIELDS, **own["properties"]}}})
     return document
 
 

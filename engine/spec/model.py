@@ -21,8 +21,13 @@ from engine.spec.profiles import Persona
 # its own pages live in (`AnalysisMethod.report_folders`).
 REPORT_FOLDERS = ("charts", "assets")
 # What every analysis block may hold, whatever its method; the rest are the method's options.
-ANALYSIS_FIELDS = {"dataset": {"type": "string"}, "description": {"type": "string"}, "method": {"type": "string"},
-                   "models": {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True}}
+ANALYSIS_FIELDS = {
+    "dataset": {"type": "string", "description": "The dataset whose prompts the analysis uses."},
+    "models": {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True,
+               "description": "The models compared, in order (the first is model A)."},
+    "description": {"type": "string", "description": "What the analysis asks, shown above its results."},
+    "method": {"type": "string", "description": "The analysis method; an entry named after a method (vibecheck, "
+                                                "rankings, ...) uses that method when this is left out."}}
 
 
 @dataclass(frozen=True)

@@ -3,22 +3,21 @@
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any
 
-from engine.api.methods import AnalysisMethod, Builder, Options, Page, analysis_method
+from engine.api.methods import AnalysisMethod, Builder, Options, Page, Setting, analysis_method
 from engine.api.records import Prepared, Result
 from engine.api.spec import Analysis
 
 
 @dataclass(frozen=True)
 class WordCountOptions(Options):
-    min_words: int = 0  # answers shorter than this are left out of the mean
+    min_words: Annotated[int, Setting("answers shorter than this are left out of the mean.", minimum=0)] = 0
 
 
 @analysis_method("word_count")
 class WordCount(AnalysisMethod):
     options = WordCountOptions
-    options_schema: ClassVar[dict[str, Any] | None] = {"properties": {"min_words": {"type": "integer", "minimum": 0}}}
     sections = ("word_count",)
 
     def plan(self, builder: Builder, a: Analysis) -> None:  # one answer per model and prompt

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
-from engine.api.methods import Options
+from engine.api.methods import Options, Setting
 
 
 @dataclass(frozen=True)
 class AgentOptions(Options):
-    tools: int = 8  # at most this many tools, the most called, get measures of their own
-    min_calls: int = 5  # a tool called fewer times than this (both agents together) gets none
-    bootstrap: int = 2000  # resamples of conversations for each difference's interval
-    seed: int = 0
+    tools: Annotated[int, Setting("At most this many tools, the most called by both agents together, get measures "
+                                  "of their own (default 8).", minimum=0, maximum=50)] = 8
+    min_calls: Annotated[int, Setting("A tool called fewer times than this, both agents together, gets no measure "
+                                      "of its own (default 5).", minimum=1)] = 5
+    bootstrap: Annotated[int, Setting("Resamples of conversations behind each difference's 95% interval (default "
+                                      "2000).", minimum=0, maximum=100000)] = 2000
+    seed: Annotated[int, Setting("Seed of the bootstrap.")] = 0

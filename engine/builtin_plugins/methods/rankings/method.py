@@ -28,6 +28,7 @@ TIE_WORDS = {"half": "ties count half a win for each model", "drop": "ties are l
 @analysis_method("rankings")
 class Rankings(AnalysisMethod):
     options = RankingsOptions
+    needs_models = False  # without `models`, every model of the battles or scores is ranked
     sections = ("rankings",)
 
     def check(self, c: SpecChecker, path: PathKey, analysis: dict[str, Any]) -> None:
