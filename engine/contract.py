@@ -40,7 +40,8 @@ from engine.formats import DatasetFormat, dataset_format, format_names
 from engine.judges.fitting import AnswerToRate, PairToFit
 from engine.judges.kinds import ALIASES, ROLES, JudgeKind, judge_kind, kind_names
 from engine.judges.verdicts import PairVerdict, RatingScore
-from engine.provider_table import PROVIDERS
+from engine.provider_info import ProviderSettings
+from engine.provider_table import PROVIDERS, settings_record
 from engine.registry import (
     GENERATION,
     JUDGE,
@@ -290,6 +291,13 @@ def provider_problems(name: str) -> list[str]:
             registry.get(name)
         except KeyError as exc:
             problems.append(f"its {what} module {module} does not register it: {exc}")
+    if info.settings is not None:
+        record = settings_record(name)
+        if not (isinstance(record, type) and dataclasses.is_dataclass(record)
+                and issubclass(record, ProviderSettings)):
+            problems.append(f"its settings {info.settings} are not a ProviderSettings dataclass")
+        else:
+            settings.schemas(record)  # a setting whose type has no schema raises, naming it
     return problems
 
 

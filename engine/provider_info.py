@@ -4,7 +4,26 @@ can do, read by the spec's schema and checks, the planner and the executor witho
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any, Protocol, Self
+
+
+class HasSettings(Protocol):
+    """An endpoint as `ProviderSettings.of` reads it (`engine.spec.model.Endpoint`)."""
+
+    @property
+    def settings(self) -> tuple[tuple[str, Any], ...]: ...
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """Base of a provider's own settings (`ProviderInfo.settings`): subclass it as a frozen dataclass with a
+    field per setting, annotated with `Setting`, and read an endpoint's with `YourSettings.of(endpoint)`."""
+
+    @classmethod
+    def of(cls, endpoint: HasSettings) -> Self:
+        names = {f.name for f in fields(cls)}
+        return cls(**{name: value for name, value in endpoint.settings if name in names})
 
 
 @dataclass(frozen=True)
@@ -28,3 +47,7 @@ class ProviderInfo:
     refuses: Mapping[str, str] = field(default_factory=dict)  # entry fields it cannot take -> why (a located error)
     gpus: float = 0.0  # GPUs one replica holds by default on the Ray backend
     extra: str = ""  # the vibe-bench extra its client needs installed ("": none beyond the core)
+    # `module:Class` of its own entry fields, beyond those every endpoint has: a `ProviderSettings` dataclass
+    # (`engine.settings`), the one declaration of them, imported when a spec names the provider; the spec schema
+    # checks them on its endpoints and its client reads them typed (`YourSettings.of(endpoint)`)
+    settings: str | None = None

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping
 
-from engine import plugin_tables
-from engine.plugins import entry_point, entry_point_names
+from engine import plugin_tables, settings
+from engine.plugins import entry_point, entry_point_names, load_named
 from engine.provider_info import ProviderInfo
 
 
@@ -72,3 +72,16 @@ def batch_providers() -> tuple[str, ...]:
 def in_cluster_providers() -> tuple[str, ...]:
     """The providers whose weights the Ray backend's own actors hold."""
     return tuple(name for name, p in PROVIDERS.items() if p.in_cluster)
+
+
+def settings_record(provider: str | None) -> type | None:
+    """The record of the entry fields `provider` declares of its own (`ProviderInfo.settings`), imported on first
+    use; None where it declares none, or for an unknown name."""
+    info = PROVIDERS.get(provider) if isinstance(provider, str) else None
+    return load_named(info.settings) if info is not None and info.settings is not None else None
+
+
+def provider_settings(provider: str | None) -> tuple[str, ...]:
+    """The names of the entry fields `provider` declares of its own (none for an unknown name)."""
+    record = settings_record(provider)
+    return settings.names(record) if record is not None else ()

@@ -5,6 +5,7 @@ names it is a located error; after, it validates, plans and runs end to end."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -75,16 +76,26 @@ def test_an_offline_judge_kind_is_one_module_and_one_line(tmp_path: Path, monkey
 
 def test_a_provider_is_one_module_and_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                llm_server: LLMServer) -> None:
-    model_b = f"{{provider: azure-openai, base_url: '{llm_server.base_url}', model: gpt-4o-mini}}"
+    model_b = (f"{{provider: azure-openai, base_url: '{llm_server.base_url}', model: gpt-4o-mini, "
+               "api_version: '2025-01-01'}")
     spec = _spec(tmp_path, model_b=model_b, judge="{kind: metric, metric: length_words}")
     assert "models.b.provider: 'azure-openai' is not one of" in _problems(spec)
-    monkeypatch.setitem(PROVIDERS, "azure-openai", ProviderInfo("azure_provider", needs=("base_url", "model")))
+    monkeypatch.setitem(PROVIDERS, "azure-openai", ProviderInfo("azure_provider", needs=("base_url", "model"),
+                                                                settings="azure_provider:AzureSettings"))
+    # its own setting is checked on its endpoints, located, and taken by no other provider
+    wrong = _spec(tmp_path, model_b=model_b.replace("'2025-01-01'", "3"), judge="{kind: metric, metric: length_words}")
+    assert re.search(r"spec.yaml:4:\d+: models.b.api_version: 3 is not of type 'string'", _problems(wrong))
+    other = _spec(tmp_path, model_b=model_b, judge="{kind: metric, metric: length_words}")
+    other.write_text(other.read_text().replace("a: {provider: recorded}", "a: {provider: recorded, api_version: '1'}"))
+    assert "spec.yaml:3:40: models.a.api_version: provider 'recorded' takes no 'api_version' (a setting of " \
+           "azure-openai)" in _problems(other)
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "test-key")
-    summary, _, run_dir = run_spec(spec, tmp_path / "run", tmp_path / "cache.sqlite", quiet=True)
+    summary, _, run_dir = run_spec(_spec(tmp_path, model_b=model_b, judge="{kind: metric, metric: length_words}"),
+                                   tmp_path / "run", tmp_path / "cache.sqlite", quiet=True)
     assert summary.done == summary.total
     calls = llm_server.state.log
     assert len(calls) == len(ROWS)
-    assert {c.path.split("?")[0] for c in calls} == {"/v1/openai/deployments/gpt-4o-mini/chat/completions"}
+    assert {c.path for c in calls} == {"/v1/openai/deployments/gpt-4o-mini/chat/completions?api-version=2025-01-01"}
     pairs = [json.loads(line) for line in (run_dir / "vibecheck" / "pairs.jsonl").read_text().splitlines()]
     assert {p["item_id"] for p in pairs} == {r["id"] for r in ROWS}
 

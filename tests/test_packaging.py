@@ -180,7 +180,8 @@ def test_a_plug_in_package_registers_one_of_each_kind_through_entry_points(insta
     shutil.copytree(ROOT / "tests" / "word_count", package / "word_count", ignore=shutil.ignore_patterns("__pycache__"))
     (package / "azure_info.py").write_text(
         "from engine.api.providers import ProviderInfo\n\n"
-        "AZURE = ProviderInfo('vibe_example.azure', needs=('base_url', 'model'))\n")
+        "AZURE = ProviderInfo('vibe_example.azure', needs=('base_url', 'model'),\n"
+        "                     settings='vibe_example.azure:AzureSettings')\n")
     (tmp_path / "plugin" / "pyproject.toml").write_text(PLUGIN_PYPROJECT)
     wheels = tmp_path / "wheels"
     build = "from setuptools import build_meta as b; import sys; b.build_wheel(sys.argv[1])"

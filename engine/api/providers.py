@@ -26,7 +26,8 @@ from engine.execute.providers.base import (
     within,
 )
 from engine.execute.ray_cluster import VLLM_HINT
-from engine.provider_info import ProviderInfo
+from engine.provider_info import ProviderInfo, ProviderSettings
+from engine.settings import Setting
 
 __all__ = [
     "VLLM_HINT",
@@ -41,7 +42,9 @@ __all__ = [
     "Provider",
     "ProviderError",
     "ProviderInfo",
+    "ProviderSettings",
     "ResponseSchema",
+    "Setting",
     "api_key",
     "completion_from",
     "error_from_status",

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.judges.kinds import judge_kind, settings_of
-from engine.provider_table import PROVIDERS, batch_providers
+from engine.provider_table import PROVIDERS, batch_providers, provider_settings
 from engine.registry import get_method
 from engine.spec.dataset_entries import dataset_from, recorded_models
 from engine.spec.model import (
@@ -77,6 +77,7 @@ def _endpoint(name: str, raw: dict[str, Any], default_max_tokens: int | None = N
         price=Price(**raw.get("price", {})),
         limits=Limits(**{**PROVIDERS[raw["provider"]].limits, **raw.get("limits", {})}),
         batch=_batch_mode(raw, batch_default),
+        settings=tuple((key, raw[key]) for key in provider_settings(raw["provider"]) if key in raw),
     )
 
 

@@ -22,7 +22,7 @@ from engine import settings, user_cache
 from engine.formats import DEFAULT_FORMAT, dataset_format, format_names
 from engine.judges.kinds import ALIASES, ROLES, judge_kind, kind_names
 from engine.names import did_you_mean
-from engine.provider_table import PROVIDERS
+from engine.provider_table import PROVIDERS, settings_record
 from engine.registry import get_method, method_names
 from engine.spec.build import spec_from_document
 from engine.spec.model import ANALYSIS_FIELDS, Spec
@@ -88,9 +88,28 @@ def _built_schema() -> dict[str, Any]:
 
 
 def _provider_rules() -> list[dict[str, Any]]:
-    """The fields each provider needs beside it (`ProviderInfo.needs`)."""
-    return [{"if": {"properties": {"provider": {"const": name}}, "required": ["provider"]},
-             "then": {"required": list(info.needs)}} for name, info in PROVIDERS.items() if info.needs]
+    """The fields each provider needs beside it (`ProviderInfo.needs`), and its own settings' schemas with the
+    ones it requires (`ProviderInfo.settings`), checked on its endpoints only."""
+    rules = []
+    for name, info in PROVIDERS.items():
+        record = settings_record(name)
+        own = settings.block(record) if record is not None else {"properties": {}}
+        needs = [*info.needs, *own.get("required", [])]
+        if needs or own["properties"]:
+            rules.append({"if": {"properties": {"provider": {"const": name}}, "required": ["provider"]},
+                          "then": {"required": needs, **({"properties": own["properties"]} if own["properties"]
+                                                         else {})}})
+    return rules
+
+
+def _provider_fields() -> dict[str, dict[str, Any]]:
+    """Each provider's own settings as the endpoint entries' properties list them (see `_field_entry`)."""
+    owners: dict[str, dict[str, dict[str, Any]]] = {}
+    for name in PROVIDERS:
+        record = settings_record(name)
+        for field_name, field_schema in (settings.schemas(record) if record is not None else {}).items():
+            owners.setdefault(field_name, {})[name] = field_schema
+    return {field_name: _field_entry(by_provider) for field_name, by_provider in owners.items()}
 
 
 def _registered_endpoints(sections: dict[str, Any]) -> None:
@@ -98,6 +117,9 @@ def _registered_endpoints(sections: dict[str, Any]) -> None:
     models, judges = sections["models"]["additionalProperties"], sections["judges"]["additionalProperties"]
     models["properties"]["provider"]["enum"] = list(PROVIDERS)
     models["allOf"] = _provider_rules()
+    for field_name, entry in _provider_fields().items():
+        models["properties"].setdefault(field_name, entry)
+        judges["properties"].setdefault(field_name, entry)
     judges["properties"]["provider"]["enum"] = [name for name, info in PROVIDERS.items() if info.judges]
     kinds, broken = {}, {}
     for name in kind_names():

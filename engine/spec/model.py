@@ -96,6 +96,7 @@ class Endpoint:
     price: Price = Price()
     limits: Limits = Limits()
     batch: BatchMode | None = None
+    settings: tuple[tuple[str, Any], ...] = ()  # its provider's own fields as the spec gives them (ProviderSettings)
 
     def cost(self, input_tokens: int, output_tokens: int, batched: bool | None = None) -> float:
         """$ for one call's tokens: at the batch rate when it went (or, by default, will go) in a batch."""
@@ -107,6 +108,8 @@ class Endpoint:
         out: dict[str, Any] = {"provider": self.provider, "model": self.model}
         if self.base_url:
             out["base_url"] = self.base_url
+        if self.settings:  # a provider's own settings (an API version, a region) may change the answers
+            out["settings"] = dict(self.settings)
         return out
 
 

@@ -16,9 +16,10 @@ from engine.registry import method_names, method_source
 
 def schema_inputs(schema_file: str) -> list[Any]:
     """Everything the schema is built from, none of it imported: `schema.json` (its text, `schema_file`); every
-    registered name of each plug-in kind with the module that registers it (a table line or an entry point) and,
-    for a module outside vibe's own package, its file's size and time; the providers' table; and the size and
-    time of every file of vibe's package (a built-in plug-in's fields live in its module)."""
+    registered name of each plug-in kind with the module that registers it (a table line or an entry point; a
+    provider's settings record) and, for a module outside vibe's own package, its file's size and time; the
+    providers' table; and the size and time of every file of vibe's package (a built-in plug-in's fields live in
+    its module)."""
 
     def stamp(module: str | None) -> list[Any]:
         if module is None or module.startswith("engine."):
@@ -37,6 +38,7 @@ def schema_inputs(schema_file: str) -> list[Any]:
     files = sorted((str(f.relative_to(package)), f.stat().st_size, f.stat().st_mtime_ns)
                    for f in package.rglob("*") if f.suffix in (".py", ".json"))
     return [schema_file, files, repr(sorted(PROVIDERS.items())),
+            [(n, stamp(info.settings)) for n, info in PROVIDERS.items() if info.settings],
             [(n, stamp(kind_source(n))) for n in kind_names()],
             [(n, stamp(method_source(n))) for n in method_names()],
             [(n, stamp(format_source(n))) for n in format_names()]]
