@@ -73,8 +73,10 @@ PROVIDERS: dict[str, ProviderInfo] = {
                           engine="llama.cpp", bundled=("smollm2-135m-instruct",), extra="local",
                           replica=f"{_B}.providers.local.engine:LlamaCppEngine",
                           serves=f"{_B}.providers.local.client:local_server"),
+    # vLLM batches continuously: a replica is handed many calls at once
     "vllm": ProviderInfo(None, needs=(), judges=False, in_cluster=True, takes_key=False, engine="vllm",
                          cluster_only=True, gpus=1.0, replica=f"{_B}.providers.vllm.engine:VllmEngine",
+                         replica_batch=256, requires={"vllm": "pip install vllm, here and on the GPU nodes"},
                          refuses={"base_url": "a vllm model runs in the cluster's own vLLM engines; for a vLLM "
                                               "server you started, use provider: openai-compatible with its base_url"}),
     "recorded": ProviderInfo(None, needs=(), takes_key=False, recorded=True,

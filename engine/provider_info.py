@@ -46,6 +46,9 @@ class ProviderInfo:
     bundled: tuple[str, ...] = ()  # model names it ships weights for; any other model names a weights file
     refuses: Mapping[str, str] = field(default_factory=dict)  # entry fields it cannot take -> why (a located error)
     gpus: float = 0.0  # GPUs one replica holds by default on the Ray backend
+    replica_batch: int = 4  # calls one Ray replica of it is handed at a time (execution.batch_size overrides)
+    # what must be installed on this machine for a run to use it: importable module -> what to install
+    requires: Mapping[str, str] = field(default_factory=dict)
     extra: str = ""  # the vibe-bench extra its client needs installed ("": none beyond the core)
     # `module:Class` of its own entry fields, beyond those every endpoint has: a `ProviderSettings` dataclass
     # (`engine.settings`), the one declaration of them, imported when a spec names the provider; the spec schema

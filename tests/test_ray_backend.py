@@ -251,7 +251,8 @@ def test_vllm_models_are_refused_where_they_cannot_run(tmp_path: Path) -> None:
     with pytest.raises(ClusterError, match="terse: provider vllm runs on the ray backend"):
         settle(prepared)
     if importlib_util_missing("vllm"):
-        with pytest.raises(ClusterError, match=r"terse: the vllm provider needs vLLM .*pip install vllm"):
+        with pytest.raises(ClusterError, match=r"terse: provider vllm needs vllm, which is not installed here "
+                                               r"\(pip install vllm, here and on the GPU nodes\)"):
             settle(prepared, backend="ray")
 
 

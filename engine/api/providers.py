@@ -25,12 +25,10 @@ from engine.execute.providers.base import (
     sdk_errors,
     within,
 )
-from engine.execute.ray_cluster import VLLM_HINT
 from engine.provider_info import ProviderInfo, ProviderSettings
 from engine.settings import Setting
 
 __all__ = [
-    "VLLM_HINT",
     "BatchFailure",
     "BatchHTTP",
     "BatchState",

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from engine import chunk_map
-from engine.execute.ray_cluster import VLLM_HINT, ClusterError, check_capacity, connect, disconnect, resolve_address
-from engine.provider_table import PROVIDERS, engine_of, in_cluster_providers
+from engine.execute.ray_cluster import ClusterError, check_capacity, connect, disconnect, resolve_address
+from engine.provider_table import PROVIDERS, in_cluster_providers
 from engine.records import Prepared
 from engine.spec.model import Endpoint, Execution
 
@@ -43,9 +43,12 @@ def settle(prepared: Prepared, backend: str | None = None, address: str | None =
         providers = sorted({endpoints[name].provider for name in cluster_only})
         raise ClusterError(f"{', '.join(cluster_only)}: provider {' and '.join(providers)} runs on the ray backend "
                            "(execution.backend: ray, or --backend ray)")
-    vllm = [name for name, e in endpoints.items() if engine_of(e.provider) == "vllm"]
-    if vllm and importlib.util.find_spec("vllm") is None:
-        raise ClusterError(f"{', '.join(vllm)}: {VLLM_HINT}")
+    for provider in sorted({e.provider for e in endpoints.values()}):  # what the provider needs installed here
+        for module, install in PROVIDERS[provider].requires.items():
+            if importlib.util.find_spec(module) is None:
+                names = sorted(name for name, e in endpoints.items() if e.provider == provider)
+                raise ClusterError(f"{', '.join(names)}: provider {provider} needs {module}, which is not installed "
+                                   f"here ({install})")
     if execution.backend == "ray":
         execution = replace(execution, address=resolve_address(execution.address))
     return execution

@@ -16,7 +16,6 @@ import socket
 from engine.spec.model import Resources
 
 RAY_HINT = "the ray backend needs Ray: pip install 'vibe-bench[ray]'"
-VLLM_HINT = "the vllm provider needs vLLM on the GPU nodes and on this machine: pip install vllm"
 CONNECT_TIMEOUT_S = 5.0
 
 

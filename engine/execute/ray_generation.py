@@ -28,6 +28,7 @@ from engine.execute.cache import Cache
 from engine.execute.engines import Call, Completion, make_engine
 from engine.execute.ray_cluster import cluster_capacity
 from engine.execute.scheduler import Failure, OnResult, completed
+from engine.provider_table import PROVIDERS
 from engine.records import Task
 from engine.spec.model import Endpoint, Execution, Resources
 
@@ -36,7 +37,6 @@ IN_FLIGHT = 2  # batches queued at each replica: the next one is there when the 
 MAX_ATTEMPTS = 3
 START_ATTEMPTS = 2  # replicas of one model that may fail to start before its tasks fail
 PLACEMENT_TIMEOUT_S = 600.0  # a model with work left and no live replica for this long fails its tasks
-DEFAULT_BATCH = {"local": 4, "vllm": 256}  # llama.cpp answers one call at a time; vLLM batches continuously
 
 
 class ReplicaHost:
@@ -112,7 +112,7 @@ class RayGenerator:
         for task in tasks:
             endpoint = self.endpoints[task.endpoint]
             queue = queues.setdefault(endpoint.model, deque())
-            size = self.execution.batch_size or DEFAULT_BATCH.get(endpoint.provider, 4)
+            size = self.execution.batch_size or PROVIDERS[endpoint.provider].replica_batch
             if not queue or len(queue[-1].items) >= size:
                 queue.append(_Batch([]))
             queue[-1].items.append((task, render(task)))

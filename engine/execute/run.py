@@ -119,8 +119,8 @@ def execute(prepared: Prepared, run_dir: Path, cache: Cache, *, quiet: bool = Fa
     except KeyboardInterrupt:
         summary.interrupted = True
         summary.open_batches = len([b for b in cache.batches(open_only=True) if b.endpoint in endpoints])
-    except ProviderError as exc:  # the local server could not start: every local task fails with one reason
-        summary.endpoint_errors["local"] = str(exc)
+    except ProviderError as exc:  # a server of models run here could not start: each of its tasks fails with one reason
+        summary.endpoint_errors[" and ".join(sorted(served)) or "models served here"] = str(exc)
     finally:
         if generator is not None:
             generator.stop()

@@ -7,7 +7,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from engine.api.providers import VLLM_HINT, Call, Completion, Outcome, ResponseSchema, to_openai_messages
+from engine.api.providers import Call, Completion, Outcome, ResponseSchema, to_openai_messages
+
+VLLM_HINT = "the vllm provider needs vLLM on the GPU nodes and on this machine: pip install vllm"
 
 
 class VllmEngine:
