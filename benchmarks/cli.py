@@ -16,6 +16,7 @@ Last line: help_s=<f> validate_s=<f> plan_s=<f> diff_s=<f> cached_rerun_s=<f>
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -31,12 +32,18 @@ RUNS = sizes.pick(5, 1)
 WARM_UP = sizes.pick(1, 0)  # the smoke run times each command once, cold: its figures measure nothing
 
 
+# as a user's install runs: Python keeps each module's compiled bytecode (pip writes it on install). A machine
+# that sets PYTHONDONTWRITEBYTECODE (this sandbox does) would otherwise recompile vibe's modules on every command.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def timed(*args: str) -> float:
     """Median seconds of RUNS runs of `python -m engine ARGS`, after WARM_UP untimed runs."""
     seconds = []
     for k in range(RUNS + WARM_UP):
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, cwd=ROOT)
+        done = subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, cwd=ROOT,
+                              env=ENV)
         if done.returncode != 0:
             sys.exit(f"vibe {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
         if k >= WARM_UP:
@@ -65,7 +72,7 @@ def main() -> None:
               f"10,000-task spec: validate {timed('validate', str(root / 'base.yaml')):.3f} s")
         out = root / "run"
         subprocess.run([sys.executable, "-m", "engine", "run", str(headline), "--out", str(out), "--cache", str(cache),
-                        "--quiet"], capture_output=True, cwd=ROOT, check=True)  # cold: fills the cache
+                        "--quiet"], capture_output=True, cwd=ROOT, check=True, env=ENV)  # cold: fills the cache
         figures["cached_rerun_s"] = timed("run", str(headline), "--out", str(out), "--cache", str(cache), "--quiet")
     print("targets: help_s ≤ 0.3, validate_s ≤ 0.5, plan_s ≤ 0.2, diff_s ≤ 0.3, cached_rerun_s ≤ 3")
     print(" ".join(f"{key}={value:.3f}" for key, value in figures.items()))

@@ -83,7 +83,7 @@ def headline_claims(rng: np.random.Generator, seed: int, conversations: int = 12
     kept = [s.name for s in scores if s.kept]
     features = Features(pairs, {})
     chosen, _, _ = vibecheck.select_vibes(kept, features, Regression(select="lars", top=10))
-    scores, mm, pp = vibecheck.adjust_claims(scores, *vibecheck.fit_regressions(chosen, features, "a", [], seed))
+    scores, mm, pp, _ = vibecheck.adjust_claims(scores, *vibecheck.fit_regressions(chosen, features, "a", [], seed))
     named = headline.confirmed(VibeCheckResult("sim", "a", "b", scores, [], None, None, 0, []))
     return bool(named) or significant(mm) or significant(pp)
 
@@ -107,7 +107,7 @@ def preference_null(rng: np.random.Generator, seed: int, conversations: int = 12
     pairs = _pairs(verdicts(latent), row, chars, labels, conversations // 2)
     names = [f"v{j}" for j in range(vibes)]
     mm, pp = vibecheck.fit_regressions(names, Features(pairs, {}), "a", [], seed)
-    fits, _, _ = heldout.adjust([f for f in (mm, pp) if f is not None])
+    fits, _, _, _ = heldout.adjust([f for f in (mm, pp) if f is not None])
     return (pp is not None and any(name in names for name in pp.features)), any(significant(f) for f in fits)
 
 

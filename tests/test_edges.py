@@ -178,8 +178,8 @@ def test_a_conversation_headline_counts_conversations_and_gives_no_detectable_si
     assert said.startswith("Its 30 test conversations (60 turns) give no detectable separability")
     assert "test pairs" not in said
     prompts = [SimpleNamespace(split="test", conversation=None, cluster=f"p{k}") for k in range(60)]
-    assert could_show(SimpleNamespace(pairs=prompts, vibes=[], model_matching=None,
-                                      preference=None)).startswith("Its 60 test pairs detect a separability of")
+    assert could_show(SimpleNamespace(pairs=prompts, vibes=[], model_matching=None, preference=None,
+                                      claims=0)).startswith("Its 60 test pairs detect a separability of")
 
 
 def _gate_size(n: int, margin: float, verdict: str) -> float:

@@ -75,7 +75,7 @@ def named(scores: list[VibeScore], mm: heldout.HeldOutFit | None = None,
           pp: heldout.HeldOutFit | None = None) -> list[VibeScore]:
     """What the headline would name: the analysis' Holm over its claims (`adjust_claims`), then
     `headline.confirmed`."""
-    adjusted, _, _ = vibecheck.adjust_claims(scores, mm, pp)
+    adjusted, _, _, _ = vibecheck.adjust_claims(scores, mm, pp)
     return headline.confirmed(VibeCheckResult("sim", "a", "b", adjusted, [], None, None, 0, []))
 
 
@@ -90,7 +90,7 @@ def _vibecheck_analysis(nu: np.ndarray, chars: np.ndarray, preference: list[str 
     kept = [s.name for s in scores if s.kept]
     features = Features(pairs, {})
     chosen, _, _ = vibecheck.select_vibes(kept, features, Regression(select="lars", top=10))
-    scores, mm, pp = vibecheck.adjust_claims(scores, *vibecheck.fit_regressions(chosen, features, "a", [], seed))
+    scores, mm, pp, _ = vibecheck.adjust_claims(scores, *vibecheck.fit_regressions(chosen, features, "a", [], seed))
     return Simulated(kept, mm, pp, headline.confirmed(VibeCheckResult("sim", "a", "b", scores, [], None, None, 0,
                                                                       [])))
 

@@ -325,8 +325,8 @@ def test_the_detectable_size_is_at_the_level_the_corrected_test_faces() -> None:
     scores = [scored("a", [1.0] * 30, lean), scored("b", [-1.0] * 30, lean),
               scored("c", [1.0] * 30, [1.0] * 12 + [-1.0] * 8 + [0.0] * 10)]
     assert all(s.kept for s in scores)
-    adjusted, _, _ = adjust_claims(scores, None, None)
-    assert [s.power_alpha for s in adjusted] == [pytest.approx(0.05 / 3)] * 3
+    adjusted, _, _, family = adjust_claims(scores, None, None)
+    assert family == 3 and [s.power_alpha for s in adjusted] == [pytest.approx(0.05 / 3)] * 3
     assert adjusted[0].separability_mde == pytest.approx(stats.sign_test_mde(133, 200, alpha=0.05 / 3))
     assert adjusted[2].separability_mde == pytest.approx(stats.sign_test_mde(20, 30, alpha=0.05 / 3))
     assert adjusted[0].separability_mde > scores[0].separability_mde  # the uncorrected size promised too much
@@ -338,8 +338,8 @@ def test_the_detectable_size_is_at_the_level_the_corrected_test_faces() -> None:
     rng = np.random.default_rng(4)
     x = rng.choice([-1.0, 0.0, 1.0], size=(60, 1))
     mm = heldout.model_matching(["a"], x, x, np.zeros(60), np.zeros(60))
-    adjusted, mm, _ = adjust_claims(scores, mm, None)
-    assert mm is not None and mm.power_alphas == [pytest.approx(0.05 / 4)]
+    adjusted, mm, _, family = adjust_claims(scores, mm, None)
+    assert family == 4 and mm is not None and mm.power_alphas == [pytest.approx(0.05 / 4)]
     assert adjusted[0].power_alpha == pytest.approx(0.05 / 4)  # equal weights: every vibe capped at e⁸
     assert mm.detectable[0] == pytest.approx((norm.ppf(1 - 0.05 / 8) + norm.ppf(0.8)) * mm.std_errors[0])
 
@@ -375,7 +375,7 @@ def test_a_kept_vibe_weighs_by_its_training_z_and_states_its_own_level() -> None
     assert strong.holm_weight == pytest.approx(math.exp(8))
     assert keep.decide([1.0] * 10 + [-1.0] * 8 + [0.0] * 12, [], kappa_train=None, kappa_min=0.2, sep_min=0.05,
                        origin="declared", sides=("a", "b")).reasons[0].startswith("separation within one standard")
-    (w, s), _, _ = adjust_claims([weak, strong], None, None)
+    (w, s), _, _, _ = adjust_claims([weak, strong], None, None)
     total = weak.holm_weight + strong.holm_weight
     assert w.power_alpha == pytest.approx(0.05 * weak.holm_weight / total)
     assert s.power_alpha == pytest.approx(0.05 * strong.holm_weight / total)
@@ -388,7 +388,7 @@ def test_a_kept_vibe_weighs_by_its_training_z_and_states_its_own_level() -> None
     rng = np.random.default_rng(4)
     x = rng.choice([-1.0, 0.0, 1.0], size=(60, 1))
     mm = heldout.model_matching(["weak"], x, x, np.zeros(60), np.zeros(60))
-    (w, s), mm, _ = adjust_claims([weak, strong], mm, None)
+    (w, s), mm, _, _ = adjust_claims([weak, strong], mm, None)
     total = 2 * weak.holm_weight + strong.holm_weight
     assert mm is not None and mm.power_alphas == [pytest.approx(0.05 * weak.holm_weight / total)]
     assert w.power_alpha == pytest.approx(0.05 * weak.holm_weight / total)

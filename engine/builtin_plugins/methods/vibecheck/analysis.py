@@ -92,7 +92,7 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
     labels = spec.datasets[analysis.dataset].labels
     features = Features(pairs, crossfit)
     chosen, selection, dropped = select_vibes(kept, features, opts.regression)
-    vibe_scores, mm, pp = adjust_claims(vibe_scores, *fit_regressions(chosen, features, model_a, notes,
+    vibe_scores, mm, pp, claims = adjust_claims(vibe_scores, *fit_regressions(chosen, features, model_a, notes,
                                                                       split_seed(analysis)))
     vibe_scores = [_with_coefficients(s, mm, pp, dropped.get(s.name, "")) for s in vibe_scores]
     judged = _judge_reliability(analysis, table, labels)
@@ -100,7 +100,7 @@ def analyze_vibecheck(prepared: Prepared, analysis: Analysis, results: dict[str,
                        for p in pairs if p.output_a in results and p.output_b in results)
     return VibeCheckResult(analysis.name, model_a, model_b, vibe_scores, pairs, mm, pp,
                            sum(table.invalid_by_vibe.values()), notes, labels, selection, *judged,
-                           dataset=analysis.dataset,
+                           dataset=analysis.dataset, claims=claims,
                            ceiling=ceiling(texts["train"], texts["test"], mm.test_accuracy if mm else None),
                            validation=against_people(
                                prepared, analysis, pairs, (model_a, model_b),
@@ -125,19 +125,20 @@ def _judge_reliability(analysis: Analysis, table: PairTable,
 
 def adjust_claims(scores: list[VibeScore], mm: heldout.HeldOutFit | None,
                   pp: heldout.HeldOutFit | None) -> tuple[list[VibeScore], heldout.HeldOutFit | None,
-                                                          heldout.HeldOutFit | None]:
+                                                          heldout.HeldOutFit | None, int]:
     """Weighted Holm over every claim the comparison's section makes about its vibes at once: each kept vibe's
     test-pair separability (what the headline names) and each vibe coefficient of both held-out regressions,
     every claim about a vibe weighted by that vibe's training evidence (`keep.holm_weight`). Corrected apart, two
-    families of 5% would let a page with nothing to find claim something nearly twice that often."""
-    fits, adjusted, alphas = heldout.adjust([f for f in (mm, pp) if f is not None],
+    families of 5% would let a page with nothing to find claim something nearly twice that often. Returned with
+    the family's size, which the headline states."""
+    fits, adjusted, alphas, family = heldout.adjust([f for f in (mm, pp) if f is not None],
                                             [s.separability_p for s in scores],
                                             {s.name: s.holm_weight for s in scores if s.holm_weight is not None},
                                             [s.name for s in scores])
     scores = [replace(s, separability_p_adjusted=q, separability_mde=_corrected_mde(s, alpha), power_alpha=alpha)
               if s.separability_p is not None and alpha is not None else s
               for s, q, alpha in zip(scores, adjusted, alphas, strict=True)]
-    return scores, (fits.pop(0) if mm else None), (fits.pop(0) if pp else None)
+    return scores, (fits.pop(0) if mm else None), (fits.pop(0) if pp else None), family
 
 
 def _corrected_mde(score: VibeScore, alpha: float) -> float | None:

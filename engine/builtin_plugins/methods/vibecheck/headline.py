@@ -62,7 +62,7 @@ def headline(vc: VibeCheckResult) -> str:
     else:
         sentence += f"; no vibe puts {second} higher"
     return sentence + (f" (test pairs, in the direction the training pairs showed; weighted-Holm-adjusted p < 0.05 "
-                       f"over the {claims(vc)} claims this comparison makes about its vibes).")
+                       f"over the {vc.claims} claims this comparison makes about its vibes).")
 
 
 TYPICAL = 0.3  # a separability of the size the VibeCheck paper's vibes show between two chat models
@@ -81,7 +81,7 @@ def could_show(vc: VibeCheckResult) -> str:
         talks = len({p.cluster for p in tested})
         return (f"Its {talks} test conversation{'s' if talks != 1 else ''} ({n} turns) give no detectable "
                 "separability: a conversation's mean verdict is not −1, 0 or +1, which that formula assumes.")
-    alpha = ALPHA / max(claims(vc), 1)
+    alpha = ALPHA / max(vc.claims, 1)
     smallest = stats.sign_test_mde(n, n, alpha=alpha)
     need = next(m for m in itertools.count(2)
                 if (found := stats.sign_test_mde(m, m, alpha=alpha)) is not None and found <= TYPICAL)
@@ -89,13 +89,6 @@ def could_show(vc: VibeCheckResult) -> str:
             "pair leaning one way" if smallest is not None else
             f"{n} test pair{'s' if n != 1 else ''} cannot show any vibe at that level, however far they lean")
     return f"{seen}; a typical vibe (separability {TYPICAL}) needs about {need} test pairs."
-
-
-def claims(vc: VibeCheckResult) -> int:
-    """The size of the Holm family the headline's tests were corrected in (`analysis.adjust_claims`)."""
-    fits = [f for f in (vc.model_matching, vc.preference) if f is not None]
-    return sum(v.separability_p is not None for v in vc.vibes) + sum(
-        p is not None and tested for f in fits for p, tested in zip(f.p_values, f.tested, strict=True))
 
 
 def chart_rows(vc: VibeCheckResult) -> list[dict[str, Any]]:

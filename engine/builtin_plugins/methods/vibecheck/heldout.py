@@ -304,7 +304,7 @@ def _decode_fit(data: bytes) -> HeldOutFit:
 
 
 def adjust(fits: list[HeldOutFit], also: Sequence[float | None] = (), weights: Mapping[str, float] | None = None,
-           names: Sequence[str] = ()) -> tuple[list[HeldOutFit], list[float | None], list[float | None]]:
+           names: Sequence[str] = ()) -> tuple[list[HeldOutFit], list[float | None], list[float | None], int]:
     """Weighted Holm (`stats.weighted_holm`) over the vibe coefficients of one comparison's regressions (all
     from the held-out refits) and the other p-values `also` gives (the same comparison's claims about its vibes,
     adjusted in the same family; returned adjusted, in order). Every claim about a vibe weighs that vibe's
@@ -315,7 +315,8 @@ def adjust(fits: list[HeldOutFit], also: Sequence[float | None] = (), weights: M
     faces, weighted Holm's first step 5%·w/W ((z at 1 − 5%·w/2W + z₀.₈₀)·SE from its standard error; with equal
     weights Holm's bound 5%/m; at 5% before correction it would promise power the corrected test does not
     have): where a test is not significant, what it could have found. Returned with the fits and the adjusted
-    `also`: the level each claim of `also` faces (None where it has no p-value), to state its power at."""
+    `also`: the level each claim of `also` faces (None where it has no p-value), to state its power at, and
+    how many claims the family holds."""
     from scipy.stats import norm
 
     weights = weights or {}
@@ -349,4 +350,4 @@ def adjust(fits: list[HeldOutFit], also: Sequence[float | None] = (), weights: M
         out.append(replace(f, p_adjusted=adjusted[start:end], correction=correction, detectable=detectable,
                            power_alphas=levels[start:end]))
         start = end
-    return out, adjusted[len(flat):], levels[len(flat):]
+    return out, adjusted[len(flat):], levels[len(flat):], coefficients + others

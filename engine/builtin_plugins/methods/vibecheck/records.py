@@ -273,6 +273,7 @@ class VibeCheckResult:
     reliability: list[JudgeReliability] = field(default_factory=list)  # one row per LLM judge and task
     agreements: list[JudgeAgreement] = field(default_factory=list)  # κ between every two judges
     dataset: str = ""  # the dataset the pairs' prompts come from
+    claims: int = 0  # the size of the Holm family its claims about its vibes were corrected in (`adjust_claims`)
     themes: dict[str, list[ReasonTheme]] = field(default_factory=dict)  # vibe -> what LLM judges' reasons say
     ceiling: Ceiling | None = None  # a text classifier's model matching on the same test pairs: descriptive
     turns: list[TurnCell] = field(default_factory=list)  # conversations: each vibe on the test pairs, turn by turn
