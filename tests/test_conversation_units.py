@@ -17,8 +17,8 @@ from scipy import stats as scipy_stats
 from engine.analyze.outcomes import human_outcomes, style_vector
 from engine.builtin_plugins.methods.vibecheck import heldout, profiles
 from engine.builtin_plugins.methods.vibecheck.admission import admit, folds
-from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts, VibeCheckResult
-from engine.builtin_plugins.methods.vibecheck.regressions import Features, _one_label_each, _rows
+from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts, VibeCheckResult, one_label_each
+from engine.builtin_plugins.methods.vibecheck.regressions import Features, _rows
 from engine.datasets import DatasetError
 from engine.datasets.conversations import normalised, turns
 from engine.datasets.items import Battle, Item
@@ -82,8 +82,8 @@ def test_refits_read_one_row_per_conversation_when_the_label_is_the_conversation
     assert rows.length == pytest.approx([length[:2].mean(), length[2:5].mean(), length[5]])
     assert rows.length[0] == pytest.approx(math.log(201 / 101) / 2)
     assert rows.y.tolist() == [1.0, 0.0, 1.0]
-    assert _one_label_each(pairs)
-    assert not _one_label_each([*pairs[:1], pair("c1", 2, 0, (1, 1), "b")])
+    assert one_label_each((p.cluster, p.preference) for p in pairs)
+    assert not one_label_each((p.cluster, p.preference) for p in [*pairs[:1], pair("c1", 2, 0, (1, 1), "b")])
 
 
 def test_turn_labels_within_conversations_print_no_refit_p_values() -> None:

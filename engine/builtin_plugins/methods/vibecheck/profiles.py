@@ -41,7 +41,13 @@ from engine.api.execution import derived
 from engine.api.spec import Labels, Vibe
 from engine.builtin_plugins.methods.vibecheck import heldout
 from engine.builtin_plugins.methods.vibecheck.firth import estimable
-from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts, TurnCell, VibeCheckResult, WinRate
+from engine.builtin_plugins.methods.vibecheck.records import (
+    PairVerdicts,
+    TurnCell,
+    VibeCheckResult,
+    WinRate,
+    one_label_each,
+)
 from engine.builtin_plugins.methods.vibecheck.turns import TURN_TEST, turn_cells
 
 BOOTSTRAP_ROUNDS = 1000
@@ -261,13 +267,11 @@ def _labelled_rows(vc: VibeCheckResult) -> tuple[np.ndarray, np.ndarray, list[st
     clusters = [p.cluster for p in pairs]
     if not any(p.conversation for p in pairs):
         return y, difference, clusters, "prompts"
-    labels: dict[str, set[float]] = {}
-    for value, cluster in zip(y.tolist(), clusters, strict=True):
-        labels.setdefault(cluster, set()).add(value)
-    if any(len(found) > 1 for found in labels.values()):
+    if not one_label_each(zip(clusters, y.tolist(), strict=True)):
         return y, difference, clusters, "turns"
-    return (np.array([next(iter(found)) for found in labels.values()]),  # `labels` in order of first appearance
-            np.bincount(stats.cluster_index(clusters), weights=difference), list(labels), "conversations")
+    labels = dict(zip(clusters, y.tolist(), strict=True))  # each conversation's one label, in order of first appearance
+    return (np.array(list(labels.values())), np.bincount(stats.cluster_index(clusters), weights=difference),
+            list(labels), "conversations")
 
 
 def win_rate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterator, Mapping
+from collections.abc import Hashable, ItemsView, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -280,3 +280,13 @@ class VibeCheckResult:
     turn_test: str = ""  # how the turn cells are tested
     validation: Validation | None = None  # people's labels against the judges, where the spec gives them
     winrate: WinRate | None = None  # a two-model comparison's: who won by the dataset's labels
+
+
+def one_label_each(labels: Iterable[tuple[str, Hashable]]) -> bool:
+    """Whether every conversation's labelled turns carry one label, from (conversation, label) per turn: a
+    battle's single winner copied to its turns. The regressions and the win rate then take the conversation as
+    one row with that label; turns labelled apart stay rows, resampled by conversation."""
+    seen: dict[str, set[Hashable]] = {}
+    for cluster, label in labels:
+        seen.setdefault(cluster, set()).add(label)
+    return all(len(found) == 1 for found in seen.values())

@@ -11,7 +11,7 @@ import numpy as np
 from engine.api.analysis import stats
 from engine.builtin_plugins.methods.vibecheck import heldout
 from engine.builtin_plugins.methods.vibecheck.options import Regression
-from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts
+from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts, one_label_each
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def fit_regressions(kept: list[str], features: Features, model_a: str, notes: li
     labelled_test = [p for p in test if p.preference not in (None, "tie")]
     pp = None
     if labelled_train and labelled_test:
-        whole = _one_label_each(labelled_train + labelled_test)
+        whole = one_label_each((p.cluster, p.preference) for p in labelled_train + labelled_test)
         train_rows, test_rows = (_rows(features, pairs, kept, model_a, conversations and whole)
                                  for pairs in (labelled_train, labelled_test))
         per_turn = conversations and not whole
@@ -156,11 +156,3 @@ def _rows(features: Features, pairs: list[PairVerdicts], vibes: list[str], model
         return out
 
     return Rows(means(x), means(length), means(y), units)
-
-
-def _one_label_each(pairs: list[PairVerdicts]) -> bool:
-    """Every conversation's labelled turns carry the same label (a battle's single winner copied to its turns)."""
-    labels: dict[str, set[str | None]] = {}
-    for p in pairs:
-        labels.setdefault(p.cluster, set()).add(p.preference)
-    return all(len(found) == 1 for found in labels.values())
