@@ -201,13 +201,15 @@ def rank(method: str, outcomes: Sequence[Outcome], models: Sequence[str] | None 
          seed: int = 0, ties: str = "half", k: float = 4.0, style_names: Sequence[str] = (),
          sep: dict[str, float] | None = None, unit: str = "outcome", one_per_unit: bool = False) -> Ranking:
     """Point estimates plus percentile bootstrap intervals (units resampled with replacement, seeded; see the
-    module docstring for `one_per_unit`); `unit` names what an outcome's `unit` is, for the page.
+    module docstring for `one_per_unit`); `unit` names what an outcome's `unit` is, for the page. A styled fit
+    reads the first `len(style_names)` of each outcome's style columns; an unstyled one reads none.
     Deterministic, so a run reads it back from the run cache when the same outcomes were ranked the same way
     before."""
     models = list(models or sorted({o.model_a for o in outcomes} | {o.model_b for o in outcomes}))
     settings = {"method": method, "models": models, "rounds": rounds, "seed": seed, "ties": ties, "k": k,
                 "style": list(style_names), "sep": sep or {}, "unit": unit, "one_per_unit": one_per_unit,
-                "outcomes": [[o.model_a, o.model_b, o.score, o.delta, list(o.style), o.unit] for o in outcomes]}
+                "outcomes": [[o.model_a, o.model_b, o.score, o.delta, list(o.style[:len(style_names)]), o.unit]
+                             for o in outcomes]}  # the style columns the fit reads, and no others
     return derived.cached("ranking", settings,
                           lambda: _one_blas_thread(_rank, method, outcomes, models, rounds, seed, ties, k, style_names,
                                                    sep or {}, unit, one_per_unit),

@@ -158,8 +158,7 @@ def rank_outcomes(prepared: Prepared, analysis: Analysis) -> RankingResult:
         for subset, chosen in subsets:
             if chosen:  # both kinds of outcome carry their item: a prompt's battles resample together
                 styled = method == "style_controlled"
-                fitted = [replace(o, style=o.style[:len(STYLE_FEATURES)] if styled else ()) for o in chosen]
-                rankings.append(replace(rank(method, fitted, list(analysis.models) or None, rounds=opts.bootstrap,
+                rankings.append(replace(rank(method, chosen, list(analysis.models) or None, rounds=opts.bootstrap,
                                              seed=opts.seed, ties=opts.tie_rule(), k=opts.k,
                                              style_names=STYLE_FEATURES if styled else (), unit=unit),
                                         subset=subset))
