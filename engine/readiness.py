@@ -6,10 +6,14 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.spec.model import Dataset, Endpoint, Spec
 from engine.spec.problems import Problem
 from engine.spec.yaml_source import SourceMap
+
+if TYPE_CHECKING:
+    from engine.formats import Located
 
 
 def older_kind_names(spec: Spec) -> list[Problem]:
@@ -147,33 +151,35 @@ def data_problems(spec: Spec) -> list[Problem]:
 def _dataset_findings(spec: Spec, ds: Dataset) -> list[tuple[list[str | int], str]]:
     """One dataset's problems as (where under the dataset, message): its absent columns, or else its labels."""
     from engine.datasets import DatasetError
-    from engine.datasets.files import located_rows
     from engine.datasets.mapped_columns import absent_columns
     from engine.datasets.shapes import TableRecords
     from engine.formats import dataset_format
 
     form = dataset_format(ds.format)
+    located = None
     if isinstance(form, TableRecords):
         try:
-            rows = [row for path in ds.source.paths for _, row in located_rows(path, ds.source.format)]
+            located = [record for path in ds.source.paths for record in form.records(path, ds)]
         except DatasetError:
             return []  # run says it, with the row; here the columns are the question
         files = ", ".join(p.name for p in ds.source.paths)
+        rows = [row for _, row in located]
         absent: list[tuple[list[str | int], str]] = [
             (["fields", *where], f"{files}: {said}")
             for where, _, said in (absent_columns(ds, rows, form.fields) if rows else ())]  # no rows: none missing
         if absent:
             return absent
-    return [(["fields", "preference"], message) for message in _label_messages(spec, ds)]
+    return [(["fields", "preference"], message) for message in _label_messages(spec, ds, located)]
 
 
-def _label_messages(spec: Spec, ds: Dataset) -> list[str]:
+def _label_messages(spec: Spec, ds: Dataset, located: Located | None) -> list[str]:
+    """What reading the labels finds wrong, from the records read already where the columns were checked."""
     from engine.datasets import DatasetError, load_items
 
     if "preference" not in ds.fields:
         return []
     try:
-        load_items(ds, frozenset(spec.models))
+        load_items(ds, frozenset(spec.models), located=located)
     except DatasetError as exc:
         return [str(exc)]
     return []

@@ -98,12 +98,18 @@ def test_unchanged_data_is_not_parsed_again(monkeypatch, tmp_path: Path) -> None
     rows = [{"id": f"p{i}", "q": f"Q{i}?", "a": "x", "b": "y", "winner": "z"} for i in range(3)]
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     (tmp_path / "spec.yaml").write_text(SPEC, encoding="utf-8")
-    parsed = []
+    parsed, read = [], []
     real = readiness._dataset_findings
     monkeypatch.setattr(readiness, "_dataset_findings", lambda *a: parsed.append(1) or real(*a))
+    from engine.datasets import files, shapes
+
+    reader = files.located_rows
+    for module in (files, shapes):  # the reader and the table formats' name for it
+        monkeypatch.setattr(module, "located_rows", lambda *a: read.append(a[0]) or reader(*a))
     spec = load_spec(tmp_path / "spec.yaml")
     first, second = readiness.data_problems(spec), readiness.data_problems(spec)
     assert parsed == [1] and [str(p) for p in first] == [str(p) for p in second] and "'z'" in str(first[0])
+    assert read == [tmp_path / "data.jsonl"]  # its columns and its labels checked from one reading of the file
 
 
 def test_the_kept_schema_is_the_built_one_and_a_new_plug_in_line_changes_its_key(monkeypatch, tmp_path) -> None:

@@ -22,19 +22,22 @@ from engine.datasets.mapped_columns import absent_columns
 from engine.datasets.rows import field_value, mapped_label, text_value
 from engine.datasets.shapes import TableRecords
 from engine.datasets.tidy import BATTLES, WHERE
-from engine.formats import dataset_format
+from engine.formats import Located, dataset_format
 from engine.spec.data_model import ComparisonLabels, Dataset
 
 
 def load_items(ds: Dataset, models: frozenset[str] | None = None, excluded: list[str] | None = None,
-               redacted: Counter[str] | None = None) -> list[Item]:
+               redacted: Counter[str] | None = None, located: Located | None = None) -> list[Item]:
     """The dataset's items. With `models`, every preference label must name one of them or 'tie' after
     `preference_values` maps it: a label that names no model would otherwise turn into a missing one, and
     an analysis would rank or regress on whatever few labels happen to match. A conversation format's
     conversations that cannot be compared are left out and said in `excluded`, and the secrets an agent log's
-    reader took out are counted by kind in `redacted` (each when given)."""
+    reader took out are counted by kind in `redacted` (each when given). `located`: the dataset's records where
+    the caller has read them already (`vibe validate`, which checks their columns first), so no file is read
+    twice."""
     form = dataset_format(ds.format)
-    located = [record for path in ensure_local(ds) for record in form.records(path, ds)]
+    if located is None:
+        located = [record for path in ensure_local(ds) for record in form.records(path, ds)]
     if isinstance(form, TableRecords) and located:
         _refuse_absent_columns(ds, [row for _, row in located], form.fields)
     rows = form.rows(ds, _dedupe(located, ds.source.dedupe_on))
