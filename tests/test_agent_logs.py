@@ -314,7 +314,7 @@ def test_compare_of_two_log_folders_finds_the_agent_that_changed(tmp_path: Path)
         (tmp_path / f"{name}.yaml").write_text(text)
         runs[name] = tmp_path / "runs" / name
         run_spec(tmp_path / f"{name}.yaml", runs[name], tmp_path / "c.sqlite", quiet=True, report=False)
-    slots, _ = compare_runs(runs["before"], runs["after"], tmp_path / "cmp", tmp_path / "c.sqlite")
+    slots, _, _ = compare_runs(runs["before"], runs["after"], tmp_path / "cmp", tmp_path / "c.sqlite")
     shifts = {slot.model: {s.vibe: s for s in slot.shifts} for slot in slots}
     moved = shifts["a"]["formatting"]
     assert moved.n == 30 and moved.shift > 0 and moved.p_moved_adjusted < 0.05, moved

@@ -68,6 +68,7 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
     assert "gate: chatty · verbosity: FAIL: shift -1.000 is beyond ±0.1" in moved.stderr
     body = json.loads((out / "compare.json").read_text())
     (chatty,) = body["comparisons"]
+    assert body["gates"] == {"verbosity": {"margin": 0.1, "source": "base's and head's"}} and "gates" not in chatty
     shifts = {s["vibe"]: s for s in chatty["shifts"]}
     assert chatty["shared"] == 40 and shifts["verbosity"]["shift"] == -1.0
     assert shifts["verbosity"]["verdict"] == "fail"
@@ -183,7 +184,7 @@ def test_people_check_the_panel_that_measures_the_drift(tmp_path: Path) -> None:
     labels = tmp_path / "drift-labels.csv"
     labels.write_text("id,label_verbosity,label_enthusiasm\n" + "".join(
         f"p{i},{'neither' if i < 2 else 'a'},{'b' if i % 2 else 'neither'}\n" for i in range(20)))
-    (slot,), panel = compare_runs(runs["base"], runs["head"], tmp_path / "cmp", tmp_path / "c.sqlite",
+    (slot,), _, panel = compare_runs(runs["base"], runs["head"], tmp_path / "cmp", tmp_path / "c.sqlite",
                                   models=["chatty"], labels=[labels])
     people = {p.vibe: p for p in slot.people}
     assert people["verbosity"].agreement.agreement == pytest.approx(18 / 20)
@@ -191,7 +192,7 @@ def test_people_check_the_panel_that_measures_the_drift(tmp_path: Path) -> None:
     verbosity, enthusiasm = people["verbosity"].corrected, people["enthusiasm"].corrected
     assert verbosity.weight == 0 and verbosity.estimate == pytest.approx(-0.9) and verbosity.panel == -1
     assert enthusiasm.weight == pytest.approx(39 / 76) and enthusiasm.estimate == pytest.approx(0.5)
-    write([slot], runs["base"], runs["head"], panel, tmp_path / "cmp")
+    write([slot], {}, runs["base"], runs["head"], panel, tmp_path / "cmp")
     comment = (tmp_path / "cmp" / "compare.md").read_text()
     assert "| verbosity | 20 | 90% [" in comment and "| -0.900 [" in comment
     assert "People flagged the panel's reading of enthusiasm: the panel's κ with people is" in comment

@@ -247,7 +247,7 @@ def test_compare_judges_whole_conversations_and_counts_them(tmp_path: Path) -> N
             assert summary.done == summary.total
         judged_in_runs = [e.text for e in server.state.log if "[Answer 1]" in e.text]
         before = len(server.state.log)
-        (slot,), panel = compare_runs(runs["base"], runs["head"], tmp_path / "cmp", tmp_path / "c.sqlite",
+        (slot,), _, panel = compare_runs(runs["base"], runs["head"], tmp_path / "cmp", tmp_path / "c.sqlite",
                                       models=["a"])
         judged = [e.text for e in server.state.log[before:] if "[Answer 1]" in e.text]
     # the runs' judge and the comparison's read turn 3 after the earlier turns, each told what was cut
@@ -258,7 +258,7 @@ def test_compare_judges_whole_conversations_and_counts_them(tmp_path: Path) -> N
                    for t in third)
     assert any("a second answer number 1, a little longer." in t for t in judged if "Third question 1." in t)
     assert slot.shared == 12 and slot.conversations == 4
-    markdown = to_markdown([slot], runs["base"], runs["head"], panel, notes([slot]))
+    markdown = to_markdown([slot], runs["base"], runs["head"], panel, notes([slot], {}))
     assert "### a: 12 shared prompts (the turns of 4 conversations)" in markdown
     assert "so the unit is the conversation" in markdown
     by_vibe = {s.vibe: s for s in slot.shifts}

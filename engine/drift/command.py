@@ -60,14 +60,14 @@ def compare(args: argparse.Namespace) -> int:
         base, head, names = Path(args.runs[0]), Path(args.runs[1]), None
         out = Path(args.out) if args.out else head.parent / f"compare-{base.name}-{head.name}"
     try:
-        comparisons, panel = compare_runs(base, head, out, cache, models=args.model, panel=args.panel,
-                                          quiet=args.quiet, plan_only=args.plan, labels=args.labels)
+        comparisons, gates, panel = compare_runs(base, head, out, cache, models=args.model, panel=args.panel,
+                                                 quiet=args.quiet, plan_only=args.plan, labels=args.labels)
         if args.plan:
             return EXIT_OK
     except CompareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    write(comparisons, base, head, panel, out, names, args.served_at)
+    write(comparisons, gates, base, head, panel, out, names, args.served_at)
     print((out / "compare.md").read_text(encoding="utf-8"))
     print(f"written: {out / 'compare.json'}, {out / 'compare.md'}, {out / 'index.html'}")
     if not args.gate:

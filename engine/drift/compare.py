@@ -109,7 +109,6 @@ class SlotComparison:
     only_base: int
     only_head: int
     shifts: list[Shift]
-    gates: dict[str, GoverningGate] = field(default_factory=dict)
     conversations: int = 0  # the conversations the shared prompts are turns of (0: independent prompts)
     people: list[PeopleShift] = field(default_factory=list)  # the panel against people's labels of these pairs
     explorer: str | None = None  # the judged pairs' explorer page, relative to the comparison's folder
@@ -138,9 +137,10 @@ def governing_gates(base: Mapping[str, float], head: Mapping[str, float]) -> dic
 
 def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, models: list[str] | None = None,
                  panel: str | None = None, quiet: bool = True, plan_only: bool = False,
-                 labels: list[Path] | None = None) -> tuple[list[SlotComparison], Run]:
+                 labels: list[Path] | None = None) -> tuple[list[SlotComparison], dict[str, GoverningGate], Run]:
     """Each shared model slot's shifts, judged by the `panel` run's panel ("base" or "head"; by default the
-    base's). Returns them with the run whose panel judged; with `plan_only`, each slot's plan
+    base's). Returns them with the gates that govern every slot and the run whose panel judged; with
+    `plan_only`, each slot's plan
     is printed and nothing is judged (no shifts). `labels`: files of people's labels of one slot's compared
     pairs (`engine.drift.people`)."""
     base, head = Run.open(base_dir), Run.open(head_dir)
@@ -181,8 +181,7 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
                                   judged.explorer.relative_to(out_dir).as_posix()))
     for slot, shifts in zip(out, gate([c.shifts for c in out]), strict=True):
         slot.shifts = shifts
-        slot.gates = gates
-    return out, judging
+    return out, gates, judging
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from engine.drift.compare import Run, SlotComparison
+from engine.drift.compare import GoverningGate, Run, SlotComparison
 from engine.drift.people import flagged_in
 from engine.drift.shift import ALPHA, Shift
 from engine.judges.kinds import kind_of
@@ -226,10 +226,9 @@ def flags(panel: Run) -> list[str]:
             flagged_in(panel.folder, panel.panel()[0]).items()]
 
 
-def notes(comparisons: list[SlotComparison]) -> list[str]:
-    """What the tables' marks mean and which margin governs each gate, under the tables of both the comment
-    and the page."""
-    margins = comparisons[0].gates if comparisons else {}
+def notes(comparisons: list[SlotComparison], margins: dict[str, GoverningGate]) -> list[str]:
+    """What the tables' marks mean and which margin governs each gate (`margins`, every slot's), under the
+    tables of both the comment and the page."""
     gates = (["Gates: " + "; ".join(f"{name} ±{g.margin:g}, {g.source} margin" for name, g in margins.items())
               + ". Where both runs' specs gate a vibe, the stricter margin governs."] if margins else [])
     conversations = [CONVERSATIONS] if any(s.unit == "conversations" for c in comparisons for s in c.shifts) else []
@@ -246,18 +245,19 @@ CONVERSATIONS = ("The prompts are turns of conversations, judged with the earlie
                  "(TOST within it), every n a count of conversations.")
 
 
-def write(comparisons: list[SlotComparison], base: Path, head: Path, panel: Run, out: Path,
-          names: tuple[str, str] | None = None, served_at: str = "") -> Path:
-    """compare.json, compare.md and index.html in `out`; `names`: how the heading names the two sides (the
+def write(comparisons: list[SlotComparison], gates: dict[str, GoverningGate], base: Path, head: Path, panel: Run,
+          out: Path, names: tuple[str, str] | None = None, served_at: str = "") -> Path:
+    """compare.json, compare.md and index.html in `out` (`gates`: the margins that govern every slot); `names`: how
+    the heading names the two sides (the
     commits, where they are runs of a spec at two revisions), else their run folders; `served_at`: where `out`
     will be served, for the comment's links to pairs."""
     out.mkdir(parents=True, exist_ok=True)
     names = names or (f"`{base}`", f"`{head}`")
     body = {"base": str(base), "head": str(head), "panel": str(panel.folder), "judged_by": judged_by(panel),
-            "estimator": ESTIMATOR,
+            "estimator": ESTIMATOR, "gates": {name: asdict(g) for name, g in gates.items()},
             "comparisons": [asdict(c) for c in comparisons]}
     (out / "compare.json").write_text(json.dumps(json_ready(body), indent=1) + "\n", encoding="utf-8")
-    below = [*flags(panel), *notes(comparisons)]  # the judging run's validation files are read once
+    below = [*flags(panel), *notes(comparisons, gates)]  # the judging run's validation files are read once
     (out / "compare.md").write_text(to_markdown(comparisons, *names, panel, below, served_at), encoding="utf-8")
     _page(comparisons, names, panel, out, below)
     return out
