@@ -22,8 +22,8 @@ UNIQUE_LIST = {"minItems": 1, "uniqueItems": True}  # a list setting's constrain
 @dataclass(frozen=True)
 class Setting:
     """What a setting is, for the schema and the reference: `doc` says what it does; `example` is a value the
-    contract suite gives a required one; the bounds go into the schema (`schema` replaces the schema read off
-    the type, for a shape the type cannot say)."""
+    contract suite gives a required one; the bounds and any other `constraints` go into the schema (`schema`
+    replaces the schema read off the type, for a shape the type cannot say)."""
 
     doc: str
     example: Any = None
