@@ -37,16 +37,14 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from engine.scaffold import InitError, init_spec, what_was_taken
+    from engine.scaffold import InitError, init_spec
 
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
     try:
-        path = init_spec([Path(d) for d in args.data], Path(args.out), models, args.prompt)
+        path = init_spec([Path(d) for d in args.data], Path(args.out), models, args.prompt, say=print)
     except InitError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if args.data:  # a column taken for the wrong thing is seen before anything runs
-        print(what_was_taken(path))
     print(f"wrote {path}; next: vibe validate {path} && vibe run {path}")
     return EXIT_OK
 

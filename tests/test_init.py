@@ -29,7 +29,10 @@ def _wide(path: Path) -> None:
 
 def test_wide_csv_is_recognised_and_the_spec_runs_plan(tmp_path: Path) -> None:
     _wide(tmp_path / "battles.csv")
-    out = init_spec(tmp_path / "battles.csv", tmp_path / "vibe.yaml")
+    said: list[str] = []
+    out = init_spec(tmp_path / "battles.csv", tmp_path / "vibe.yaml", say=said.append)
+    assert said == ["took, in battles: prompt ← 'question'; id ← 'question_id'; preference ← 'winner'; "
+                    "models: gpt-x, claude-y"]  # each model's column is its name
     text = out.read_text()
     assert text.startswith("# Written by `vibe init` from battles.csv (6 rows)")
     spec = yaml.safe_load(text)
@@ -50,7 +53,10 @@ def test_long_jsonl_is_paired_by_id(tmp_path: Path) -> None:
     rows = [{"id": f"p{i}", "prompt": p, "model": m, "response": f"{m} says {i}: " + "words " * (3 + i)}
             for i, p in enumerate(PROMPTS) for m in ("alpha", "beta", "gamma")]
     (tmp_path / "long.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = init_spec(tmp_path / "long.jsonl", tmp_path / "spec.yaml", ["beta", "gamma"])
+    said: list[str] = []
+    out = init_spec(tmp_path / "long.jsonl", tmp_path / "spec.yaml", ["beta", "gamma"], say=said.append)
+    assert said == ["took, in long: prompt ← 'prompt'; id ← 'id'; model ← 'model'; answer ← 'response'; "
+                    "models: beta, gamma"]
     spec = yaml.safe_load(out.read_text())
     dataset = spec["datasets"]["long"]
     assert dataset["format"] == "long"

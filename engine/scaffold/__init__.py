@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -23,19 +23,20 @@ from typing import Any
 from engine.datasets import DatasetError, read_rows
 from engine.datasets.column_names import columns_of
 from engine.scaffold.layout import InitError, Layout, choose, detect, sniff
-from engine.scaffold.render import render, what_was_taken
+from engine.scaffold.render import render
 
-__all__ = ["InitError", "Layout", "detect", "init_spec", "sniff", "what_was_taken"]
+__all__ = ["InitError", "Layout", "detect", "init_spec", "sniff"]
 
 DEFAULT_SPEC = "smollm2-terse-vs-chatty"
 DATA_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet")
 
 
 def init_spec(data: Path | Sequence[Path] | None, out: Path, models: list[str] | None = None,
-              prompt: str | None = None) -> Path:
+              prompt: str | None = None, say: Callable[[str], object] | None = None) -> Path:
     """Write the spec for `data` (or the embedded default with its prompts, when there is none) to `out`,
     refusing to overwrite; validated before it is written. Returns the path written. `data` may be several
-    files of one shape (a file per model, each naming its model), or a folder of them that no format claims."""
+    files of one shape (a file per model, each naming its model), or a folder of them that no format claims.
+    `say` is given, in one line, what the spec takes each column for (`vibe init` prints it)."""
     from engine.spec.load import load_spec
 
     if out.exists():
@@ -65,12 +66,15 @@ def init_spec(data: Path | Sequence[Path] | None, out: Path, models: list[str] |
     voters = Counter(str(row["annotator"]) for row in rows if row.get("annotator"))  # AlpacaEval names its judge
     layout.voter = voters.most_common(1)[0][0] if voters else None
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(layout, files, out.parent, size), encoding="utf-8")
+    text, taken = render(layout, files, out.parent, size)
+    out.write_text(text, encoding="utf-8")
     try:
         load_spec(out)
     except Exception:
         out.unlink()
         raise
+    if say is not None:
+        say(taken)
     return out
 
 

@@ -31,8 +31,9 @@ GENERIC_NAMES = frozenset({"annotations", "model_outputs"})
 LLM_WORDS = ("gpt", "claude", "llm", "judge", "gemini", "llama")  # an annotator named so is a model's judgment
 
 
-def render(layout: Layout, files: list[Path], spec_dir: Path, size: str) -> str:
-    """The spec's text, with a comment on every choice `vibe init` made."""
+def render(layout: Layout, files: list[Path], spec_dir: Path, size: str) -> tuple[str, str]:
+    """The spec's text, with a comment on every choice `vibe init` made, and what it takes for what in one line
+    for the console (`_taken`), read off the same choices."""
     data = files[0]
     several = len(files) > 1
     parent = data.parent.name if several and len({f.parent for f in files}) == 1 else ""
@@ -50,23 +51,27 @@ def render(layout: Layout, files: list[Path], spec_dir: Path, size: str) -> str:
     lines += [f"  {_yaml(m)}: {{provider: recorded}}" for m in models]
     lines += ["  # a model to call instead: {provider: openai, model: gpt-4o-mini, api_key_env: OPENAI_API_KEY}",
               "", "datasets:", f"  {name}:", f"    source: {source}"]
-    if layout.format:
-        lines += _named_dataset(layout, layout.format)
     fields = [("prompt", layout.prompt), ("id", layout.id), ("category", layout.category),
               ("reference", layout.reference), ("preference", layout.label if layout.label_values else None)]
+    taken = dict(fields)
     if layout.format:
+        named, taken = _named_dataset(layout, layout.format)
+        lines += named
         fields = []
     elif layout.model_column:
         lines.append("    format: long                 # one row per prompt and model")
         fields += [("model", layout.model_column), ("answer", layout.answer_column)]
+        taken.update(fields)
     elif layout.answer_column:
         lines.append("    format: long                 # a file per model: rows that name no model are the "
                      "model the file is named after")
         fields.append(("answer", layout.answer_column))
+        taken.update(fields)
     if fields:
         lines.append("    fields:")
     lines += [f"      {key}: {_yaml(column)}" for key, column in fields if column]
-    if not layout.model_column and not layout.answer_column and not layout.format:
+    wide = not layout.model_column and not layout.answer_column and not layout.format
+    if wide:
         lines.append("      outputs:                   # model -> the column holding its answers")
         lines += [f"        {_yaml(m)}: {_yaml(column)}" for m, column in layout.models.items()]
     if layout.label_values:
@@ -95,12 +100,14 @@ def render(layout: Layout, files: list[Path], spec_dir: Path, size: str) -> str:
     if layout.actions:
         lines += ["  behaviour:                     # what the agents did: tool calls, failures, tokens, time",
                   "    method: agents", f"    dataset: {name}", f"    models: [{listed}]"]
-    return "\n".join([*lines, ""])
+    return "\n".join([*lines, ""]), _taken(name, taken, layout.models if wide else None, models)
 
 
-def _named_dataset(layout: Layout, form: str) -> list[str]:
-    """A named format's own lines: the format, its battle columns, and the models renamed for the spec."""
+def _named_dataset(layout: Layout, form: str) -> tuple[list[str], dict[str, str | None]]:
+    """A named format's own lines (the format, its battle columns, and the models renamed for the spec) and the
+    columns it maps."""
     lines = [f"    format: {form:<22}# {dataset_format(form).description}"]
+    columns: list[tuple[str, str | None]] = []
     if layout.format_fields:
         columns = [("prompt", layout.prompt), ("id", layout.id), ("category", layout.category),
                    *layout.format_fields.items()]
@@ -115,21 +122,16 @@ def _named_dataset(layout: Layout, form: str) -> list[str]:
                      "    # who voted, as the file names it: human | llm-judge | reward-model | metric")
     elif layout.votes:
         lines.append("    labels: {source: unknown}    # who voted: human | llm-judge | reward-model | metric")
-    return lines
+    return lines, dict(columns)
 
 
-def what_was_taken(path: Path) -> str:
-    """What a spec `vibe init` wrote takes for what, in one line for the console: the prompt and each model's
-    column, and the id, category, reference and preference columns where it found them."""
-    import yaml
-
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    (name, dataset), = doc["datasets"].items()
-    fields = dataset.get("fields", {})
+def _taken(name: str, fields: dict[str, str | None], outputs: dict[str, str] | None, models: list[str]) -> str:
+    """What the spec takes for what, in one line for the console: the prompt and each model's column, and the id,
+    category, reference and preference columns where it found them (a column taken for the wrong thing is seen
+    before anything runs)."""
     parts = [f"{role} ← {fields[role]!r}" for role in ("prompt", "id", "category", "reference", "preference", "model",
-                                                        "answer") if role in fields]
-    outputs = fields.get("outputs") or {}
+                                                        "answer") if fields.get(role)]
     parts.append("models: " + ", ".join(f"{model} ← {column!r}" if column != model else model
                                         for model, column in outputs.items()) if outputs else
-                 "models: " + ", ".join(doc["analyses"]["vibecheck"]["models"]))
+                 "models: " + ", ".join(models))
     return f"took, in {name}: " + "; ".join(parts)
