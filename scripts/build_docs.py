@@ -5,7 +5,8 @@
 - site/docs/schema/spec.json: the JSON Schema itself, served where its `$id` points.
 
 Defaults come from the schema where it states one, else from the typed records the spec is read into (an
-analysis method's options, a model's params and limits); examples from the example specs in specs/ and the
+analysis method's options, a judge kind's settings, a model's params and limits); examples from the example
+specs in specs/ and the
 packaged ones, where a field is used there, else from the schema's enum or type. `tests/test_docs.py` runs
 this into a temporary folder and compares, so a change to the schema or the CLI without `python
 scripts/build_docs.py` fails the suite. The pages describe vibe's built-in plug-ins only: the script sets
@@ -32,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine import plugins  # noqa: E402
 from engine.cli import build_parser  # noqa: E402
+from engine.judges.kinds import ALIASES, judge_kind, kind_names  # noqa: E402
 from engine.options import dataclass_in  # noqa: E402
 from engine.registry import get_method, method_names  # noqa: E402
 from engine.spec.load import builtin_specs, load_document, schema, spec_path  # noqa: E402
@@ -107,6 +109,14 @@ def _record_default(path: tuple[str, ...], only: str) -> Any:
         found = _options_default(get_method(only[len("method: "):]).options, path[2:])
         if found is not dataclasses.MISSING:
             return found
+    if len(path) == 3 and path[0] == "judges":  # a judge kind's setting: its settings record's default
+        records = {name: judge_kind(name).settings_record for name in kind_names() if name not in ALIASES}
+        found = {name: default for name, record in records.items()
+                 if (default := _options_default(record, path[2:])) is not dataclasses.MISSING}
+        if len({repr(v) for v in found.values()}) == 1:
+            return next(iter(found.values()))
+        if found:
+            return "; ".join(f"{name}: {value}" for name, value in found.items())
     if len(path) >= 2 and path[-2] in RECORDS:
         found = {f.name: f for f in dataclasses.fields(RECORDS[path[-2]])}.get(path[-1])
         if found is not None and found.default is not dataclasses.MISSING:
