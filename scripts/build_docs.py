@@ -6,12 +6,11 @@
 
 Defaults come from the schema where it states one, else from the typed records the spec is read into (an
 analysis method's options, a judge kind's settings, a model's params and limits); examples from the example
-specs in specs/ and the
-packaged ones, where a field is used there, else from the schema's enum or type. `tests/test_docs.py` runs
-this into a temporary folder and compares, so a change to the schema or the CLI without `python
-scripts/build_docs.py` fails the suite. The pages describe vibe's built-in plug-ins only: the script sets
-`VIBE_DISABLE_PLUGIN_AUTOLOAD` before it reads any, so a plug-in package installed beside vibe neither adds its
-names to vibe's reference nor makes the comparison fail.
+specs in specs/ and the packaged ones, where a field is used there, else from the schema's enum or type.
+`tests/test_docs.py` runs this into a temporary folder and compares, so a change to the schema or the CLI
+without `python scripts/build_docs.py` fails the suite. The pages describe vibe's built-in plug-ins only: the
+script sets `VIBE_DISABLE_PLUGIN_AUTOLOAD` before it reads any, so a plug-in package installed beside vibe
+neither adds its names to vibe's reference nor makes the comparison fail.
 
 Usage: python scripts/build_docs.py [OUT_DIR]   (default: site/docs)
 """
