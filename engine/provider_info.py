@@ -4,8 +4,10 @@ can do, read by the spec's schema and checks, the planner and the executor witho
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
+
+from engine import settings
 
 
 class HasSettings(Protocol):
@@ -22,8 +24,7 @@ class ProviderSettings:
 
     @classmethod
     def of(cls, endpoint: HasSettings) -> Self:
-        names = {f.name for f in fields(cls)}
-        return cls(**{name: value for name, value in endpoint.settings if name in names})
+        return settings.read(cls, dict(endpoint.settings))
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
+T = TypeVar("T")
 _SCHEMA_TYPES = {str: "string", float: "number", int: "integer", bool: "boolean"}
 UNIQUE_LIST = {"minItems": 1, "uniqueItems": True}  # a list setting's constraints: names, each once, at least one
 
@@ -32,6 +33,13 @@ class Setting:
     min_length: int | None = None
     schema: Mapping[str, Any] | None = None
     constraints: Mapping[str, Any] | None = None  # any other JSON-schema keywords: {"exclusiveMinimum": 0}
+
+
+def read(record: type[T], given: Mapping[str, Any]) -> T:
+    """`record` built from what a spec gave (`given` may hold other fields, which are not its settings): the
+    typed settings a plug-in reads, with the record's defaults where a setting was left out."""
+    known = set(names(record))
+    return record(**{name: value for name, value in given.items() if name in known})
 
 
 def names(record: type) -> tuple[str, ...]:

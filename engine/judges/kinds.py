@@ -51,8 +51,7 @@ class KindSettings:
 
     @classmethod
     def of(cls, judge: Judge) -> Self:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{name: value for name, value in judge.settings.items() if name in names})
+        return settings.read(cls, judge.settings)
 
 
 class JudgeKind:
