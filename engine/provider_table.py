@@ -85,3 +85,12 @@ def provider_settings(provider: str | None) -> tuple[str, ...]:
     """The names of the entry fields `provider` declares of its own (none for an unknown name)."""
     record = settings_record(provider)
     return settings.names(record) if record is not None else ()
+
+
+def setting_owners() -> dict[str, list[str]]:
+    """Each entry field some provider declares of its own, with the providers that declare it."""
+    owners: dict[str, list[str]] = {}
+    for name in PROVIDERS:
+        for field in provider_settings(name):
+            owners.setdefault(field, []).append(name)
+    return owners

@@ -116,7 +116,7 @@ def _registered_endpoints(sections: dict[str, Any]) -> None:
     """Provider and judge-kind names come from their registries, never from a list kept by hand here."""
     models, judges = sections["models"]["additionalProperties"], sections["judges"]["additionalProperties"]
     models["properties"]["provider"]["enum"] = list(PROVIDERS)
-    models["allOf"] = _provider_rules()
+    models["allOf"] = rules = _provider_rules()
     for field_name, entry in _provider_fields().items():
         models["properties"].setdefault(field_name, entry)
         judges["properties"].setdefault(field_name, entry)
@@ -134,7 +134,7 @@ def _registered_endpoints(sections: dict[str, Any]) -> None:
         for name, kind in kinds.items()), *broken.values()]) + "."
     called = [name for name, kind in kinds.items() if not kind.offline]
     judges["allOf"] = [{"if": {"properties": {"kind": {"enum": called}}, "required": ["kind"]},
-                        "then": {"required": ["provider", "model"], "allOf": _provider_rules()}}]
+                        "then": {"required": ["provider", "model"], "allOf": rules}}]
     owners: dict[str, dict[str, dict[str, Any]]] = {}  # field -> kind -> its schema there
     for name, kind in kinds.items():
         if kind.field_schemas:  # its own fields' values, checked on its judges only

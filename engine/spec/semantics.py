@@ -10,7 +10,14 @@ from engine.formats import column_owners, dataset_format, format_names
 from engine.judges.kinds import COMMON_FIELDS, judge_kind, scores, settings_of
 from engine.judges.metrics import METRICS, is_metric
 from engine.names import did_you_mean
-from engine.provider_table import PROVIDERS, batch_providers, in_cluster_providers, is_recorded, provider_settings
+from engine.provider_table import (
+    PROVIDERS,
+    batch_providers,
+    in_cluster_providers,
+    is_recorded,
+    provider_settings,
+    setting_owners,
+)
 from engine.registry import get_method, method_names
 from engine.spec.checker import SpecChecker
 from engine.spec.model import REPORT_FOLDERS, Judge, Vibe
@@ -47,11 +54,9 @@ def _check_endpoint(c: SpecChecker, path: PathKey, entry: dict[str, Any]) -> Non
             c.report((*path, refused), why)
     if not info.takes_key and "api_key_env" in entry:
         c.report((*path, "api_key_env"), f"provider {provider!r} takes no API key")
-    own = provider_settings(provider)
-    for other in PROVIDERS:  # another provider's own setting: the schema lists it for every endpoint
-        for key in provider_settings(other) if other != provider else ():
-            if key in entry and key not in own:
-                c.report((*path, key), f"provider {provider!r} takes no {key!r} (a setting of {other})")
+    for key, owners in setting_owners().items():  # another provider's own setting: the schema lists it for all
+        if key in entry and provider not in owners:
+            c.report((*path, key), f"provider {provider!r} takes no {key!r} (a setting of {', '.join(owners)})")
     if entry.get("batch") not in (None, False) and provider not in batch_providers():
         c.report((*path, "batch"), f"provider {provider!r} has no batch API (batches: {', '.join(batch_providers())}); "
                  "recorded and local models never batch")
