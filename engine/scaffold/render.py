@@ -53,20 +53,19 @@ def render(layout: Layout, files: list[Path], spec_dir: Path, size: str) -> tupl
               "", "datasets:", f"  {name}:", f"    source: {source}"]
     fields = [("prompt", layout.prompt), ("id", layout.id), ("category", layout.category),
               ("reference", layout.reference), ("preference", layout.label if layout.label_values else None)]
-    taken = dict(fields)
+    named: dict[str, str | None] = {}
     if layout.format:
-        named, taken = _named_dataset(layout, layout.format)
-        lines += named
+        format_lines, named = _named_dataset(layout, layout.format)
+        lines += format_lines
         fields = []
     elif layout.model_column:
         lines.append("    format: long                 # one row per prompt and model")
         fields += [("model", layout.model_column), ("answer", layout.answer_column)]
-        taken.update(fields)
     elif layout.answer_column:
         lines.append("    format: long                 # a file per model: rows that name no model are the "
                      "model the file is named after")
         fields.append(("answer", layout.answer_column))
-        taken.update(fields)
+    taken = named if layout.format else dict(fields)  # the columns the spec maps, by what they are taken for
     if fields:
         lines.append("    fields:")
     lines += [f"      {key}: {_yaml(column)}" for key, column in fields if column]
