@@ -30,7 +30,7 @@ import sizes
 from scipy.stats import kendalltau, spearmanr
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from engine.analyze.reference import subset_of
+from engine.analyze.outcomes import subset_of
 from engine.api.judging import AnswerToRate
 from engine.builtin_plugins.judges.learned.ratings import fit_ratings
 from engine.builtin_plugins.methods.reference.analysis import analyze_reference

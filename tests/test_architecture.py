@@ -59,6 +59,15 @@ def findings(source: str, path: str) -> list[str]:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "of"
                 and any(v in registered["method"] for a in node.args for v in _literals(a))):
             out.append(f"{path}:{node.lineno}: looks up a method's results by name")
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                and len(node.args) == 2 and (what := _named(node)) in registered
+                and (named := sorted(set(_literals(node.args[1])) & registered[what]))):
+            out.append(f"{path}:{node.lineno}: defaults a {what} to {named}")
+        if isinstance(node, ast.Dict):
+            keys = {v for k in node.keys if k is not None for v in _literals(k)}
+            for what, known in registered.items():
+                if len(keyed := keys & known) > 1:  # a table of built-ins: {"local": 4, "vllm": 256}
+                    out.append(f"{path}:{node.lineno}: a table keyed by {what}s {sorted(keyed)}")
     return out
 
 
@@ -152,10 +161,12 @@ def test_the_check_finds_what_it_looks_for() -> None:
     bad = ('if judge.kind == "llm": pass\nif a.method != "vibecheck": pass\n'
            'ok = kind in ("metric", "embedding")\nrows = results.of("vibecheck")\n'
            'if model.provider == "recorded": pass\nif ds.get("format") in ("inspect", "long"): pass\n'
-           'if d.method == "llm": pass\n')  # the last one is a discovery method, not an analysis method
+           'if d.method == "llm": pass\n'  # a discovery method, not an analysis method
+           'kind = record.get("kind", "metric")\nBATCH = {"local": 4, "vllm": 256}\n')
     assert [f.split(": ", 1)[1] for f in findings(bad, "x.py")] == [
         "compares with ['llm']", "compares with ['vibecheck']", "compares with ['embedding', 'metric']",
-        "looks up a method's results by name", "compares with ['recorded']", "compares with ['inspect', 'long']"]
+        "looks up a method's results by name", "compares with ['recorded']", "compares with ['inspect', 'long']",
+        "defaults a kind to ['metric']", "a table keyed by providers ['local', 'vllm']"]
 
 
 def test_no_engine_module_over_400_lines() -> None:

@@ -185,7 +185,7 @@ def test_vibe_eval_scores_resample_conversations() -> None:
     """Each of three conversations rated the same on both of its turns: resampled by conversation, the score
     and its interval are those of the three conversations taken once each (the same draws), where resampling
     turns would count six independent ratings."""
-    from engine.analyze.reference import subset_scores
+    from engine.builtin_plugins.methods.reference.scores import subset_scores
 
     ratings = {"c1": 5.0, "c2": 1.0, "c3": 4.0}
     once = subset_scores({cid: ("normal", r) for cid, r in ratings.items()}, 200, seed=0)

@@ -94,7 +94,7 @@ def test_vibe_eval_ranking_leaves_ties_out_and_reports_the_rule() -> None:
     """Two models on six prompts, ratings 1–5, ties under a gap of 2: A is clearly better on 3 prompts, B on 1,
     and 2 are ties. Vibe-Eval fits only the decided ones: R_A − R_B = 400·log10(3/1). Counting ties as half
     wins instead gives 400·log10(4/2), a smaller gap."""
-    from engine.analyze.reference import subset_rankings
+    from engine.builtin_plugins.methods.reference.scores import subset_rankings
 
     ratings = {"A": [5, 5, 4, 1, 3, 3], "B": [2, 1, 1, 4, 3, 4]}
     per_model = {m: {f"p{i}": ("normal", float(r)) for i, r in enumerate(rs)} for m, rs in ratings.items()}
@@ -157,7 +157,7 @@ def test_style_features_are_normalised_differences_then_standardised() -> None:
 
 
 def test_agreement_rate_skips_comparisons_either_side_calls_a_tie() -> None:
-    from engine.analyze.reference import pair_agreement
+    from engine.builtin_plugins.methods.reference.scores import pair_agreement
 
     ours = {"A": {"p0": ("hard", 5.0), "p1": ("hard", 4.0), "p2": ("normal", 1.0)},
             "B": {"p0": ("hard", 1.0), "p1": ("hard", 1.0), "p2": ("normal", 4.0)}}

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from llm_server import LLMServer
 
-from engine.analyze.reference import item_rating, preference_outcomes, score_percent, subset_scores
 from engine.builtin_plugins.judges.reference_similarity import content_terms, key_term_recall
+from engine.builtin_plugins.methods.reference.scores import preference_outcomes, score_percent, subset_scores
 from engine.execute.cache import Cache
 from engine.execute.run import execute
-from engine.judges.reading import parse_rating, rating_explanation
+from engine.judges.reading import item_rating, parse_rating, rating_explanation
 from engine.pipeline import prepare, run_spec
 from engine.plan import PlanError
 from engine.records import Result
@@ -121,7 +121,7 @@ def test_the_page_states_both_tie_gaps_as_set(tmp_path: Path) -> None:
 def test_every_model_is_ranked_on_the_same_prompts_per_difficulty() -> None:
     """c has no rating for the hard prompt h1, where a beats b; ranking a and b on it but c without it would
     put c on easier prompts. Every subset ranks on the prompts all three have: x and y (normal), none hard."""
-    from engine.analyze.reference import subset_rankings
+    from engine.builtin_plugins.methods.reference.scores import subset_rankings
 
     per_model = {"a": {"x": ("normal", 5.0), "y": ("normal", 1.0), "h1": ("hard", 5.0)},
                  "b": {"x": ("normal", 1.0), "y": ("normal", 5.0), "h1": ("hard", 1.0)},

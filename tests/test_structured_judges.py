@@ -12,8 +12,9 @@ from llm_server import LLMServer
 
 from engine.analyze import reliability
 from engine.analyze.reliability import TwoOrders
+from engine.builtin_plugins.methods.personas.reading import parse_confidence, parse_same_task
 from engine.judges import answers
-from engine.judges.reading import parse_confidence, parse_rating, parse_same_task, parse_verdict
+from engine.judges.reading import parse_rating, parse_verdict
 from engine.pipeline import prepare, run_spec
 
 SPEC = """\

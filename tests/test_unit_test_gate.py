@@ -40,13 +40,14 @@ def test_passing_failing_hanging_and_crashing_answers() -> None:
 
 def test_ratings_cached_in_the_older_forms_still_read() -> None:
     """Before every offline rater returned one record, the test judge stored its pass and reason and the
-    similarity judge its signals at the top level; both read as the common record, as they were shown."""
+    similarity judge its signals at the top level; both read as the common record, the signals shown by name (the
+    reader knows no judge kind, so no kind's own wording)."""
     tests = RatingScore.from_json({"kind": "unit_tests", "rating": 1.0, "passed": False, "reason": "AssertionError"})
     assert (tests.value, tests.explanation, dict(tests.signals)) == (1.0, "AssertionError", {"passed": 0.0})
     similar = RatingScore.from_json({"kind": "embedding", "method": "m/v1", "rating": 3.0, "match": 0.5,
                                      "bertscore_recall": 0.25, "key_term_recall": 0.5, "cosine": 0.75})
     assert similar.value == 3.0 and similar.method == "m/v1"
-    assert similar.explanation == "match 0.50: BERTScore recall 0.25, key-term recall 0.50, cosine 0.75"
+    assert similar.explanation == "match 0.50, bertscore recall 0.25, key term recall 0.50, cosine 0.75"
     assert RatingScore.from_json(similar.to_json()) == similar
 
 

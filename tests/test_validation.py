@@ -15,6 +15,7 @@ from engine import stats
 from engine.analyze import people, people_labels
 from engine.analyze.people_labels import HumanLabel
 from engine.builtin_plugins.methods.vibecheck import validation
+from engine.builtin_plugins.methods.vibecheck.between_people import human_human
 from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts
 from engine.datasets import DatasetError
 
@@ -56,7 +57,7 @@ def test_people_agree_with_each_other_leave_one_out() -> None:
     panel's shortfall is 0, −1 and +½, and its interval reaches both sides, so the labels are not enough."""
     labels = _labels([1, 0, 1]) + _labels([1, 0, -1], labeller="bob")
     pairs = _pairs([1, 1, 1])
-    between = people.human_human(labels, validation.judge_verdicts(pairs, "tone", "panel"), "tone", "panel")
+    between = human_human(labels, validation.judge_verdicts(pairs, "tone", "panel"), "tone", "panel")
     assert between is not None and between.pairs == 3
     assert between.human == pytest.approx(4 / 6) and between.judge_agreement == pytest.approx(3 / 6)
     out = validation.validate(labels, pairs, {"tone": ["m"]}, {}, 0, ["f.csv"])

@@ -14,7 +14,8 @@ from engine.analyze.arena_style import style_vector
 from engine.analyze.rankings import Outcome
 from engine.datasets import Item
 
-__all__ = ["STYLE_FEATURES", "Features", "human_outcomes", "rating_outcomes", "score_outcomes", "style_vector"]
+__all__ = ["STYLE_FEATURES", "Features", "human_outcomes", "rating_outcomes", "score_outcomes", "style_vector",
+           "subset_of"]
 
 # an outcome's covariates from its two answers' text (A's, then B's; None where a model has no answer)
 Features = Callable[[str | None, str | None], tuple[float, ...]]
@@ -78,3 +79,11 @@ def rating_outcomes(ratings: dict[str, dict[str, float]], models: list[str], tex
             out.append(Outcome(a, b, score, style=features(texts.get((item_id, a)), texts.get((item_id, b))),
                                unit=units.get(item_id, item_id)))
     return out
+
+
+def subset_of(difficulty: str | None) -> str:
+    """The subset an item is scored and ranked in: Vibe-Eval's categories read "difficulty-normal" /
+    "difficulty-hard", reported as normal / hard; an item with none is "unlabelled"."""
+    if not difficulty:
+        return "unlabelled"
+    return difficulty.removeprefix("difficulty-")

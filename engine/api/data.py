@@ -5,7 +5,7 @@ people's labels files.
 Part of the public API (see `engine.api`): plug-ins, built-in or not, import from here."""
 
 from engine.analyze.people_labels import read_labels
-from engine.datasets.battles import comparator_rows, winner_side
+from engine.datasets.battles import winner_side
 from engine.datasets.column_names import (
     CATEGORY_NAMES,
     ID_NAMES,
@@ -18,7 +18,7 @@ from engine.datasets.column_names import (
     named,
 )
 from engine.datasets.conversations import content_text
-from engine.datasets.files import located_rows
+from engine.datasets.files import json_document, located_rows
 from engine.datasets.inspect_logs import LOG_SUFFIXES, holds_logs, log_files, log_model, log_rows
 from engine.datasets.rows import field_value, text_value
 from engine.datasets.sessions import Session, SessionRows, inner, log_format
@@ -47,7 +47,6 @@ __all__ = [
     "by_frequency",
     "chat_messages",
     "columns_of",
-    "comparator_rows",
     "content_text",
     "conversation",
     "count",
@@ -56,6 +55,7 @@ __all__ = [
     "field_value",
     "holds_logs",
     "inner",
+    "json_document",
     "json_object_with",
     "located_rows",
     "log_files",

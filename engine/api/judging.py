@@ -17,14 +17,20 @@ from engine.judges.kinds import (
     scores,
 )
 from engine.judges.metrics import METRICS, PHRASES_PREFIX, is_metric, measure, measure_all, tokens, words
-from engine.judges.reading import order_verdicts, parse_confidence, parse_profile, parse_same_task, verdict_reason
+from engine.judges.reading import (
+    answer_field,
+    item_rating,
+    last_score,
+    order_verdicts,
+    rating_of,
+    verdict_reason,
+)
 from engine.judges.verdicts import (
     AnswerMeasure,
     PairVerdict,
     PreservationCheck,
     RatingScore,
     compare,
-    similarity_explanation,
 )
 from engine.provider_table import is_recorded
 from engine.settings import Setting
@@ -45,23 +51,23 @@ __all__ = [
     "RatingInput",
     "RatingScore",
     "Setting",
+    "answer_field",
     "answers",
     "compare",
     "is_metric",
     "is_recorded",
+    "item_rating",
     "judge_kind",
     "judge_kind_class",
     "kind_of",
+    "last_score",
     "measure",
     "measure_all",
     "order_verdicts",
-    "parse_confidence",
-    "parse_profile",
-    "parse_same_task",
     "prompts",
+    "rating_of",
     "scores",
     "sentence_meaning",
-    "similarity_explanation",
     "tokens",
     "verdict_reason",
     "words",

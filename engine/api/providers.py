@@ -6,7 +6,7 @@ Part of the public API (see `engine.api`): plug-ins, built-in or not, import fro
 
 from engine.execute.batch_http import BatchHTTP
 from engine.execute.engines import Call, Outcome
-from engine.execute.openai_chat import OpenAIProvider, completion_from, json_object_format, to_openai_messages
+from engine.execute.openai_chat import OpenAIProvider, completion_from, to_openai_messages
 from engine.execute.providers.base import (
     BatchFailure,
     BatchState,
@@ -47,7 +47,6 @@ __all__ = [
     "completion_from",
     "error_from_status",
     "html_instead_of_json",
-    "json_object_format",
     "limits",
     "read_image",
     "register",

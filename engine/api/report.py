@@ -4,7 +4,7 @@ writes item pages and names them (`paging`).
 Part of the public API (see `engine.api`): plug-ins, built-in or not, import from here."""
 
 from engine.report import charts
-from engine.report.charts import A_COLOR, B_COLOR, kept, model_scale, vega, zero_rule
+from engine.report.charts import A_COLOR, B_COLOR, kept, model_scale, vega
 from engine.report.paging import ITEMS_PER_PAGE, slug, text_of, write_pages
 
 __all__ = [
@@ -18,5 +18,4 @@ __all__ = [
     "text_of",
     "vega",
     "write_pages",
-    "zero_rule",
 ]

@@ -4,15 +4,12 @@ and, where it is labelled, a vote for a side or a tie."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from engine.datasets.items import DatasetError
 from engine.datasets.rows import field_value, mapped_label, share_of_a, text_value
 from engine.datasets.tidy import Answer, Vote, key_of, long_answers, spec_name
 from engine.spec.data_model import Dataset
-from engine.text_files import NotUtf8, read_utf8
 
 SIDES = ("a", "b", "tie")
 
@@ -63,26 +60,3 @@ def winner_side(ds: Dataset, raw: str, a: str, b: str, where: str) -> str:
         raise DatasetError(f"{where}: field {column!r} holds {raw!r}, which names neither model of this battle "
                            f"({a}, {b}) nor a tie; map it with winner_values: {{{raw!r}: a | b | tie}}")
     return side
-
-
-def comparator_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    """An LLM Comparator file's examples as battle rows: its two models named on every row."""
-    try:
-        data = json.loads(read_utf8(path))
-    except NotUtf8 as exc:
-        raise DatasetError(f"{path}:{exc.line}:{exc.col}: {exc.reason}") from None
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("examples"), list):
-        raise DatasetError(f"{path}: not an LLM Comparator file (a JSON object with 'models' and 'examples')")
-    models = data.get("models")
-    if not isinstance(models, list) or len(models) != 2 or not all(isinstance(m, dict) and m.get("name")
-                                                                  for m in models):
-        raise DatasetError(f"{path}: field 'models' must list exactly two models, each with a 'name'")
-    names = {"model_a": str(models[0]["name"]), "model_b": str(models[1]["name"])}
-    out = []
-    for i, example in enumerate(data["examples"]):
-        if not isinstance(example, dict):
-            raise DatasetError(f"{path}: examples.{i} is not an object")
-        out.append((f"{path}: examples.{i}", {**example, **names}))
-    return out

@@ -30,13 +30,11 @@ def located_rows(path: Path, fmt: str | None = None) -> list[tuple[str, dict[str
         return [(f"{path}: row {n}", row) for n, row in enumerate(pq.read_table(path).to_pylist(), 1)]
     if fmt not in ("jsonl", "json", "csv"):
         raise DatasetError(f"{path}: unknown format {fmt!r} (jsonl, json, csv, parquet)")
-    try:  # a JSON list is parsed whole; a table or JSON lines are checked, then read as a stream
-        if fmt == "json":
-            text = read_utf8(path)
-        else:
+    if fmt != "json":  # a JSON list is parsed whole; a table or JSON lines are checked, then read as a stream
+        try:
             check_utf8(path)
-    except NotUtf8 as exc:
-        raise DatasetError(f"{path}:{exc.line}:{exc.col}: {exc.reason}") from None
+        except NotUtf8 as exc:
+            raise DatasetError(f"{path}:{exc.line}:{exc.col}: {exc.reason}") from None
     if fmt == "jsonl":
         rows = []
         # lines end at "\n" alone (not at U+2028, which may sit inside a JSON string)
@@ -51,10 +49,7 @@ def located_rows(path: Path, fmt: str | None = None) -> list[tuple[str, dict[str
                         _refuse_lone_surrogates(rows[-1][1], f"{path}:{n}")
         return rows
     if fmt == "json":
-        try:
-            data = json.loads(text.removeprefix("\ufeff"))
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+        data = json_document(path)
         if not isinstance(data, list):
             raise DatasetError(f"{path}: expected a JSON list of records")
         for n, row in enumerate(data):
@@ -63,6 +58,19 @@ def located_rows(path: Path, fmt: str | None = None) -> list[tuple[str, dict[str
     # -sig: Excel writes a byte-order mark before the first column's name, which would then not match the spec's
     with path.open(encoding="utf-8-sig", newline="") as fh:
         return [(f"{path}: row {n}", row) for n, row in enumerate(csv.DictReader(fh), 1)]
+
+
+def json_document(path: Path) -> Any:
+    """A whole JSON file parsed, a byte-order mark allowed; text that is not UTF-8 or not JSON is a
+    `DatasetError` at its line (and column)."""
+    try:
+        text = read_utf8(path)
+    except NotUtf8 as exc:
+        raise DatasetError(f"{path}:{exc.line}:{exc.col}: {exc.reason}") from None
+    try:
+        return json.loads(text.removeprefix("\ufeff"))
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
 
 
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")

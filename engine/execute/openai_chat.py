@@ -63,11 +63,6 @@ def json_schema_format(schema: ResponseSchema) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": schema.name, "strict": True, "schema": schema.schema}}
 
 
-def json_object_format(schema: ResponseSchema) -> dict[str, Any]:
-    """llama-cpp-python's server: a JSON object held to `schema` by a grammar."""
-    return {"type": "json_object", "schema": schema.schema}
-
-
 def _loads(content: bytes) -> Any:
     """orjson, or the standard library's parser for the JSON orjson refuses but the standard allows: an escaped
     lone surrogate (\\ud83d without its pair), which a model cut mid-emoji produces; the scheduler replaces it."""

@@ -32,7 +32,7 @@ class PairVerdict:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> PairVerdict:
-        return cls(d.get("kind", "metric"), int(d["score"]), d["value_a"], d["value_b"], d.get("measure"))
+        return cls(d.get("kind", ""), int(d["score"]), d["value_a"], d["value_b"], d.get("measure"))
 
 
 @dataclass(frozen=True)
@@ -61,21 +61,19 @@ class RatingScore:
 
 
 def _cached_before_the_common_record(d: dict[str, Any]) -> RatingScore:
-    """A rating cached before every kind wrote `RatingScore`: the similarity judge kept its signals at the top
-    level, the unit-test judge its pass and reason. Read as they were shown then."""
+    """A rating cached before every kind wrote `RatingScore` (and named itself, so its kind is left blank): one
+    with a `reason` kept its pass beside it, one without kept its named measurements at the top level, shown
+    now as they read."""
     if "reason" in d:
-        return RatingScore(d.get("kind", "unit_tests"), float(d["rating"]), str(d["reason"]),
+        return RatingScore(d.get("kind", ""), float(d["rating"]), str(d["reason"]),
                            {"passed": float(bool(d.get("passed")))})
-    signals: dict[str, float] = {k: float(d[k]) for k in ("match", "bertscore_recall", "key_term_recall", "cosine")
-                                 if k in d}
-    return RatingScore(d.get("kind", "embedding"), float(d["rating"]), similarity_explanation(signals), signals,
-                       d.get("method", ""))
+    signals = {k: float(v) for k, v in d.items() if k not in ("kind", "rating", "method") and _number(v)}
+    shown = ", ".join(f"{name.replace('_', ' ')} {value:.2f}" for name, value in signals.items())
+    return RatingScore(d.get("kind", ""), float(d["rating"]), shown, signals, d.get("method", ""))
 
 
-def similarity_explanation(signals: Mapping[str, float]) -> str:
-    """How the reference-similarity judge's rating came about, in one line."""
-    return (f"match {signals['match']:.2f}: BERTScore recall {signals['bertscore_recall']:.2f}, key-term recall "
-            f"{signals['key_term_recall']:.2f}, cosine {signals['cosine']:.2f}")
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)

@@ -48,12 +48,6 @@ def vega(chart: Any) -> dict[str, Any]:
     return spec
 
 
-def zero_rule() -> alt.Chart:
-    """The vertical line at 0: no difference between the two sides."""
-    rule: alt.Chart = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="#666666").encode(x="x:Q")
-    return rule
-
-
 def model_scale(model_a: str, model_b: str) -> alt.Scale:
     """The one colour of each model on every chart of a comparison."""
     return alt.Scale(domain=[model_a, model_b], range=[A_COLOR, B_COLOR])

@@ -33,7 +33,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from engine.api.execution import map_chunks
-from engine.api.judging import JudgeKind, RatingInput, RatingScore, judge_kind_class, similarity_explanation
+from engine.api.judging import JudgeKind, RatingInput, RatingScore, judge_kind_class
 from engine.api.records import Rating
 
 if TYPE_CHECKING:
@@ -153,6 +153,12 @@ def _rating(encoder: TokenEncoder, tokens: dict[str, Encoded], request: Rating, 
     match = sum(WEIGHTS[k] * v for k, v in signals.items()) / sum(WEIGHTS.values())
     signals = {"match": match, **signals}  # the rating is 1 + 4 × match, the mean of the three
     return RatingScore("embedding", 1.0 + 4.0 * match, similarity_explanation(signals), signals, METHOD)
+
+
+def similarity_explanation(signals: dict[str, float]) -> str:
+    """How the rating came about, in one line."""
+    return (f"match {signals['match']:.2f}: BERTScore recall {signals['bertscore_recall']:.2f}, key-term recall "
+            f"{signals['key_term_recall']:.2f}, cosine {signals['cosine']:.2f}")
 
 
 @judge_kind_class("reference_similarity")

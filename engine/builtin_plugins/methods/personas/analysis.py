@@ -38,15 +38,13 @@ from typing import Any
 
 from scipy.stats import binomtest
 
-from engine.api.analysis import Outcome, TwoOrders, rank, rating_of, reliability, stats
+from engine.api.analysis import Outcome, TwoOrders, rank, reliability, stats
 from engine.api.judging import (
     PairVerdict,
     PreservationCheck,
     kind_of,
     order_verdicts,
-    parse_confidence,
-    parse_profile,
-    parse_same_task,
+    rating_of,
 )
 from engine.api.records import PairJudgment, Prepared, Preservation, Profile, Rating, Result, SameTaskCheck
 from engine.api.spec import (
@@ -59,6 +57,7 @@ from engine.api.spec import (
     persona_text,
 )
 from engine.builtin_plugins.methods.personas.options import PersonasOptions
+from engine.builtin_plugins.methods.personas.reading import parse_confidence, parse_profile, parse_same_task
 from engine.builtin_plugins.methods.personas.records import (
     Cell,
     DimensionRate,

@@ -1,6 +1,6 @@
 """The reference method's analysis: each model's answers rated against the references by the analysis'
 judge, turned into score % per subset, the preferences and rankings those ratings imply, and the agreement
-with recorded ratings where the dataset has them (the statistics: `engine.analyze.reference`)."""
+with recorded ratings where the dataset has them (the statistics: `scores.py` beside it)."""
 
 from __future__ import annotations
 
@@ -10,23 +10,22 @@ from collections import defaultdict
 from dataclasses import asdict
 from pathlib import Path
 
-from engine.api.analysis import (
+from engine.api.analysis import subset_of
+from engine.api.judging import AnswerToRate, item_rating, kind_of
+from engine.api.records import Item, Prepared, Rating, Result
+from engine.api.spec import Analysis
+from engine.builtin_plugins.methods.reference.options import ReferenceOptions
+from engine.builtin_plugins.methods.reference.scores import (
     RECORDED_TIE_GAP,
     ItemRating,
     ModelScore,
     ReferenceResult,
-    item_rating,
     judge_label,
     pair_agreement,
     recorded_agreement,
-    subset_of,
     subset_rankings,
     subset_scores,
 )
-from engine.api.judging import AnswerToRate, kind_of
-from engine.api.records import Item, Prepared, Rating, Result
-from engine.api.spec import Analysis
-from engine.builtin_plugins.methods.reference.options import ReferenceOptions
 
 
 def _learned_ratings(prepared: Prepared, analysis: Analysis, results: dict[str, Result],

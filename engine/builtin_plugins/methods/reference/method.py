@@ -2,8 +2,8 @@
 judge rates every answer against the reference, 1 to 5 (an LLM judge `repeats` times), and the analysis
 reports score % per model and subset with intervals, pairwise rankings and agreement with recorded ratings.
 
-The statistics live in `engine.analyze.reference`, the analysis that runs them in
-`engine.builtin_plugins.methods.reference.analysis`, the pages in `engine.builtin_plugins.methods.reference.pages`.
+Beside this module: the statistics (`scores.py`), the analysis that runs them (`analysis.py`) and the pages
+(`pages.py`).
 """
 
 from __future__ import annotations

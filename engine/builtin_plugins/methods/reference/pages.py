@@ -8,10 +8,10 @@ from typing import Any
 
 from jinja2 import Environment
 
-from engine.api.analysis import ReferenceResult
 from engine.api.records import Prepared, Result
 from engine.api.report import ITEMS_PER_PAGE, charts, slug, text_of, write_pages
 from engine.builtin_plugins.methods.reference.options import ReferenceOptions
+from engine.builtin_plugins.methods.reference.scores import ReferenceResult
 
 
 def reference_section(env: Environment, ref: ReferenceResult, prepared: Prepared, run_dir: Path,

@@ -9,9 +9,15 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from engine.api.report import A_COLOR, B_COLOR, kept, model_scale, vega, zero_rule
+from engine.api.report import A_COLOR, B_COLOR, kept, model_scale, vega
 
 WIN_RATE = "win rate"  # the heatmap's sort option that orders models by their labelled win rate
+
+
+def zero_rule() -> alt.Chart:
+    """The vertical line at 0: no difference between the two sides."""
+    rule: alt.Chart = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="#666666").encode(x="x:Q")
+    return rule
 
 
 @kept

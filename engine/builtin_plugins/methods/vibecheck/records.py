@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.api.analysis import Corrected, HumanHuman, JudgeAgreement, JudgeReliability, PeopleAgreement, stats
+from engine.api.analysis import Corrected, JudgeAgreement, JudgeReliability, PeopleAgreement, stats
 from engine.api.spec import Labels, VibeExamples
 from engine.builtin_plugins.methods.vibecheck import heldout
+from engine.builtin_plugins.methods.vibecheck.between_people import HumanHuman
 from engine.builtin_plugins.methods.vibecheck.ceiling import Ceiling
 
 

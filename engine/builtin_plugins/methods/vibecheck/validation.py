@@ -24,13 +24,13 @@ from engine.api.analysis import (
     agreement_with_people,
     assign_splits,
     corrected_separability,
-    human_human,
     people,
     read_columns,
     read_labels,
 )
 from engine.api.records import Prepared
 from engine.api.spec import Analysis, resolve_path
+from engine.builtin_plugins.methods.vibecheck.between_people import human_human
 from engine.builtin_plugins.methods.vibecheck.discovery.splits import split_seed
 from engine.builtin_plugins.methods.vibecheck.heldout import RULE, longer_rule
 from engine.builtin_plugins.methods.vibecheck.options import VibeCheckOptions

@@ -23,10 +23,15 @@ from typing import Any
 
 import httpx
 
-from engine.api.providers import OpenAIProvider, Provider, ProviderError, json_object_format, register
+from engine.api.providers import OpenAIProvider, Provider, ProviderError, ResponseSchema, register
 from engine.api.spec import Endpoint
 
 N_CTX = 4096  # room for a judge prompt holding two answers
+
+
+def json_object_format(schema: ResponseSchema) -> dict[str, Any]:
+    """The answer format llama-cpp-python's server takes: a JSON object held to `schema` by a grammar."""
+    return {"type": "json_object", "schema": schema.schema}
 
 
 def bundled_gguf(name: str) -> Path:

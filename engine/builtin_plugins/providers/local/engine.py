@@ -16,10 +16,9 @@ from engine.api.providers import (
     Messages,
     Outcome,
     ResponseSchema,
-    json_object_format,
     to_openai_messages,
 )
-from engine.builtin_plugins.providers.local.client import N_CTX, bundled_gguf
+from engine.builtin_plugins.providers.local.client import N_CTX, bundled_gguf, json_object_format
 from engine.builtin_plugins.providers.local.server import from_fresh_context
 
 

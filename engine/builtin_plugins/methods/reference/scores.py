@@ -11,29 +11,23 @@ When the dataset also carries recorded ratings of the same answers (Vibe-Eval sh
 result reports them on the same scale and how well this judge agrees with them: Spearman's ρ over every
 (item, model) rating and Kendall's τ over the models' scores.
 
-The reference method (`engine.builtin_plugins.methods.reference.analysis`) runs these over an analysis'
-ratings; the personas method's correctness gate reads ratings with `rating_of`.
+The reference method's analysis (`analysis.py` beside this module) runs these over an analysis' ratings.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.stats import kendalltau, spearmanr
 
-from engine import stats
-from engine.analyze.outcomes import rating_outcomes
-from engine.analyze.rankings import Outcome, Ranking, rank
-from engine.judges.kinds import kind_of
-from engine.judges.reading import parse_rating, rating_explanation
-from engine.judges.verdicts import RatingScore
+from engine.api.analysis import Outcome, Ranking, rank, rating_outcomes, stats
+from engine.api.judging import kind_of
 
 if TYPE_CHECKING:
-    from engine.spec.model import Judge
-from engine.records import Result
+    from engine.api.spec import Judge
 
 ALL = "all"
 RANKING_ROUNDS = 200  # bootstrap rounds of the rankings fitted on the derived preferences
@@ -138,26 +132,6 @@ def subset_scores(per_item: dict[str, tuple[str, float]], rounds: int, seed: int
     return out
 
 
-def rating_of(output: Any) -> float | None:
-    """A rating result's 1–5 value: offline judges record it, an LLM's is parsed from its text (None if absent)."""
-    if isinstance(output, dict):
-        return RatingScore.from_json(output).value
-    rating = parse_rating(str(output))
-    return None if rating is None else float(rating)
-
-
-def item_rating(raw: list[Result], llm: bool) -> tuple[float | None, tuple[float | None, ...], str, int]:
-    """(mean of valid repeats, every repeat, an explanation, invalid count) for one answer."""
-    repeats = tuple(rating_of(res.output) for res in raw)
-    valid = [r for r in repeats if r is not None]
-    if not llm:
-        explanation = RatingScore.from_json(raw[0].output).explanation
-    else:
-        explanation = next((rating_explanation(str(res.output)) for res, r in zip(raw, repeats, strict=True)
-                            if r is not None), str(raw[0].output)[:300] if raw else "")
-    return (float(np.mean(valid)) if valid else None), repeats, explanation, len(repeats) - len(valid)
-
-
 def subset_rankings(per_model: dict[str, dict[str, tuple[str, float]]], texts: dict[tuple[str, str], str],
                     tie_gap: float, models: list[str], ties: str, seed: int,
                     units: dict[str, str] | None = None) -> list[Ranking]:
@@ -205,13 +179,6 @@ def pair_agreement(ours: dict[str, dict[str, tuple[str, float]]], recorded: dict
                                  len(decided), len(pairs), sum(x == 0 for x, _ in pairs) / len(pairs),
                                  sum(y == 0 for _, y in pairs) / len(pairs)))
     return sorted(out, key=lambda r: (r.subset != "all", r.subset))
-
-
-def subset_of(difficulty: str | None) -> str:
-    """Vibe-Eval's categories read "difficulty-normal" / "difficulty-hard"; report them as normal / hard."""
-    if not difficulty:
-        return "unlabelled"
-    return difficulty.removeprefix("difficulty-")
 
 
 def judge_label(judge: Judge, repeats: int) -> str:
