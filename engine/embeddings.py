@@ -19,7 +19,7 @@ import numpy as np
 from engine import derived
 from engine.chunk_map import map_chunks
 
-MODEL_NAME = "all-MiniLM-L6-v2"
+MODEL_NAME = "all-MiniLM-L6-v2"  # the sentence encoder every embedding is made with (bundled, offline)
 
 
 def model_path() -> str:
@@ -181,4 +181,5 @@ def token_encoder(path: str, num_layers: int) -> TokenEncoder:
 
 
 def default_encoder() -> TokenEncoder:
+    """The bundled MiniLM's token encoder at 6 layers, as BERTScore is computed here."""
     return token_encoder(model_path(), 6)

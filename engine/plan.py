@@ -26,12 +26,13 @@ from engine.judges.kinds import JudgeKind, kind_of
 from engine.provider_table import is_recorded
 from engine.records import OFFLINE_PROVIDER, Binding, Deferred, Measured, PairSet, Task, content_hash
 from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request, parse
-from engine.spec.model import Endpoint, Judge, Spec, Vibe
+from engine.spec.model import Endpoint, Judge, Spec
 
 PairColumns = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # items, outputs A, outputs B
 
 
 def estimate_tokens(text: str) -> int:
+    """A rough token count for the plan's cost estimate: four characters a token."""
     return max(1, math.ceil(len(text) / 4))
 
 
@@ -302,7 +303,8 @@ _DEFINITION_KEY = json.JSONEncoder(sort_keys=True).encode
 
 
 class PlanError(Exception):
-    pass
+    """A spec that validates but cannot be planned against its data (an item missing a model's recorded answer,
+    an image that cannot be read); the message names what and where."""
 
 
 def _message_tokens(messages: list[dict[str, Any]], model: Endpoint) -> int:
@@ -358,21 +360,6 @@ def reference_corpora(tasks: Iterable[Task]) -> dict[str, tuple[str, ...]]:
         if isinstance(request, Rating) and request.config is not None and "corpus" in request.config:
             found[request.config["corpus"]].add(request.fields["reference"])
     return {corpus: tuple(sorted(refs)) for corpus, refs in found.items()}
-
-
-def vibe_fields(vibe: Vibe) -> dict[str, Any]:
-    out: dict[str, Any] = {"vibe": vibe.name, "low": vibe.low, "high": vibe.high}
-    if vibe.metric:
-        out["metric"] = vibe.metric
-    if vibe.examples:
-        out["examples"] = {"low": list(vibe.examples.low), "high": list(vibe.examples.high)}
-    return out
-
-
-def deferred_calls(stage: str, analysis: str, endpoint: Endpoint, calls: int, in_tokens: int, out_tokens: int,
-              note: str) -> Deferred:
-    return Deferred(stage, analysis, endpoint.name, calls, calls * in_tokens, calls * out_tokens,
-                    endpoint.cost(calls * in_tokens, calls * out_tokens), note)
 
 
 def spec_hash(spec: Spec) -> str:

@@ -29,6 +29,8 @@ class ProviderSettings:
 
 @dataclass(frozen=True)
 class ProviderInfo:
+    """What vibe knows of a provider before importing it: where its client is, what it needs and can do."""
+
     client: str | None  # the module whose import registers its client; None: it makes no calls
     batches: str | None = None  # the module registering its batch client, where the provider has batches
     schema_form: str = "response_format json_schema"  # how it is held to a judge's answer schema (`vibe plan`)

@@ -24,10 +24,11 @@ if TYPE_CHECKING:
     from engine.spec.model import Spec
 
 PLAN_VERSION = 1
-OFFLINE_PROVIDER = "offline"
+OFFLINE_PROVIDER = "offline"  # the provider of a task an offline judge does in-process: no call is made
 
 
 def content_hash(request: dict[str, Any]) -> str:
+    """The hash of a request's canonical JSON: a task's id and cache key."""
     return hashlib.sha256(_CANONICAL(request).encode()).hexdigest()[:32]
 
 
@@ -38,6 +39,8 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 
 @dataclass(frozen=True)
 class Task:
+    """One unit of work in the plan: a request to one endpoint, identified by the hash of its content."""
+
     id: str  # content hash of `request`
     stage: str
     analysis: str

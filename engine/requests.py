@@ -199,6 +199,7 @@ class SameTaskCheck:
         return _with_source(out, self.prompt_from)
 
 
+# every kind of request a task holds, the content its hash is taken of
 Request = Recorded | Chat | PairJudgment | Rating | Preservation | Rewrite | Profile | SameTaskCheck
 
 

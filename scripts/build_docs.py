@@ -2,6 +2,7 @@
 
 - site/docs/reference/spec.md: every field of the spec's JSON Schema (type, default, description, example);
 - site/docs/reference/cli.md: every command and option, from vibe's argument parser;
+- site/docs/reference/api.md: every name of the public API a plug-in imports (`api_reference.py`);
 - site/docs/schema/spec.json: the JSON Schema itself, served where its `$id` points.
 
 Defaults come from the schema where it states one, else from the typed records the spec is read into (an
@@ -29,6 +30,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from api_reference import api_reference  # noqa: E402
 
 from engine import plugins  # noqa: E402
 from engine.cli import build_parser  # noqa: E402
@@ -218,6 +221,7 @@ def cli_reference() -> str:
 def build(out: Path) -> list[Path]:
     """Write the generated pages under `out` (a docs folder); returns the files written."""
     pages = {out / "reference" / "spec.md": spec_reference(), out / "reference" / "cli.md": cli_reference(),
+             out / "reference" / "api.md": api_reference(),
              out / "schema" / "spec.json": json.dumps(schema(), indent=2) + "\n"}
     for path, text in pages.items():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,15 +8,20 @@ the file's diff."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import os
 import pkgutil
 import re
+import sys
 import types
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+import engine
 import engine.api
 
 GOLDEN = Path(__file__).parent / "api_surface.txt"
@@ -75,3 +80,66 @@ def test_the_public_api_is_the_golden_surface() -> None:
     assert now == GOLDEN.read_text(encoding="utf-8"), (
         "the public API changed: if that is meant, VIBE_UPDATE_API_SURFACE=1 python -m pytest "
         "tests/test_api_surface.py and commit tests/api_surface.txt")
+
+
+def test_every_api_name_says_what_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference page (`scripts/api_reference.py`) gives each name its docstring's first paragraph, or for a
+    constant or type alias the comment at its definition; a name with neither would stop the docs build."""
+    sys.path.insert(0, str(Path(__file__).parent.parent / "scripts"))
+    import api_reference
+
+    missing = []
+    for found in pkgutil.iter_modules(engine.api.__path__):
+        module = importlib.import_module(f"engine.api.{found.name}")
+        for name in module.__all__:
+            try:
+                api_reference.describe(module.__name__, name, getattr(module, name))
+            except api_reference.Undocumented as exc:
+                missing.append(str(exc))
+    assert missing == []
+    (tmp_path / "planted_api.py").write_text("# both ends\nLOW = 0\nHIGH = 1\n\nBARE = 2\nSAID = 3  # three\n"
+                                             "def bare():\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import planted_api
+
+    assert [api_reference.describe("planted_api", n, getattr(planted_api, n)) for n in ("LOW", "HIGH", "SAID")] == [
+        "both ends", "both ends", "three"]
+    for name in ("BARE", "bare"):
+        with pytest.raises(api_reference.Undocumented, match=f"planted_api.{name}:"):
+            api_reference.describe("planted_api", name, getattr(planted_api, name))
+
+
+# Names one built-in uses and vibe's own code does not, kept in the API because any plug-in of that kind may need
+# them: a row shape, the SDK error translation, the comparison's colours, a method's own model calls and work
+# beside the run, the check that every vibe has a judge, the ranking toolkit (Bradley-Terry, Arena's style
+# features and the outcomes of battles and scores), people's labels split and read from columns, a rating's
+# repeats read together, and the lookup of the installed format that owns an agent log.
+KEPT_FOR_ANY = {
+    "data": {"WideRows", "log_format"}, "providers": {"sdk_errors"}, "report": {"model_scale"},
+    "calls": {"run_calls"}, "execution": {"run_beside"}, "spec": {"check_vibes_have_judges"},
+    "analysis": {"STYLE_FEATURES", "arena_style", "bradley_terry", "human_outcomes", "score_outcomes",
+                 "assign_splits", "read_columns"},
+    "judging": {"item_rating"},
+}
+
+
+def test_a_helper_of_one_built_in_lives_in_it() -> None:
+    """An API name only one built-in imports, and vibe's own code never uses, belongs in that built-in, unless
+    `KEPT_FOR_ANY` says why a plug-in of the same kind would need it too."""
+    root = Path(engine.__file__).parent
+    importers: dict[tuple[str, str], set[str]] = {}
+    for path in (root / "builtin_plugins").rglob("*.py"):
+        plugin = "/".join(path.relative_to(root / "builtin_plugins").parts[:2])
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("engine.api."):
+                for alias in node.names:
+                    importers.setdefault((str(node.module).rsplit(".", 1)[1], alias.name), set()).add(plugin)
+    used = set()
+    for path in root.rglob("*.py"):
+        if {"builtin_plugins", "api"} & set(path.relative_to(root).parts[:1]):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            used.add(node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else "")
+    lonely = sorted(f"{module}.{name} ({next(iter(by))})" for (module, name), by in importers.items()
+                    if len(by) == 1 and name not in used and name not in KEPT_FOR_ANY.get(module, set()))
+    assert lonely == [], "move these into the built-in that uses them, or say in KEPT_FOR_ANY why they stay"

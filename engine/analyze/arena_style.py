@@ -34,7 +34,7 @@ from scipy.special import expit
 
 from engine import derived
 
-FEATURES = ("tokens", "headers", "lists", "bold")  # Arena's order: STYLE_CONTROL_ELEMENTS_V1
+FEATURES = ("tokens", "headers", "lists", "bold")  # a battle's style features, in Arena's order (V1)
 PENALTY = 0.5  # `fit_contextual_bt`'s reg
 LOG_BASE = math.log(10.0)
 

@@ -17,13 +17,15 @@ from engine.names import did_you_mean
 from engine.spec.data_model import Dataset
 
 LABEL_PREFIX = "label_"
-SPLITS = ("dev", "test")
+SPLITS = ("dev", "test")  # a label teaches or checks: a learned judge fits dev labels, figures read test ones
 STRATA = ("", "random", "uncertain")
 WORDS = {"a": 1, "b": -1, "neither": 0, "tie": 0, "same": 0, "1": 1, "+1": 1, "-1": -1, "0": 0}
 
 
 @dataclass(frozen=True)
 class HumanLabel:
+    """One person's verdict on one vibe of one pair, and whether it teaches a judge (dev) or checks it (test)."""
+
     pair: str  # the pair's prompt id (the explorer's id)
     vibe: str
     verdict: int  # +1 A higher, −1 B higher, 0 neither

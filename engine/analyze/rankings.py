@@ -37,6 +37,8 @@ ANCHOR = 1000.0
 
 @dataclass(frozen=True)
 class Outcome:
+    """One comparison of two models that a ranking is fitted on."""
+
     model_a: str
     model_b: str
     score: float  # 1: A won, 0.5: tie, 0: B won
@@ -58,6 +60,8 @@ class ModelRating:
 
 @dataclass
 class Ranking:
+    """Models rated by one method (Bradley-Terry, Elo, …) with bootstrap intervals, and what it was fitted on."""
+
     method: str  # bradley_terry | elo | sep_elo | style_controlled
     ratings: list[ModelRating]
     n_outcomes: int

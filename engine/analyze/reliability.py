@@ -65,6 +65,9 @@ def two_orders(judge: str, pair: str, question: str, first: Result, second: Resu
 
 @dataclass(frozen=True)
 class JudgeReliability:
+    """One judge's answers on one task: how many could not be read, how often its verdict survives swapping the
+    answers' order, how often it calls a tie, and its agreement with people where labels were given."""
+
     judge: str
     task: str  # what the judge was asked ("vibe scores", "preference", "persona dimensions")
     pairs: int
@@ -86,6 +89,8 @@ class JudgeReliability:
 
 @dataclass(frozen=True)
 class JudgeAgreement:
+    """Two judges on the same questions: how often they give the same verdict, and Cohen's κ."""
+
     task: str
     question: str  # the vibe or dimension: κ is computed per question, never pooled over them
     judge: str

@@ -16,7 +16,7 @@ from engine.judges.kinds import (
     kind_of,
     scores,
 )
-from engine.judges.metrics import METRICS, PHRASES_PREFIX, is_metric, measure, measure_all, tokens, words
+from engine.judges.metrics import METRICS, PHRASES_PREFIX, is_metric, measure, tokens, words
 from engine.judges.reading import (
     answer_field,
     item_rating,
@@ -62,7 +62,6 @@ __all__ = [
     "kind_of",
     "last_score",
     "measure",
-    "measure_all",
     "order_verdicts",
     "prompts",
     "rating_of",

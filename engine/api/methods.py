@@ -6,12 +6,10 @@ Part of the public API (see `engine.api`): plug-ins, built-in or not, import fro
 from engine.plan import (
     Builder,
     PlanError,
-    deferred_calls,
     estimate_tokens,
     offset_seed,
     prompted,
     reference_corpus,
-    vibe_fields,
 )
 from engine.registry import AnalysisMethod, Options, Page, PairOptions, analysis_method, get_method
 from engine.settings import UNIQUE_LIST, Setting
@@ -26,11 +24,9 @@ __all__ = [
     "PlanError",
     "Setting",
     "analysis_method",
-    "deferred_calls",
     "estimate_tokens",
     "get_method",
     "offset_seed",
     "prompted",
     "reference_corpus",
-    "vibe_fields",
 ]

@@ -8,12 +8,11 @@ from engine.spec.checker import SpecChecker
 from engine.spec.data_model import Dataset, Labels
 from engine.spec.model import Analysis, Discovery, Endpoint, Judge, Persona, Vibe, VibeExamples
 from engine.spec.paths import resolve_path
-from engine.spec.profiles import DIMENSION_MEASURES, JUDGED_DIMENSIONS, persona_dimensions, persona_text
+from engine.spec.profiles import JUDGED_DIMENSIONS
 from engine.spec.semantics import check_vibes_have_judges
 from engine.spec.yaml_source import PathKey
 
 __all__ = [
-    "DIMENSION_MEASURES",
     "JUDGED_DIMENSIONS",
     "Analysis",
     "Dataset",
@@ -28,7 +27,5 @@ __all__ = [
     "VibeExamples",
     "check_vibes_have_judges",
     "did_you_mean",
-    "persona_dimensions",
-    "persona_text",
     "resolve_path",
 ]

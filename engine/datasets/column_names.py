@@ -8,6 +8,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+# the column names `vibe init` and the formats take for a prompt, an id, a category, a label and a model
+# name, in the order they are tried
 PROMPT_NAMES = ("prompt", "question", "instruction", "input", "query", "user_prompt", "turns.0", "problem")
 ID_NAMES = ("id", "question_id", "prompt_id", "uid", "idx", "item_id", "sample_id", "example_id")
 CATEGORY_NAMES = ("category", "topic", "task", "subset", "domain")

@@ -20,7 +20,7 @@ from typing import Any
 from engine.datasets.column_names import json_object_with
 from engine.datasets.items import DatasetError
 
-LOG_SUFFIXES = (".eval", ".json")
+LOG_SUFFIXES = (".eval", ".json")  # the files of a folder that may hold Inspect logs
 SCORE_WORDS = {"c": 1.0, "p": 0.5, "i": 0.0, "n": 0.0, "yes": 1.0, "no": 0.0, "true": 1.0, "false": 0.0}
 
 

@@ -13,6 +13,8 @@ from engine.spec.model import Endpoint
 
 
 class BatchHTTP:
+    """The HTTP a batch client speaks (upload, create, poll, download), with every failure a `ProviderError`."""
+
     def __init__(self, endpoint: Endpoint, base_url: str, headers: dict[str, str]):
         self.endpoint, self.base_url = endpoint, base_url
         self.client = httpx.AsyncClient(base_url=base_url, timeout=endpoint.limits.timeout_s, headers=headers)

@@ -110,6 +110,9 @@ class BatchRecord:
 
 
 class Cache:
+    """The run cache: every finished task's result by its hash, and derived work by its key, in one SQLite file
+    that several processes may share."""
+
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path

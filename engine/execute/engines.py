@@ -16,8 +16,8 @@ from engine.execute.providers.base import Completion, Messages, ResponseSchema
 from engine.plugins import load_named
 from engine.provider_table import PROVIDERS
 
-Call = tuple[Messages, dict[str, Any], ResponseSchema | None]
-Outcome = Completion | str
+Call = tuple[Messages, dict[str, Any], ResponseSchema | None]  # one call an engine makes: messages, params, schema
+Outcome = Completion | str  # what an engine returns for a call: its completion, or why it failed
 
 
 class Engine(Protocol):

@@ -47,6 +47,7 @@ def image_url(source: str) -> str:
 
 
 def to_openai_messages(messages: Messages) -> list[dict[str, Any]]:
+    """vibe's messages in OpenAI's chat format (an image part as an `image_url`)."""
     out = []
     for message in messages:
         content = message["content"]
@@ -92,8 +93,10 @@ def completion_from(data: Any, endpoint: Endpoint, latency_s: float) -> Completi
 
 
 class OpenAIProvider:
-    """`key_env`: the variable the key is read from where the endpoint names no `api_key_env` (None: a server
-    that needs no key)."""
+    """A client for any server that speaks OpenAI's chat completions (OpenAI, vLLM, llama.cpp, a gateway).
+
+    `key_env`: the variable the key is read from where the endpoint names no `api_key_env` (None: a server that
+    needs no key); `response_format`: how a judge's answer schema is sent, for servers that take another form."""
 
     def __init__(self, endpoint: Endpoint, base_url: str | None = None,
                  response_format: Callable[[ResponseSchema], dict[str, Any]] = json_schema_format,

@@ -33,6 +33,9 @@ class Comparison:
 
 @dataclass
 class RunFiles:
+    """A finished run as its folder holds it (spec, manifest, plan bindings, answers, results), read for an
+    exporter."""
+
     run_dir: Path
     spec: Spec
     manifest: dict[str, Any]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from engine.judges import sentence_meaning
 
@@ -38,6 +38,7 @@ pursuant additionally nevertheless whereas""".split())
 
 
 def words(text: str) -> list[str]:
+    """The lower-cased words of a text, as the metrics count them."""
     return WORD.findall(text.lower())
 
 
@@ -110,7 +111,7 @@ METRICS: dict[str, tuple[Callable[[str], float], str, str]] = {
                    "Many paragraphs."),
 }
 
-PHRASES_PREFIX = "phrases:"
+PHRASES_PREFIX = "phrases:"  # a metric named "phrases:a|b|c" counts those phrases in an answer
 
 
 def tokens(text: str) -> list[str]:
@@ -146,6 +147,8 @@ def _padded(phrases: str) -> tuple[str, ...]:
 
 
 def is_metric(name: str) -> bool:
+    """Whether `name` is a measure a metric judge can take: a built-in metric, a phrases list or a measure of
+    sentences' meaning."""
     return (name in METRICS or (name.startswith(PHRASES_PREFIX) and len(name) > len(PHRASES_PREFIX))
             or sentence_meaning.is_measure(name))
 
@@ -159,10 +162,3 @@ def measure(metric: str, text: str) -> float:
     if metric.startswith(sentence_meaning.PREFIX):
         return float(sentence_meaning.counts(metric, [text])[0])
     return METRICS[metric][0](text)
-
-
-def measure_all(metric: str, texts: Sequence[str]) -> list[float]:
-    """`measure` over many texts: a measure of meaning embeds all their sentences in one batch."""
-    if metric.startswith(sentence_meaning.PREFIX):
-        return [float(v) for v in sentence_meaning.counts(metric, texts)]
-    return [measure(metric, text) for text in texts]

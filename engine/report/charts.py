@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from engine import derived
 
-A_COLOR, B_COLOR = "#4C78A8", "#F58518"
+A_COLOR, B_COLOR = "#4C78A8", "#F58518"  # model A's and model B's colour on every chart
 
 
 def safe_json(value: Any) -> Markup:

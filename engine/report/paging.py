@@ -10,14 +10,16 @@ from jinja2 import Environment
 
 from engine.records import Result
 
-ITEMS_PER_PAGE = 25
+ITEMS_PER_PAGE = 25  # answers per page where a report lists every item
 
 
 def slug(text: str) -> str:
+    """A name made safe for a file or an anchor: lower case, anything else than letters and digits a dash."""
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-") or "x"
 
 
 def text_of(outputs: dict[str, Result], task_id: str) -> str:
+    """A task's answer as a page shows it, or a note where the task did not finish."""
     result = outputs.get(task_id)
     return "(no output: the task did not finish)" if result is None else str(result.output)
 

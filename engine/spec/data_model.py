@@ -21,6 +21,8 @@ class DatasetSource:
 
 @dataclass(frozen=True)
 class Dataset:
+    """A dataset of the spec: where it is read from, its format, and which columns hold what."""
+
     name: str
     source: DatasetSource
     fields: dict[str, str]

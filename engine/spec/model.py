@@ -115,6 +115,8 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class Judge:
+    """A judge of the spec: its kind, its endpoint where it makes calls, and the settings its kind reads."""
+
     name: str
     kind: str  # a registered judge kind (`engine.judges.kinds`), as the spec spells it
     endpoint: Endpoint | None = None
@@ -135,6 +137,8 @@ class VibeExamples:
 
 @dataclass(frozen=True)
 class Vibe:
+    """A vibe: its name, its low and high poles in words, and a metric or judges that measure it."""
+
     name: str
     low: str
     high: str
@@ -149,6 +153,8 @@ def vibe_examples(raw: dict[str, list[str]] | None) -> VibeExamples | None:
 
 @dataclass(frozen=True)
 class Discovery:
+    """How vibes are discovered where a spec asks for it: the method, its proposer and how many to keep."""
+
     method: str = "statistical"
     proposer: str | None = None
     max_vibes: int = 10
@@ -162,6 +168,8 @@ class Discovery:
 
 @dataclass(frozen=True)
 class Analysis:
+    """One analysis of the spec: its method, dataset, models and the method's typed options."""
+
     name: str
     method: str
     dataset: str

@@ -22,5 +22,6 @@ def unset_variables(raw: str) -> list[str]:
 
 
 def resolve_path(base: Path, raw: str) -> Path:
+    """A path as the spec gives it (`~` and variables expanded), relative to `base`, the spec's folder."""
     path = Path(expand_path(raw))
     return path if path.is_absolute() else (base / path)

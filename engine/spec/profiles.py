@@ -33,14 +33,12 @@ PROFILE_FIELDS = {
     "anthropomorphism": "anthropomorphism",
 }
 UNPROFILED_WEIGHT = 1
-# The text property an offline metric judge measures for a dimension; the persona's `prefers` says which end
-# of it that persona favours. Dimensions missing here need an LLM judge.
-DIMENSION_MEASURES = {"clarity": "readability", "cognitive_load": "length_words",
-                      "anthropomorphism": "warmth", "workflow_fit": "code_blocks"}
 
 
 @dataclass(frozen=True)
 class Persona:
+    """A user the personas method writes for: who they are and how much each judged dimension matters to them."""
+
     name: str
     description: str
     dimensions: dict[str, int] = field(default_factory=dict)  # judged dimension -> weight 1..5
@@ -109,14 +107,3 @@ def _asks_for(inputs: object) -> str | None:
              f"when a request is vague: {handling['default_behavior']}"
              if isinstance(handling, dict) and handling.get("default_behavior") else ""]
     return "; ".join(p for p in parts if p) or None
-
-
-def persona_dimensions(persona: Persona) -> dict[str, int]:
-    """The dimensions a persona is judged on, with weights (all seven at weight 1 when none are given)."""
-    return persona.dimensions or dict.fromkeys(JUDGED_DIMENSIONS, 1)
-
-
-def persona_text(persona: Persona) -> str:
-    """What an LLM judge or rewriter is told about the user."""
-    return " ".join([persona.description, *([f"What I ask for: {persona.asks_for}."] if persona.asks_for else []),
-                     *([f"Answers I like: {persona.style}."] if persona.style else [])])

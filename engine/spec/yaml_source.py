@@ -21,7 +21,7 @@ from engine.text_files import LONE_SURROGATE, NotUtf8, line_and_column, read_utf
 MAX_NODES = 200_000  # a real spec has a few thousand; "billion laughs" needs far more
 MAX_DEPTH = 64  # a real spec nests 6 or 7 levels; far deeper is a mistake, and would exhaust Python's stack
 
-PathKey = tuple[str | int, ...]
+PathKey = tuple[str | int, ...]  # where in the spec a value sits: ("judges", "tone", "margin"), for errors
 _MAP_TAG, _SEQ_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 
 

@@ -16,7 +16,7 @@ from engine.api.judging import (
     Setting,
     compare,
     judge_kind_class,
-    measure_all,
+    sentence_meaning,
 )
 from engine.api.judging import measure as measure_text
 from engine.api.records import PairJudgment
@@ -102,3 +102,10 @@ class MetricJudge(JudgeKind):
 
     def measure_answers(self, measure: dict[str, Any], texts: Sequence[str]) -> list[float]:
         return measure_all(measure["metric"], texts)
+
+
+def measure_all(metric: str, texts: Sequence[str]) -> list[float]:
+    """`measure` over many texts: a measure of meaning embeds all their sentences in one batch."""
+    if metric.startswith(sentence_meaning.PREFIX):
+        return [float(v) for v in sentence_meaning.counts(metric, texts)]
+    return [measure_text(metric, text) for text in texts]

@@ -25,11 +25,13 @@ from engine.spec.model import Endpoint
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
-Messages = list[dict[str, Any]]
+Messages = list[dict[str, Any]]  # a chat: {"role", "content"} dicts, content text or a list of parts
 
 
 @dataclass(frozen=True)
 class Completion:
+    """A model's answer to one call: its text, tokens in and out, the model that answered and why it stopped."""
+
     text: str
     input_tokens: int
     output_tokens: int
@@ -64,6 +66,8 @@ class ProviderError(Exception):
 
 
 class Provider(Protocol):
+    """What a registered provider client does: answer one chat (held to a schema where given) and close."""
+
     endpoint: Endpoint
 
     async def complete(self, messages: Messages, params: dict[str, Any], timeout: float,
@@ -155,8 +159,8 @@ def _registrar(plugins: Plugins[F]) -> Callable[..., Callable[[F], F]]:
     return register
 
 
-register = _registrar(_CLIENTS)
-register_batches = _registrar(_BATCH_CLIENTS)
+register = _registrar(_CLIENTS)  # @register("name"): the class (or factory) a provider's calls are made with
+register_batches = _registrar(_BATCH_CLIENTS)  # @register_batches("name"): its client for batch jobs
 
 
 def create_provider(endpoint: Endpoint) -> Provider:
@@ -197,6 +201,8 @@ ENDPOINT_FATAL_STATUS = frozenset({400, 401, 403, 404})
 
 
 def error_from_status(status: int, body: str, headers: Any, endpoint: Endpoint) -> ProviderError:
+    """The `ProviderError` an HTTP status says: whether to retry (429, 5xx and a few more), when (Retry-After),
+    or to stop calling the endpoint (400, 401, 403, 404)."""
     retry_after = parse_retry_after(headers.get("retry-after")) if headers is not None else None
     summary = f"{endpoint.name}: HTTP {status} from {endpoint.provider} ({endpoint.model}): {body[:300]}"
     return ProviderError(summary, retryable=status in RETRYABLE_STATUS, endpoint_fatal=status in ENDPOINT_FATAL_STATUS,

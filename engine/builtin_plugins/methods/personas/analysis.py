@@ -48,14 +48,12 @@ from engine.api.judging import (
 )
 from engine.api.records import PairJudgment, Prepared, Preservation, Profile, Rating, Result, SameTaskCheck
 from engine.api.spec import (
-    DIMENSION_MEASURES,
     JUDGED_DIMENSIONS,
     Analysis,
     Judge,
     Persona,
-    persona_dimensions,
-    persona_text,
 )
+from engine.builtin_plugins.methods.personas.dimensions import DIMENSION_MEASURES, persona_dimensions, persona_text
 from engine.builtin_plugins.methods.personas.options import PersonasOptions
 from engine.builtin_plugins.methods.personas.reading import parse_confidence, parse_profile, parse_same_task
 from engine.builtin_plugins.methods.personas.records import (

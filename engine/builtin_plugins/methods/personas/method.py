@@ -35,16 +35,14 @@ from engine.api.records import (
     SameTaskCheck,
 )
 from engine.api.spec import (
-    DIMENSION_MEASURES,
     JUDGED_DIMENSIONS,
     Analysis,
     Judge,
     PathKey,
     Persona,
     SpecChecker,
-    persona_dimensions,
-    persona_text,
 )
+from engine.builtin_plugins.methods.personas.dimensions import DIMENSION_MEASURES, persona_dimensions, persona_text
 from engine.builtin_plugins.methods.personas.options import PersonasOptions
 
 CONTROL_TEMPLATES = ("Perform the following task:\n\n{p}", "{p}\n\nPlease respond to the request above.")

@@ -26,13 +26,21 @@ from engine.api.methods import (
     Builder,
     Page,
     analysis_method,
-    deferred_calls,
     estimate_tokens,
-    vibe_fields,
 )
 from engine.api.records import DatasetError, Deferred, Item, Prepared, Result
-from engine.api.spec import Analysis, Judge, PathKey, SpecChecker, Vibe, check_vibes_have_judges, did_you_mean
+from engine.api.spec import (
+    Analysis,
+    Endpoint,
+    Judge,
+    PathKey,
+    SpecChecker,
+    Vibe,
+    check_vibes_have_judges,
+    did_you_mean,
+)
 from engine.builtin_plugins.methods.vibecheck.options import VibeCheckOptions
+from engine.builtin_plugins.methods.vibecheck.records import vibe_fields
 
 Pair = tuple[Item, tuple[str, str], int]  # an item, its two generation tasks, their estimated tokens
 
@@ -322,3 +330,11 @@ def _discovery_estimates(builder: Builder, a: Analysis, pairs: list[Pair], judge
             per_call = estimate_tokens(prompts.VIBE_SCORE.user) + pairs[0][2] if pairs else 0
             builder.defer(replace(deferred_calls("judge", a.name, judge.endpoint, calls, per_call,
                                                  judge.endpoint.params.max_tokens, note), tasks=calls))
+
+
+def deferred_calls(stage: str, analysis: str, endpoint: Endpoint, calls: int, in_tokens: int, out_tokens: int,
+                   note: str) -> Deferred:
+    """Calls a stage will make only once earlier results exist (discovery's proposals, the judging of vibes not
+    yet found): counted and priced in the plan, though their tasks cannot be listed yet."""
+    return Deferred(stage, analysis, endpoint.name, calls, calls * in_tokens, calls * out_tokens,
+                    endpoint.cost(calls * in_tokens, calls * out_tokens), note)

@@ -41,12 +41,12 @@ import numpy as np
 from engine.api.analysis import stats
 from engine.api.execution import derived
 from engine.api.judging import METRICS, PHRASES_PREFIX, PairVerdict, judge_kind, sentence_meaning, tokens
-from engine.api.methods import vibe_fields
 from engine.api.records import PairJudgment
 from engine.api.spec import Vibe, VibeExamples
 from engine.builtin_plugins.methods.vibecheck.discovery import meaning, ngrams
 from engine.builtin_plugins.methods.vibecheck.discovery.pairs import TOLERANCE, TrainingPair, metric_columns
 from engine.builtin_plugins.methods.vibecheck.discovery.selection import select
+from engine.builtin_plugins.methods.vibecheck.records import vibe_fields
 
 if TYPE_CHECKING:
     from engine.api.execution import Cache
