@@ -143,10 +143,10 @@ def _diff(args: argparse.Namespace) -> int:
 def _batches(args: argparse.Namespace) -> int:
     import asyncio
 
-    from engine.execute.backend import call_endpoints
     from engine.execute.batches import look_up
     from engine.execute.cache import Cache
     from engine.pipeline import default_cache_path, prepare
+    from engine.records import call_endpoints
 
     prepared = prepare(args.spec)
     with Cache(Path(args.cache) if args.cache else default_cache_path()) as cache:

@@ -13,11 +13,13 @@ piece is computed, which gives the same numbers.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import importlib.util
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -31,20 +33,39 @@ class Store(Protocol):
     def put_derived(self, items: dict[str, bytes]) -> None: ...
 
 
-_store: list[Store] = []
-counts: dict[str, dict[str, int]] = {}  # kind -> {"computed": n, "read": n}, this process
+@dataclass
+class _Run:
+    store: Store
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> {"computed": n, "read": n}
 
 
-def use(store: Store | None) -> None:
-    """Keep derived work in `store` (the run cache) from now on, counting afresh; None: compute everything,
-    keep nothing."""
-    _store[:] = [store] if store is not None else []
-    if store is not None:
-        counts.clear()
+_run: list[_Run] = []  # the run in progress in this process, if any: derived work is kept only while there is one
+
+
+@contextlib.contextmanager
+def kept_in(store: Store) -> Iterator[dict[str, dict[str, int]]]:
+    """Keep derived work in `store` (the run cache) for the length of the block, and count per kind the pieces
+    computed and read back: the counts are yielded, for the run's manifest. Leaving the block restores what was
+    there before (nothing, outside a run), so no run's store or counts outlive it in a process that goes on."""
+    previous = list(_run)
+    _run[:] = [_Run(store)]
+    try:
+        yield _run[0].counts
+    finally:
+        _run[:] = previous
 
 
 def active() -> Store | None:
-    return _store[0] if _store else None
+    """The store of the run in progress; None outside a run."""
+    return _run[0].store if _run else None
+
+
+def tally(kind: str, computed: int = 0, read: int = 0) -> None:
+    """Count pieces of `kind` computed and read back in the run in progress (outside a run, nothing)."""
+    if _run:
+        counted = _run[0].counts.setdefault(kind, {"computed": 0, "read": 0})
+        counted["computed"] += computed
+        counted["read"] += read
 
 
 @functools.cache
@@ -250,11 +271,10 @@ def cached(kind: str, inputs: Any, compute: Callable[[], T], encode: Callable[[T
         return compute()
     name = key(kind, inputs, code_digest(module or compute.__module__))
     found = store.get_derived([name]).get(name)
-    tally = counts.setdefault(kind.split("/")[0], {"computed": 0, "read": 0})
     if found is not None:
-        tally["read"] += 1
+        tally(kind.split("/")[0], read=1)
         return decode(found)
-    tally["computed"] += 1
+    tally(kind.split("/")[0], computed=1)
     value = compute()
     store.put_derived({name: encode(value)})
     return value
@@ -272,7 +292,6 @@ def cached_each(kind: str, inputs: list[str], compute: Callable[[str], T], encod
     code = code_digest(module or compute.__module__)
     names = {x: key(kind, x, code) for x in distinct}
     found = store.get_derived(names.values())
-    tally = counts.setdefault(kind.split("/")[0], {"computed": 0, "read": 0})
     out: dict[str, T] = {}
     new: dict[str, bytes] = {}
     for x, name in names.items():
@@ -281,8 +300,7 @@ def cached_each(kind: str, inputs: list[str], compute: Callable[[str], T], encod
         else:
             out[x] = compute(x)
             new[name] = encode(out[x])
-    tally["read"] += len(distinct) - len(new)
-    tally["computed"] += len(new)
+    tally(kind.split("/")[0], computed=len(new), read=len(distinct) - len(new))
     if new:
         store.put_derived(new)
     return out

@@ -53,17 +53,6 @@ MEMO_LIMIT = 100_000  # texts kept (about 150 MB of vectors at most); past it th
 _memo: dict[str, np.ndarray] = {}
 
 
-@dataclass
-class EmbedStats:
-    """How many texts were encoded this process, and how many were read back from the run cache instead."""
-
-    encoded: int = 0
-    stored: int = 0
-
-
-stats = EmbedStats()  # the running pipeline starts a fresh one per run
-
-
 def _key(text: str) -> str:
     """One text's vector, stored as float32 exactly as computed (so a re-run clusters and judges on the same
     numbers as the first), under the digest of the code and libraries that encode it."""
@@ -92,7 +81,7 @@ def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
         for text, key in keys.items():
             if key in found:
                 _memo[text] = np.frombuffer(found[key], dtype=np.float32)
-        stats.stored += sum(t in _memo for t in new)
+        derived.tally("embeddings", read=sum(t in _memo for t in new))
         new = [t for t in new if t not in _memo]
     if new:
         # sentence-transformers' own batching (longest texts first, `batch_size` at a time), one chunk per batch,
@@ -101,7 +90,7 @@ def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
         chunks = [new[start:start + batch_size] for start in range(0, len(new), batch_size)]
         vectors = np.concatenate(map_chunks(encode_sentences, chunks))
         _memo.update(zip(new, vectors, strict=True))
-        stats.encoded += len(new)
+        derived.tally("embeddings", computed=len(new))
         if store is not None:
             store.put_derived({_key(t): v.tobytes() for t, v in zip(new, vectors, strict=True)})
     if not texts:

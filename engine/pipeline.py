@@ -7,21 +7,32 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine import timings
-from engine.datasets import load_items
-from engine.planner import compile_plan
-from engine.records import Prepared
-from engine.registry import get_method
-from engine.spec.load import load_spec
-from engine.spec.model import Spec
+
+if TYPE_CHECKING:  # a plan read back from the last command needs none of the modules that compile one
+    from engine.records import Prepared
+    from engine.spec.model import Spec
 
 
 def prepare(spec_path: str | Path, limit: int | None = None) -> Prepared:
     """The spec, its datasets' items and the plan. `limit`: a seeded sample of at most that many prompts per
     dataset (each dataset's own `seed`), for a quick trial; the tasks of the prompts kept are the same tasks,
-    with the same hashes, as in the full run."""
+    with the same hashes, as in the full run. Read back instead where an earlier command compiled it from the
+    same files, environment and code (`prepared_memo`)."""
+    from engine import prepared_memo
+
+    found: Prepared = prepared_memo.prepared(spec_path, limit, lambda: _compiled(spec_path, limit))
+    return found
+
+
+def _compiled(spec_path: str | Path, limit: int | None) -> Prepared:
+    from engine.datasets import load_items
+    from engine.planner import compile_plan
+    from engine.records import Prepared
+    from engine.spec.load import load_spec
+
     with timings.phase("read and check the spec"):
         spec = load_spec(spec_path)
     if limit is not None:
@@ -53,7 +64,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     summary, the analysis results and the run directory. The manifest is finished last, with the whole run's
     start, end, task counts and the time of every phase. `backend` and `address` override the spec's
     `execution:`; a backend that cannot run raises ClusterError before any task runs."""
-    from engine import derived, embeddings
+    from engine import derived
     from engine.analyze.run_results import analyze_run, unanalyzed
     from engine.chunk_map import stop_beside
     from engine.discover.stage import discover_vibes, with_vibes, write_discovered
@@ -62,6 +73,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     from engine.execute.measures import finished_results
     from engine.execute.progress import Phases, thaw
     from engine.execute.run import execute
+    from engine.registry import get_method
     from engine.run_lock import holding
 
     phases = Phases(quiet=quiet)
@@ -74,9 +86,8 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
             run_dir = default_run_dir(prepared.spec, limit)
             refuse_another_specs_folder(run_dir, prepared.spec)
         origins: dict[str, str] = {}
-        with holding(run_dir), joined(prepared, execution), Cache(cache_path) as cache:
-            derived.use(cache)
-            embeddings.stats = embeddings.EmbedStats()  # this run's counts, for the manifest
+        with (holding(run_dir), joined(prepared, execution), Cache(cache_path) as cache,
+              derived.kept_in(cache) as counted):  # derived work computed and read back, by kind
             try:
                 wants_discovery = prepared.spec.discovery is not None and any(
                     get_method(a.method).discovers for a in prepared.spec.analyses.values())
@@ -97,7 +108,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                     except KeyboardInterrupt:  # still leave a run directory that says what is done, and that it stopped
                         execute(prepared, run_dir, cache, quiet=True, stages=(), execution=execution)
                         _update_manifest(run_dir, lambda manifest: manifest.update(status="interrupted"))
-                        finish_manifest(run_dir, phases, summary)
+                        finish_manifest(run_dir, phases, summary, counted)
                         raise
                     first = summary
                     with phases.phase("execute discovered") as ended:
@@ -111,7 +122,7 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                 else:
                     with phases.phase("analyze"):
                         finished = finished_results(prepared, cache, summary.measures)
-                        finish_manifest(run_dir, phases, summary)
+                        finish_manifest(run_dir, phases, summary, counted)
                         if prepared.excluded:  # what the readers left out, beside the counts
                             _update_manifest(run_dir, lambda manifest: manifest.update(excluded=prepared.excluded))
                         if prepared.redacted:
@@ -123,11 +134,10 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
                     with phases.phase("report"):
                         render_report(results, prepared, run_dir, finished)
             finally:
-                derived.use(None)
                 stop_beside()  # work started ahead that the run did not come to read
     finally:
         thaw()  # what the phases froze, in a process that may go on (tests, a notebook)
-    finish_manifest(run_dir, phases, summary)
+    finish_manifest(run_dir, phases, summary, counted)
     return summary, results, run_dir
 
 
@@ -142,13 +152,9 @@ def _update_manifest(run_dir: Path, change: Callable[[dict[str, Any]], None]) ->
         path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
-def finish_manifest(run_dir: Path, phases: Any, summary: Any) -> None:
+def finish_manifest(run_dir: Path, phases: Any, summary: Any, counted: dict[str, dict[str, int]]) -> None:
     """The whole run's times and counts over what each execute pass wrote (a pass sees only its own part),
     and how much derived work was computed this run or read back from the cache."""
-    from dataclasses import asdict
-
-    from engine import derived, embeddings
-
     def change(manifest: dict[str, Any]) -> None:
         manifest.update(phases.record())
         manifest["tasks"] = {**manifest.get("tasks", {}), "ran_now": summary.ran_now}
@@ -156,7 +162,7 @@ def finish_manifest(run_dir: Path, phases: Any, summary: Any) -> None:
             manifest["measured"].update(computed=summary.measured.computed, ran_on=summary.measured.ran_on,
                                         seconds=round(summary.measured.seconds, 3))
         manifest["free_text_fallbacks"] = summary.free_text_fallbacks
-        manifest["derived"] = {"embeddings": asdict(embeddings.stats), **derived.counts}
+        manifest["derived"] = counted
 
     _update_manifest(run_dir, change)
 

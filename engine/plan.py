@@ -26,7 +26,7 @@ from engine.judges.kinds import JudgeKind, kind_of
 from engine.provider_table import is_recorded
 from engine.records import OFFLINE_PROVIDER, Binding, Deferred, Measured, PairSet, Task, content_hash
 from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request, parse
-from engine.spec.model import Endpoint, Judge, Spec
+from engine.spec.model import Endpoint, Judge, Spec, Vibe
 
 PairColumns = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # items, outputs A, outputs B
 
@@ -365,3 +365,13 @@ def reference_corpora(tasks: Iterable[Task]) -> dict[str, tuple[str, ...]]:
 def spec_hash(spec: Spec) -> str:
     """What the spec asks for; where it runs (`execution:`) is left out, as it changes no result."""
     return content_hash({k: v for k, v in spec.document.items() if k != "execution"})
+
+
+def vibe_fields(vibe: Vibe) -> dict[str, Any]:
+    """A vibe as a judge's request holds it (name, poles, metric, examples): what its task hash is taken of."""
+    out: dict[str, Any] = {"vibe": vibe.name, "low": vibe.low, "high": vibe.high}
+    if vibe.metric:
+        out["metric"] = vibe.metric
+    if vibe.examples:
+        out["examples"] = {"low": list(vibe.examples.low), "high": list(vibe.examples.high)}
+    return out

@@ -9,11 +9,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from engine.execute.backend import call_endpoints
-from engine.execute.providers.base import schema_form
 from engine.judges.kinds import kind_of
-from engine.provider_table import in_cluster_providers
-from engine.records import Plan, Prepared
+from engine.provider_table import in_cluster_providers, schema_form
+from engine.records import Plan, Prepared, call_endpoints
 
 
 def print_plan(prepared: Prepared, cached: set[str]) -> None:
@@ -67,10 +65,13 @@ def summarize(plan: Plan, cached: set[str] | frozenset[str] = frozenset()) -> li
     a task per pair it judges (cached when `cached` holds its id: every answer of it is measured)."""
     rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: {"tasks": 0, "calls": 0, "cached": 0, "input_tokens": 0, "output_tokens": 0, "cost": 0.0})
+    calls: dict[str, bool] = {}  # whether a provider's tasks are calls, asked once per provider
     for t in plan.tasks:
         row = rows[(t.stage, t.endpoint)]
         row["tasks"] += 1
-        row["calls"] += int(t.is_call)
+        if (call := calls.get(t.provider)) is None:
+            call = calls[t.provider] = t.is_call
+        row["calls"] += call
         if t.id in cached:
             row["cached"] += 1
             continue

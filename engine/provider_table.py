@@ -94,3 +94,9 @@ def setting_owners() -> dict[str, list[str]]:
         for field in provider_settings(name):
             owners.setdefault(field, []).append(name)
     return owners
+
+
+def schema_form(provider: str) -> str:
+    """How `provider` is held to a judge's answer schema, in the words `vibe plan` uses."""
+    info = PROVIDERS.get(provider)
+    return info.schema_form if info is not None else "response_format json_schema"

@@ -21,7 +21,7 @@ from engine.requests import Request, parse
 
 if TYPE_CHECKING:
     from engine.datasets import Item
-    from engine.spec.model import Spec
+    from engine.spec.model import Endpoint, Spec
 
 PLAN_VERSION = 1
 OFFLINE_PROVIDER = "offline"  # the provider of a task an offline judge does in-process: no call is made
@@ -238,3 +238,11 @@ class Prepared:
     plan: Plan
     excluded: dict[str, list[str]] = field(default_factory=dict)
     redacted: dict[str, dict[str, int]] = field(default_factory=dict)  # secrets taken out of a dataset, by kind
+
+
+def call_endpoints(prepared: Prepared) -> dict[str, Endpoint]:
+    """Every endpoint a task may call, by name: the spec's models and its LLM judges."""
+    spec = prepared.spec
+    out = dict(spec.models)
+    out.update({name: j.endpoint for name, j in spec.judges.items() if j.endpoint is not None})
+    return out

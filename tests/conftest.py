@@ -13,6 +13,10 @@ if "PYTEST_XDIST_WORKER" in os.environ:
     # inherit this) only spin against the other worker's tests. Set before anything imports NumPy.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+# Tests patch code in-process and rewrite files within a second: a plan kept from an earlier test's command
+# (engine.prepared_memo) is checked by its own tests, which turn it back on; everywhere else plans are compiled.
+os.environ["VIBE_NO_PLAN_CACHE"] = "1"
+
 from llm_server import LLMServer
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

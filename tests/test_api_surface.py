@@ -110,13 +110,15 @@ def test_every_api_name_says_what_it_is(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 # Names one built-in uses and vibe's own code does not, kept in the API because any plug-in of that kind may need
-# them: a row shape, the SDK error translation, the comparison's colours, a method's own model calls and work
-# beside the run, the check that every vibe has a judge, the ranking toolkit (Bradley-Terry, Arena's style
-# features and the outcomes of battles and scores), people's labels split and read from columns, a rating's
+# them: the fields a judged vibe's request holds (so two methods judging one vibe share its tasks), a row shape, the
+# SDK error translation, the comparison's colours, a method's own model calls, work beside the run and what the run
+# cache holds of derived work, the check that every vibe has a judge, the ranking toolkit (Bradley-Terry, Arena's
+# style features and the outcomes of battles and scores), people's labels split and read from columns, a rating's
 # repeats read together, and the lookup of the installed format that owns an agent log.
 KEPT_FOR_ANY = {
     "data": {"WideRows", "log_format"}, "providers": {"sdk_errors"}, "report": {"model_scale"},
-    "calls": {"run_calls"}, "execution": {"run_beside"}, "spec": {"check_vibes_have_judges"},
+    "calls": {"run_calls"}, "methods": {"vibe_fields"}, "execution": {"run_beside", "holds", "run_store"},
+    "spec": {"check_vibes_have_judges"},
     "analysis": {"STYLE_FEATURES", "arena_style", "bradley_terry", "human_outcomes", "score_outcomes",
                  "assign_splits", "read_columns"},
     "judging": {"item_rating"},

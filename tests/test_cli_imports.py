@@ -70,8 +70,8 @@ def _validate(folder: Path) -> subprocess.CompletedProcess[str]:
 
 def test_validate_checks_the_data_by_its_content_and_imports_only_the_plug_ins_it_names(tmp_path: Path) -> None:
     """The second `vibe validate` of unchanged data reads its findings back (the schema too) and imports no plug-in
-    module the spec does not name; a file changed under the same name is checked again: a label that names no
-    model is then found."""
+    module the spec does not name, nor the statistics libraries a method analyses with; a file changed under the
+    same name is checked again: a label that names no model is then found."""
     rows = [{"id": f"p{i}", "q": f"Q{i}?", "a": "x " * (i + 1), "b": "y", "winner": "a" if i % 2 else "b"}
             for i in range(6)]
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -84,6 +84,7 @@ def test_validate_checks_the_data_by_its_content_and_imports_only_the_plug_ins_i
     plug_ins = {m for m in imported if m.startswith("engine.builtin_plugins.")}
     named = ("engine.builtin_plugins.judges.metric", "engine.builtin_plugins.methods.vibecheck")
     assert all(m.startswith(named) for m in plug_ins), sorted(plug_ins)
+    assert not {m for m in imported if m.split(".")[0] in ("scipy", "statsmodels", "sklearn")}  # no statistics
     rows[3]["winner"] = "c"
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     changed = _validate(tmp_path)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from engine import derived
+from engine.execute.cache import Cache
 from engine.stats import split
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,10 +92,10 @@ def test_manifest_and_derived_work_across_runs(tmp_path: Path) -> None:
     shared = _discovered_metrics(tmp_path)
     assert shared and first["measured"]["unanswered"] == 0
     assert first["measured"]["computed"] == 80 * len(_measures(tmp_path)) - 40 * shared
-    assert first["derived"]["embeddings"]["encoded"] > 80 and first["derived"]["discovery"] == {"computed": 1,
+    assert first["derived"]["embeddings"]["computed"] > 80 and first["derived"]["discovery"] == {"computed": 1,
                                                                                                 "read": 0}
     second = run(tmp_path)
-    assert second["derived"]["embeddings"]["encoded"] == 0 and second["tasks"]["ran_now"] == 0
+    assert second["derived"].get("embeddings", {}).get("computed", 0) == 0 and second["tasks"]["ran_now"] == 0
     assert second["measured"]["computed"] == 0
     assert second["derived"]["discovery"] == {"computed": 0, "read": 1}
     # the held-out fits and the charts of an unchanged run are read back too
@@ -103,7 +105,7 @@ def test_manifest_and_derived_work_across_runs(tmp_path: Path) -> None:
     train, _ = split([f"q{i:02d}" for i in range(40)], 0.5, 0)
     write_pairs(tmp_path, edit=train[0])
     third = run(tmp_path)
-    assert third["derived"]["embeddings"]["encoded"] == 1
+    assert third["derived"]["embeddings"]["computed"] == 1
     # the edited answer, once per measure, where discovery has not measured it already
     assert third["measured"]["computed"] == len(_measures(tmp_path)) - _discovered_metrics(tmp_path)
     assert third["derived"]["discovery"] == {"computed": 1, "read": 0}
@@ -143,13 +145,14 @@ import numpy as np
 from engine import derived
 from engine.builtin_plugins.methods.vibecheck import heldout
 from engine.execute.cache import Cache
-derived.use(Cache(Path(sys.argv[1])))
 rng = np.random.default_rng(0)
 x = rng.choice([-1.0, 0.0, 1.0], size=(80, 3))
 y = (rng.random(80) < 0.5).astype(float)
 length = rng.normal(size=80)
-heldout.cached_fit(heldout.preference, ["v0", "v1", "v2"], x[:40], y[:40], x[40:], y[40:], length[:40], length[40:], 0)
-print(json.dumps(derived.counts["heldout"]))
+with derived.kept_in(Cache(Path(sys.argv[1]))) as counts:
+    heldout.cached_fit(heldout.preference, ["v0", "v1", "v2"], x[:40], y[:40], x[40:], y[40:], length[:40],
+                       length[40:], 0)
+print(json.dumps(counts["heldout"]))
 """
 
 
@@ -220,3 +223,23 @@ def test_a_digest_follows_names_through_the_public_api_to_the_code_that_defines_
     metric = code_modules("engine.builtin_plugins.judges.metric")
     assert {"engine.builtin_plugins.judges.metric", "engine.judges.metrics", "engine.judges.verdicts"} <= set(metric)
     assert "engine.judges.reading" not in metric and not any(m.startswith("engine.api") for m in metric)
+
+
+def test_a_runs_derived_store_and_counts_end_with_it(tmp_path: Path) -> None:
+    """The run's store and counts are the block's: inside it pieces are kept and counted; after it nothing is
+    kept or counted, and an outer run's store is back, its counts untouched by the inner one's."""
+    def piece() -> bytes:
+        return b"x"
+
+    assert derived.active() is None
+    with Cache(tmp_path / "outer.sqlite") as outer, derived.kept_in(outer) as outer_counts:
+        derived.cached("demo", 1, piece, bytes, bytes)
+        with Cache(tmp_path / "inner.sqlite") as inner, derived.kept_in(inner) as inner_counts:
+            derived.cached("demo", 1, piece, bytes, bytes)
+            derived.cached("demo", 1, piece, bytes, bytes)
+        assert derived.active() is outer
+        assert inner_counts == {"demo": {"computed": 1, "read": 1}}
+        assert outer_counts == {"demo": {"computed": 1, "read": 0}}
+    assert derived.active() is None
+    derived.tally("demo", computed=5)
+    assert outer_counts == {"demo": {"computed": 1, "read": 0}}

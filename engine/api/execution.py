@@ -1,11 +1,12 @@
-"""What a method's analysis runs its work with: the task cache, answers' measures, the run's derived store,
+"""What a method's analysis runs its work with: the task cache, answers' measures, derived work kept in the run cache,
 parallel maps over parts of the data, background work, and discovery's records of vibes.
 
 Part of the public API (see `engine.api`): plug-ins, built-in or not, import from here."""
 
-from engine import derived
 from engine.background import Background, cores
 from engine.chunk_map import map_chunks, map_parts, release_workers, run_beside
+from engine.derived import active as run_store
+from engine.derived import cached, cached_each, holds
 from engine.discover.stage import vibe_from_record, with_vibes
 from engine.execute.cache import Cache
 from engine.execute.measures import SHARED, answer_measure_key, finished_results, measure_part
@@ -16,15 +17,18 @@ __all__ = [
     "Background",
     "Cache",
     "answer_measure_key",
+    "cached",
+    "cached_each",
     "compress",
     "cores",
-    "derived",
     "finished_results",
+    "holds",
     "map_chunks",
     "map_parts",
     "measure_part",
     "release_workers",
     "run_beside",
+    "run_store",
     "vibe_from_record",
     "with_vibes",
 ]

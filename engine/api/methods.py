@@ -10,6 +10,7 @@ from engine.plan import (
     offset_seed,
     prompted,
     reference_corpus,
+    vibe_fields,
 )
 from engine.registry import AnalysisMethod, Options, Page, PairOptions, analysis_method, get_method
 from engine.settings import UNIQUE_LIST, Setting
@@ -29,4 +30,5 @@ __all__ = [
     "offset_seed",
     "prompted",
     "reference_corpus",
+    "vibe_fields",
 ]

@@ -18,16 +18,8 @@ from dataclasses import replace
 from engine import chunk_map
 from engine.execute.ray_cluster import ClusterError, check_capacity, connect, disconnect, resolve_address
 from engine.provider_table import PROVIDERS, in_cluster_providers
-from engine.records import Prepared
-from engine.spec.model import Endpoint, Execution
-
-
-def call_endpoints(prepared: Prepared) -> dict[str, Endpoint]:
-    """Every endpoint a task may call, by name: the spec's models and its LLM judges."""
-    spec = prepared.spec
-    out = dict(spec.models)
-    out.update({name: j.endpoint for name, j in spec.judges.items() if j.endpoint is not None})
-    return out
+from engine.records import Prepared, call_endpoints
+from engine.spec.model import Execution
 
 
 def settle(prepared: Prepared, backend: str | None = None, address: str | None = None) -> Execution:

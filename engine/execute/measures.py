@@ -244,5 +244,6 @@ def done_ids(prepared: Prepared, cache: Cache | None) -> set[str]:
     """The plan's finished tasks (answers read from the datasets always are, with or without a cache) and
     complete `Measured` records: what `vibe plan` counts as done."""
     plan = prepared.plan
-    recorded = {t.id for t in plan.tasks if is_recorded(t.provider)}
+    providers = {p for p in {t.provider for t in plan.tasks} if is_recorded(p)}  # once per provider, not task
+    recorded = {t.id for t in plan.tasks if t.provider in providers}
     return recorded if cache is None else recorded | cache.known(t.id for t in plan.tasks) | measured_done(plan, cache)

@@ -27,7 +27,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.execute.backend import call_endpoints
 from engine.execute.batches import BatchLog, run_batches
 from engine.execute.cache import Cache
 from engine.execute.interrupts import interruptible
@@ -43,7 +42,7 @@ from engine.gzip_members import gzip_text
 from engine.plan import reference_corpora
 from engine.plugins import load_named
 from engine.provider_table import PROVIDERS, in_cluster_providers, is_recorded
-from engine.records import OFFLINE_PROVIDER, Plan, Prepared, Result, Task
+from engine.records import OFFLINE_PROVIDER, Plan, Prepared, Result, Task, call_endpoints
 from engine.spec.model import Endpoint, Execution
 
 if TYPE_CHECKING:

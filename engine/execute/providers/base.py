@@ -140,12 +140,6 @@ _CLIENTS: Plugins[ProviderFactory] = Plugins("provider", _client_module, Unknown
 _BATCH_CLIENTS: Plugins[Callable[[Endpoint], BatchClient]] = Plugins("batch client", _batch_module, UnknownProvider)
 
 
-def schema_form(provider: str) -> str:
-    """How `provider` is held to a judge's answer schema, in the words `vibe plan` uses."""
-    info = PROVIDERS.get(provider)
-    return info.schema_form if info is not None else "response_format json_schema"
-
-
 def _registrar(plugins: Plugins[F]) -> Callable[..., Callable[[F], F]]:
     """A class decorator that registers a factory under each name it is given."""
     def register(*names: str) -> Callable[[F], F]:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.api.execution import derived
+from engine.api.execution import cached
 from engine.api.judging import (
     AnswerToRate,
     FittedRatings,
@@ -63,14 +63,14 @@ class LearnedJudge(JudgeKind):
         from engine.builtin_plugins.judges.learned.ratings import fit_ratings
 
         inputs = {"seed": seed, "answers": [asdict(a) for a in answers]}
-        return derived.cached("learned-ratings", inputs, lambda: fit_ratings(answers, seed),
+        return cached("learned-ratings", inputs, lambda: fit_ratings(answers, seed),
                               lambda f: json.dumps(asdict(f)).encode(), lambda raw: FittedRatings(**json.loads(raw)),
                               module="engine.builtin_plugins.judges.learned.ratings")
 
     def fit_verdicts(self, judge: Judge, vibe: Vibe, pairs: Sequence[PairToFit], seed: int) -> FittedVerdicts:
         settings = LearnedSettings.of(judge)
         inputs = {"settings": asdict(settings), "seed": seed, "pairs": [asdict(p) for p in pairs]}
-        found = derived.cached("learned", inputs, lambda: fit(pairs, seed, settings),
+        found = cached("learned", inputs, lambda: fit(pairs, seed, settings),
                                lambda f: json.dumps(asdict(f)).encode(), lambda raw: PairFit(**json.loads(raw)),
                                module="engine.builtin_plugins.judges.learned.pairs")
         if found.strength is None:

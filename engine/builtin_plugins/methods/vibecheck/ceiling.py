@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from engine.api.analysis import stats
-from engine.api.execution import derived, run_beside
+from engine.api.execution import cached, holds, run_beside, run_store
 from engine.builtin_plugins.methods.vibecheck.firth import correct
 
 BUCKETS = 2**20
@@ -185,9 +185,9 @@ def start(train: Sequence[Pair], test: Sequence[Pair]) -> None:
     if not train or not test:
         return
     train, test = _sample(train), _sample(test)
-    run = derived.active()
+    run = run_store()
     _started[:] = [started for started in _started if started[0] is run]
-    if derived.holds("ceiling", _inputs(train, test), __name__):
+    if holds("ceiling", _inputs(train, test), __name__):
         return
     future = run_beside(measured, train, test)
     if future is not None:
@@ -207,7 +207,7 @@ def ceiling(train: Sequence[Pair], test: Sequence[Pair], vibes_accuracy: float |
 
     def compute() -> Ceiling | None:
         for n, (run, started_train, started_test, future) in enumerate(_started):
-            if run is derived.active() and started_train == train and started_test == test:
+            if run is run_store() and started_train == train and started_test == test:
                 del _started[n]
                 try:
                     return future.result()
@@ -215,7 +215,7 @@ def ceiling(train: Sequence[Pair], test: Sequence[Pair], vibes_accuracy: float |
                     break
         return measured(train, test)
 
-    found = derived.cached("ceiling", _inputs(train, test), compute,
+    found = cached("ceiling", _inputs(train, test), compute,
                            lambda c: json.dumps(asdict(c) if c else None).encode(),
                            lambda data: Ceiling(**fields) if (fields := json.loads(data)) else None)
     if found is None or vibes_accuracy is None or found.accuracy <= 0.5:

@@ -37,7 +37,7 @@ from urllib.parse import quote
 import orjson
 from jinja2 import Environment
 
-from engine.api.execution import Background, compress, cores, derived
+from engine.api.execution import Background, cached_each, compress, cores
 from engine.api.judging import verdict_reason
 from engine.api.records import Chat, Item, Prepared, Result
 from engine.api.report import text_of
@@ -67,7 +67,7 @@ def write_explorer(env: Environment, vc: VibeCheckResult, prepared: Prepared, ou
     folder.mkdir(parents=True, exist_ok=True)
     made: dict[int, tuple[Any, list[list[Any]]]] = {}  # see `_offline_rows`
     # every answer rendered once per content, kept in the run cache: a re-run reads the HTML back
-    rendered = derived.cached_each("markdown", [text_of(outputs, o) for pair in vc.pairs
+    rendered = cached_each("markdown", [text_of(outputs, o) for pair in vc.pairs
                                                 for o in (pair.output_a, pair.output_b)],
                                    render_markdown, str.encode, bytes.decode)
     # chunks are compressed and written while the next one is encoded, a thread per core (each is its own file)

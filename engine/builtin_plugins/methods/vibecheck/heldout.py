@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from engine.api.analysis import stats
-from engine.api.execution import derived
+from engine.api.execution import cached
 from engine.builtin_plugins.methods.vibecheck.admission import (
     FOLDS,
     admit_staged,
@@ -164,7 +164,7 @@ def lars_order(x: np.ndarray, names: list[str]) -> list[str]:
     """The order in which features enter the least-angle regression path predicting model identity on the
     training pairs (VibeCheck's top-k step). Both display orders make the least-squares target centred, so
     this is the paper's LARS on standardized features; it selects, it does not test."""
-    return derived.cached("lars", {"x": x.tolist(), "names": names}, lambda: _lars_order(x, names),
+    return cached("lars", {"x": x.tolist(), "names": names}, lambda: _lars_order(x, names),
                           lambda order: json.dumps(order).encode(), json.loads)
 
 
@@ -294,7 +294,7 @@ def cached_fit(fit: Callable[..., HeldOutFit], *args: Any) -> HeldOutFit:
     """`fit(*args)` (model_matching or preference), or its result from the last run with the same inputs and
     code (this module's and what it imports, admission and stats among them)."""
     inputs = {"fit": fit.__name__, "args": [a.tolist() if isinstance(a, np.ndarray) else a for a in args]}
-    return derived.cached("heldout", inputs, lambda: fit(*args),
+    return cached("heldout", inputs, lambda: fit(*args),
                           lambda result: json.dumps(asdict(result)).encode(), _decode_fit)
 
 

@@ -27,6 +27,7 @@ from engine.api.methods import (
     Page,
     analysis_method,
     estimate_tokens,
+    vibe_fields,
 )
 from engine.api.records import DatasetError, Deferred, Item, Prepared, Result
 from engine.api.spec import (
@@ -40,7 +41,6 @@ from engine.api.spec import (
     did_you_mean,
 )
 from engine.builtin_plugins.methods.vibecheck.options import VibeCheckOptions
-from engine.builtin_plugins.methods.vibecheck.records import vibe_fields
 
 Pair = tuple[Item, tuple[str, str], int]  # an item, its two generation tasks, their estimated tokens
 

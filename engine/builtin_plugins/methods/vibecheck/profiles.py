@@ -37,7 +37,7 @@ import numpy as np
 from scipy.special import expit
 
 from engine.api.analysis import stats
-from engine.api.execution import derived
+from engine.api.execution import cached
 from engine.api.spec import Labels, Vibe
 from engine.builtin_plugins.methods.vibecheck import heldout
 from engine.builtin_plugins.methods.vibecheck.firth import estimable
@@ -295,7 +295,7 @@ def win_rate(vc: VibeCheckResult, seed: int, rounds: int) -> WinRate | None:
                        f"no length-controlled rate: the GLM could not be fitted ({stats.fit_failure(exc)})", unit)
     group = stats.cluster_index(clusters)
     inputs = {"y": y.tolist(), "length": length.tolist(), "group": group.tolist(), "seed": seed, "rounds": rounds}
-    lc_low, lc_high, penalized = derived.cached(
+    lc_low, lc_high, penalized = cached(
         "lc-interval", inputs, lambda: _lc_interval(y, length, group, seed, rounds),
         lambda found: json.dumps(found).encode(), lambda data: tuple(json.loads(data)))
     note = (f"{penalized} of {rounds} resamples had no finite GLM fit and were refitted with Firth's penalty"

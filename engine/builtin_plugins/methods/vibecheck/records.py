@@ -4,25 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Hashable, ItemsView, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from engine.api.analysis import Corrected, JudgeAgreement, JudgeReliability, PeopleAgreement, stats
-from engine.api.spec import Labels, Vibe, VibeExamples
+from engine.api.spec import Labels, VibeExamples
 from engine.builtin_plugins.methods.vibecheck import heldout
 from engine.builtin_plugins.methods.vibecheck.between_people import HumanHuman
 from engine.builtin_plugins.methods.vibecheck.ceiling import Ceiling
-
-
-def vibe_fields(vibe: Vibe) -> dict[str, Any]:
-    """A vibe as a judge's request holds it (name, poles, metric, examples): what its task hash is taken of."""
-    out: dict[str, Any] = {"vibe": vibe.name, "low": vibe.low, "high": vibe.high}
-    if vibe.metric:
-        out["metric"] = vibe.metric
-    if vibe.examples:
-        out["examples"] = {"low": list(vibe.examples.low), "high": list(vibe.examples.high)}
-    return out
 
 
 @dataclass(frozen=True)

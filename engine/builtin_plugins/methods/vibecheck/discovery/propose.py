@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.api.execution import Cache, derived, vibe_from_record, with_vibes
+from engine.api.execution import Cache, cached, vibe_from_record, with_vibes
 from engine.api.judging import kind_of
 from engine.api.methods import PairOptions, get_method
 from engine.api.records import Prepared
@@ -111,7 +111,7 @@ def _statistical(pairs: list[discovery.TrainingPair], settings: dict, cache: Cac
                                   seed=settings["seed"], store=cache)
 
     inputs = {"settings": settings, "pairs": [[p.output_a, p.output_b, p.a_preferred, p.unit] for p in pairs]}
-    return derived.cached("discovery", inputs, compute,
+    return cached("discovery", inputs, compute,
                           lambda found: json.dumps([{**asdict(c.vibe), "origin": c.origin, "members": c.members}
                                                     for c in found]).encode("utf-8"),
                           lambda data: [_candidate(record) for record in json.loads(data)],

@@ -39,14 +39,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.api.analysis import stats
-from engine.api.execution import derived
+from engine.api.execution import cached
 from engine.api.judging import METRICS, PHRASES_PREFIX, PairVerdict, judge_kind, sentence_meaning, tokens
+from engine.api.methods import vibe_fields
 from engine.api.records import PairJudgment
 from engine.api.spec import Vibe, VibeExamples
 from engine.builtin_plugins.methods.vibecheck.discovery import meaning, ngrams
 from engine.builtin_plugins.methods.vibecheck.discovery.pairs import TOLERANCE, TrainingPair, metric_columns
 from engine.builtin_plugins.methods.vibecheck.discovery.selection import select
-from engine.builtin_plugins.methods.vibecheck.records import vibe_fields
 
 if TYPE_CHECKING:
     from engine.api.execution import Cache
@@ -345,7 +345,7 @@ def crossfit_lexicon_scores(pairs: Sequence[TrainingPair], model_a: str, model_b
 
     inputs = {"pairs": [[p.output_a, p.output_b] for p in pairs], "models": [model_a, model_b], "seed": seed,
               "units": [p.unit for p in pairs]}
-    return derived.cached("crossfit", inputs, compute,
+    return cached("crossfit", inputs, compute,
                           lambda columns: json.dumps({k: [s.tolist(), v.tolist()] for k, (s, v) in columns.items()}
                                                      ).encode("utf-8"),
                           lambda data: {k: (np.array(s), np.array(v)) for k, (s, v) in json.loads(data).items()})

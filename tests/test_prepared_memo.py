@@ -1,0 +1,117 @@
+"""A compiled plan kept between commands (`engine.prepared_memo`): read back while every input is as it was,
+compiled afresh when a file it read, an environment variable it read or the code changes. The suite turns the
+memo off elsewhere (`conftest.py`), since tests patch code in-process; these turn it on."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from test_plan import SPEC, write_spec
+
+from engine import pipeline, prepared_memo
+from engine.records import Prepared
+
+ROOT = Path(__file__).parent.parent
+
+
+@pytest.fixture(autouse=True)
+def memo_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(prepared_memo.OFF, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+
+
+def counting(spec: Path, limit: int | None = None) -> tuple[Callable[[], Prepared], list[int]]:
+    calls: list[int] = []
+
+    def compute() -> Prepared:
+        calls.append(1)
+        return pipeline._compiled(spec, limit)
+
+    return compute, calls
+
+
+def test_an_unchanged_spec_is_read_back_and_a_changed_file_compiles_again(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path)
+    compute, calls = counting(spec)
+    first = prepared_memo.prepared(spec, None, compute)
+    again = prepared_memo.prepared(spec, None, compute)
+    assert calls == [1]
+    assert again.plan.to_json() == first.plan.to_json() and again.spec.document == first.spec.document
+    with (tmp_path / "data.jsonl").open("a") as fh:  # one more prompt: the data file was read, so it is an input
+        fh.write(json.dumps({"id": "p9", "q": "a new question " + "x" * 28}) + "\n")
+    grown = prepared_memo.prepared(spec, None, compute)
+    assert calls == [1, 1] and len(grown.items["d"]) == len(first.items["d"]) + 1
+    spec.write_text(SPEC.replace("humor", "wit"))  # the spec itself
+    renamed = prepared_memo.prepared(spec, None, compute)
+    assert calls == [1, 1, 1] and "wit" in [vibe.name for vibe in renamed.spec.vibes]
+    assert prepared_memo.prepared(spec, 2, compute) is not None and calls == [1, 1, 1, 1]  # another --limit
+
+
+def test_an_environment_variable_it_read_is_an_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_spec(tmp_path)
+    (tmp_path / "other.jsonl").write_text(json.dumps({"id": "o1", "q": "elsewhere " + "x" * 30}) + "\n")
+    spec = tmp_path / "env.yaml"
+    spec.write_text(SPEC.replace("path: data.jsonl", 'path: "${VIBE_TEST_DATA}"'))
+    monkeypatch.setenv("VIBE_TEST_DATA", str(tmp_path / "data.jsonl"))
+    compute, calls = counting(spec)
+    assert len(prepared_memo.prepared(spec, None, compute).items["d"]) == 3
+    monkeypatch.setenv("UNRELATED_VARIABLE", "changed")  # not read: still a hit
+    prepared_memo.prepared(spec, None, compute)
+    assert calls == [1]
+    monkeypatch.setenv("VIBE_TEST_DATA", str(tmp_path / "other.jsonl"))
+    assert [item.id for item in prepared_memo.prepared(spec, None, compute).items["d"]] == ["o1"]
+    assert calls == [1, 1]
+
+
+def test_a_change_of_code_compiles_again_and_what_was_said_is_said_again(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = write_spec(tmp_path)
+    calls: list[int] = []
+
+    def compute() -> Prepared:
+        calls.append(1)
+        print("dataset 'd': 1 left out", file=sys.stderr)
+        return pipeline._compiled(spec, None)
+
+    prepared_memo.prepared(spec, None, compute)
+    prepared_memo.prepared(spec, None, compute)
+    assert calls == [1] and capsys.readouterr().err == "dataset 'd': 1 left out\n" * 2
+    plan_module = Path(sys.modules["engine.plan"].__file__ or "")
+    stat = plan_module.stat()
+    try:  # the module's file edited (here: only its time moves on, as an edit or an upgrade moves it)
+        os.utime(plan_module, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        prepared_memo.prepared(spec, None, compute)
+    finally:
+        os.utime(plan_module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert calls == [1, 1]
+
+
+def test_a_kept_plan_that_cannot_be_read_is_compiled_again(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path)
+    compute, calls = counting(spec)
+    prepared_memo.prepared(spec, None, compute)
+    for kept in (tmp_path / "user-cache" / "vibe" / prepared_memo.KIND).glob("*.pickle"):
+        kept.write_bytes(b"not a pickle")
+    assert prepared_memo.prepared(spec, None, compute).plan.tasks and calls == [1, 1]
+
+
+def test_vibe_plan_twice_prints_the_same_plan_the_second_time_from_the_kept_one(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != prepared_memo.OFF}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "user-cache")
+
+    def plan() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "engine", "--timings", "plan", str(spec), "--cache",
+                               str(tmp_path / "cache.sqlite")], capture_output=True, text=True, cwd=ROOT, env=env,
+                              check=True)
+
+    first, second = plan(), plan()
+    assert first.stdout == second.stdout and "plan for priced" in first.stdout
+    assert "compile the plan" in first.stderr and "read the plan kept" not in first.stderr
+    assert "read the plan kept from the last command" in second.stderr and "compile the plan" not in second.stderr
