@@ -14,6 +14,12 @@ import numpy as np
 
 from engine import betting, ternary
 
+# what a plug-in may use of this module, through the public API (held by tests/test_api_surface.py)
+__all__ = ["GLM_FAILURES", "agreement", "benjamini_hochberg", "binomial_glm", "bootstrap_interval",
+           "cluster_bootstrap_interval", "cluster_bootstrap_means", "cluster_index", "cluster_means", "ensemble",
+           "fit_failure", "fleiss_kappa", "holm", "length_covariate", "resampled_rows", "separability", "sign_test",
+           "sign_test_mde", "split", "strength", "strengths", "verdict_interval", "weighted_holm", "wilson"]
+
 
 def round_half_away(x: float) -> int:
     """Round to the nearest integer, halves away from zero (±0.5 → ±1), as the panel ensemble needs."""

@@ -1,7 +1,8 @@
 """The public API's reference page (site/docs/reference/api.md), written by `build_docs.py`: every name of every
 `engine.api` module with what it is, grouped first by the kind of plug-in an author writes.
 
-A name's line is the first paragraph of its docstring; a constant or a type alias has none, so its line is the
+A module the API hands over whole lists the names its `__all__` offers. A name's line is the first paragraph of
+its docstring; a constant or a type alias has none, so its line is the
 comment at its definition (`NAME = value  # what it holds`, or the comment lines just above it). A name with
 neither stops the build: `tests/test_docs.py` runs it, so an undocumented name cannot join the API.
 """
@@ -114,5 +115,10 @@ def api_reference() -> str:
             obj = getattr(module, exported)
             text = describe(module.__name__, exported, obj).replace("|", "\\|")
             lines.append(f"| `{exported}` | {_what(obj)} | {text} |")
+            if isinstance(obj, types.ModuleType):  # handed over whole: what its `__all__` offers
+                for member in sorted(obj.__all__):
+                    inner = getattr(obj, member)
+                    text = describe(obj.__name__, member, inner).replace("|", "\\|")
+                    lines.append(f"| `{exported}.{member}` | {_what(inner)} | {text} |")
         lines.append("")
     return "\n".join(lines)

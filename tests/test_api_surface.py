@@ -36,8 +36,10 @@ def _signature(obj: Any) -> str:
 
 
 def _describe(name: str, obj: Any) -> list[str]:
-    if isinstance(obj, types.ModuleType):
-        return [f"{name}: module {obj.__name__}"]
+    if isinstance(obj, types.ModuleType):  # a module the API hands over whole: its `__all__` is its surface
+        return [f"{name}: module {obj.__name__}",
+                *(f"    .{line}" for member in sorted(getattr(obj, "__all__", ["<no __all__>"]))
+                  for line in _describe(member, getattr(obj, member, None)))]
     if inspect.isclass(obj):
         lines = [f"{name}: class{_signature(obj)}"]
         for member, value in sorted(vars(obj).items()):
@@ -92,10 +94,14 @@ def test_every_api_name_says_what_it_is(tmp_path: Path, monkeypatch: pytest.Monk
     for found in pkgutil.iter_modules(engine.api.__path__):
         module = importlib.import_module(f"engine.api.{found.name}")
         for name in module.__all__:
-            try:
-                api_reference.describe(module.__name__, name, getattr(module, name))
-            except api_reference.Undocumented as exc:
-                missing.append(str(exc))
+            handed = getattr(module, name)
+            members = [(handed.__name__, m, getattr(handed, m)) for m in getattr(handed, "__all__", ())
+                       if isinstance(handed, types.ModuleType)]
+            for where, member, obj in [(module.__name__, name, handed), *members]:
+                try:
+                    api_reference.describe(where, member, obj)
+                except api_reference.Undocumented as exc:
+                    missing.append(str(exc))
     assert missing == []
     (tmp_path / "planted_api.py").write_text("# both ends\nLOW = 0\nHIGH = 1\n\nBARE = 2\nSAID = 3  # three\n"
                                              "def bare():\n    pass\n")
@@ -145,3 +151,25 @@ def test_a_helper_of_one_built_in_lives_in_it() -> None:
     lonely = sorted(f"{module}.{name} ({next(iter(by))})" for (module, name), by in importers.items()
                     if len(by) == 1 and name not in used and name not in KEPT_FOR_ANY.get(module, set()))
     assert lonely == [], "move these into the built-in that uses them, or say in KEPT_FOR_ANY why they stay"
+
+
+def test_a_plug_in_uses_of_a_module_the_api_hands_over_only_what_its_all_offers() -> None:
+    """`stats.wilson` through `from engine.api.analysis import stats` is part of the surface; `stats._helper`, or
+    a public name the module does not list in `__all__`, is not, and a built-in reaching for it fails here."""
+    root = Path(engine.__file__).parent
+    offered: dict[str, set[str]] = {}
+    for found in pkgutil.iter_modules(engine.api.__path__):
+        module = importlib.import_module(f"engine.api.{found.name}")
+        for name in module.__all__:
+            if isinstance(handed := getattr(module, name), types.ModuleType):
+                offered[name] = set(getattr(handed, "__all__", ()))
+    reached = []
+    for path in (root / "builtin_plugins").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        modules = {alias.asname or alias.name for node in ast.walk(tree)
+                   if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("engine.api.")
+                   for alias in node.names if alias.name in offered}
+        reached += [f"{path.relative_to(root)}:{node.lineno}: {node.value.id}.{node.attr}" for node in ast.walk(tree)
+                    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in modules and node.attr not in offered[node.value.id]]
+    assert reached == []

@@ -34,6 +34,9 @@ from scipy.special import expit
 
 from engine import derived
 
+# what a plug-in may use of this module, through the public API (held by tests/test_api_surface.py)
+__all__ = ["count_all", "fit"]
+
 FEATURES = ("tokens", "headers", "lists", "bold")  # a battle's style features, in Arena's order (V1)
 PENALTY = 0.5  # `fit_contextual_bt`'s reg
 LOG_BASE = math.log(10.0)

@@ -15,6 +15,9 @@ from scipy import stats as scipy_stats
 from engine import betting, stats
 from engine.analyze.people_labels import HumanLabel
 
+# what a plug-in may use of this module, through the public API (held by tests/test_api_surface.py)
+__all__ = ["FILE", "MIN_KAPPA_UNITS"]
+
 ROUNDS = 1000
 MIN_KAPPA_UNITS = 50  # prompts (conversations) below which κ's interval is not given: the bootstrap's under-covers
 FILE = "validation.json"  # where an analysis writes what people's labels say of its judges, in its folder

@@ -32,6 +32,9 @@ from engine.judges.reading import order_verdicts
 from engine.judges.verdicts import combine_orders
 from engine.records import Result
 
+# what a plug-in may use of this module, through the public API (held by tests/test_api_surface.py)
+__all__ = ["agreements", "reliability", "two_orders", "write"]
+
 CONSISTENCY_MIN = 0.6  # below this, half the decided verdicts or more may be the answer order speaking
 INVALID_MAX = 0.05
 TIE_MAX = 0.9  # a judge that almost never decides says little, however consistent

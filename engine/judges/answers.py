@@ -18,6 +18,9 @@ from typing import Any
 
 from engine.judges import prompts
 
+# what a plug-in may use of this module, through the public API (held by tests/test_api_surface.py)
+__all__ = ["AXES", "read", "request_field"]
+
 
 @dataclass(frozen=True)
 class AnswerSchema:
@@ -71,6 +74,7 @@ PERSONA_VERDICT = AnswerSchema("persona_verdict/v1", _object(
     verdict=_choice("1", "2", "tie", description="The answer this user prefers on the dimension."),
     confidence=_scale("1 (a guess) to 5 (certain)."),
     reasoning=REASONING))
+# a proposer's answer in its schema: a list of axes, each a name and its two ends
 AXES = AnswerSchema("axes/v1", _object(axes={"type": "array", "items": _object(
     name=_text("A short snake_case name for the axis."),
     low=_text("What an answer low on the axis does."),

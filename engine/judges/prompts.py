@@ -9,6 +9,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+# what a plug-in may use of this module, through the public API (held by tests/test_api_surface.py)
+__all__ = ["PERSONA_PAIRWISE", "PERSONA_PROFILE", "PERSONA_REWRITE", "PREFERENCE", "PRESERVATION_CHECK",
+           "PROPOSE_MORE_VIBES", "PROPOSE_VIBES", "REDUCE_VIBES", "VIBE_SCORE", "VIBE_SCORE_EXAMPLES"]
+
 
 @dataclass(frozen=True)
 class Template:
@@ -24,6 +28,7 @@ class Template:
         return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user.format(**fields)}]
 
 
+# which of two answers sits higher on a vibe's axis, from its one-line poles
 VIBE_SCORE = Template(
     "vibe_score/v1",
     "You compare two answers to the same request along one stylistic axis. You do not judge which answer is "
@@ -34,6 +39,7 @@ VIBE_SCORE = Template(
     "'Verdict: 1', 'Verdict: 2', or 'Verdict: N/A' when the axis does not apply or both are equal.",
 )
 
+# the same, with example answers from each end of the vibe beside its poles
 VIBE_SCORE_EXAMPLES = Template(
     "vibe_score_examples/v1",
     VIBE_SCORE.system,
@@ -45,6 +51,7 @@ VIBE_SCORE_EXAMPLES = Template(
     "sentence of reasoning, then a final line 'Verdict: 1', 'Verdict: 2', or 'Verdict: N/A' when they are alike.",
 )
 
+# which of two answers is better for the request: the preference judge
 PREFERENCE = Template(
     "preference/v1",
     "You are an impartial evaluator of assistant answers. Weigh helpfulness, relevance, accuracy, depth and "
@@ -63,6 +70,7 @@ REFERENCE_RATING = Template(
     "'Rating: N' with N from 1 (wrong) to 5 (fully correct).",
 )
 
+# an LLM proposer names axes on which two models' answers differ (discovery)
 PROPOSE_VIBES = Template(
     "propose_vibes/v1",
     "You are a careful researcher studying how two language models differ in style and behaviour, beyond "
@@ -73,6 +81,7 @@ PROPOSE_VIBES = Template(
     "name: Low: <what a low answer does>; High: <what a high answer does>",
 )
 
+# the same, told the axes found so far, for ones not yet among them
 PROPOSE_MORE_VIBES = Template(
     "propose_more_vibes/v1",
     "You are a careful researcher studying how two language models differ in style and behaviour, beyond "
@@ -82,6 +91,7 @@ PROPOSE_MORE_VIBES = Template(
     "are welcome. One axis per line, in the form\nname: Low: <what a low answer does>; High: <what a high answer does>",
 )
 
+# the proposed axes merged into a short list without near-duplicates
 REDUCE_VIBES = Template(
     "reduce_vibes/v1",
     "You tidy lists of candidate evaluation axes.",
@@ -89,6 +99,7 @@ REDUCE_VIBES = Template(
     "most {k}. Reply with one axis per line in the form\nname: Low: <...>; High: <...>",
 )
 
+# a request rewritten in a persona's voice, the task kept
 PERSONA_REWRITE = Template(
     "persona_rewrite/v1",
     "You rewrite requests in the voice of a particular user, without changing what is being asked.",
@@ -97,6 +108,7 @@ PERSONA_REWRITE = Template(
     "request only.",
 )
 
+# which of two answers suits a persona better on one dimension, and how sure
 PERSONA_PAIRWISE = Template(
     "persona_pairwise/v1",
     "You judge answers from the point of view of a specific user.",
@@ -106,6 +118,7 @@ PERSONA_PAIRWISE = Template(
     "'Verdict: 1', 'Verdict: 2' or 'Verdict: tie', then 'Confidence: N' with N from 1 to 5.",
 )
 
+# a persona's weight for each judged dimension, written from its description
 PERSONA_PROFILE = Template(
     "persona_profile/v1",
     "You are a user researcher. You turn a user's self-description into a structured profile.",
@@ -115,6 +128,7 @@ PERSONA_PROFILE = Template(
     'answer style this user wants>"}}',
 )
 
+# whether a persona's rewrite still asks for the original task
 PRESERVATION_CHECK = Template(
     "preservation_check/v1",
     "You check that a rewritten request still asks for exactly the same thing as the original.",

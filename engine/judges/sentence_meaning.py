@@ -22,7 +22,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # numpy is imported where a measure is computed: checking a spec's metric names needs none of it
     import numpy as np
 
-PREFIX = "sentences:"
+# what a plug-in may use of this module, through the public API (held by tests/test_api_surface.py)
+__all__ = ["PREFIX", "counts", "definition", "is_measure", "split"]
+
+PREFIX = "sentences:"  # a measure of meaning is named "sentences:<threshold>|<example>|<example>…"
 MIN_WORDS = 4
 MAX_CHARS = 400  # a "sentence" longer than this is a run-on block; MiniLM reads only its first 256 word pieces
 _CUT = re.compile(r"(?<=[.!?])\s+|(?<=:)\s+(?=[A-Z])|\n+")
