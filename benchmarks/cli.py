@@ -5,7 +5,9 @@ prompts, two API models, an LLM judge on four vibes in both orders).
 
 - help_s: `vibe --help`.
 - validate_s: `vibe validate` of the headline spec (its data read and checked).
-- plan_s, diff_s: `vibe plan` and `vibe diff BASE NEW` (one vibe reworded) of the 10,000-task spec.
+- plan_s, diff_s: `vibe plan` and `vibe diff BASE NEW` (one vibe reworded) of the 10,000-task spec, as a user
+  meets them: the plan kept from the last command (`engine.prepared_memo`) read back; beside them, the same
+  commands compiling the plan every time (`VIBE_NO_PLAN_CACHE=1`).
 - cached_rerun_s: `vibe run` of the headline spec when every answer and measure is in the cache (after one cold
   run, untimed here: `benchmarks/headline_run.py` times it).
 
@@ -37,13 +39,13 @@ WARM_UP = sizes.pick(1, 0)  # the smoke run times each command once, cold: its f
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed(*args: str) -> float:
+def timed(*args: str, env: dict[str, str] = ENV) -> float:
     """Median seconds of RUNS runs of `python -m engine ARGS`, after WARM_UP untimed runs."""
     seconds = []
     for k in range(RUNS + WARM_UP):
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, cwd=ROOT,
-                              env=ENV)
+                              env=env)
         if done.returncode != 0:
             sys.exit(f"vibe {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
         if k >= WARM_UP:
@@ -70,6 +72,10 @@ def main() -> None:
         }
         print(f"headline spec: plan {timed('plan', str(headline), '--cache', str(cache)):.3f} s; "
               f"10,000-task spec: validate {timed('validate', str(root / 'base.yaml')):.3f} s")
+        compiled = {**ENV, "VIBE_NO_PLAN_CACHE": "1"}  # side by side: the plan compiled by every command
+        print(f"10,000-task spec compiled by every command (VIBE_NO_PLAN_CACHE=1): plan "
+              f"{timed('plan', str(root / 'base.yaml'), '--cache', str(cache), env=compiled):.3f} s, diff "
+              f"{timed('diff', str(root / 'base.yaml'), str(root / 'new.yaml'), env=compiled):.3f} s")
         out = root / "run"
         subprocess.run([sys.executable, "-m", "engine", "run", str(headline), "--out", str(out), "--cache", str(cache),
                         "--quiet"], capture_output=True, cwd=ROOT, check=True, env=ENV)  # cold: fills the cache

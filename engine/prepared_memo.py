@@ -18,6 +18,7 @@ a miss. `VIBE_NO_PLAN_CACHE=1` turns it off.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import pickle
@@ -153,7 +154,10 @@ def prepared(spec_path: str | Path, limit: int | None, compute: Callable[[], Any
     if inputs is not None and _unchanged(inputs):
         try:
             with timings.phase("read the plan kept from the last command"):
-                kept = pickle.loads((folder / f"{name}.pickle").read_bytes())
+                data = (folder / f"{name}.pickle").read_bytes()
+                # another command may have kept a newer plan since these inputs were written: only the one they
+                # describe is read
+                kept = pickle.loads(data) if hashlib.sha256(data).hexdigest() == inputs.get("pickle") else None
         except Exception:  # a kept plan that cannot be read back (a class renamed, a file cut short) is a miss
             kept = None
         if kept is not None:
@@ -176,7 +180,8 @@ def prepared(spec_path: str | Path, limit: int | None, compute: Callable[[], Any
     except (OSError, pickle.PicklingError, TypeError, AttributeError):
         return value
     user_cache.write(KIND, name, {"env": _env_state(reads), "whole_env": reads.whole_env, "files": files,
-                                  "code": _code_stamps(), "said": said.getvalue()})
+                                  "code": _code_stamps(), "said": said.getvalue(),
+                                  "pickle": hashlib.sha256(data).hexdigest()})
     return value
 
 
