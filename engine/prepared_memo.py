@@ -4,7 +4,8 @@ not change read back the prepared run (spec, items, plan) instead of reading the
 What the plan was worked out from is recorded while it is worked out, not listed by hand, so a new input cannot
 be forgotten:
 - every file opened (Python's `open` audit event: the spec, its data, persona profiles, labels files) and every
-  dataset's source files (a Parquet reader opens them outside Python), each by the digest of its bytes;
+  dataset's source files (a Parquet reader opens them outside Python), each by the digest of its bytes, and every
+  folder listed (a folder of agent logs; `os.listdir`/`os.scandir`, which a glob also calls) by its entries;
 - every environment variable read (a `${VAR}` in the spec, an API key whose absence leaves an optional judge
   out), by its value; a read of the whole environment records all of it;
 - the code: the file of every module imported by then (vibe's, its plug-ins', the libraries'), by size and
@@ -38,6 +39,7 @@ _hooked: list[bool] = []
 class _Reads:
     def __init__(self) -> None:
         self.files: set[str] = set()
+        self.listed: set[str] = set()  # folders whose entries were listed (a folder of logs, a glob's folder)
         self.env: set[str] = set()
         self.whole_env = False
 
@@ -77,8 +79,12 @@ class _WatchedEnviron(MutableMapping[str, str]):
 
 
 def _on_audit(event: str, args: tuple[Any, ...]) -> None:
-    if event == "open" and _recording and isinstance(args[0], str | bytes | os.PathLike):
+    if not _recording or not args or not isinstance(args[0], str | bytes | os.PathLike):
+        return
+    if event == "open":
         _recording[0].files.add(os.path.abspath(os.fsdecode(args[0])))
+    elif event in ("os.listdir", "os.scandir"):  # a file added to a folder that was read is a new input
+        _recording[0].listed.add(os.path.abspath(os.fsdecode(args[0])))
 
 
 @contextlib.contextmanager
@@ -123,11 +129,15 @@ def _stamps_hold(stamps: dict[str, list[int]]) -> bool:
 
 
 def _file_state(path: str) -> str | None:
+    """A file by the digest of its bytes; a folder by its entries' names (what listing it gave); None: neither."""
     try:
-        return user_cache.file_digest(Path(path)) if os.path.isfile(path) else ("folder" if os.path.isdir(path)
-                                                                                  else None)
+        if os.path.isfile(path):
+            return user_cache.file_digest(Path(path))
+        if os.path.isdir(path):
+            return "folder:" + hashlib.sha256("\n".join(sorted(os.listdir(path))).encode()).hexdigest()
     except OSError:
-        return None
+        pass
+    return None
 
 
 def _env_state(reads: _Reads) -> dict[str, str | None]:
@@ -169,7 +179,10 @@ def prepared(spec_path: str | Path, limit: int | None, compute: Callable[[], Any
         sources = [str(p) for ds in getattr(getattr(value, "spec", None), "datasets", {}).values()
                    for p in getattr(ds.source, "paths", ())]
     skipped = (str(user_cache.folder()), "/proc/", "/sys/", "/dev/", sys.prefix, sys.base_prefix)
-    files = {path: _file_state(path) for path in sorted(reads.files | {os.path.abspath(p) for p in sources})
+    imports = {os.path.abspath(entry or ".") for entry in sys.path}  # listed by the import system, not the data
+    listed = {path for path in reads.listed if path not in imports and not os.path.exists(f"{path}/__init__.py")}
+    consulted = reads.files | listed | {os.path.abspath(p) for p in sources}
+    files = {path: _file_state(path) for path in sorted(consulted)
              if not path.startswith(skipped) and "__pycache__" not in path and not path.endswith((".py", ".so"))}
     try:
         data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)

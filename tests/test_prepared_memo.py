@@ -115,3 +115,23 @@ def test_vibe_plan_twice_prints_the_same_plan_the_second_time_from_the_kept_one(
     assert first.stdout == second.stdout and "plan for priced" in first.stdout
     assert "compile the plan" in first.stderr and "read the plan kept" not in first.stderr
     assert "read the plan kept from the last command" in second.stderr and "compile the plan" not in second.stderr
+
+
+def test_a_folder_it_listed_is_an_input(tmp_path: Path) -> None:
+    """A folder of logs is read by listing it: a file added there is a new input, though no file the plan read
+    changed."""
+    folder = tmp_path / "logs"
+    (folder / "deep").mkdir(parents=True)
+    (folder / "a.jsonl").write_text("{}\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: listed\n")
+    calls: list[int] = []
+
+    def compute() -> list[str]:
+        calls.append(1)
+        return sorted(str(p.relative_to(folder)) for p in folder.rglob("*.jsonl"))
+
+    assert prepared_memo.prepared(spec, None, compute) == ["a.jsonl"]
+    assert prepared_memo.prepared(spec, None, compute) == ["a.jsonl"] and calls == [1]
+    (folder / "deep" / "b.jsonl").write_text("{}\n")  # in a folder below: its listing changed
+    assert prepared_memo.prepared(spec, None, compute) == ["a.jsonl", "deep/b.jsonl"] and calls == [1, 1]
