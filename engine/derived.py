@@ -87,22 +87,19 @@ def code_digest(module: str) -> str:
     distributions = sorted({dist for library in libraries for dist in _distributions().get(library.split(".")[0], [])})
     versions = [f"{dist}=={_version(dist)}" for dist in distributions]
     digest = hashlib.sha256("\n".join(sorted(parts) + versions).encode("utf-8")).hexdigest()[:16]
-    user_cache.write("code-digest", name, {"digest": digest, "files": [_stamp(f) for f in files],
+    user_cache.write("code-digest", name, {"digest": digest, "files": [user_cache.stamp(f) for f in files],
                                              "versions": versions})
     return digest
-
-
-def _stamp(path: Path) -> list[Any]:
-    stat = path.stat()
-    return [str(path), stat.st_size, stat.st_mtime_ns]
 
 
 def _unchanged(kept: dict[str, Any]) -> bool:
     """Whether the files and library versions a kept digest was read from are as they were: reading and parsing
     every module a piece imports, and asking which distribution holds each library, took 0.5–1 s a run (the
     distributions alone 0.3 s). A file's size and time stand for its bytes, as for `make`."""
+    from engine import user_cache
+
     try:
-        return (all(_stamp(Path(f[0])) == f for f in kept["files"])
+        return (user_cache.stamps_hold(kept["files"])
                 and all(_version(v.partition("==")[0]) == v.partition("==")[2] for v in kept["versions"]))
     except (OSError, KeyError, TypeError, ValueError):
         return False

@@ -104,28 +104,17 @@ def _recorded() -> Iterator[_Reads]:
         _recording.clear()
 
 
-def _code_stamps() -> dict[str, list[int]]:
-    """Every imported module's file by size and modification time: vibe's own, a plug-in's (installed, editable
-    or beside the spec) and the libraries'. An upgrade or an edit of any of them changes a stamp."""
-    stamps = {}
+def _code_stamps() -> list[list[Any]]:
+    """Every imported module's file by size and modification time (`user_cache.stamp`): vibe's own, a plug-in's
+    (installed, editable or beside the spec) and the libraries'. An upgrade or an edit of any of them changes a
+    stamp."""
+    stamps = []
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
         if isinstance(path, str):
             with contextlib.suppress(OSError):
-                stat = os.stat(path)
-                stamps[path] = [stat.st_size, stat.st_mtime_ns]
+                stamps.append(user_cache.stamp(Path(path)))
     return stamps
-
-
-def _stamps_hold(stamps: dict[str, list[int]]) -> bool:
-    for path, (size, mtime) in stamps.items():
-        try:
-            stat = os.stat(path)
-        except OSError:
-            return False
-        if stat.st_size != size or stat.st_mtime_ns != mtime:
-            return False
-    return True
 
 
 def _file_state(path: str) -> str | None:
@@ -149,7 +138,7 @@ def _unchanged(inputs: dict[str, Any]) -> bool:
     env = inputs["env"]
     if inputs.get("whole_env") and set(env) != set(os.environ):
         return False
-    return (all(os.environ.get(name) == value for name, value in env.items()) and _stamps_hold(inputs["code"])
+    return (all(os.environ.get(name) == value for name, value in env.items()) and user_cache.stamps_hold(inputs["code"])
             and all(_file_state(path) == state for path, state in inputs["files"].items()))
 
 
@@ -159,12 +148,11 @@ def prepared(spec_path: str | Path, limit: int | None, compute: Callable[[], Any
     if os.environ.get(OFF):
         return compute()
     name = user_cache.digest([os.path.abspath(spec_path), limit, sys.version, sys.executable])
-    folder = user_cache.folder() / KIND
     inputs = user_cache.read(KIND, name)
     if inputs is not None and _unchanged(inputs):
         try:
             with timings.phase("read the plan kept from the last command"):
-                data = (folder / f"{name}.pickle").read_bytes()
+                data = user_cache.read_bytes(KIND, f"{name}.pickle") or b""
                 # another command may have kept a newer plan since these inputs were written: only the one they
                 # describe is read
                 kept = pickle.loads(data) if hashlib.sha256(data).hexdigest() == inputs.get("pickle") else None
@@ -186,12 +174,9 @@ def prepared(spec_path: str | Path, limit: int | None, compute: Callable[[], Any
              if not path.startswith(skipped) and "__pycache__" not in path and not path.endswith((".py", ".so"))}
     try:
         data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / f"{name}.pickle.{os.getpid()}.partial"
-        partial.write_bytes(data)
-        partial.replace(folder / f"{name}.pickle")
-    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+    except (pickle.PicklingError, TypeError, AttributeError):  # a value that cannot be kept is compiled each time
         return value
+    user_cache.write_bytes(KIND, f"{name}.pickle", data)
     user_cache.write(KIND, name, {"env": _env_state(reads), "whole_env": reads.whole_env, "files": files,
                                   "code": _code_stamps(), "said": said.getvalue(),
                                   "pickle": hashlib.sha256(data).hexdigest()})

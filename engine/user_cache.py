@@ -1,9 +1,10 @@
-"""What the everyday commands work out from files that rarely change, kept on disk under a digest of what it
-was worked out from: the spec schema (built by importing every plug-in), the checks `vibe validate` makes of a
-data file (built by parsing all of it) and the digest of the code a cached piece of derived work depends on
-(built by parsing every module it imports). A second `vibe validate` of unchanged data then hashes the files
-instead of parsing them. Values are JSON; the folder is `$XDG_CACHE_HOME/vibe` (else `~/.cache/vibe`), and a
-folder that cannot be written only means the work is done every time."""
+"""What the everyday commands work out from files that rarely change, kept on disk under a digest of what it was worked
+out from: the spec schema (built by importing every plug-in), the checks `vibe validate` makes of a data file (built
+by parsing all of it) and the digest of the code a cached piece of derived work depends on (built by parsing every
+module it imports). A second `vibe validate` of unchanged data then hashes the files instead of parsing them. Values
+are JSON (bytes where JSON cannot hold them: `engine.prepared_memo`'s kept plans); the folder is
+`$XDG_CACHE_HOME/vibe` (else `~/.cache/vibe`), and a folder that cannot be written only means the work is done every
+time."""
 
 from __future__ import annotations
 
@@ -53,11 +54,38 @@ def read(kind: str, name: str) -> Any:
 
 
 def write(kind: str, name: str, value: Any) -> None:
-    kept = folder() / kind / f"{name}.json"
+    write_bytes(kind, f"{name}.json", json.dumps(value).encode("utf-8"))
+
+
+def read_bytes(kind: str, file: str) -> bytes | None:
+    """A file kept with `write_bytes` (a value JSON cannot hold), None when there is none."""
+    try:
+        return (folder() / kind / file).read_bytes()
+    except OSError:
+        return None
+
+
+def write_bytes(kind: str, file: str, data: bytes) -> None:
+    kept = folder() / kind / file
     try:
         kept.parent.mkdir(parents=True, exist_ok=True)
         partial = kept.with_name(f"{kept.name}.{os.getpid()}.partial")
-        partial.write_text(json.dumps(value), encoding="utf-8")
+        partial.write_bytes(data)
         partial.replace(kept)  # whole or absent: a reader never sees half a value
     except OSError:
         pass
+
+
+def stamp(path: Path) -> list[Any]:
+    """A file's path, size and modification time: what stands for its bytes where reading them costs too much
+    (a module's source, as for `make`)."""
+    stat = path.stat()
+    return [str(path), stat.st_size, stat.st_mtime_ns]
+
+
+def stamps_hold(stamps: list[list[Any]]) -> bool:
+    """Whether every file stamped with `stamp` still has the size and time it had (a file gone: no)."""
+    try:
+        return all(stamp(Path(kept[0])) == kept for kept in stamps)
+    except (OSError, TypeError, IndexError):
+        return False
