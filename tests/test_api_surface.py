@@ -115,44 +115,6 @@ def test_every_api_name_says_what_it_is(tmp_path: Path, monkeypatch: pytest.Monk
             api_reference.describe("planted_api", name, getattr(planted_api, name))
 
 
-# Names one built-in uses and vibe's own code does not, kept in the API because any plug-in of that kind may need
-# them: the fields a judged vibe's request holds (so two methods judging one vibe share its tasks), a row shape, the
-# SDK error translation, the comparison's colours, a method's own model calls, work beside the run and what the run
-# cache holds of derived work, the check that every vibe has a judge, the ranking toolkit (Bradley-Terry, Arena's
-# style features and the outcomes of battles and scores), people's labels split and read from columns, a rating's
-# repeats read together, and the lookup of the installed format that owns an agent log.
-KEPT_FOR_ANY = {
-    "data": {"WideRows", "log_format"}, "providers": {"sdk_errors"}, "report": {"model_scale"},
-    "calls": {"run_calls"}, "methods": {"vibe_fields"}, "execution": {"run_beside", "holds", "run_store"},
-    "spec": {"check_vibes_have_judges"},
-    "analysis": {"STYLE_FEATURES", "arena_style", "bradley_terry", "human_outcomes", "score_outcomes",
-                 "assign_splits", "read_columns"},
-    "judging": {"item_rating"},
-}
-
-
-def test_a_helper_of_one_built_in_lives_in_it() -> None:
-    """An API name only one built-in imports, and vibe's own code never uses, belongs in that built-in, unless
-    `KEPT_FOR_ANY` says why a plug-in of the same kind would need it too."""
-    root = Path(engine.__file__).parent
-    importers: dict[tuple[str, str], set[str]] = {}
-    for path in (root / "builtin_plugins").rglob("*.py"):
-        plugin = "/".join(path.relative_to(root / "builtin_plugins").parts[:2])
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("engine.api."):
-                for alias in node.names:
-                    importers.setdefault((str(node.module).rsplit(".", 1)[1], alias.name), set()).add(plugin)
-    used = set()
-    for path in root.rglob("*.py"):
-        if {"builtin_plugins", "api"} & set(path.relative_to(root).parts[:1]):
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            used.add(node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else "")
-    lonely = sorted(f"{module}.{name} ({next(iter(by))})" for (module, name), by in importers.items()
-                    if len(by) == 1 and name not in used and name not in KEPT_FOR_ANY.get(module, set()))
-    assert lonely == [], "move these into the built-in that uses them, or say in KEPT_FOR_ANY why they stay"
-
-
 def test_a_plug_in_uses_of_a_module_the_api_hands_over_only_what_its_all_offers() -> None:
     """`stats.wilson` through `from engine.api.analysis import stats` is part of the surface; `stats._helper`, or
     a public name the module does not list in `__all__`, is not, and a built-in reaching for it fails here."""

@@ -255,6 +255,47 @@ def test_the_lonely_module_check_finds_what_it_looks_for(tmp_path: Path) -> None
     assert _lonely(tmp_path) == ["engine/analyze/alone.py: used only by plugin:methods/m"]
 
 
+# Names one built-in uses and vibe's own code does not, kept in the API because any plug-in of that kind may need
+# them: the fields a judged vibe's request holds (so two methods judging one vibe share its tasks), a row shape, the
+# SDK error translation, the comparison's colours, a method's own model calls, work beside the run and what the run
+# cache holds of derived work, the check that every vibe has a judge, the ranking toolkit (Bradley-Terry, Arena's
+# style features and the outcomes of battles and scores), people's labels split and read from columns, a rating's
+# repeats read together, and the lookup of the installed format that owns an agent log.
+KEPT_FOR_ANY = {
+    "data": {"WideRows", "log_format"}, "providers": {"sdk_errors"}, "report": {"model_scale"},
+    "calls": {"run_calls"}, "methods": {"vibe_fields"}, "execution": {"run_beside", "holds", "run_store"},
+    "spec": {"check_vibes_have_judges"},
+    "analysis": {"STYLE_FEATURES", "arena_style", "bradley_terry", "human_outcomes", "score_outcomes",
+                 "assign_splits", "read_columns"},
+    "judging": {"item_rating"},
+}
+
+
+def _lonely_names(root: Path = ENGINE) -> list[str]:
+    """API names only one built-in imports and vibe's own code never uses by name, less `KEPT_FOR_ANY`."""
+    importers: dict[tuple[str, str], set[str]] = {}
+    for user, module, names in _import_statements(root):
+        if user.startswith("plugin:") and module.startswith("engine.api."):
+            for name in names:
+                importers.setdefault((module.rpartition(".")[2], name), set()).add(user)
+    used = set()
+    for path in root.rglob("*.py"):
+        if path.relative_to(root).parts[0] in ("builtin_plugins", "api"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            used.add(node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else "")
+    return sorted(f"{module}.{name} ({next(iter(by))})" for (module, name), by in importers.items()
+                  if len(by) == 1 and name not in used and name not in KEPT_FOR_ANY.get(module, set()))
+
+
+def test_a_helper_of_one_built_in_lives_in_it() -> None:
+    """The name-level twin of the lonely-module check: an API name only one built-in imports, and vibe's own code
+    never uses, belongs in that built-in, unless `KEPT_FOR_ANY` says why a plug-in of the same kind would need it
+    too."""
+    lonely = _lonely_names()
+    assert lonely == [], "move these into the built-in that uses them, or say in KEPT_FOR_ANY why they stay"
+
+
 def _import_graph() -> dict[str, set[str]]:
     """Every engine module -> the engine modules it imports anywhere in its text: at the top, inside a function
     (deferred) or under TYPE_CHECKING."""

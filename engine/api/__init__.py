@@ -20,7 +20,7 @@ every signature) is held to `tests/api_surface.txt` by `tests/test_api_surface.p
 change to that file, seen in review. Every exported name says what it is (a docstring, or a comment where a constant
 is defined); the reference page (site/docs/reference/api.md) lists them all, grouped by the kind of plug-in that
 imports them. A helper that one built-in uses and vibe itself does not lives in that built-in, not here, unless a
-plug-in of the same kind would need it too (`KEPT_FOR_ANY` in that test says which and why). An import-linter
-contract checks that every built-in plug-in imports only this API and its own module or package, and that no plug-in
-imports another.
+plug-in of the same kind would need it too (`KEPT_FOR_ANY` in `tests/test_architecture.py` says which and why). An
+import-linter contract checks that every built-in plug-in imports only this API and its own module or package, and
+that no plug-in imports another.
 """
