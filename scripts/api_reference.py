@@ -14,6 +14,7 @@ import importlib
 import inspect
 import pkgutil
 import types
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,17 @@ def describe(api_module: str, name: str, obj: Any) -> str:
     return found
 
 
+def entries(module: types.ModuleType) -> Iterator[tuple[str, str, str, Any]]:
+    """Each name an API module exports, as (the module that holds it, the name shown, its own name, the object);
+    after a module the API hands over whole, each name its `__all__` offers (`stats.wilson`)."""
+    for exported in sorted(module.__all__):
+        obj = getattr(module, exported)
+        yield module.__name__, exported, exported, obj
+        if isinstance(obj, types.ModuleType):
+            for member in sorted(obj.__all__):
+                yield obj.__name__, f"{exported}.{member}", member, getattr(obj, member)
+
+
 def _what(obj: Any) -> str:
     if isinstance(obj, types.ModuleType):
         return "module"
@@ -111,14 +123,8 @@ def api_reference() -> str:
         module = importlib.import_module(f"engine.api.{name}")
         lines += [f"## engine.api.{name}", "", _first_paragraph(module.__doc__ or ""), "", "| name | what | |",
                   "|---|---|---|"]
-        for exported in sorted(module.__all__):
-            obj = getattr(module, exported)
-            text = describe(module.__name__, exported, obj).replace("|", "\\|")
-            lines.append(f"| `{exported}` | {_what(obj)} | {text} |")
-            if isinstance(obj, types.ModuleType):  # handed over whole: what its `__all__` offers
-                for member in sorted(obj.__all__):
-                    inner = getattr(obj, member)
-                    text = describe(obj.__name__, member, inner).replace("|", "\\|")
-                    lines.append(f"| `{exported}.{member}` | {_what(inner)} | {text} |")
+        for where, shown, name, obj in entries(module):
+            text = describe(where, name, obj).replace("|", "\\|")
+            lines.append(f"| `{shown}` | {_what(obj)} | {text} |")
         lines.append("")
     return "\n".join(lines)

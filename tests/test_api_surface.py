@@ -92,16 +92,11 @@ def test_every_api_name_says_what_it_is(tmp_path: Path, monkeypatch: pytest.Monk
 
     missing = []
     for found in pkgutil.iter_modules(engine.api.__path__):
-        module = importlib.import_module(f"engine.api.{found.name}")
-        for name in module.__all__:
-            handed = getattr(module, name)
-            members = [(handed.__name__, m, getattr(handed, m)) for m in getattr(handed, "__all__", ())
-                       if isinstance(handed, types.ModuleType)]
-            for where, member, obj in [(module.__name__, name, handed), *members]:
-                try:
-                    api_reference.describe(where, member, obj)
-                except api_reference.Undocumented as exc:
-                    missing.append(str(exc))
+        for where, _, name, obj in api_reference.entries(importlib.import_module(f"engine.api.{found.name}")):
+            try:
+                api_reference.describe(where, name, obj)
+            except api_reference.Undocumented as exc:
+                missing.append(str(exc))
     assert missing == []
     (tmp_path / "planted_api.py").write_text("# both ends\nLOW = 0\nHIGH = 1\n\nBARE = 2\nSAID = 3  # three\n"
                                              "def bare():\n    pass\n")
