@@ -20,7 +20,6 @@ import importlib.util
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -196,10 +195,14 @@ def _without_docstrings(tree: ast.Module) -> str:
 
 @functools.cache
 def _distributions() -> dict[str, list[str]]:
+    from importlib.metadata import packages_distributions  # on first use, as `_version`: 20 ms to import
+
     return dict(packages_distributions())
 
 
 def _version(distribution: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version(distribution)
     except PackageNotFoundError:

@@ -18,15 +18,17 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.datasets import Item
 from engine.judges import answers, prompts
 from engine.judges.kinds import JudgeKind, kind_of
 from engine.provider_table import is_recorded
 from engine.records import OFFLINE_PROVIDER, Binding, Deferred, Measured, PairSet, Task, content_hash
 from engine.requests import Chat, PairJudgment, Prompted, Rating, Recorded, Request, parse
 from engine.spec.model import Endpoint, Judge, Spec, Vibe
+
+if TYPE_CHECKING:
+    from engine.datasets import Item
 
 PairColumns = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # items, outputs A, outputs B
 

@@ -15,8 +15,10 @@ import os
 import warnings
 from collections.abc import Callable, Iterable
 from functools import cache
-from importlib import metadata
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 T = TypeVar("T")
 
@@ -81,6 +83,8 @@ def _entry_points(group: str) -> dict[str, metadata.EntryPoint]:
     """What installed packages publish under `group`, read once per process (none with `DISABLE_AUTOLOAD` set)."""
     if os.environ.get(DISABLE_AUTOLOAD):
         return {}
+    from importlib import metadata  # on first use: a command that reads only built-ins never pays its 20 ms
+
     return {ep.name: ep for ep in metadata.entry_points(group=group)}
 
 

@@ -19,6 +19,7 @@ a miss. `VIBE_NO_PLAN_CACHE=1` turns it off.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import io
 import os
@@ -155,7 +156,7 @@ def prepared(spec_path: str | Path, limit: int | None, compute: Callable[[], Any
                 data = user_cache.read_bytes(KIND, f"{name}.pickle") or b""
                 # another command may have kept a newer plan since these inputs were written: only the one they
                 # describe is read
-                kept = pickle.loads(data) if hashlib.sha256(data).hexdigest() == inputs.get("pickle") else None
+                kept = _loads(data) if hashlib.sha256(data).hexdigest() == inputs.get("pickle") else None
         except Exception:  # a kept plan that cannot be read back (a class renamed, a file cut short) is a miss
             kept = None
         if kept is not None:
@@ -181,6 +182,18 @@ def prepared(spec_path: str | Path, limit: int | None, compute: Callable[[], Any
                                   "code": _code_stamps(), "said": said.getvalue(),
                                   "pickle": hashlib.sha256(data).hexdigest()})
     return value
+
+
+def _loads(data: bytes) -> Any:
+    """The kept plan, unpickled with the cycle collector paused: tens of thousands of new objects would set it
+    off over and over to find no garbage (half the time of reading a 10,000-task plan)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.loads(data)
+    finally:
+        if paused:
+            gc.enable()
 
 
 class _Tee(io.TextIOBase):

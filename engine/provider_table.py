@@ -33,7 +33,8 @@ class _Table(MutableMapping[str, ProviderInfo]):
         return self._table
 
     def __getitem__(self, name: str) -> ProviderInfo:
-        return self._all()[name]
+        # a built-in wins over a published name anyway, so finding one needs no installed package's metadata
+        return self._table[name] if name in self._table else self._all()[name]
 
     def __setitem__(self, name: str, info: ProviderInfo) -> None:
         self._all()[name] = info

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from engine.spec.model import Dataset, Endpoint, Spec
 from engine.spec.problems import Problem
-from engine.spec.yaml_source import SourceMap
 
 if TYPE_CHECKING:
     from engine.formats import Located
+    from engine.spec.yaml_source import SourceMap
 
 
 def older_kind_names(spec: Spec) -> list[Problem]:

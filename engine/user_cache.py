@@ -4,16 +4,21 @@ by parsing all of it) and the digest of the code a cached piece of derived work 
 module it imports). A second `vibe validate` of unchanged data then hashes the files instead of parsing them. Values
 are JSON (bytes where JSON cannot hold them: `engine.prepared_memo`'s kept plans); the folder is
 `$XDG_CACHE_HOME/vibe` (else `~/.cache/vibe`), and a folder that cannot be written only means the work is done every
-time."""
+time. Each kind keeps its most recently used files only (`KEEP_FILES`, `KEEP_BYTES`): every edit of the code, every
+spec in a temporary folder adds one, and a cache nobody prunes grows without end."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+KEEP_FILES = 256  # per kind: enough for every spec and version a person works on at once
+KEEP_BYTES = 512 << 20  # per kind: a kept plan of 100,000 tasks is some 30 MB
 
 
 def folder() -> Path:
@@ -48,7 +53,7 @@ def remembered(kind: str, inputs: Any, compute: Callable[[], Any]) -> Any:
 def read(kind: str, name: str) -> Any:
     """The value kept as `name` (a digest, or a name the caller checks itself), None when there is none."""
     try:
-        return json.loads((folder() / kind / f"{name}.json").read_text(encoding="utf-8"))
+        return json.loads(_used(folder() / kind / f"{name}.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 
@@ -60,7 +65,7 @@ def write(kind: str, name: str, value: Any) -> None:
 def read_bytes(kind: str, file: str) -> bytes | None:
     """A file kept with `write_bytes` (a value JSON cannot hold), None when there is none."""
     try:
-        return (folder() / kind / file).read_bytes()
+        return _used(folder() / kind / file).read_bytes()
     except OSError:
         return None
 
@@ -72,8 +77,32 @@ def write_bytes(kind: str, file: str, data: bytes) -> None:
         partial = kept.with_name(f"{kept.name}.{os.getpid()}.partial")
         partial.write_bytes(data)
         partial.replace(kept)  # whole or absent: a reader never sees half a value
+        _prune(kept.parent)
     except OSError:
         pass
+
+
+def _used(path: Path) -> Path:
+    """`path`, its modification time set to now: what was read last is pruned last."""
+    os.utime(path)
+    return path
+
+
+def _prune(kind: Path) -> None:
+    """Remove a kind's least recently used files beyond `KEEP_FILES` or `KEEP_BYTES` (a value whose files are
+    partly removed is a miss, as any unreadable one)."""
+    entries = []
+    for entry in os.scandir(kind):
+        with contextlib.suppress(OSError):
+            stat = entry.stat()
+            entries.append((stat.st_mtime_ns, stat.st_size, entry.path))
+    entries.sort(reverse=True)
+    total = 0
+    for n, (_, size, path) in enumerate(entries):
+        total += size
+        if n >= KEEP_FILES or total > KEEP_BYTES:
+            with contextlib.suppress(OSError):
+                os.remove(path)
 
 
 def stamp(path: Path) -> list[Any]:

@@ -135,3 +135,21 @@ def test_a_folder_it_listed_is_an_input(tmp_path: Path) -> None:
     assert prepared_memo.prepared(spec, None, compute) == ["a.jsonl"] and calls == [1]
     (folder / "deep" / "b.jsonl").write_text("{}\n")  # in a folder below: its listing changed
     assert prepared_memo.prepared(spec, None, compute) == ["a.jsonl", "deep/b.jsonl"] and calls == [1, 1]
+
+
+def test_the_user_cache_keeps_its_most_recently_used_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept plan per spec path (a benchmark's temporary folder makes a new one each run): a kind holds at most
+    KEEP_FILES files and KEEP_BYTES bytes, and what was read last is removed last."""
+    from engine import user_cache
+
+    monkeypatch.setattr(user_cache, "KEEP_FILES", 3)
+    monkeypatch.setattr(user_cache, "KEEP_BYTES", 250)
+    kind = user_cache.folder() / "prepared"
+    for n in range(3):
+        user_cache.write_bytes("prepared", f"p{n}", b"x" * 50)
+        os.utime(kind / f"p{n}", ns=(n * 10**9, n * 10**9))  # written one second apart
+    assert user_cache.read_bytes("prepared", "p0") == b"x" * 50  # read: now the most recently used
+    user_cache.write_bytes("prepared", "p3", b"x" * 50)
+    assert sorted(p.name for p in kind.iterdir()) == ["p0", "p2", "p3"]  # the fourth file: p1, least used, goes
+    user_cache.write_bytes("prepared", "p4", b"x" * 200)
+    assert sorted(p.name for p in kind.iterdir()) == ["p3", "p4"]  # p4, p3 and p0 hold 300 bytes: over 250

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine import derived
-from engine.background import Background
-from engine.chunk_map import in_worker, map_chunks, map_parts, release_workers
 from engine.execute.cache import Cache
 from engine.execute.recorded import hold_recorded
 from engine.judges.kinds import judge_kind
@@ -78,6 +76,10 @@ def run_measures(records: Sequence[Measured], cache: Cache,
     actor pool while a run uses the Ray backend. Within a part every measure sees the same texts in turn, so a
     kind may keep what it found in a text (the metric kind keeps its words).
     `on_chunk(n, total)`: n more of the `total` values missing are measured (progress; first called with 0)."""
+    # here, not at the top: `vibe plan` reads this module to count what is measured, and needs no workers
+    from engine.background import Background
+    from engine.chunk_map import map_chunks, map_parts, release_workers
+
     done, started = MeasurePass(), time.perf_counter()
     todo: dict[str, tuple[Measured, set[str]]] = {}
     for key, (record, answers) in _by_measure(records).items():
@@ -135,6 +137,8 @@ def measure_part(work: list[tuple[str, dict[str, Any], list[str]]]) -> tuple[lis
 
 def _here() -> str:
     """This process, named by its Ray node when it is a Ray worker, or by its pid when it is a local worker."""
+    from engine.chunk_map import in_worker
+
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():
         return f"ray node {ray.get_runtime_context().get_node_id()[:12]} pid {os.getpid()}"

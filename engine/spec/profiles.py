@@ -14,8 +14,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 JUDGED_DIMENSIONS = {  # vibe-testing's seven judged dimensions, in our words; a closed set
     "clarity": "how easy the answer is to follow for this user",
     "tone_fit": "whether the tone and style suit this user",
@@ -65,6 +63,8 @@ class Profile:
 
 
 def read_profile(path: Path) -> Profile:
+    import yaml  # here, not at the top: a kept plan holds profiles already read, and reading it back needs no YAML
+
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
