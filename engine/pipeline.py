@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +57,16 @@ def say_excluded(prepared: Prepared) -> None:
               file=sys.stderr)
 
 
+@dataclass(frozen=True)
+class Started:
+    """A run whose plan is settled and whose folder is chosen (`start_run`): what `finish_run` runs."""
+
+    prepared: Prepared
+    execution: Any  # the spec's `execution:` with the command line's overrides (`execute.backend.settle`)
+    run_dir: Path
+    phases: Any  # `execute.progress.Phases`: the run's phase times, the plan's among them
+
+
 def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, quiet: bool = False,
              report: bool = True, backend: str | None = None, address: str | None = None,
              limit: int | None = None) -> tuple[Any, Any, Path]:
@@ -64,81 +74,124 @@ def run_spec(spec_path: str | Path, run_dir: Path | None, cache_path: Path, *, q
     summary, the analysis results and the run directory. The manifest is finished last, with the whole run's
     start, end, task counts and the time of every phase. `backend` and `address` override the spec's
     `execution:`; a backend that cannot run raises ClusterError before any task runs."""
-    from engine import derived
-    from engine.analyze.run_results import analyze_run, unanalyzed
-    from engine.chunk_map import stop_beside
-    from engine.discover.stage import discover_vibes, with_vibes, write_discovered
-    from engine.execute.backend import joined, settle
-    from engine.execute.cache import Cache
-    from engine.execute.measures import finished_results
+    started = start_run(spec_path, run_dir, quiet=quiet, backend=backend, address=address, limit=limit)
+    summary, results, _ = finish_run(started, cache_path, quiet=quiet, report=report)
+    return summary, results, started.run_dir
+
+
+def start_run(spec_path: str | Path, run_dir: Path | None, *, quiet: bool = False, backend: str | None = None,
+              address: str | None = None, limit: int | None = None,
+              check: Callable[[Prepared], None] = lambda prepared: None) -> Started:
+    """The first phase of `run_spec`: the plan, `check`ed (`vibe run` refuses one it cannot run here) and
+    settled, and the run folder."""
+    from engine.execute.backend import settle
     from engine.execute.progress import Phases, thaw
-    from engine.execute.run import execute
-    from engine.registry import get_method
-    from engine.run_lock import holding
 
     phases = Phases(quiet=quiet)
     try:
         with phases.phase("plan"):
             prepared = prepare(spec_path, limit)
+            check(prepared)
             execution = settle(prepared, backend, address)
         say_excluded(prepared)  # data left out is said even with --quiet, which hides progress only
         if run_dir is None:
             run_dir = default_run_dir(prepared.spec, limit)
             refuse_another_specs_folder(run_dir, prepared.spec)
-        origins: dict[str, str] = {}
-        with (holding(run_dir), joined(prepared, execution), Cache(cache_path) as cache,
-              derived.kept_in(cache) as counted):  # derived work computed and read back, by kind
-            try:
-                wants_discovery = prepared.spec.discovery is not None and any(
-                    get_method(a.method).discovers for a in prepared.spec.analyses.values())
-                with phases.phase("execute") as ended:  # with discovery ahead, the second pass writes the folder
-                    summary = execute(prepared, run_dir, cache, quiet=quiet, write=not wants_discovery,
-                                      execution=execution)
-                    ended.interrupted = summary.interrupted
-                if wants_discovery and not summary.interrupted:
-                    try:
-                        with phases.phase("discover"):
-                            for analysis in prepared.spec.analyses.values():  # beside discovery, on an idle core
-                                method = get_method(analysis.method)
-                                if method.discovers:
-                                    method.start_ahead(prepared, analysis, cache)
-                            found, origins = discover_vibes(prepared, cache)
-                            write_discovered(found, origins, run_dir)
-                            prepared = with_vibes(prepared, found)
-                    except KeyboardInterrupt:  # still leave a run directory that says what is done, and that it stopped
-                        execute(prepared, run_dir, cache, quiet=True, stages=(), execution=execution)
-                        _update_manifest(run_dir, lambda manifest: manifest.update(status="interrupted"))
-                        finish_manifest(run_dir, phases, summary, counted)
-                        raise
-                    first = summary
-                    with phases.phase("execute discovered") as ended:
-                        summary = execute(prepared, run_dir, cache, quiet=quiet, execution=execution)
-                        ended.interrupted = summary.interrupted
-                    summary.ran_now += first.ran_now
-                    summary.measured.add(first.measured)
-                    summary.free_text_fallbacks = {**first.free_text_fallbacks, **summary.free_text_fallbacks}
-                if summary.interrupted:  # Ctrl-C: no analysis of what happened to finish; it stays cached
-                    results = unanalyzed(prepared, run_dir)
-                else:
-                    with phases.phase("analyze"):
-                        finished = finished_results(prepared, cache, summary.measures)
-                        finish_manifest(run_dir, phases, summary, counted)
-                        if prepared.excluded:  # what the readers left out, beside the counts
-                            _update_manifest(run_dir, lambda manifest: manifest.update(excluded=prepared.excluded))
-                        if prepared.redacted:
-                            _update_manifest(run_dir, lambda manifest: manifest.update(redacted=prepared.redacted))
-                        results = analyze_run(prepared, finished, run_dir, origins)
-                if report and not summary.interrupted:
-                    from engine.report.render import render_report
+    except BaseException:
+        thaw()  # what the phase froze, in a process that may go on (tests, a notebook)
+        raise
+    return Started(prepared, execution, run_dir, phases)
 
-                    with phases.phase("report"):
-                        render_report(results, prepared, run_dir, finished)
-            finally:
-                stop_beside()  # work started ahead that the run did not come to read
+
+def finish_run(started: Started, cache_path: Path, *, quiet: bool = False,
+               report: bool = True) -> tuple[Any, Any, Prepared]:
+    """The rest of `run_spec`: the summary, the results and the prepared run as it ended (with the vibes
+    discovery added)."""
+    from engine.execute.progress import thaw
+
+    try:
+        return _run(started.prepared, started.execution, started.run_dir, cache_path, started.phases, quiet, report)
     finally:
         thaw()  # what the phases froze, in a process that may go on (tests, a notebook)
+
+
+def written_at(cache_path: Path, task_ids: list[str]) -> dict[str, float]:
+    """When the cache wrote each of these tasks (`Cache.written_at`); nothing when there is no cache file."""
+    from engine.execute.cache import Cache
+
+    if not cache_path.is_file():
+        return {}
+    with Cache(cache_path) as cache:
+        return cache.written_at(task_ids)
+
+
+def _run(prepared: Prepared, execution: Any, run_dir: Path, cache_path: Path, phases: Any, quiet: bool,
+         report: bool) -> tuple[Any, Any, Prepared]:
+    """`run_spec` once its plan is settled and its folder chosen: the summary, the results and the prepared run
+    as it ended (with the vibes discovery added)."""
+    from engine import derived
+    from engine.analyze.run_results import analyze_run, unanalyzed
+    from engine.chunk_map import stop_beside
+    from engine.discover.stage import discover_vibes, with_vibes, write_discovered
+    from engine.execute.backend import joined
+    from engine.execute.cache import Cache
+    from engine.execute.measures import finished_results
+    from engine.execute.run import execute
+    from engine.registry import get_method
+    from engine.run_lock import holding
+
+    origins: dict[str, str] = {}
+    with (holding(run_dir), joined(prepared, execution), Cache(cache_path) as cache,
+          derived.kept_in(cache) as counted):  # derived work computed and read back, by kind
+        try:
+            wants_discovery = prepared.spec.discovery is not None and any(
+                get_method(a.method).discovers for a in prepared.spec.analyses.values())
+            with phases.phase("execute") as ended:  # with discovery ahead, the second pass writes the folder
+                summary = execute(prepared, run_dir, cache, quiet=quiet, write=not wants_discovery,
+                                  execution=execution)
+                ended.interrupted = summary.interrupted
+            if wants_discovery and not summary.interrupted:
+                try:
+                    with phases.phase("discover"):
+                        for analysis in prepared.spec.analyses.values():  # beside discovery, on an idle core
+                            method = get_method(analysis.method)
+                            if method.discovers:
+                                method.start_ahead(prepared, analysis, cache)
+                        found, origins = discover_vibes(prepared, cache)
+                        write_discovered(found, origins, run_dir)
+                        prepared = with_vibes(prepared, found)
+                except KeyboardInterrupt:  # still leave a run directory that says what is done, and that it stopped
+                    execute(prepared, run_dir, cache, quiet=True, stages=(), execution=execution)
+                    _update_manifest(run_dir, lambda manifest: manifest.update(status="interrupted"))
+                    finish_manifest(run_dir, phases, summary, counted)
+                    raise
+                first = summary
+                with phases.phase("execute discovered") as ended:
+                    summary = execute(prepared, run_dir, cache, quiet=quiet, execution=execution)
+                    ended.interrupted = summary.interrupted
+                summary.ran_now += first.ran_now
+                summary.measured.add(first.measured)
+                summary.free_text_fallbacks = {**first.free_text_fallbacks, **summary.free_text_fallbacks}
+            if summary.interrupted:  # Ctrl-C: no analysis of what happened to finish; it stays cached
+                results = unanalyzed(prepared, run_dir)
+            else:
+                with phases.phase("analyze"):
+                    finished = finished_results(prepared, cache, summary.measures)
+                    finish_manifest(run_dir, phases, summary, counted)
+                    if prepared.excluded:  # what the readers left out, beside the counts
+                        _update_manifest(run_dir, lambda manifest: manifest.update(excluded=prepared.excluded))
+                    if prepared.redacted:
+                        _update_manifest(run_dir, lambda manifest: manifest.update(redacted=prepared.redacted))
+                    results = analyze_run(prepared, finished, run_dir, origins)
+            if report and not summary.interrupted:
+                from engine.report.render import render_report
+
+                with phases.phase("report"):
+                    render_report(results, prepared, run_dir, finished)
+        finally:
+            stop_beside()  # work started ahead that the run did not come to read
     finish_manifest(run_dir, phases, summary, counted)
-    return summary, results, run_dir
+    return summary, results, prepared
 
 
 def _update_manifest(run_dir: Path, change: Callable[[dict[str, Any]], None]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,47 +35,58 @@ def positive(text: str) -> int:
     return int(text)
 
 
+class _NotStarted(Exception):
+    """A run refused before any task: the problems to print, then why nothing ran."""
+
+    def __init__(self, problems: list[Any], why: str):
+        super().__init__(why)
+        self.problems, self.why = problems, why
+
+
+def _refuse_what_cannot_run(prepared: Any) -> None:
+    from engine import readiness
+
+    absent = readiness.missing_extras(prepared.spec)
+    if absent:
+        raise _NotStarted(absent, "error: not started: install the extra first (nothing has run; finished work in "
+                                  "the cache is kept).")
+    missing = readiness.missing_keys(prepared.spec)
+    if missing:
+        raise _NotStarted(missing, "error: not started: every call to these endpoints would fail. Set the variables, "
+                                   "or mark the judges optional (nothing has run; finished work in the cache is kept).")
+
+
 def run(args: argparse.Namespace) -> int:
     """Refuse a run that cannot start here (an extra missing, an API key unset), else run it and print what it
     did, each analysis' one-line summary and where its leaderboard is; the exit status says whether every task
-    finished (1 when some did not, 130 when interrupted)."""
-    from engine import readiness
-    from engine.pipeline import default_cache_path, run_spec
-    from engine.spec.load import load_spec
+    finished (1 when some did not, 130 when interrupted). A run whose every input is as when the same command
+    last finished has nothing to do (`engine.run_memo`): it says so and prints what that run printed."""
+    from engine import prepared_memo, recorded_reads, run_memo
+    from engine.pipeline import default_cache_path, finish_run, start_run, written_at
 
-    spec = load_spec(args.spec)
-    absent = readiness.missing_extras(spec)
-    if absent:
-        for problem in absent:
+    cache = Path(args.cache) if args.cache else default_cache_path()
+    try:
+        started = start_run(args.spec, Path(args.out) if args.out else None, quiet=args.quiet, backend=args.backend,
+                            address=args.address, limit=args.limit, check=_refuse_what_cannot_run)
+    except _NotStarted as refused:
+        for problem in refused.problems:
             print(problem, file=sys.stderr)
-        print("error: not started: install the extra first (nothing has run; finished work in the cache is kept).",
-              file=sys.stderr)
+        print(refused.why, file=sys.stderr)
         return EXIT_USAGE
-    missing = readiness.missing_keys(spec)
-    if missing:
-        for problem in missing:
-            print(problem, file=sys.stderr)
-        print("error: not started: every call to these endpoints would fail. Set the variables, or mark the judges "
-              "optional (nothing has run; finished work in the cache is kept).", file=sys.stderr)
-        return EXIT_USAGE
-    summary, results, run_dir = run_spec(args.spec, Path(args.out) if args.out else None,
-                                         Path(args.cache) if args.cache else default_cache_path(), quiet=args.quiet,
-                                         report=not args.no_report, backend=args.backend, address=args.address,
-                                         limit=args.limit)
-    failed = summary.total - summary.done
-    per_answer = f"; {summary.measured.computed:,} answer values measured" if summary.measured.computed else ""
-    read = f"{summary.read:,} answers read from the data, " if summary.read else ""
-    print(f"{results.spec_name}: {summary.done:,}/{summary.total:,} tasks done ({summary.ran_now:,} run now, {read}"
-          f"{failed:,} not done){per_answer}, ${summary.cost:.4f} spent; outputs in {run_dir}")
-    from engine.registry import get_method
-
-    for method in map(get_method, results.methods if not summary.interrupted else ()):  # no partial "results"
-        for section in method.sections:
-            for result in results.of(section):
-                if (line := method.summary(section, result)) is not None:
-                    print(line)
-    if (run_dir / "index.html").exists():
-        print(f"  leaderboard: {run_dir / 'index.html'}")
+    run_dir, execution = started.run_dir, started.execution
+    key = run_memo.name(args.spec, args.limit, run_dir, cache, [not args.no_report, execution.backend,
+                                                                execution.address])
+    plan = prepared_memo.digest(args.spec, args.limit)
+    kept = run_memo.kept(key, plan, lambda ids: written_at(cache, ids))
+    if kept is not None:
+        print(f"nothing to do: {run_dir} holds the run of these same inputs (plan, cached answers, code and every "
+              "file it read or wrote), left as it is; what that run said:", file=sys.stderr)
+        print("\n".join(kept["said"]))
+        return int(kept["status"])
+    with recorded_reads.recorded() as reads:
+        summary, results, final = finish_run(started, cache, quiet=args.quiet, report=not args.no_report)
+    said, status = _said(summary, results, run_dir), _status(summary)
+    print("\n".join(said))
     for endpoint, message in sorted(summary.endpoint_errors.items()):
         print(f"  stopped {endpoint}: {message}", file=sys.stderr)
     if summary.interrupted:
@@ -83,5 +95,38 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {summary.open_batches} provider batch(es) keep running: the same command collects their "
                   f"answers (nothing is sent twice); `vibe batches {args.spec}` shows them, --cancel cancels them",
                   file=sys.stderr)
+    elif status == EXIT_OK and not summary.endpoint_errors:
+        ids = [t.id for t in final.plan.tasks]
+        nothing_now = replace(summary, ran_now=0, cost=0.0, measured=type(summary.measured)())
+        again = [_done(nothing_now, results.spec_name, run_dir), *said[1:]]  # as a run with nothing to do says it
+        run_memo.keep(key, plan, reads, ids, written_at(cache, ids), {"said": again, "status": status})
+    return status
+
+
+def _said(summary: Any, results: Any, run_dir: Path) -> list[str]:
+    """What a run prints on stdout: what it did, each analysis' one-line summary and where its pages are."""
+    from engine.registry import get_method
+
+    lines = [_done(summary, results.spec_name, run_dir)]
+    for method in map(get_method, results.methods if not summary.interrupted else ()):  # no partial "results"
+        for section in method.sections:
+            for result in results.of(section):
+                if (line := method.summary(section, result)) is not None:
+                    lines.append(line)
+    if (run_dir / "index.html").exists():
+        lines.append(f"  leaderboard: {run_dir / 'index.html'}")
+    return lines
+
+
+def _done(summary: Any, spec_name: str, run_dir: Path) -> str:
+    failed = summary.total - summary.done
+    per_answer = f"; {summary.measured.computed:,} answer values measured" if summary.measured.computed else ""
+    read = f"{summary.read:,} answers read from the data, " if summary.read else ""
+    return (f"{spec_name}: {summary.done:,}/{summary.total:,} tasks done ({summary.ran_now:,} run now, {read}"
+            f"{failed:,} not done){per_answer}, ${summary.cost:.4f} spent; outputs in {run_dir}")
+
+
+def _status(summary: Any) -> int:
+    if summary.interrupted:
         return 130
-    return EXIT_FAILED_TASKS if failed else EXIT_OK
+    return EXIT_FAILED_TASKS if summary.total - summary.done else EXIT_OK

@@ -199,6 +199,11 @@ class Cache:
         return ({i for i in ids if i in self._held}
                 | {row[0] for row in self._select("task_id", [i for i in ids if i not in self._held])})
 
+    def written_at(self, task_ids: Iterable[str]) -> dict[str, float]:
+        """When each stored task's result was written (absent: not stored): a task asked again has a new time,
+        so a kept run (`engine.run_memo`) sees that its answers changed without reading them."""
+        return {row[0]: row[1] for row in self._select("task_id, created_at", task_ids)}
+
     def get_derived(self, keys: Iterable[str]) -> dict[str, bytes]:
         """Work computed from results (embeddings, discovery), stored by the content hash of its inputs."""
         return dict(self._select("key, value", keys, table="derived", key="key"))
