@@ -16,6 +16,7 @@ from sizes import pick
 
 from engine.diff import diff_plans, to_markdown
 from engine.pipeline import prepare
+from engine.plan_view import outline_of
 
 PROMPTS = pick(1000, 20)  # 10 tasks per prompt
 
@@ -56,7 +57,7 @@ def main() -> None:
 
         start = time.perf_counter()
         old, new = prepare(root / "base.yaml"), prepare(root / "new.yaml")
-        markdown = to_markdown(diff_plans(old.spec.document, old.plan, new.spec.document, new.plan),
+        markdown = to_markdown(diff_plans(old.spec.document, outline_of(old), new.spec.document, outline_of(new)),
                                "base.yaml", "new.yaml")
         diff_s = time.perf_counter() - start
     print(f"tasks={len(base.plan.tasks)}")

@@ -82,34 +82,32 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from engine.execute.cache import Cache
-    from engine.execute.measures import done_ids
     from engine.pipeline import default_cache_path, prepare, say_excluded
-    from engine.plan_view import print_plan
-    from engine.readiness import missing_keys
+    from engine.plan_view import finished, missing_keys, outline, print_plan
 
-    prepared = prepare(args.spec)  # the spec is read once: its warnings come from the spec the plan compiled
-    for warning in missing_keys(prepared.spec):
+    shown = outline(args.spec)  # the spec is read once: its warnings come from the spec the plan compiled
+    for warning in missing_keys(shown):
         print(f"warning: {warning}", file=sys.stderr)
-    say_excluded(prepared)
-    plan = prepared.plan
+    say_excluded(shown.excluded)
     cache_path = Path(args.cache) if args.cache else default_cache_path()
     with timings.phase("count finished tasks"):
         if cache_path.exists():
+            from engine.execute.cache import Cache
+
             with Cache(cache_path) as cache:
-                cached = done_ids(prepared, cache)
+                cached = finished(shown, cache)
         else:  # no cache to open (nor to create): only the answers read from the data are done
-            cached = done_ids(prepared, None)
+            cached = finished(shown, None)
     with timings.phase("write the plan"):
         if args.json:
-            Path(args.json).write_text(plan.to_json(), encoding="utf-8")
-        print_plan(prepared, cached)
+            Path(args.json).write_text(prepare(args.spec).plan.to_json(), encoding="utf-8")
+        print_plan(shown, cached)
     return EXIT_OK
 
 
 def _diff(args: argparse.Namespace) -> int:
     from engine.diff import diff_plans, spec_at_revision, to_markdown
-    from engine.pipeline import prepare
+    from engine.plan_view import outline
 
     if args.changed:
         from engine.review import DEFAULT_PATTERNS, comment
@@ -123,19 +121,21 @@ def _diff(args: argparse.Namespace) -> int:
             raise UsageError("with --git REF give one spec: it is compared with itself at REF")
         path = Path(args.specs[0])
         labels = (f"{path}@{args.git}", str(path))
+        from engine.plan_view import outline_of
         from engine.review import prepared_at
 
+
         with spec_at_revision(args.git, path) as then:
-            base = prepared_at(then, labels[0])
-        data_changed, base_doc = then.data_changed, then.document(base.spec.document)
-        new = prepare(path)
+            base = outline_of(prepared_at(then, labels[0]))
+        data_changed, base_doc = then.data_changed, then.document(base.document)
+        new = outline(path)
     else:
         if len(args.specs) != 2:
             raise UsageError("give BASE and NEW spec files, or one spec and --git REF")
-        base, new = prepare(args.specs[0]), prepare(args.specs[1])
-        labels, data_changed, base_doc = (args.specs[0], args.specs[1]), [], base.spec.document
+        base, new = outline(args.specs[0]), outline(args.specs[1])
+        labels, data_changed, base_doc = (args.specs[0], args.specs[1]), [], base.document
     with timings.phase("diff the plans"):
-        diff = diff_plans(base_doc, base.plan, new.spec.document, new.plan)
+        diff = diff_plans(base_doc, base, new.document, new)
         print(to_markdown(diff, *labels, data_changed))
     return EXIT_OK
 

@@ -17,9 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from engine.records import Measured, Plan
+from engine.plan_outline import MeasuredOutline, Outline
 from engine.spec.problems import SpecError
 
 SECTIONS = ("models", "judges", "datasets", "vibes", "personas", "analyses")
@@ -55,26 +53,23 @@ def _changed_fields(a: Any, b: Any, prefix: str = "") -> list[str]:
     return [] if a == b else [prefix or "(value)"]
 
 
-def _measured_changes(base: Plan, new: Plan) -> dict[str, Counter[str]]:
+def _measured_changes(base: Outline, new: Outline) -> dict[str, Counter[str]]:
     """Stage -> verdicts of `Measured` records added, removed and unchanged, pair by pair: a verdict is unchanged
     when the other plan has the same judge, vibe and measure over the same two answers (a record whose id is in
     both plans is unchanged whole)."""
-    def question(m: Measured) -> tuple[str, ...]:
-        return m.stage, m.judge, m.judge_kind, m.vibe, repr(sorted(m.measure.items())), repr((m.tolerance, m.relative))
-
-    def pairs(plan: Plan, ids: set[str]) -> dict[tuple[str, ...], set[tuple[str, str]]]:
+    def pairs(records: list[MeasuredOutline], ids: set[str]) -> dict[tuple[str, ...], set[tuple[str, str]]]:
         out: dict[tuple[str, ...], set[tuple[str, str]]] = {}
-        for m in plan.measured:
+        for m in records:
             if m.id not in ids:
-                out.setdefault(question(m), set()).update(zip(m.pairs.outputs_a, m.pairs.outputs_b, strict=True))
+                out.setdefault(m.question, set()).update(zip(m.outputs_a, m.outputs_b, strict=True))
         return out
 
     shared = {m.id for m in base.measured} & {m.id for m in new.measured}
     counts: dict[str, Counter[str]] = {}
     for m in new.measured:
         if m.id in shared:
-            counts.setdefault(m.stage, Counter())["unchanged"] += len(m.pairs)
-    before, after = pairs(base, shared), pairs(new, shared)
+            counts.setdefault(m.stage, Counter())["unchanged"] += len(m.outputs_a)
+    before, after = pairs(base.measured, shared), pairs(new.measured, shared)
     for key in set(before) | set(after):
         old, now = before.get(key, set()), after.get(key, set())
         tally = counts.setdefault(key[0], Counter())
@@ -84,7 +79,9 @@ def _measured_changes(base: Plan, new: Plan) -> dict[str, Counter[str]]:
     return counts
 
 
-def diff_plans(base_doc: dict[str, Any], base: Plan, new_doc: dict[str, Any], new: Plan) -> SpecDiff:
+def diff_plans(base_doc: dict[str, Any], base: Outline, new_doc: dict[str, Any], new: Outline) -> SpecDiff:
+    """What changed between two specs (`base_doc`, `new_doc`: their documents) and their plans' outlines
+    (`plan_view.outline_of`)."""
     sections: dict[str, dict[str, list[str]]] = {}
     for section in SECTIONS:
         old_entries, new_entries = _entries(base_doc, section), _entries(new_doc, section)
@@ -96,14 +93,13 @@ def diff_plans(base_doc: dict[str, Any], base: Plan, new_doc: dict[str, Any], ne
         }
         if any(changes.values()):
             sections[section] = changes
-    base_ids = {t.id for t in base.tasks}
-    new_ids = {t.id for t in new.tasks}
+    base_ids, new_ids = set(base.ids), set(new.ids)
     stages: dict[str, Counter[str]] = {}
-    for t in new.tasks:
-        stages.setdefault(t.stage, Counter())["unchanged" if t.id in base_ids else "added"] += 1
-    for t in base.tasks:
-        if t.id not in new_ids:
-            stages.setdefault(t.stage, Counter())["removed"] += 1
+    for task_id, stage in zip(new.ids, new.task_stages, strict=True):
+        stages.setdefault(stage, Counter())["unchanged" if task_id in base_ids else "added"] += 1
+    for task_id, stage in zip(base.ids, base.task_stages, strict=True):
+        if task_id not in new_ids:
+            stages.setdefault(stage, Counter())["removed"] += 1
     for stage, counts in _measured_changes(base, new).items():
         stages.setdefault(stage, Counter()).update(counts)
     order = {s: n for n, s in enumerate(dict.fromkeys((*new.stages, *base.stages)))}
@@ -111,9 +107,9 @@ def diff_plans(base_doc: dict[str, Any], base: Plan, new_doc: dict[str, Any], ne
         sections=sections,
         stages={s: {k: stages[s][k] for k in ("added", "removed", "unchanged")}
                 for s in sorted(stages, key=lambda s: order.get(s, 99))},
-        base_cost=sum(t.cost for t in base.tasks) + sum(d.cost for d in base.deferred),
-        new_cost=sum(t.cost for t in new.tasks) + sum(d.cost for d in new.deferred),
-        added_cost=sum(t.cost for t in new.tasks if t.id not in base_ids),
+        base_cost=sum(base.costs) + sum(d["cost"] for d in base.deferred),
+        new_cost=sum(new.costs) + sum(d["cost"] for d in new.deferred),
+        added_cost=sum(cost for task_id, cost in zip(new.ids, new.costs, strict=True) if task_id not in base_ids),
         description_changed=base_doc.get("description") != new_doc.get("description"),
     )
 
@@ -212,6 +208,8 @@ def _materialize(ref: str, path: Path, revision: Revision) -> Path:
     if shown.returncode != 0:
         raise FileNotFoundError(f"{rel} does not exist at git revision {ref!r}: {shown.stderr.strip()}")
     text = shown.stdout
+    import yaml  # here: a diff of two kept plans reads no YAML
+
     try:
         doc = yaml.safe_load(text) or {}
     except yaml.YAMLError:  # written as it was: the spec loader locates what is wrong, at this revision's lines

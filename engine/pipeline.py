@@ -7,13 +7,15 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from engine import timings
 
 if TYPE_CHECKING:  # a plan read back from the last command needs none of the modules that compile one
     from engine.records import Prepared
     from engine.spec.model import Spec
+
+T = TypeVar("T")
 
 
 def prepare(spec_path: str | Path, limit: int | None = None) -> Prepared:
@@ -24,6 +26,15 @@ def prepare(spec_path: str | Path, limit: int | None = None) -> Prepared:
     from engine import prepared_memo
 
     found: Prepared = prepared_memo.prepared(spec_path, limit, lambda: _compiled(spec_path, limit))
+    return found
+
+
+def prepared_view(spec_path: str | Path, limit: int | None, of: Callable[[Prepared], T], name: str) -> T:
+    """`of(prepare(spec_path, limit))`, kept beside the kept plan under `name` and read back on its own
+    (`prepared_memo.view`): what a command shows of a plan, without the plan."""
+    from engine import prepared_memo
+
+    found: T = prepared_memo.view(spec_path, limit, lambda: _compiled(spec_path, limit), of, name)
     return found
 
 
@@ -50,9 +61,10 @@ def _compiled(spec_path: str | Path, limit: int | None) -> Prepared:
                     {name: dict(kinds) for name, kinds in redacted.items() if kinds})
 
 
-def say_excluded(prepared: Prepared) -> None:
-    """What the datasets' readers left out, on stderr: the first few reasons and how many in all."""
-    for name, why in prepared.excluded.items():
+def say_excluded(excluded: dict[str, list[str]]) -> None:
+    """What the datasets' readers left out (dataset -> why, row by row), on stderr: the first few reasons and how
+    many in all."""
+    for name, why in excluded.items():
         print(f"dataset {name!r}: {len(why)} left out: " + "; ".join(why[:5]) + (" …" if len(why) > 5 else ""),
               file=sys.stderr)
 
@@ -93,7 +105,7 @@ def start_run(spec_path: str | Path, run_dir: Path | None, *, quiet: bool = Fals
             prepared = prepare(spec_path, limit)
             check(prepared)
             execution = settle(prepared, backend, address)
-        say_excluded(prepared)  # data left out is said even with --quiet, which hides progress only
+        say_excluded(prepared.excluded)  # data left out is said even with --quiet, which hides progress only
         if run_dir is None:
             run_dir = default_run_dir(prepared.spec, limit)
             refuse_another_specs_folder(run_dir, prepared.spec)

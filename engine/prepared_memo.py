@@ -13,7 +13,8 @@ be forgotten:
 - what was written to stderr meanwhile, said again when the plan is read back.
 A change to any of them is a miss and the plan is compiled afresh. Kept under the user cache (`user_cache`) as
 a pickle beside a JSON record of those inputs, written only by this user's own commands; anything unreadable is
-a miss. `VIBE_NO_PLAN_CACHE=1` turns it off.
+a miss. What a command shows of the plan (its outline) is kept beside it as a view (`view`), read back without
+the prepared run. `VIBE_NO_PLAN_CACHE=1` turns it off.
 """
 
 from __future__ import annotations
@@ -84,6 +85,40 @@ def prepared(spec_path: str | Path, limit: int | None, compute: Callable[[], Any
     user_cache.write(KIND, name, {"env": _env_state(reads), "whole_env": reads.whole_env, "files": files,
                                   "code": recorded_reads.code_stamps(), "said": said.getvalue(),
                                   "pickle": _returned[name]})
+    return value
+
+
+def view(spec_path: str | Path, limit: int | None, compute: Callable[[], Any], of: Callable[[Any], Any],
+         view_name: str) -> Any:
+    """`of(prepared run)`, kept beside the prepared run it was worked out from and read back on its own while
+    that run's inputs, and the code `of` ran, are as they were: `vibe plan` and `vibe diff` read a plan's outline
+    (`plan_outline`) without the prepared run and the modules its classes live in."""
+    if os.environ.get(OFF):
+        return of(compute())
+    name = _name(spec_path, limit)
+    inputs = user_cache.read(KIND, name)
+    kept = inputs.get("views", {}).get(view_name) if isinstance(inputs, dict) else None
+    if inputs is not None and kept is not None and _unchanged(inputs) and user_cache.stamps_hold(kept["code"]):
+        with timings.phase("read the plan kept from the last command"):
+            data = user_cache.read_bytes(KIND, f"{name}.{view_name}.pickle") or b""
+            try:
+                value = _loads(data) if hashlib.sha256(data).hexdigest() == kept["pickle"] else None
+            except Exception:  # as for the prepared run: unreadable is a miss
+                value = None
+        if value is not None:
+            sys.stderr.write(inputs.get("said", ""))
+            return value
+    value = of(prepared(spec_path, limit, compute))
+    inputs = user_cache.read(KIND, name)  # the record `prepared` just read or wrote, if it kept the run
+    if isinstance(inputs, dict) and inputs.get("pickle") == _returned.get(name):
+        try:
+            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return value
+        user_cache.write_bytes(KIND, f"{name}.{view_name}.pickle", data)
+        inputs.setdefault("views", {})[view_name] = {"pickle": hashlib.sha256(data).hexdigest(),
+                                                     "code": recorded_reads.code_stamps()}
+        user_cache.write(KIND, name, inputs)
     return value
 
 

@@ -47,15 +47,22 @@ def source_map(path: Path) -> SourceMap:
 def missing_keys(spec: Spec) -> list[Problem]:
     """Models and non-optional judges whose API key variable is unset: `vibe run` would fail every one of
     their calls, so it refuses to start; validate and plan warn."""
+    return [located(spec, path, message) for variable, path, message in key_variables(spec)
+            if not os.environ.get(variable)]
+
+
+def key_variables(spec: Spec) -> list[tuple[str, tuple[str, str, str], str]]:
+    """Each API key variable a model or non-optional judge reads: (variable, where the spec names it, what
+    `missing_keys` says while it is unset)."""
     out = []
     for section, entries in (("models", spec.models), ("judges", spec.judges)):
         for name, entry in entries.items():
             endpoint = entry if isinstance(entry, Endpoint) else entry.endpoint
             variable = endpoint.api_key_env if endpoint is not None else None
-            if variable and not os.environ.get(variable):
+            if variable:
                 fix = (f"export {variable}=… before running" if section == "models"
                        else f"export {variable}=…, or mark the judge 'optional: true' to leave it out when unset")
-                out.append(located(spec, (section, name, "api_key_env"), f"{variable} is not set: {fix}"))
+                out.append((variable, (section, name, "api_key_env"), f"{variable} is not set: {fix}"))
     return out
 
 

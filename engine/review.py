@@ -17,13 +17,15 @@ from engine.datasets import DatasetError
 from engine.diff import Revision, diff_plans, git_toplevel, spec_at_revision, to_markdown
 from engine.pipeline import prepare
 from engine.plan import PlanError
-from engine.records import Plan, Prepared
+from engine.plan_outline import Outline
+from engine.plan_view import outline_of
+from engine.records import Prepared
 from engine.spec.problems import SpecError
 
 MARKER = "<!-- vibe-diff -->"
 # the specs folder, and the spec `vibe init` writes at the top of a project
 DEFAULT_PATTERNS = ("specs/**/*.yaml", "specs/**/*.yml", "specs/*.yaml", "specs/*.yml", "vibe.yaml", "vibe.yml")
-_EMPTY = Plan("", "")
+_EMPTY = Outline("", "", {}, ())
 
 
 def changed_specs(base: str, patterns: tuple[str, ...], root: Path) -> list[tuple[str, str]]:
@@ -60,15 +62,17 @@ def _section(status: str, path: str, base: str, root: Path) -> str:
     try:
         if status == "A":
             new = prepare(where)
-            return to_markdown(diff_plans({}, _EMPTY, new.spec.document, new.plan), "(none)", path)
+            return to_markdown(diff_plans({}, _EMPTY, new.spec.document, outline_of(new)), "(none)", path)
         if status == "D":
             with spec_at_revision(base, where) as then:
                 old = prepared_at(then, f"{path}@{base}")
-            return to_markdown(diff_plans(old.spec.document, old.plan, {}, _EMPTY), f"{path}@{base}", "(removed)")
+            return to_markdown(diff_plans(old.spec.document, outline_of(old), {}, _EMPTY), f"{path}@{base}",
+                               "(removed)")
         with spec_at_revision(base, where) as then:
             old = prepared_at(then, f"{path}@{base}")
         new = prepare(where)
-        return to_markdown(diff_plans(then.document(old.spec.document), old.plan, new.spec.document, new.plan),
+        return to_markdown(diff_plans(then.document(old.spec.document), outline_of(old), new.spec.document,
+                                      outline_of(new)),
                            f"{path}@{base}", path, then.data_changed)
     except (SpecError, DatasetError, PlanError, FileNotFoundError) as exc:
         what = {"A": "new", "D": "removed", "M": "changed"}[status]

@@ -20,7 +20,7 @@ from llm_server import LLMServer, judged_answers
 
 from engine.execute.cache import Cache
 from engine.pipeline import prepare, run_spec
-from engine.plan_view import summarize
+from engine.plan_view import outline_of, summarize
 from engine.spec.load import load_spec
 from engine.spec.problems import SpecError
 
@@ -269,14 +269,14 @@ def test_the_plan_and_the_manifest_price_batches_at_half(tmp_path: Path, capsys:
         (tmp_path / "l").mkdir()
         batched = write_spec(tmp_path / "b", server, prompts=10, batch="true")
         live = write_spec(tmp_path / "l", server, prompts=10, batch="")
-        cost = {name: sum(r["cost"] for r in summarize(prepare(path).plan, set())) for name, path in
+        cost = {name: sum(r["cost"] for r in summarize(outline_of(prepare(path)), set())) for name, path in
                 (("batched", batched), ("live", live))}
         assert cost["batched"] == pytest.approx(cost["live"] / 2) and cost["live"] > 0
         from engine.cli import main
         from engine.diff import diff_plans
 
         before, after = prepare(live), prepare(batched)
-        change = diff_plans(before.spec.document, before.plan, after.spec.document, after.plan)
+        change = diff_plans(before.spec.document, outline_of(before), after.spec.document, outline_of(after))
         assert change.new_cost == pytest.approx(change.base_cost / 2)  # the same tasks, at the batch rate
         assert all(c["added"] == c["removed"] == 0 for c in change.stages.values())
         assert change.sections["judges"]["changed"] == ["j (batch)"]

@@ -82,17 +82,18 @@ def test_answers_read_from_the_data_are_done_with_or_without_a_cache(tmp_path: P
     or not a cache file exists, and none of them written to one."""
     import json
 
-    from engine.execute.measures import done_ids, finished_results
+    from engine.execute.measures import finished_results
     from engine.pipeline import prepare
+    from engine.plan_view import finished, outline_of
 
     (tmp_path / "data.jsonl").write_text("".join(json.dumps({"id": f"p{i}", "q": f"q{i}", "a": "short",
                                                              "b": "a longer answer " * i}) + "\n" for i in range(1, 4)))
     (tmp_path / "spec.yaml").write_text(RECORDED_SPEC)
     prepared = prepare(tmp_path / "spec.yaml")
     recorded = {t.id for t in prepared.plan.tasks if t.provider == "recorded"}
-    assert len(recorded) == 6 and done_ids(prepared, None) == recorded
+    assert len(recorded) == 6 and finished(outline_of(prepared), None) == recorded
     with Cache(tmp_path / "c.sqlite") as cache:
-        assert done_ids(prepared, cache) >= recorded
+        assert finished(outline_of(prepared), cache) >= recorded
         texts = {r.output for r in finished_results(prepared, cache).values() if r.task_id in recorded}
     assert texts == {"short"} | {"a longer answer " * i for i in (1, 2, 3)}
     with sqlite3.connect(tmp_path / "c.sqlite") as db:

@@ -11,6 +11,7 @@ from pathlib import Path
 from engine.diff import diff_plans, to_markdown
 from engine.pipeline import prepare
 from engine.plan import estimate_tokens
+from engine.plan_view import outline_of
 from engine.records import Plan, Task, content_hash
 from engine.spec.load import load_document
 
@@ -170,7 +171,7 @@ def test_diff_markdown_on_real_specs(tmp_path: Path) -> None:
                          "  - {name: caution, low: bold claims, high: careful caveats}\n"))
     new_path = write_spec(tmp_path, new_text, name="new.yaml")
     base, new = prepare(base_path), prepare(new_path)
-    markdown = to_markdown(diff_plans(base.spec.document, base.plan, new.spec.document, new.plan),
+    markdown = to_markdown(diff_plans(base.spec.document, outline_of(base), new.spec.document, outline_of(new)),
                            "base.yaml", "new.yaml")
     assert "- changed: `b (params.max_tokens)`" in markdown
     assert "- added: `caution`" in markdown and "- removed: `humor`" in markdown
@@ -227,7 +228,7 @@ def test_plan_counts_the_work_discovery_will_add(tmp_path: Path) -> None:
         "  - {name: humor, low: serious tone, high: jokes and playfulness}\n",
         "  - {name: humor, low: serious tone, high: jokes and playfulness}\n  - discover: {max_vibes: 4}\n").replace(
         "    judges: [j]\n", "    judges: [j, m, e]\n")
-    rows = {(r["stage"], r["endpoint"]): r for r in summarize(prepare(write_spec(tmp_path, text)).plan)}
+    rows = {(r["stage"], r["endpoint"]): r for r in summarize(outline_of(prepare(write_spec(tmp_path, text))))}
     assert rows[("judge (estimate)", "offline judges")]["tasks"] == 4 * 3
     assert rows[("judge (estimate)", "j")]["tasks"] == rows[("judge (estimate)", "j")]["calls"] == 4 * 3 * 2
     out = subprocess.run([sys.executable, "-m", "engine", "plan", str(tmp_path / "spec.yaml"), "--cache",

@@ -244,9 +244,9 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
     """The panel's ν on every shared prompt (+1: base's answer sits higher), through the pipeline, its plan
     printed first (and only, with `plan_only`: then None)."""
     from engine.execute.cache import Cache
-    from engine.execute.measures import done_ids, finished_results
+    from engine.execute.measures import finished_results
     from engine.pipeline import prepare, run_spec
-    from engine.plan_view import print_plan
+    from engine.plan_view import finished, outline_of, print_plan
     from engine.readiness import missing_extras
 
     analysis_name, judges = judging.panel()
@@ -267,10 +267,11 @@ def _judge(base: Run, head: Run, judging: Run, model: str, ids: list[str], vibes
     absent = missing_extras(prepared.spec)
     if absent:
         raise CompareError(f"the panel of {judging.folder} cannot judge here: " + "; ".join(str(p) for p in absent))
+    shown = outline_of(prepared)
     with Cache(cache) as opened:
-        cached = done_ids(prepared, opened)
+        cached = finished(shown, opened)
     if not quiet or plan_only:  # what judging the pairs costs, before it is paid for
-        print_plan(prepared, cached)
+        print_plan(shown, cached)
     if plan_only:
         return None
     run_spec(path, folder / "run", cache, quiet=quiet, report=report)

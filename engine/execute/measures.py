@@ -24,8 +24,7 @@ from engine.execute.cache import Cache
 from engine.execute.recorded import hold_recorded
 from engine.judges.kinds import judge_kind
 from engine.judges.verdicts import compare_columns
-from engine.provider_table import is_recorded
-from engine.records import OFFLINE_PROVIDER, Measured, MeasuredVerdicts, Plan, Prepared, Result
+from engine.records import OFFLINE_PROVIDER, Measured, MeasuredVerdicts, Prepared, Result
 
 if TYPE_CHECKING:  # numpy is imported where values are read: `vibe plan` counts finished records without it
     import numpy as np
@@ -163,16 +162,6 @@ def _by_measure(records: Iterable[Measured]) -> dict[str, tuple[Measured, list[s
     return out
 
 
-def measured_done(plan: Plan, cache: Cache) -> set[str]:
-    """The ids of the plan's `Measured` records every answer of which has a stored value."""
-    out: set[str] = set()
-    for key, (_, answers) in _by_measure(plan.measured).items():
-        have = cache.measures(key, answers)
-        out.update(m.id for m in plan.measured if measure_key(m) == key
-                   and all(a in have for a in (*m.pairs.outputs_a, *m.pairs.outputs_b)))
-    return out
-
-
 ValuesOf = Callable[[str, list[str]], dict[str, float]]  # (measure key, answers) -> the values stored
 
 
@@ -242,12 +231,3 @@ def finished_results(prepared: Prepared, cache: Cache, table: MeasureTable | Non
         table = measure_table(plan.measured, cache.measures)
     results.update(measured_results(plan.measured, table))
     return results
-
-
-def done_ids(prepared: Prepared, cache: Cache | None) -> set[str]:
-    """The plan's finished tasks (answers read from the datasets always are, with or without a cache) and
-    complete `Measured` records: what `vibe plan` counts as done."""
-    plan = prepared.plan
-    providers = {p for p in {t.provider for t in plan.tasks} if is_recorded(p)}  # once per provider, not task
-    recorded = {t.id for t in plan.tasks if t.provider in providers}
-    return recorded if cache is None else recorded | cache.known(t.id for t in plan.tasks) | measured_done(plan, cache)
