@@ -153,3 +153,23 @@ def test_the_user_cache_keeps_its_most_recently_used_files(tmp_path: Path, monke
     assert sorted(p.name for p in kind.iterdir()) == ["p0", "p2", "p3"]  # the fourth file: p1, least used, goes
     user_cache.write_bytes("prepared", "p4", b"x" * 200)
     assert sorted(p.name for p in kind.iterdir()) == ["p3", "p4"]  # p4, p3 and p0 hold 300 bytes: over 250
+
+
+def test_a_view_of_the_plan_is_read_back_on_its_own_and_worked_out_again_with_it(tmp_path: Path) -> None:
+    """What a command shows of a plan (its outline) is kept beside the plan and read back without it while the
+    plan's inputs hold; a data row added makes both anew."""
+    spec = write_spec(tmp_path)
+    compute, calls = counting(spec)
+    views: list[int] = []
+
+    def tasks(prepared: Prepared) -> list[str]:
+        views.append(1)
+        return [t.id for t in prepared.plan.tasks]
+
+    first = prepared_memo.view(spec, None, compute, tasks, "ids")
+    assert prepared_memo.view(spec, None, compute, tasks, "ids") == first and calls == [1] and views == [1]
+    with (tmp_path / "data.jsonl").open("a") as fh:
+        fh.write(json.dumps({"id": "p9", "q": "a new question " + "x" * 28}) + "\n")
+    grown = prepared_memo.view(spec, None, compute, tasks, "ids")
+    assert len(grown) > len(first) and calls == [1, 1] and views == [1, 1]
+    assert prepared_memo.view(spec, None, compute, tasks, "ids") == grown and views == [1, 1]
