@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.records import Prepared
 
 EXIT_OK, EXIT_FAILED_TASKS, EXIT_USAGE = 0, 1, 2
 
@@ -43,7 +45,8 @@ class _NotStarted(Exception):
         self.problems, self.why = problems, why
 
 
-def _refuse_what_cannot_run(prepared: Any) -> None:
+def _refuse_what_cannot_run(prepared: Prepared) -> None:
+    """`start_run`'s check: a run that would fail here for want of an extra or an API key is refused."""
     from engine import readiness
 
     absent = readiness.missing_extras(prepared.spec)
@@ -96,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
                   f"answers (nothing is sent twice); `vibe batches {args.spec}` shows them, --cancel cancels them",
                   file=sys.stderr)
     elif status == EXIT_OK and not summary.endpoint_errors:
+        from dataclasses import replace
+
         ids = [t.id for t in final.plan.tasks]
         nothing_now = replace(summary, ran_now=0, cost=0.0, measured=type(summary.measured)())
         again = [_done(nothing_now, results.spec_name, run_dir), *said[1:]]  # as a run with nothing to do says it

@@ -70,26 +70,31 @@ def test_an_environment_variable_it_read_is_an_input(tmp_path: Path, monkeypatch
 
 
 def test_a_change_of_code_compiles_again_and_what_was_said_is_said_again(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plug-in module beside the spec stands for any code a plan is compiled with: its file edited (here only
+    its time moves on, as an edit or an upgrade moves it) compiles the plan again. Not one of vibe's own modules:
+    other tests, in other workers, keep plans on them at the same time."""
     spec = write_spec(tmp_path)
+    (tmp_path / "plan_helper_module.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
     calls: list[int] = []
 
     def compute() -> Prepared:
         calls.append(1)
+        import plan_helper_module  # noqa: F401  # imported while the plan compiles, as a plug-in's module is
+
         print("dataset 'd': 1 left out", file=sys.stderr)
         return pipeline._compiled(spec, None)
 
     prepared_memo.prepared(spec, None, compute)
     prepared_memo.prepared(spec, None, compute)
     assert calls == [1] and capsys.readouterr().err == "dataset 'd': 1 left out\n" * 2
-    plan_module = Path(sys.modules["engine.plan"].__file__ or "")
-    stat = plan_module.stat()
-    try:  # the module's file edited (here: only its time moves on, as an edit or an upgrade moves it)
-        os.utime(plan_module, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-        prepared_memo.prepared(spec, None, compute)
-    finally:
-        os.utime(plan_module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    helper = tmp_path / "plan_helper_module.py"
+    stat = helper.stat()
+    os.utime(helper, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    prepared_memo.prepared(spec, None, compute)
     assert calls == [1, 1]
+    sys.modules.pop("plan_helper_module", None)  # no other test keeps a plan on it
 
 
 def test_a_kept_plan_that_cannot_be_read_is_compiled_again(tmp_path: Path) -> None:
