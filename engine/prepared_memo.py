@@ -1,8 +1,8 @@
 """A compiled plan kept between commands: `vibe plan`, `vibe diff` and `vibe run` of a spec whose inputs did
 not change read back the prepared run (spec, items, plan) instead of reading the data and compiling again.
 
-What the plan was worked out from is recorded while it is worked out, not listed by hand, so a new input cannot
-be forgotten:
+What the plan was worked out from is recorded while it is worked out (`recorded_reads`), not listed by hand, so
+a new input cannot be forgotten:
 - every file opened (Python's `open` audit event: the spec, its data, persona profiles, labels files) and every
   dataset's source files (a Parquet reader opens them outside Python), each by the digest of its bytes, and every
   folder listed (a folder of agent logs; `os.listdir`/`os.scandir`, which a glob also calls) by its entries;

@@ -12,28 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_cli_imports import SPEC  # recorded answers, a metric judge: a run of seconds
 
 from engine import prepared_memo, recorded_reads, run_memo
 
 ROOT = Path(__file__).resolve().parent.parent
-
-SPEC = """\
-name: kept
-models:
-  a: {provider: recorded}
-  b: {provider: recorded}
-judges:
-  m: {kind: metric}
-datasets:
-  d:
-    source: {path: data.jsonl}
-    fields: {id: id, prompt: q, outputs: {a: a, b: b}, preference: winner}
-    labels: {source: human}
-vibes:
-  - {name: verbosity, low: short, high: long, metric: length_words}
-analyses:
-  vibecheck: {dataset: d, models: [a, b], judges: [m]}
-"""
 
 
 @pytest.fixture(autouse=True)
