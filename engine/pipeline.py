@@ -127,16 +127,6 @@ def finish_run(started: Started, cache_path: Path, *, quiet: bool = False,
         thaw()  # what the phases froze, in a process that may go on (tests, a notebook)
 
 
-def written_at(cache_path: Path, task_ids: list[str]) -> dict[str, float]:
-    """When the cache wrote each of these tasks (`Cache.written_at`); nothing when there is no cache file."""
-    from engine.execute.cache import Cache
-
-    if not cache_path.is_file():
-        return {}
-    with Cache(cache_path) as cache:
-        return cache.written_at(task_ids)
-
-
 def _run(prepared: Prepared, execution: Any, run_dir: Path, cache_path: Path, phases: Any, quiet: bool,
          report: bool) -> tuple[Any, Any, Prepared]:
     """`run_spec` once its plan is settled and its folder chosen: the summary, the results and the prepared run

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     finished (1 when some did not, 130 when interrupted). A run whose every input is as when the same command
     last finished has nothing to do (`engine.run_memo`): it says so and prints what that run printed."""
     from engine import prepared_memo, recorded_reads, run_memo
-    from engine.pipeline import default_cache_path, finish_run, start_run, written_at
+    from engine.pipeline import default_cache_path, finish_run, start_run
 
     cache = Path(args.cache) if args.cache else default_cache_path()
     try:
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     key = run_memo.name(args.spec, args.limit, run_dir, cache, [not args.no_report, execution.backend,
                                                                 execution.address])
     plan = prepared_memo.digest(args.spec, args.limit)
-    kept = run_memo.kept(key, plan, lambda ids: written_at(cache, ids))
+    kept = run_memo.kept(key, plan, lambda ids: _written_at(cache, ids))
     if kept is not None:
         print(f"nothing to do: {run_dir} holds the run of these same inputs (plan, cached answers, code and every "
               "file it read or wrote), left as it is; what that run said:", file=sys.stderr)
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         ids = [t.id for t in final.plan.tasks]
         nothing_now = replace(summary, ran_now=0, cost=0.0, measured=type(summary.measured)())
         again = [_done(nothing_now, results.spec_name, run_dir), *said[1:]]  # as a run with nothing to do says it
-        run_memo.keep(key, plan, reads, ids, written_at(cache, ids), {"said": again, "status": status})
+        run_memo.keep(key, plan, reads, ids, _written_at(cache, ids), {"said": again, "status": status})
     return status
 
 
@@ -129,6 +129,16 @@ def _done(summary: Any, spec_name: str, run_dir: Path) -> str:
     read = f"{summary.read:,} answers read from the data, " if summary.read else ""
     return (f"{spec_name}: {summary.done:,}/{summary.total:,} tasks done ({summary.ran_now:,} run now, {read}"
             f"{failed:,} not done){per_answer}, ${summary.cost:.4f} spent; outputs in {run_dir}")
+
+
+def _written_at(cache_path: Path, task_ids: list[str]) -> dict[str, float]:
+    """When the cache wrote each of these tasks (`Cache.written_at`); nothing when there is no cache file."""
+    from engine.execute.cache import Cache
+
+    if not cache_path.is_file():
+        return {}
+    with Cache(cache_path) as cache:
+        return cache.written_at(task_ids)
 
 
 def _status(summary: Any) -> int:
