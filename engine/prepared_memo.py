@@ -71,7 +71,7 @@ def prepared(spec_path: str | Path, limit: int | None, compute: Callable[[], Any
             _returned[name] = inputs["pickle"]
             return kept
     said = io.StringIO()
-    with recorded_reads.recorded(environ=True) as reads, _tee(said):
+    with recorded_reads.recorded(this_thread=True) as reads, _tee(said):
         value = compute()
         sources = [str(p) for ds in getattr(getattr(value, "spec", None), "datasets", {}).values()
                    for p in getattr(ds.source, "paths", ())]

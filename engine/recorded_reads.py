@@ -4,8 +4,9 @@ was: a new kind of input cannot be forgotten.
 
 Recorded: every file opened (Python's `open` audit event; written files too, so a page deleted since counts) and
 every folder listed (`os.listdir`/`os.scandir`, which a glob also calls), each by the digest of its bytes or of
-its entries; on request every environment variable read, by value; and the code, as every imported module's file
-by size and modification time. Files the import system and the user cache touch are left out."""
+its entries; for one thread's work, every environment variable it read, by value; and the code, as every
+imported module's file by size and modification time. Files the import system and the user cache touch are left
+out."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import contextlib
 import hashlib
 import os
 import sys
+import threading
 from collections.abc import Iterable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -24,9 +26,10 @@ _hooked: list[bool] = []
 
 
 class Reads:
-    """What one recording saw."""
+    """What one recording saw (`thread`: only that thread's reads; None: every thread's)."""
 
-    def __init__(self) -> None:
+    def __init__(self, thread: int | None = None) -> None:
+        self.thread = thread
         self.files: set[str] = set()
         self.listed: set[str] = set()  # folders whose entries were listed (a folder of logs, a glob's folder)
         self.env: set[str] = set()
@@ -44,17 +47,21 @@ class Reads:
 
 
 class _WatchedEnviron(MutableMapping[str, str]):
-    """`os.environ` as seen while recording: every read is noted, writes go through."""
+    """`os.environ` as seen while recording: every read by the recording thread is noted, writes go through."""
 
     def __init__(self, real: MutableMapping[str, str], reads: Reads):
         self.real, self.reads = real, reads
 
+    def _noted(self) -> bool:
+        return threading.get_ident() == self.reads.thread
+
     def __getitem__(self, key: str) -> str:
-        self.reads.env.add(key)
+        if self._noted():
+            self.reads.env.add(key)
         return self.real[key]
 
     def __contains__(self, key: object) -> bool:
-        if isinstance(key, str):
+        if isinstance(key, str) and self._noted():
             self.reads.env.add(key)
         return key in self.real
 
@@ -65,40 +72,45 @@ class _WatchedEnviron(MutableMapping[str, str]):
         del self.real[key]
 
     def __iter__(self) -> Iterator[str]:
-        self.reads.whole_env = True
+        self.reads.whole_env |= self._noted()
         return iter(self.real)
 
     def __len__(self) -> int:
-        self.reads.whole_env = True
+        self.reads.whole_env |= self._noted()
         return len(self.real)
 
     def copy(self) -> dict[str, str]:
-        self.reads.whole_env = True
+        self.reads.whole_env |= self._noted()
         return dict(self.real)
 
 
 def _on_audit(event: str, args: tuple[Any, ...]) -> None:
     if not _recordings or not args or not isinstance(args[0], str | bytes | os.PathLike):
         return
+    thread = threading.get_ident()
     if event == "open":
         for reads in _recordings:
-            reads.files.add(os.path.abspath(os.fsdecode(args[0])))
+            if reads.thread in (None, thread):
+                reads.files.add(os.path.abspath(os.fsdecode(args[0])))
     elif event in ("os.listdir", "os.scandir"):  # a file added to a folder that was read is a new input
         for reads in _recordings:
-            reads.listed.add(os.path.abspath(os.fsdecode(args[0])))
+            if reads.thread in (None, thread):
+                reads.listed.add(os.path.abspath(os.fsdecode(args[0])))
 
 
 @contextlib.contextmanager
-def recorded(environ: bool = False) -> Iterator[Reads]:
-    """Record what the body reads; `environ`: its environment variables too (`os.environ` is then watched,
-    which only a short piece of work in one thread should ask for)."""
-    reads = Reads()
+def recorded(this_thread: bool = False) -> Iterator[Reads]:
+    """Record what the body reads: by every thread (a run's, whose pages are written beside its work), or with
+    `this_thread` by this thread alone, with the environment variables it reads (`os.environ` is then watched:
+    for a short piece of work in one thread, such as compiling a plan; a server or a cluster left running in the
+    process reads files and the environment as it pleases, and those reads are not the work's inputs)."""
+    reads = Reads(threading.get_ident() if this_thread else None)
     if not _hooked:
         sys.addaudithook(_on_audit)
         _hooked.append(True)
     real = os.environ
     _recordings.append(reads)
-    if environ:  # a view over the same environment, not a new one (B003's worry): writes reach the real one
+    if this_thread:  # a view over the same environment, not a new one (B003's worry): writes reach the real one
         os.environ = _WatchedEnviron(real, reads)  # type: ignore[assignment]  # noqa: B003
     try:
         yield reads

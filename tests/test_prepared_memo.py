@@ -178,3 +178,25 @@ def test_a_view_of_the_plan_is_read_back_on_its_own_and_worked_out_again_with_it
     grown = prepared_memo.view(spec, None, compute, tasks, "ids")
     assert len(grown) > len(first) and calls == [1, 1] and views == [1, 1]
     assert prepared_memo.view(spec, None, compute, tasks, "ids") == grown and views == [1, 1]
+
+
+def test_only_the_compiling_threads_reads_are_inputs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A server or a cluster left running in the process reads files and the environment as it pleases: its
+    reads, even of the whole environment, are not the compilation's inputs (they had made a plan depend on every
+    variable)."""
+    import threading
+
+    from engine import recorded_reads
+
+    monkeypatch.setenv("VIBE_READ_HERE", "1")
+    (tmp_path / "here.txt").write_text("read by the compilation")
+    (tmp_path / "there.txt").write_text("read by a server")
+    with recorded_reads.recorded(this_thread=True) as reads:
+        elsewhere = threading.Thread(target=lambda: (dict(os.environ), os.environ.get("VIBE_READ_THERE"),
+                                                     (tmp_path / "there.txt").read_text()))
+        elsewhere.start()
+        elsewhere.join()
+        os.environ.get("VIBE_READ_HERE")
+        (tmp_path / "here.txt").read_text()
+    assert reads.env == {"VIBE_READ_HERE"} and not reads.whole_env
+    assert list(reads.consulted()) == [str(tmp_path / "here.txt")]
