@@ -124,7 +124,6 @@ def _diff(args: argparse.Namespace) -> int:
         from engine.plan_view import outline_of
         from engine.review import prepared_at
 
-
         with spec_at_revision(args.git, path) as then:
             base = outline_of(prepared_at(then, labels[0]))
         data_changed, base_doc = then.data_changed, then.document(base.document)

@@ -58,14 +58,8 @@ def prepared(spec_path: str | Path, limit: int | None, compute: Callable[[], Any
     name = _name(spec_path, limit)
     inputs = user_cache.read(KIND, name)
     if inputs is not None and _unchanged(inputs):
-        try:
-            with timings.phase("read the plan kept from the last command"):
-                data = user_cache.read_bytes(KIND, f"{name}.pickle") or b""
-                # another command may have kept a newer plan since these inputs were written: only the one they
-                # describe is read
-                kept = _loads(data) if hashlib.sha256(data).hexdigest() == inputs.get("pickle") else None
-        except Exception:  # a kept plan that cannot be read back (a class renamed, a file cut short) is a miss
-            kept = None
+        with timings.phase("read the plan kept from the last command"):
+            kept = _read_pickle(f"{name}.pickle", inputs.get("pickle"))
         if kept is not None:
             sys.stderr.write(inputs.get("said", ""))
             _returned[name] = inputs["pickle"]
@@ -76,15 +70,12 @@ def prepared(spec_path: str | Path, limit: int | None, compute: Callable[[], Any
         sources = [str(p) for ds in getattr(getattr(value, "spec", None), "datasets", {}).values()
                    for p in getattr(ds.source, "paths", ())]
     files = reads.consulted(sources)
-    try:
-        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, TypeError, AttributeError):  # a value that cannot be kept is compiled each time
+    digest = _write_pickle(f"{name}.pickle", value)
+    if digest is None:  # a value that cannot be kept is compiled each time
         return value
-    _returned[name] = hashlib.sha256(data).hexdigest()
-    user_cache.write_bytes(KIND, f"{name}.pickle", data)
+    _returned[name] = digest
     user_cache.write(KIND, name, {"env": _env_state(reads), "whole_env": reads.whole_env, "files": files,
-                                  "code": recorded_reads.code_stamps(), "said": said.getvalue(),
-                                  "pickle": _returned[name]})
+                                  "code": recorded_reads.code_stamps(), "said": said.getvalue(), "pickle": digest})
     return value
 
 
@@ -100,25 +91,17 @@ def view(spec_path: str | Path, limit: int | None, compute: Callable[[], Any], o
     kept = inputs.get("views", {}).get(view_name) if isinstance(inputs, dict) else None
     if inputs is not None and kept is not None and _unchanged(inputs) and user_cache.stamps_hold(kept["code"]):
         with timings.phase("read the plan kept from the last command"):
-            data = user_cache.read_bytes(KIND, f"{name}.{view_name}.pickle") or b""
-            try:
-                value = _loads(data) if hashlib.sha256(data).hexdigest() == kept["pickle"] else None
-            except Exception:  # as for the prepared run: unreadable is a miss
-                value = None
+            value = _read_pickle(f"{name}.{view_name}.pickle", kept["pickle"])
         if value is not None:
             sys.stderr.write(inputs.get("said", ""))
             return value
     value = of(prepared(spec_path, limit, compute))
     inputs = user_cache.read(KIND, name)  # the record `prepared` just read or wrote, if it kept the run
     if isinstance(inputs, dict) and inputs.get("pickle") == _returned.get(name):
-        try:
-            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        except (pickle.PicklingError, TypeError, AttributeError):
-            return value
-        user_cache.write_bytes(KIND, f"{name}.{view_name}.pickle", data)
-        inputs.setdefault("views", {})[view_name] = {"pickle": hashlib.sha256(data).hexdigest(),
-                                                     "code": recorded_reads.code_stamps()}
-        user_cache.write(KIND, name, inputs)
+        digest = _write_pickle(f"{name}.{view_name}.pickle", value)
+        if digest is not None:
+            inputs.setdefault("views", {})[view_name] = {"pickle": digest, "code": recorded_reads.code_stamps()}
+            user_cache.write(KIND, name, inputs)
     return value
 
 
@@ -132,16 +115,34 @@ def digest(spec_path: str | Path, limit: int | None) -> str | None:
     return _returned.get(_name(spec_path, limit))
 
 
-def _loads(data: bytes) -> Any:
-    """The kept plan, unpickled with the cycle collector paused: tens of thousands of new objects would set it
-    off over and over to find no garbage (half the time of reading a 10,000-task plan)."""
+def _read_pickle(file: str, digest: str | None) -> Any:
+    """The value pickled in `file` if its bytes are the ones `digest` names (another command may have kept a
+    newer one since the record was written: only the one it describes is read), else None; also None where it
+    cannot be read back (a class renamed, a file cut short). Unpickled with the cycle collector paused: tens of
+    thousands of new objects would set it off over and over to find no garbage (half the time of reading a
+    10,000-task plan)."""
+    data = user_cache.read_bytes(KIND, file) or b""
+    if hashlib.sha256(data).hexdigest() != digest:
+        return None
     paused = gc.isenabled()
     gc.disable()
     try:
         return pickle.loads(data)
+    except Exception:
+        return None
     finally:
         if paused:
             gc.enable()
+
+
+def _write_pickle(file: str, value: Any) -> str | None:
+    """Keep `value` pickled in `file`; the digest of its bytes, or None where it cannot be pickled."""
+    try:
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
+    user_cache.write_bytes(KIND, file, data)
+    return hashlib.sha256(data).hexdigest()
 
 
 class _Tee(io.TextIOBase):

@@ -18,7 +18,7 @@ from engine.diff import Revision, diff_plans, git_toplevel, spec_at_revision, to
 from engine.pipeline import prepare
 from engine.plan import PlanError
 from engine.plan_outline import Outline
-from engine.plan_view import outline_of
+from engine.plan_view import outline, outline_of
 from engine.records import Prepared
 from engine.spec.problems import SpecError
 
@@ -61,8 +61,8 @@ def _section(status: str, path: str, base: str, root: Path) -> str:
     where = root / path
     try:
         if status == "A":
-            new = prepare(where)
-            return to_markdown(diff_plans({}, _EMPTY, new.spec.document, outline_of(new)), "(none)", path)
+            new = outline(where)
+            return to_markdown(diff_plans({}, _EMPTY, new.document, new), "(none)", path)
         if status == "D":
             with spec_at_revision(base, where) as then:
                 old = prepared_at(then, f"{path}@{base}")
@@ -70,9 +70,8 @@ def _section(status: str, path: str, base: str, root: Path) -> str:
                                "(removed)")
         with spec_at_revision(base, where) as then:
             old = prepared_at(then, f"{path}@{base}")
-        new = prepare(where)
-        return to_markdown(diff_plans(then.document(old.spec.document), outline_of(old), new.spec.document,
-                                      outline_of(new)),
+        new = outline(where)
+        return to_markdown(diff_plans(then.document(old.spec.document), outline_of(old), new.document, new),
                            f"{path}@{base}", path, then.data_changed)
     except (SpecError, DatasetError, PlanError, FileNotFoundError) as exc:
         what = {"A": "new", "D": "removed", "M": "changed"}[status]
