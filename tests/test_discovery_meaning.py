@@ -79,7 +79,7 @@ def test_a_behaviour_said_eight_ways_is_found_and_its_typical_sentences_are_the_
     pairs. Discovery by meaning proposes one vibe of y's whose examples are the planted wordings, which counts
     them on the pairs that carry one and on no other pair; discovery chooses it."""
     pairs, carries = _planted(_answers(shared_data, 120), y=REASSURANCES)
-    found = meaning.meaning_candidates(pairs, "x", "y", seed=0)
+    found = meaning.meaning_candidates(pairs, "x", "y")
     mine = [vibe for vibe, side in found if side == "y"]
     assert mine, found
     examples = sentence_meaning.parse(str(mine[0].metric))[1]
@@ -95,7 +95,7 @@ def test_two_behaviours_on_different_sides_get_two_vibes(shared_data: Path) -> N
     """A reassurance opening y's answers and a closing summary ending x's, each in eight wordings: two vibes,
     one of each side, each of its own behaviour's sentences."""
     pairs, _ = _planted(_answers(shared_data, 120), y=REASSURANCES, x=SUMMARIES)
-    found = meaning.meaning_candidates(pairs, "x", "y", seed=0)
+    found = meaning.meaning_candidates(pairs, "x", "y")
     by_side = {side: sentence_meaning.parse(str(vibe.metric))[1] for vibe, side in reversed(found)}
     assert set(by_side) == {"x", "y"}, found
     assert sum(e in SUMMARIES for e in by_side["x"]) >= 5 and not set(by_side["x"]) & set(REASSURANCES)
@@ -108,6 +108,48 @@ def test_nothing_is_proposed_between_sides_that_differ_in_nothing(shared_data: P
     pairs, _ = _planted(_answers(shared_data, 120))
     chosen = statistical.discover(pairs, "x", "y", 10, sentences=True)
     assert not [c for c in chosen if c.origin.startswith("sentence meaning:")]
+
+
+def test_past_its_sample_discovery_reads_and_screens_only_the_sampled_pairs_sentences(
+        shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With more training pairs than the sample holds (160 against 80 here), the measures of meaning are learned,
+    screened and compared on the sample alone: no sentence of any other pair is embedded, so their cost stops
+    growing with the data, and the planted reassurance is still chosen."""
+    import engine.api.embeddings
+    import engine.embeddings
+
+    monkeypatch.setattr(meaning, "MAX_PAIRS", 80)
+    pairs, _ = _planted(_answers(shared_data, 160), y=REASSURANCES)
+    read = meaning.sample_rows(pairs, seed=0)
+    assert len(read) == 80 and read == sorted(read)
+    sampled = {s for i in read for text in (pairs[i].output_a, pairs[i].output_b) for s in sentence_meaning.split(text)}
+    embedded: set[str] = set()
+    real = engine.embeddings.embed
+
+    def spy(texts: list[str], *args: object, **kwargs: object) -> np.ndarray:
+        embedded.update(texts)
+        return real(texts, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine.embeddings, "embed", spy)
+    monkeypatch.setattr(engine.api.embeddings, "embed", spy)
+    chosen = statistical.discover(pairs, "x", "y", 10, sentences=True)
+    assert any(c.origin == "sentence meaning:y" for c in chosen), [c.origin for c in chosen]
+    assert embedded and embedded <= sampled | set(REASSURANCES)
+
+
+def test_selection_compares_a_candidate_on_the_pairs_it_was_measured_on() -> None:
+    """A column measured on half the pairs (NaN on the rest) that matches the sides on every pair it was measured
+    on is chosen before one measured everywhere that matches three in four; a column equal to a chosen one on
+    the pairs both were measured on is a near-copy, and is skipped."""
+    from engine.builtin_plugins.methods.vibecheck.discovery.selection import select, too_similar
+
+    n = 40
+    everywhere = np.where(np.arange(n) % 4 == 0, -1.0, 1.0)
+    sampled = np.where(np.arange(n) < n // 2, 1.0, np.nan)
+    assert select({"everywhere": everywhere, "sampled": sampled}, None, 1) == ["sampled"]
+    part = np.where(np.arange(n) < 30, everywhere, np.nan)
+    assert too_similar(everywhere, part) and not too_similar(everywhere, sampled)  # constant where both are
+    assert len(select({"everywhere": everywhere, "part": part}, None, 2)) == 1
 
 
 @pytest.mark.slow

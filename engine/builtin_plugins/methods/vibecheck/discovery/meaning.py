@@ -2,7 +2,8 @@
 in each answer ("explains with an analogy", "reassures the user") shares no phrase a lexicon could mine, but its
 sentences lie near one another among MiniLM's sentence embeddings.
 
-How they are found, on the training pairs alone (a seeded sample of at most `MAX_PAIRS`, whole conversations):
+How they are found, on the training pairs alone (a seeded sample of at most `MAX_PAIRS`, whole conversations,
+`sample_rows`: the same sample they are then screened and compared on, so their cost stops growing with the data):
 1. Every answer is cut into sentences (`sentence_meaning.split`) and each distinct sentence embedded once.
 2. Each sentence is tried as a seed: an answer's count is the number of its sentences within cosine `SEED_COSINE`
    of the seed, and a pair's verdict the sign of the difference of the two answers' counts. The seeds whose
@@ -40,7 +41,11 @@ MAX_PAIRS = 400  # training pairs whose sentences are read (a seeded sample beyo
 SEED_COSINE = 0.5  # how near a sentence must be to a seed to count for it
 SEED_Z = 2.0  # a seed's sign-test z from which it is over-used by one side
 MAX_SEEDS = 400  # the most over-used seeds grouped per side
-GROUP_COSINE = 0.1  # average cosine within a group of seeds: one behaviour's wordings
+# average cosines within a group of seeds at which the tree of over-used seeds is cut, each cut's groups a candidate:
+# MiniLM puts one behaviour's wordings at 0.15–0.33 of one another on average and two behaviours' at about 0.15, so
+# the loose cut joins a behaviour's far-apart wordings and the tight one keeps apart two behaviours the loose
+# one joins (selection then chooses among them)
+GROUP_COSINES = (0.1, 0.2)
 MIN_GROUP = 2  # seeds a group needs (one sentence alone is a phrase a lexicon finds)
 EXAMPLES = 8
 THRESHOLDS = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)  # the cosines a measure's threshold is chosen from
@@ -49,10 +54,11 @@ MAX_CANDIDATES = 12
 _CHUNK = 2048  # seed rows compared at a time (a 2,048 × sentences block of cosines)
 
 
-def sample(pairs: Sequence[TrainingPair], seed: int) -> list[TrainingPair]:
-    """At most `MAX_PAIRS` of the pairs, whole units (a conversation's turns together), drawn with `seed`."""
+def sample_rows(pairs: Sequence[TrainingPair], seed: int) -> list[int]:
+    """The rows of at most `MAX_PAIRS` of the pairs, whole units (a conversation's turns together), drawn with
+    `seed`, in order."""
     if len(pairs) <= MAX_PAIRS:
-        return list(pairs)
+        return list(range(len(pairs)))
     unit_of = stats.cluster_index([p.unit or i for i, p in enumerate(pairs)])
     order = np.random.default_rng(seed).permutation(int(unit_of.max()) + 1)
     chosen: list[int] = []
@@ -62,17 +68,16 @@ def sample(pairs: Sequence[TrainingPair], seed: int) -> list[TrainingPair]:
     for u in order.tolist():
         if len(chosen) + len(by_unit[u]) <= MAX_PAIRS:
             chosen += by_unit[u]
-    return [pairs[i] for i in sorted(chosen)]
+    return sorted(chosen)
 
 
-def meaning_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str,
-                       seed: int = 0) -> list[tuple[Vibe, str]]:
-    """Each candidate vibe with the side whose answers over-use it (`model_a` or `model_b`)."""
+def meaning_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str) -> list[tuple[Vibe, str]]:
+    """Each candidate vibe learned from every sentence of `pairs` (the sample, `sample_rows`), with the side whose
+    answers over-use it (`model_a` or `model_b`)."""
     from scipy import sparse
 
     from engine.api.embeddings import embed
 
-    pairs = sample(pairs, seed)
     n = len(pairs)
     pieces = [sentence_meaning.split(p.output_a) for p in pairs] + [sentence_meaning.split(p.output_b) for p in pairs]
     distinct = list(dict.fromkeys(s for sentences in pieces for s in sentences))
@@ -104,11 +109,20 @@ def meaning_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str
     return [(vibe, model) for _, vibe, model in found[:MAX_CANDIDATES]]
 
 
-def columns(metric: str, pairs: Sequence[TrainingPair]) -> tuple[np.ndarray, np.ndarray]:
+def columns(metric: str, pairs: Sequence[TrainingPair],
+            rows: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A measure's (verdicts, strengths) on the pairs as the metric judge gives them (`pairs.metric_columns`),
-    measured here, in this process, where the sentences discovery embedded are at hand."""
-    values = sentence_meaning.counts(metric, [p.output_a for p in pairs] + [p.output_b for p in pairs])
-    return judged(values[:len(pairs)], values[len(pairs):])
+    measured here, in this process, where the sentences discovery embedded are at hand. With `rows` (the sample
+    whose sentences discovery read), measured on those pairs alone and NaN on the others: the screen's sign test
+    counts only the pairs measured, and selection compares a candidate on the pairs it was measured on."""
+    measured = [pairs[i] for i in rows] if rows is not None else pairs
+    values = sentence_meaning.counts(metric, [p.output_a for p in measured] + [p.output_b for p in measured])
+    verdicts, strengths = judged(values[:len(measured)], values[len(measured):])
+    if rows is None:
+        return verdicts, strengths
+    out = np.full((2, len(pairs)), np.nan)
+    out[:, list(rows)] = verdicts, strengths
+    return out[0], out[1]
 
 
 def _lean(counted: np.ndarray, n: int) -> np.ndarray:
@@ -121,16 +135,21 @@ def _lean(counted: np.ndarray, n: int) -> np.ndarray:
 
 def _groups(vectors: np.ndarray) -> list[np.ndarray]:
     """Rows of `vectors` in groups by average linkage on cosine distance, cut where the average cosine between two
-    groups falls under `GROUP_COSINE`; groups of at least `MIN_GROUP`, largest first."""
+    groups falls under each of `GROUP_COSINES` (a group both cuts make, once); groups of at least `MIN_GROUP`,
+    largest first."""
     if len(vectors) < MIN_GROUP:
         return []
     from scipy.cluster.hierarchy import fcluster, linkage
 
     distances = np.clip(1.0 - vectors @ vectors.T, 0.0, 2.0)
-    condensed = distances[np.triu_indices(len(vectors), k=1)]
-    labels = fcluster(linkage(condensed, method="average"), t=1.0 - GROUP_COSINE, criterion="distance")
-    groups = [np.flatnonzero(labels == label) for label in np.unique(labels)]
-    return sorted((g for g in groups if len(g) >= MIN_GROUP), key=len, reverse=True)
+    tree = linkage(distances[np.triu_indices(len(vectors), k=1)], method="average")
+    groups: dict[tuple[int, ...], np.ndarray] = {}
+    for cosine in GROUP_COSINES:
+        labels = fcluster(tree, t=1.0 - cosine, criterion="distance")
+        for label in np.unique(labels):
+            members = np.flatnonzero(labels == label)
+            groups.setdefault(tuple(members.tolist()), members)
+    return sorted((g for g in groups.values() if len(g) >= MIN_GROUP), key=len, reverse=True)
 
 
 def _examples(sentences: list[str], vectors: np.ndarray) -> tuple[list[str], np.ndarray]:

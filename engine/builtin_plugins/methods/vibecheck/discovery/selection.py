@@ -1,5 +1,9 @@
 """Choosing among the candidates that passed the screen: greedy forward selection of the ones that best explain
-which model wrote an answer and which one people preferred, skipping near-duplicates of those chosen."""
+which model wrote an answer and which one people preferred, skipping near-duplicates of those chosen.
+
+A candidate measured on a sample of the pairs only (NaN on the others) is compared on the pairs every column of
+the fit was measured on: the mean log-likelihood per pair of a random sample estimates the same quantity as that
+of all the pairs, so candidates measured on different numbers of pairs compete on one scale."""
 
 from __future__ import annotations
 
@@ -47,7 +51,7 @@ def select(features: dict[str, np.ndarray], a_preferred: np.ndarray | None, max_
     `a_preferred` holds 1/0 per pair and NaN where a pair has no label; the preference part of the signal
     starts from the length covariate, as the preference regression does, so a candidate earns its place
     by what it adds to length."""
-    names = [n for n, s in features.items() if np.any(s)]
+    names = [n for n, s in features.items() if np.nansum(np.abs(s)) > 0]
     chosen: list[str] = []
     n = len(next(iter(features.values()))) if features else 0
     labelled = np.flatnonzero(~np.isnan(a_preferred)) if a_preferred is not None else np.array([], dtype=int)
@@ -58,9 +62,11 @@ def select(features: dict[str, np.ndarray], a_preferred: np.ndarray | None, max_
             if name in chosen or any(too_similar(features[name], features[c]) for c in chosen):
                 continue
             x = np.column_stack([features[c] for c in [*chosen, name]])
-            gain = _matching_loglik(x)
-            if len(labelled) and a_preferred is not None:
-                gain += _fit_loglik(np.column_stack([base, x])[labelled], a_preferred[labelled])
+            measured = np.isfinite(x).all(axis=1)
+            gain = _matching_loglik(x[measured])
+            rows = labelled[measured[labelled]]
+            if len(rows) and a_preferred is not None:
+                gain += _fit_loglik(np.column_stack([base, x])[rows], a_preferred[rows])
             if gain > best_gain:
                 best, best_gain = name, gain
         if best is None:
@@ -70,6 +76,9 @@ def select(features: dict[str, np.ndarray], a_preferred: np.ndarray | None, max_
 
 
 def too_similar(a: np.ndarray, b: np.ndarray) -> bool:
-    if a.std() == 0 or b.std() == 0:
+    """Correlated beyond `MAX_CORRELATION` on the pairs both were measured on."""
+    both = np.isfinite(a) & np.isfinite(b)
+    a, b = a[both], b[both]
+    if len(a) < 2 or a.std() == 0 or b.std() == 0:
         return False
     return abs(float(np.corrcoef(a, b)[0, 1])) > MAX_CORRELATION

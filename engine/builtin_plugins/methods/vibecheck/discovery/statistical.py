@@ -10,7 +10,9 @@ Candidates are interpretable properties of a single response:
   training answers, each cluster a vibe defined by example answers (the members nearest its centroid at the
   high end, the non-members nearest theirs at the low end) and described by its most over-used terms; and
   measures of what sentences mean: groups of sentences one side over-uses, in any wording (`meaning`), each
-  measured by the metric judge as a count of an answer's sentences near the group's examples.
+  measured by the metric judge as a count of an answer's sentences near the group's examples. These are learned,
+  screened and compared on one seeded sample of the training pairs (`meaning.sample_rows`): every sentence read
+  is embedded, and embedding them all would cost more than the rest of discovery together.
 Each candidate is scored per pair exactly as its judge will score it: metrics and lexicons as the metric
 judge does (the sign of A − B beyond a relative tolerance), clusters as the embedding judge does with its
 default margin. Only the training split is used. Clusters are found without the labels (which model wrote
@@ -365,9 +367,10 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
     final = [c for c in candidates(pairs, model_a, model_b, corpus) if c.vibe.metric not in exclude_metrics]
     if clusters:
         final += [c for c in cluster_candidates(pairs, model_a, model_b, seed) if c.one_sided()]
+    read = meaning.sample_rows(pairs, seed) if sentences else []
     if sentences:
         final += [Candidate(vibe, f"sentence meaning:{model}")
-                  for vibe, model in meaning.meaning_candidates(pairs, model_a, model_b, seed)]
+                  for vibe, model in meaning.meaning_candidates([pairs[i] for i in read], model_a, model_b)]
     verdicts: dict[str, np.ndarray] = {}
     features: dict[str, np.ndarray] = {}
     measured = metric_columns([str(c.vibe.metric) for c in final if c.origin == "metric"], pairs, store)
@@ -376,8 +379,8 @@ def discover(pairs: Sequence[TrainingPair], model_a: str, model_b: str, max_vibe
             verdicts[c.vibe.name], features[c.vibe.name] = measured[str(c.vibe.metric)]
         elif c.origin == "embedding cluster":
             verdicts[c.vibe.name], features[c.vibe.name] = judged_columns(c.vibe, pairs)
-        elif c.origin.startswith("sentence meaning:"):
-            verdicts[c.vibe.name], features[c.vibe.name] = meaning.columns(str(c.vibe.metric), pairs)
+        elif c.origin.startswith("sentence meaning:"):  # on the sample whose sentences were read, NaN elsewhere
+            verdicts[c.vibe.name], features[c.vibe.name] = meaning.columns(str(c.vibe.metric), pairs, read)
     own_side = {c.vibe.name: 1 if c.origin == f"phrases:{model_a}" else -1 for c in final
                 if c.origin.startswith("phrases:")}
     for name, (column, verdict) in crossfit_lexicon_scores(pairs, model_a, model_b, seed, corpus).items():
