@@ -29,7 +29,7 @@ from scale import MEASURED, arena_pool, tree_rss_mb
 from sizes import pick
 
 ROOT = Path(__file__).resolve().parents[1]
-TRAINING = pick({10_000: 5_000, 100_000: 10_000}, {10_000: 30, 100_000: 40})  # pairs of the spec -> training pairs
+TRAINING = pick({10_000: 5_000, 100_000: 10_000}, {10_000: 12, 100_000: 16})  # pairs of the spec -> training pairs
 
 
 def training_pairs(n: int) -> list:

@@ -9,8 +9,9 @@ How they are found, on the training pairs alone (a seeded sample of at most `MAX
    of the seed, and a pair's verdict the sign of the difference of the two answers' counts. The seeds whose
    verdicts lean one way (a sign test's z of at least `SEED_Z`) are the sentences over-used by one side.
    Both answers of a pair reply to one prompt, so sentences about its topic sit on both sides and cancel.
-3. The over-used seeds of each side are grouped by average-linkage clustering on cosine distance, cut at
-   cosine `GROUP_COSINE`: the several wordings of one behaviour fall in one group, two behaviours in two.
+3. The over-used seeds of each side are grouped by average-linkage clustering on cosine distance, the tree cut
+   at each of `GROUP_COSINES`: the several wordings of one behaviour fall in one group of the loose cut, and two
+   behaviours the loose cut joins fall apart in the tight one; each group is a candidate.
 4. A group's candidate is the measure `sentences:<threshold>|<examples>` (`sentence_meaning`): its examples are
    the group's `EXAMPLES` sentences nearest the group's mean direction, one per wording (`SAME_WORDING`), and an
    answer's value is how many of its sentences lie within the threshold of the examples' mean direction. The
