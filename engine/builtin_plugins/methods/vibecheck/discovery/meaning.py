@@ -43,9 +43,9 @@ SEED_COSINE = 0.5  # how near a sentence must be to a seed to count for it
 SEED_Z = 2.0  # a seed's sign-test z from which it is over-used by one side
 MAX_SEEDS = 400  # the most over-used seeds grouped per side
 # average cosines within a group of seeds at which the tree of over-used seeds is cut, each cut's groups a candidate:
-# MiniLM puts one behaviour's wordings at 0.15–0.33 of one another on average and two behaviours' at about 0.15, so
-# the loose cut joins a behaviour's far-apart wordings and the tight one keeps apart two behaviours the loose
-# one joins (selection then chooses among them)
+# MiniLM puts one behaviour's wordings at 0.15–0.33 of one another on average and two behaviours' at 0.15–0.19, so
+# the loose cut joins a behaviour's far-apart wordings and the tight one keeps apart most pairs of behaviours the
+# loose one joins (selection then chooses among them)
 GROUP_COSINES = (0.1, 0.2)
 MIN_GROUP = 2  # seeds a group needs (one sentence alone is a phrase a lexicon finds)
 EXAMPLES = 8
