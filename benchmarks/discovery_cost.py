@@ -17,6 +17,7 @@ memory with them at 100,000 pairs)
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -29,7 +30,7 @@ from scale import MEASURED, arena_pool, tree_rss_mb
 from sizes import pick
 
 ROOT = Path(__file__).resolve().parents[1]
-TRAINING = pick({10_000: 5_000, 100_000: 10_000}, {10_000: 12, 100_000: 16})  # pairs of the spec -> training pairs
+TRAINING = pick({10_000: 5_000, 100_000: 10_000}, {10_000: 12, 100_000: 12})  # pairs of the spec -> training pairs
 
 
 def training_pairs(n: int) -> list:
@@ -59,8 +60,10 @@ def child(n: int, sentences: bool) -> None:
     print(json.dumps({"seconds": time.perf_counter() - start, "chosen": [c.origin for c in chosen]}))
 
 
+@functools.cache
 def measure(n: int, sentences: bool) -> tuple[float, float, list[str]]:
-    """`child` in a process of its own: (wall seconds of discovery, peak MB of its process tree, origins chosen)."""
+    """`child` in a process of its own: (wall seconds of discovery, peak MB of its process tree, origins chosen);
+    once per size (the smoke run reads as many pairs for both spec sizes)."""
     code = f"import sys; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); import discovery_cost; " \
            f"discovery_cost.child({n}, {sentences})"
     process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
