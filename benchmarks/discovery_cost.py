@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import functools
 import json
-import math
-import random
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from scale import MEASURED, arena_pool, tree_rss_mb
+from scale import MEASURED, arena_pool, drawn_pairs, tree_rss_mb
 from sizes import pick
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,18 +32,10 @@ TRAINING = pick({10_000: 5_000, 100_000: 10_000}, {10_000: 12, 100_000: 12})  # 
 
 
 def training_pairs(n: int) -> list:
-    """n pairs drawn as `scale.write_pairs` draws a spec's pairs, as discovery reads them."""
+    """n pairs drawn as `scale.py` draws a spec's pairs, as discovery reads them."""
     from engine.builtin_plugins.methods.vibecheck.discovery.pairs import TrainingPair
 
-    questions, a, b = arena_pool()
-    rng = random.Random(n)
-    out = []
-    for _ in range(n):
-        x, y = rng.choice(a), rng.choice(b)
-        tilt = (len(x.split()) - len(y.split())) / 100
-        rng.choice(questions)
-        out.append(TrainingPair(x, y, rng.random() < 1 / (1 + math.exp(-tilt))))
-    return out
+    return [TrainingPair(x, y, a_wins) for _, x, y, a_wins in drawn_pairs(n, arena_pool())]
 
 
 def child(n: int, sentences: bool) -> None:

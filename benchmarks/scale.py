@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from sizes import pick
@@ -83,18 +84,24 @@ def arena_pool() -> tuple[list[str], list[str], list[str]]:
     return questions, a, b
 
 
-def write_pairs(folder: Path, n: int, pool: tuple[list[str], list[str], list[str]]) -> Path:
+def drawn_pairs(n: int, pool: tuple[list[str], list[str], list[str]]) -> Iterator[tuple[str, str, str, bool]]:
+    """n pairs (prompt, answer A, answer B, whether A wins), drawn with the seed n: the answers with replacement
+    from the pool's two columns, the prompt from its questions, the label tilted by length."""
     rng = random.Random(n)
     questions, a, b = pool
+    for _ in range(n):
+        x, y = rng.choice(a), rng.choice(b)
+        tilt = (len(x.split()) - len(y.split())) / 100
+        yield rng.choice(questions), x, y, rng.random() < 1 / (1 + math.exp(-tilt))
+
+
+def write_pairs(folder: Path, n: int, pool: tuple[list[str], list[str], list[str]]) -> Path:
     path = folder / "pairs.csv"
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(["id", "prompt", "a", "b", "preference"])
-        for i in range(n):
-            x, y = rng.choice(a), rng.choice(b)
-            tilt = (len(x.split()) - len(y.split())) / 100
-            writer.writerow([f"p{i}", rng.choice(questions), x, y, "a" if rng.random() < 1 / (1 + math.exp(-tilt))
-                             else "b"])
+        for i, (prompt, x, y, a_wins) in enumerate(drawn_pairs(n, pool)):
+            writer.writerow([f"p{i}", prompt, x, y, "a" if a_wins else "b"])
     (folder / "spec.yaml").write_text(SPEC.format(n=n, vibes=", ".join(vibe_names())), encoding="utf-8")
     return path
 
