@@ -51,6 +51,11 @@ MIN_GROUP = 2  # seeds a group needs (one sentence alone is a phrase a lexicon f
 EXAMPLES = 8
 THRESHOLDS = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)  # the cosines a measure's threshold is chosen from
 SAME_WORDING = 0.85  # examples nearer each other than this are one wording (with a word or two around it)
+# average cosine within which over-used seeds are one wording when wordings are joined by what the answers show
+# (`_substitutes`): one wording glued to a heading, a citation mark or a table row lies at 0.70–0.96 of it, two
+# wordings of one behaviour at most about 0.6
+SAME_WORDING_COSINE = 0.65
+SUBSTITUTE_P = 0.01  # how unlikely two groups of wordings' overlap in answers must be, by chance, to join them
 MAX_CANDIDATES = 12
 _CHUNK = 2048  # seed rows compared at a time (a 2,048 × sentences block of cosines)
 
@@ -100,8 +105,13 @@ def meaning_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str
     found: list[tuple[float, Vibe, str]] = []
     for side, model, other in ((1, model_a, model_b), (-1, model_b, model_a)):
         over = np.flatnonzero(side * z >= SEED_Z)
-        over = over[np.argsort(-side * z[over])][:MAX_SEEDS]
-        for group in _groups(vectors[over]):
+        over = over[np.argsort(-side * z[over])][:MAX_SEEDS]  # most over-used first
+        if len(over) < MIN_GROUP:
+            continue
+        tree = _tree(vectors[over])
+        near = sparse.csr_matrix(vectors[over] @ vectors.T >= SEED_COSINE) @ incidence
+        carriers = (near[:, :n] if side == 1 else near[:, n:]).toarray() > 0  # seed × the side's answers
+        for group in _groups(tree) + _substitutes(tree, carriers):
             examples, direction = _examples([distinct[i] for i in over[group]], vectors[over[group]])
             threshold, strength = _threshold(vectors @ direction, incidence, n, side)
             vibe = _vibe(examples, threshold, model, other, len(found), background, len(distinct))
@@ -134,23 +144,61 @@ def _lean(counted: np.ndarray, n: int) -> np.ndarray:
     return np.asarray((a_more - b_more) / np.sqrt(np.maximum(a_more + b_more, 1)), dtype=float)
 
 
-def _groups(vectors: np.ndarray) -> list[np.ndarray]:
-    """Rows of `vectors` in groups by average linkage on cosine distance, cut where the average cosine between two
-    groups falls under each of `GROUP_COSINES` (a group both cuts make, once); groups of at least `MIN_GROUP`,
-    largest first."""
-    if len(vectors) < MIN_GROUP:
-        return []
-    from scipy.cluster.hierarchy import fcluster, linkage
+def _tree(vectors: np.ndarray) -> np.ndarray:
+    """The average-linkage tree of the rows of `vectors` on cosine distance."""
+    from scipy.cluster.hierarchy import linkage
 
     distances = np.clip(1.0 - vectors @ vectors.T, 0.0, 2.0)
-    tree = linkage(distances[np.triu_indices(len(vectors), k=1)], method="average")
-    groups: dict[tuple[int, ...], np.ndarray] = {}
-    for cosine in GROUP_COSINES:
-        labels = fcluster(tree, t=1.0 - cosine, criterion="distance")
-        for label in np.unique(labels):
-            members = np.flatnonzero(labels == label)
-            groups.setdefault(tuple(members.tolist()), members)
+    return np.asarray(linkage(distances[np.triu_indices(len(vectors), k=1)], method="average"))
+
+
+def _cut(tree: np.ndarray, cosine: float) -> list[np.ndarray]:
+    """The tree's groups where the average cosine between two groups falls under `cosine`."""
+    from scipy.cluster.hierarchy import fcluster
+
+    labels = fcluster(tree, t=1.0 - cosine, criterion="distance")
+    return [np.flatnonzero(labels == label) for label in np.unique(labels)]
+
+
+def _groups(tree: np.ndarray) -> list[np.ndarray]:
+    """The seeds' groups at each of `GROUP_COSINES` (a group both cuts make, once) of at least `MIN_GROUP`, largest
+    first."""
+    groups = {tuple(g.tolist()): g for cosine in GROUP_COSINES for g in _cut(tree, cosine)}
     return sorted((g for g in groups.values() if len(g) >= MIN_GROUP), key=len, reverse=True)
+
+
+def _substitutes(tree: np.ndarray, carriers: np.ndarray) -> list[np.ndarray]:
+    """Groups of wordings that stand in for one another, whatever their cosines: one behaviour said a different
+    way in each answer puts one of its wordings in an answer, so its wordings' answers barely overlap, while two
+    behaviours an answer shows independently overlap in the share their rates multiply to.
+
+    The seeds (rows of `carriers`, most over-used first; its columns the over-using side's answers, true where an
+    answer has a sentence within `SEED_COSINE` of the seed) are first cut into wordings at `SAME_WORDING_COSINE`
+    (a wording with a word or two around it is one wording). Two groups of wordings are then joined while some
+    two overlap in fewer answers than chance would give at p ≤ `SUBSTITUTE_P` (the hypergeometric distribution of
+    the overlap of two sets of their sizes among the side's answers), the least likely first; each join grows
+    the sets, so a behaviour's rarer wordings join once its commoner ones have. Each group of two or more
+    wordings is returned as each wording's most over-used seed."""
+    from scipy.stats import hypergeom
+
+    wordings = _cut(tree, SAME_WORDING_COSINE)
+    answers = np.array([carriers[w].any(axis=0) for w in wordings])
+    members = [[int(w.min())] for w in wordings]  # rows are most over-used first
+    sizes = answers.sum(axis=1)
+    p = hypergeom.cdf(answers.astype(int) @ answers.T.astype(int), answers.shape[1], sizes[:, None], sizes[None, :])
+    np.fill_diagonal(p, 1.0)
+    while True:
+        i, j = sorted(int(k) for k in np.unravel_index(int(np.argmin(p)), p.shape))
+        if p[i, j] > SUBSTITUTE_P:
+            break
+        answers[i] |= answers[j]
+        members[i] += members[j]
+        answers[j], p[j, :], p[:, j] = False, 1.0, 1.0
+        joined = hypergeom.cdf(answers.astype(int) @ answers[i].astype(int), answers.shape[1],
+                               answers.sum(axis=1), answers[i].sum())
+        joined[i] = 1.0  # a wording emptied by a join has no answers, so chance gives its overlap p = 1
+        p[i, :] = p[:, i] = joined
+    return [np.array(sorted(m)) for m in members if len(m) >= 2]
 
 
 def _examples(sentences: list[str], vectors: np.ndarray) -> tuple[list[str], np.ndarray]:
