@@ -11,7 +11,10 @@ How they are found, on the training pairs alone (a seeded sample of at most `MAX
    Both answers of a pair reply to one prompt, so sentences about its topic sit on both sides and cancel.
 3. The over-used seeds of each side are grouped by average-linkage clustering on cosine distance, the tree cut
    at each of `GROUP_COSINES`: the several wordings of one behaviour fall in one group of the loose cut, and two
-   behaviours the loose cut joins fall apart in the tight one; each group is a candidate.
+   behaviours the loose cut joins fall apart in the tight one; each group is a candidate. So is each group of
+   wordings that stand in for one another, whatever their cosines (`_substitutes`): an answer has one wording of
+   a behaviour, so its wordings' answers overlap less than chance allows (an analogy told with a recipe, a map or
+   a toolbox: three topics to MiniLM, one behaviour to the answers).
 4. A group's candidate is the measure `sentences:<threshold>|<examples>` (`sentence_meaning`): its examples are
    the group's `EXAMPLES` sentences nearest the group's mean direction, one per wording (`SAME_WORDING`), and an
    answer's value is how many of its sentences lie within the threshold of the examples' mean direction. The
@@ -24,7 +27,9 @@ again on the test pairs. Named by the content words their examples share and oth
 described by the examples themselves.
 
 What they cannot find: a behaviour spread over many sentences that none says alone (a tone, a structure), one
-shorter than `sentence_meaning.MIN_WORDS` words, and one both sides show about as often.
+shorter than `sentence_meaning.MIN_WORDS` words, one both sides show about as often, and one whose wordings lie
+apart in meaning and are each too rare for their answers' lack of overlap to show (with 200 of a side's answers,
+two wordings in fewer than about 30 answers each).
 """
 
 from __future__ import annotations
