@@ -5,6 +5,7 @@ goes; the measure itself by hand."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -100,6 +101,28 @@ def test_two_behaviours_on_different_sides_get_two_vibes(shared_data: Path) -> N
     assert set(by_side) == {"x", "y"}, found
     assert sum(e in SUMMARIES for e in by_side["x"]) >= 5 and not set(by_side["x"]) & set(REASSURANCES)
     assert sum(e in REASSURANCES for e in by_side["y"]) >= 5 and not set(by_side["y"]) & set(SUMMARIES)
+
+
+def test_wordings_are_joined_where_their_answers_overlap_less_than_chance_allows_at_one_percent() -> None:
+    """By hand, on 200 answers of one side, wordings MiniLM would keep apart (orthogonal vectors): two wordings in
+    29 answers each that never meet would do so by chance with probability C(171, 29) / C(200, 29) = 0.0072, so
+    they are joined; two in 28 answers each (C(172, 28) / C(200, 28) = 0.0104, just over `SUBSTITUTE_P`) are not.
+    Three wordings in 29 answers each that never meet are one group, and a wording met as chance gives (in 60
+    answers, 26 of them among the three's 87, 9, 9 and 8 of each) stays out."""
+    assert math.comb(171, 29) / math.comb(200, 29) == pytest.approx(0.00725, abs=1e-5)
+    assert math.comb(172, 28) / math.comb(200, 28) == pytest.approx(0.01041, abs=1e-5)
+
+    def joined(*answers: list[range]) -> list[list[int]]:
+        carriers = np.zeros((len(answers), 200), dtype=bool)
+        for row, ranges in enumerate(answers):
+            for r in ranges:
+                carriers[row, r] = True
+        return [g.tolist() for g in meaning._substitutes(meaning._tree(np.eye(len(answers))), carriers)]
+
+    assert joined([range(0, 29)], [range(29, 58)]) == [[0, 1]]
+    assert joined([range(0, 28)], [range(28, 56)]) == []
+    assert joined([range(0, 29)], [range(29, 58)], [range(58, 87)],
+                  [range(0, 9), range(29, 38), range(58, 66), range(100, 134)]) == [[0, 1, 2]]
 
 
 def test_wordings_an_answer_has_one_of_are_one_candidate_whatever_their_cosines(shared_data: Path) -> None:
