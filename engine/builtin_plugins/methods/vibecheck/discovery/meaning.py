@@ -201,7 +201,7 @@ def _substitutes(tree: np.ndarray, carriers: np.ndarray) -> list[np.ndarray]:
         answers[j], p[j, :], p[:, j] = False, 1.0, 1.0
         joined = hypergeom.cdf(answers.astype(int) @ answers[i].astype(int), answers.shape[1],
                                answers.sum(axis=1), answers[i].sum())
-        joined[i] = 1.0  # a wording emptied by a join has no answers, so chance gives its overlap p = 1
+        joined[i] = 1.0  # not with itself (one emptied by a join has no answers left, so its p is 1 already)
         p[i, :] = p[:, i] = joined
     return [np.array(sorted(m)) for m in members if len(m) >= 2]
 
