@@ -103,6 +103,16 @@ def test_two_behaviours_on_different_sides_get_two_vibes(shared_data: Path) -> N
     assert sum(e in REASSURANCES for e in by_side["y"]) >= 5 and not set(by_side["y"]) & set(SUMMARIES)
 
 
+def test_a_measure_two_groups_give_is_offered_once(shared_data: Path) -> None:
+    """Two groups of over-used sentences (a cut of the tree and a cut above it, say) can have one set of examples
+    and one threshold, so one measure: it is one candidate, not two taking two of `MAX_CANDIDATES`' places (on
+    these 200 pairs, a reassurance opening y's answers and a summary closing x's on 80% each, two groups gave the
+    same measure before)."""
+    pairs, _ = _planted(_answers(shared_data, 200), y=REASSURANCES, x=SUMMARIES, rate=0.8)
+    metrics = [str(vibe.metric) for vibe, _ in meaning.meaning_candidates(pairs, "x", "y")]
+    assert len(metrics) >= 8 and len(set(metrics)) == len(metrics), metrics
+
+
 def test_wordings_are_joined_where_their_answers_overlap_less_than_chance_allows_at_one_percent() -> None:
     """By hand, on 200 answers of one side, wordings MiniLM would keep apart (orthogonal vectors): two wordings in
     29 answers each that never meet would do so by chance with probability C(171, 29) / C(200, 29) = 0.0072, so

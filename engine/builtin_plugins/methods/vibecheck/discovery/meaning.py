@@ -120,7 +120,8 @@ def meaning_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str
             examples, direction = _examples([distinct[i] for i in over[group]], vectors[over[group]])
             threshold, strength = _threshold(vectors @ direction, incidence, n, side)
             vibe = _vibe(examples, threshold, model, other, len(found), background, len(distinct))
-            found.append((strength, vibe, model))
+            if all(vibe.metric != f[1].metric for f in found):  # two groups can give one measure: it counts once
+                found.append((strength, vibe, model))
     found.sort(key=lambda f: -f[0])  # those whose training verdicts lean furthest first
     return [(vibe, model) for _, vibe, model in found[:MAX_CANDIDATES]]
 
