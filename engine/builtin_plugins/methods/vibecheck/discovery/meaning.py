@@ -100,9 +100,13 @@ def meaning_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str
     incidence = sparse.csr_matrix((np.ones(len(rows)), (rows, answers)), shape=(len(distinct), 2 * n))
     vectors = embed(distinct)
     z = np.zeros(len(distinct))
+    carried: dict[int, np.ndarray] = {}  # a leaning seed -> which answers have a sentence near it (for `_substitutes`)
     for start in range(0, len(distinct), _CHUNK):
         near = sparse.csr_matrix(vectors[start:start + _CHUNK] @ vectors.T >= SEED_COSINE)
-        z[start:start + _CHUNK] = _lean((near @ incidence).toarray(), n)
+        counted = (near @ incidence).toarray()
+        z[start:start + _CHUNK] = _lean(counted, n)
+        carried.update((start + k, counted[k] > 0)
+                       for k in np.flatnonzero(np.abs(z[start:start + _CHUNK]) >= SEED_Z).tolist())
     background: dict[str, int] = {}  # content word -> the sentences that use it
     for sentence in distinct:
         for word in _words(sentence):
@@ -114,8 +118,8 @@ def meaning_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str
         if len(over) < MIN_GROUP:
             continue
         tree = _tree(vectors[over])
-        near = sparse.csr_matrix(vectors[over] @ vectors.T >= SEED_COSINE) @ incidence
-        carriers = (near[:, :n] if side == 1 else near[:, n:]).toarray() > 0  # seed × the side's answers
+        own = slice(0, n) if side == 1 else slice(n, 2 * n)  # the side's answers
+        carriers = np.array([carried[i][own] for i in over.tolist()])
         for group in _groups(tree) + _substitutes(tree, carriers):
             examples, direction = _examples([distinct[i] for i in over[group]], vectors[over[group]])
             threshold, strength = _threshold(vectors @ direction, incidence, n, side)
