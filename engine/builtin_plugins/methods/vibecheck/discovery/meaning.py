@@ -13,8 +13,8 @@ How they are found, on the training pairs alone (a seeded sample of at most `MAX
    at each of `GROUP_COSINES`: the several wordings of one behaviour fall in one group of the loose cut, and two
    behaviours the loose cut joins fall apart in the tight one; each group is a candidate. So is each group of
    wordings that stand in for one another, whatever their cosines (`_substitutes`): an answer has one wording of
-   a behaviour, so its wordings' answers overlap less than chance allows (an analogy told with a recipe, a map or
-   a toolbox: three topics to MiniLM, one behaviour to the answers).
+   a behaviour, so each of its wordings' answers avoid the others' more than chance allows (an analogy told with
+   a recipe, a map or a toolbox: three topics to MiniLM, one behaviour to the answers).
 4. A group's candidate is the measure `sentences:<threshold>|<examples>` (`sentence_meaning`): its examples are
    the group's `EXAMPLES` sentences nearest the group's mean direction, one per wording (`SAME_WORDING`), and an
    answer's value is how many of its sentences lie within the threshold of the examples' mean direction. The
@@ -29,7 +29,7 @@ described by the examples themselves.
 What they cannot find: a behaviour spread over many sentences that none says alone (a tone, a structure), one
 shorter than `sentence_meaning.MIN_WORDS` words, one both sides show about as often, and one whose wordings lie
 apart in meaning and are each too rare for their answers' lack of overlap to show (with 200 of a side's answers,
-two wordings in fewer than about 30 answers each).
+a wording in 10 answers must miss the rest of its behaviour's 73 or more, one in 6 answers 106 or more).
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ SAME_WORDING = 0.85  # examples nearer each other than this are one wording (wit
 # (`_substitutes`): one wording glued to a heading, a citation mark or a table row lies at 0.70–0.96 of it, two
 # wordings of one behaviour at most about 0.6
 SAME_WORDING_COSINE = 0.65
-SUBSTITUTE_P = 0.01  # how unlikely two groups of wordings' overlap in answers must be, by chance, to join them
+SUBSTITUTE_P = 0.01  # how improbably, by chance, each wording of a group must avoid the others' answers
+GROW_P = 0.5  # a group grows by wordings overlapping its answers no more than chance gives half the time
 MAX_CANDIDATES = 12
 _CHUNK = 2048  # seed rows compared at a time (a 2,048 × sentences block of cosines)
 
@@ -179,36 +180,67 @@ def _groups(tree: np.ndarray) -> list[np.ndarray]:
 
 def _substitutes(tree: np.ndarray, carriers: np.ndarray) -> list[np.ndarray]:
     """Groups of wordings that stand in for one another, whatever their cosines: one behaviour said a different
-    way in each answer puts one of its wordings in an answer, so its wordings' answers barely overlap, while two
-    behaviours an answer shows independently overlap in the share their rates multiply to.
+    way in each answer puts one of its wordings in an answer, so each wording's answers avoid the others', while
+    two behaviours an answer shows independently overlap in the share their rates multiply to.
 
     The seeds (rows of `carriers`, most over-used first; its columns the over-using side's answers, true where an
     answer has a sentence within `SEED_COSINE` of the seed) are first cut into wordings at `SAME_WORDING_COSINE`
-    (a wording with a word or two around it is one wording). Two groups of wordings are then joined while some
-    two overlap in fewer answers than chance would give at p ≤ `SUBSTITUTE_P` (the hypergeometric distribution of
-    the overlap of two sets of their sizes among the side's answers), the least likely first; each join grows
-    the sets, so a behaviour's rarer wordings join once its commoner ones have. Each group of two or more
-    wordings is returned as each wording's most over-used seed."""
-    from scipy.stats import hypergeom
-
+    (a wording with a word or two around it is one wording). A group is a set of wordings each of which avoids
+    the others' answers improbably: overlaps the union of the others' answers in so few that chance gives as few
+    with p ≤ `SUBSTITUTE_P` (the hypergeometric distribution of the overlap of two sets of their sizes among the
+    side's answers). That is evidence pooled over the group: two wordings in 9 of 120 answers each would miss
+    each other half the time by chance, but one that misses all seven others' 63 answers would do so with
+    p = 0.001. Such a group is searched for greedily from each wording (`_grown`, then `_avoiding`), the one
+    covering most answers kept, and the search repeated on the wordings left. Each group is returned as each
+    wording's most over-used seed."""
     wordings = _cut(tree, SAME_WORDING_COSINE)
     answers = np.array([carriers[w].any(axis=0) for w in wordings])
-    members = [[int(w.min())] for w in wordings]  # rows are most over-used first
-    sizes = answers.sum(axis=1)
-    p = hypergeom.cdf(answers.astype(int) @ answers.T.astype(int), answers.shape[1], sizes[:, None], sizes[None, :])
-    np.fill_diagonal(p, 1.0)
-    while True:
-        i, j = sorted(int(k) for k in np.unravel_index(int(np.argmin(p)), p.shape))
-        if p[i, j] > SUBSTITUTE_P:
+    left = np.arange(len(wordings))
+    groups: list[np.ndarray] = []
+    while len(left) >= 2:
+        rest = answers[left]
+        found = (_avoiding(rest, _grown(rest, start)) for start in range(len(left)))
+        best = max(found, key=lambda g: int(rest[g].any(axis=0).sum()) if g else 0)
+        if not best:
             break
-        answers[i] |= answers[j]
-        members[i] += members[j]
-        answers[j], p[j, :], p[:, j] = False, 1.0, 1.0
-        joined = hypergeom.cdf(answers.astype(int) @ answers[i].astype(int), answers.shape[1],
-                               answers.sum(axis=1), answers[i].sum())
-        joined[i] = 1.0  # not with itself (one emptied by a join has no answers left, so its p is 1 already)
-        p[i, :] = p[:, i] = joined
-    return [np.array(sorted(m)) for m in members if len(m) >= 2]
+        groups.append(np.array(sorted(int(wordings[w].min()) for w in left[best])))  # rows: most over-used first
+        left = np.delete(left, best)
+    return groups
+
+
+def _grown(answers: np.ndarray, start: int) -> list[int]:
+    """The wordings (rows of `answers`) gathered from `start` by adding, while one overlaps the group's answers
+    no more than chance would give half the time, the one whose overlap is least likely."""
+    from scipy.stats import hypergeom
+
+    members, union = [start], answers[start].copy()
+    counts, sizes = answers.astype(int), answers.sum(axis=1)
+    while True:
+        p = hypergeom.cdf(counts @ union, answers.shape[1], int(union.sum()), sizes)
+        p[members] = np.inf
+        best = int(np.argmin(p))
+        if p[best] > GROW_P:
+            return members
+        members.append(best)
+        union |= answers[best]
+
+
+def _avoiding(answers: np.ndarray, members: list[int]) -> list[int]:
+    """`members` less, one at a time, the wording whose answers avoid the others' least improbably, until each
+    avoids them with p ≤ `SUBSTITUTE_P`; empty when fewer than two are left."""
+    from scipy.stats import hypergeom
+
+    members = list(members)
+    while len(members) >= 2:
+        rows = answers[members].astype(int)
+        per_answer = rows.sum(axis=0)
+        overlap = rows @ (per_answer >= 2)  # each member's answers that another member has too
+        others = int((per_answer >= 1).sum()) - rows @ (per_answer == 1)  # the other members' answers
+        p = hypergeom.cdf(overlap, answers.shape[1], others, rows.sum(axis=1))
+        if p.max() <= SUBSTITUTE_P:
+            return members
+        members.pop(int(np.argmax(p)))
+    return []
 
 
 def _examples(sentences: list[str], vectors: np.ndarray) -> tuple[list[str], np.ndarray]:
