@@ -255,42 +255,70 @@ def test_selection_compares_a_candidate_on_the_pairs_it_was_measured_on() -> Non
 
 
 @pytest.mark.slow
-def test_a_run_finds_it_and_the_vibe_pasted_into_a_spec_measures_and_gates_the_same(shared_data: Path,
-                                                                                   tmp_path: Path) -> None:
-    """`vibe run` with the metric judge and statistical discovery of measures of meaning
-    (`sentences: true`) on 80 pairs whose y side reassures in eight wordings: a measure of meaning is
-    discovered, kept and measured by the metric judge, and its vibe page lists its sentences. The block
-    discovery writes, pasted into a spec of its own with a gate on the vibe, validates, and its run gives every
-    pair the verdict the discovering run gave."""
+def test_a_run_finds_it_an_llm_judge_names_it_and_the_vibe_pasted_into_a_spec_measures_and_gates_the_same(
+        shared_data: Path, tmp_path: Path) -> None:
+    """`vibe run` with the metric judge and statistical discovery of measures of meaning (`sentences: true`) on
+    80 pairs whose y side reassures in eight wordings, with an LLM judge (real HTTP to the loopback server) as
+    the namer: a measure of meaning is discovered, named from its examples by the namer's one line (its origin
+    says so), kept and measured by the metric judge, and its vibe page lists its sentences; a second run asks the
+    namer nothing. The block discovery writes, pasted into a spec of its own with a gate on the vibe, validates,
+    and its run gives every pair the verdict the discovering run gave."""
+    from llm_server import LLMServer
+
     from engine.pipeline import run_spec
 
     pairs, _ = _planted(_answers(shared_data, 80), y=REASSURANCES)
     (tmp_path / "d.jsonl").write_text("".join(json.dumps({"id": f"p{i}", "q": f"Question {i}", "x": p.output_a,
                                                           "y": p.output_b}) + "\n" for i, p in enumerate(pairs)))
-    head = ("judges: {metrics: {kind: metric}}\nmodels: {x: {provider: recorded}, y: {provider: recorded}}\n"
+    head = ("models: {x: {provider: recorded}, y: {provider: recorded}}\n"
             "datasets: {d: {source: {path: d.jsonl}, fields: {id: id, prompt: q, outputs: {x: x, y: y}}}}\n"
             "analyses: {vibecheck: {dataset: d, models: [x, y], judges: [metrics]}}\n")
-    discover = "vibes: [{discover: {method: statistical, max_vibes: 6, sentences: true}}]\n"
-    (tmp_path / "found.yaml").write_text("name: found\n" + head + discover)
-    _, results, run_dir = run_spec(tmp_path / "found.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+    with LLMServer() as server:
+        asked = "What do these sentences have in common?"
+        server.state.reply = lambda text: ("**Name:** Reassures the user before answering." if asked in text
+                                           and "Don't worry" in text else None)
+        namer = f"namer: {{kind: llm, provider: openai-compatible, base_url: '{server.base_url}', model: n}}"
+        (tmp_path / "found.yaml").write_text(
+            f"name: found\njudges: {{metrics: {{kind: metric}}, {namer}}}\n" + head
+            + "vibes: [{discover: {method: statistical, max_vibes: 6, sentences: true, namer: namer}}]\n")
+        _, results, run_dir = run_spec(tmp_path / "found.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+        calls = sum(asked in e.text for e in server.state.log)
+        run_spec(tmp_path / "found.yaml", tmp_path / "rerun", tmp_path / "c.sqlite", quiet=True, report=False)
+        assert calls and sum(asked in e.text for e in server.state.log) == calls  # the names came from the cache
     (vc,) = results.of("vibecheck")
     found = [v for v in vc.vibes if v.origin.startswith("discovered (sentence meaning:y")]
     assert found and found[0].kept and (found[0].separability or 0) < -0.3, [v.origin for v in vc.vibes]
     name = found[0].name
+    assert name == "reassures_the_user_before_answering" and "named by the LLM judge namer" in found[0].origin
+    assert found[0].high.startswith("Reassures the user before answering: often says something like")
     page = (run_dir / "vibes" / f"vibecheck-{name.replace('_', '-')}.html").read_text()
     assert "sentences of this meaning, in any wording" in page and "sentences:0." in page
     block = (run_dir / "discovered_vibes.yaml").read_text()
-    (tmp_path / "pasted.yaml").write_text("name: pasted\n" + head + block + f"gates: {{{name}: {{max_shift: 0.1}}}}\n")
+    (tmp_path / "pasted.yaml").write_text("name: pasted\njudges: {metrics: {kind: metric}}\n" + head + block
+                                          + f"gates: {{{name}: {{max_shift: 0.1}}}}\n")
     _, again, _ = run_spec(tmp_path / "pasted.yaml", tmp_path / "again", tmp_path / "c.sqlite", quiet=True)
     (pasted,) = again.of("vibecheck")
     before = {p.item_id: p.nu.get(name) for p in vc.pairs}
     assert {p.item_id: p.nu.get(name) for p in pasted.pairs} == before and any(v == -1 for v in before.values())
 
 
+def test_the_namers_line_is_read_from_what_llms_answer() -> None:
+    """The namer's answer as models write it: a list mark, bold, quotes or a "Name:" lead-in around the line,
+    a blank line first; an explanation longer than a name, or no words at all, names nothing."""
+    from engine.builtin_plugins.methods.vibecheck.discovery.naming import name_line
+
+    assert name_line("\n**Name:** explains with an analogy.") == "Explains with an analogy"
+    assert name_line('- "States its assumptions up front"') == "States its assumptions up front"
+    assert name_line("1. Behaviour: Pushes back on the premise\nEach sentence...") == "Pushes back on the premise"
+    assert name_line("These sentences all try to make the reader feel calm and confident about the task.") is None
+    assert name_line("***") is None and name_line("") is None
+
+
 def test_a_measure_of_meaning_asks_for_the_embeddings_extra_and_a_bad_one_is_located(tmp_path: Path) -> None:
     """A spec whose only judge is the metric judge needs MiniLM once a vibe names a measure of meaning or its
     discovery proposes them: `vibe validate --extras` says so (what the GitHub Action installs by). A threshold
-    that is not a number is an unknown metric, located at the vibe's line."""
+    that is not a number is an unknown metric, located at the vibe's line; so is a namer without measures of
+    meaning to name, or one that is not an LLM judge."""
     import subprocess
     import sys
 
@@ -312,3 +340,9 @@ def test_a_measure_of_meaning_asks_for_the_embeddings_extra_and_a_bad_one_is_loc
     assert validate("--extras", "found.yaml").stdout.strip() == "embeddings"
     said = validate("bad.yaml")
     assert said.returncode != 0 and "bad.yaml:6:" in said.stderr and "unknown metric" in said.stderr, said.stderr
+    for discover, wrong in (("{namer: m}", "it needs 'sentences: true'"),
+                            ("{sentences: true, namer: m}", "cannot read answers and write free text")):
+        (tmp_path / "named.yaml").write_text(spec.replace("  - {name: calm, low: Plain and neutral., high: Reassures "
+                                                          "the user., metric: 'METRIC'}", f"  - discover: {discover}"))
+        said = validate("named.yaml")
+        assert said.returncode != 0 and "named.yaml:6:" in said.stderr and wrong in said.stderr, said.stderr

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # numpy is imported where a measure is computed: checking a s
     import numpy as np
 
 # what a plug-in may use of this module, through the public API (held by tests/test_api_surface.py)
-__all__ = ["PREFIX", "counts", "definition", "is_measure", "split"]
+__all__ = ["PREFIX", "counts", "definition", "is_measure", "parse", "split"]
 
 PREFIX = "sentences:"  # a measure of meaning is named "sentences:<threshold>|<example>|<example>…"
 MIN_WORDS = 4

@@ -159,6 +159,7 @@ class Discovery:
     proposer: str | None = None
     max_vibes: int = 10
     sentences: bool = False  # statistical: measures of sentences' meaning among the candidates
+    namer: str | None = None  # with sentences: an LLM judge that names each measure of meaning from its examples
     pairs_per_round: int = 20
     batch: int = 5
     iterations: int = 3

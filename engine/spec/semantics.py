@@ -195,6 +195,12 @@ def _check_vibes(c: SpecChecker) -> None:
             if block.get("sentences") and block.get("method", "statistical") != "statistical":
                 c.report((*path, "discover", "sentences"), "measures of sentences' meaning are statistical "
                          "discovery's; an LLM proposer reads the answers themselves")
+            if "namer" in block:
+                if not block.get("sentences") or method != "statistical":
+                    c.report((*path, "discover", "namer"), "a namer names statistical discovery's measures of "
+                             "meaning: it needs 'sentences: true'")
+                else:
+                    c.judge_for((*path, "discover", "namer"), block["namer"], "text")
             continue
         name = vibe["name"]
         if "metric" in vibe and not is_metric(vibe["metric"]):

@@ -1,6 +1,7 @@
 """How a VibeCheck analysis proposes vibes: from the training pairs of every comparison it makes (never the
 test pairs), statistically or with an LLM proposer as the spec's `discover` block says. Statistical proposals
-are cached by the pairs' texts and labels and the settings, since they are deterministic."""
+are cached by the pairs' texts and labels and the settings, since they are deterministic; a namer, where the
+block gives one, then names the measures of meaning among them (`naming`)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,10 @@ def propose(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[tuple[
                     "exclude_metrics": sorted({v.metric for v in spec.vibes if v.metric is not None}),
                     "clusters": clusters, "sentences": d.sentences}
         proposed = [(c.vibe, c.origin) for c in _statistical(pairs, settings, cache)]
+        if d.namer is not None:
+            from engine.builtin_plugins.methods.vibecheck.discovery.naming import named
+
+            proposed = named(proposed, spec.judges[d.namer], cache)
     return [(vibe, f"discovered ({origin}, {read})") for vibe, origin in proposed]
 
 
