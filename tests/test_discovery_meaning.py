@@ -260,10 +260,12 @@ def test_a_run_finds_it_an_llm_judge_names_it_and_the_vibe_pasted_into_a_spec_me
     """`vibe run` with the metric judge and statistical discovery of measures of meaning (`sentences: true`) on
     80 pairs whose y side reassures in eight wordings, with an LLM judge (real HTTP to the loopback server) as
     the namer: a measure of meaning is discovered, named from its examples by the namer's one line (its origin
-    says so), kept and measured by the metric judge, and its vibe page lists its sentences; a second run asks the
-    namer nothing. The block discovery writes, pasted into a spec of its own with a gate on the vibe, validates,
-    and its run gives every pair the verdict the discovering run gave."""
+    says so), kept and measured by the metric judge, and its vibe page lists the sentences it counts in y's
+    answers (planted reassurances), each linked to its pair; a second run asks the namer nothing. The block
+    discovery writes, pasted into a spec of its own with a gate on the vibe, validates, and its run gives every
+    pair the verdict the discovering run gave."""
     from llm_server import LLMServer
+    from markupsafe import escape
 
     from engine.pipeline import run_spec
 
@@ -293,6 +295,9 @@ def test_a_run_finds_it_an_llm_judge_names_it_and_the_vibe_pasted_into_a_spec_me
     assert found[0].high.startswith("Reassures the user before answering: often says something like")
     page = (run_dir / "vibes" / f"vibecheck-{name.replace('_', '-')}.html").read_text()
     assert "sentences of this meaning, in any wording" in page and "sentences:0." in page
+    counted = page.split("The sentences it counts")[1].split("</div></div>")[0]
+    in_y = counted.split('<h4 class="model-b">y</h4>')[1]  # y's column: planted reassurances, each with its pair
+    assert sum(str(escape(r)) in in_y for r in REASSURANCES) >= 3 and "its pair</a>" in in_y, counted
     block = (run_dir / "discovered_vibes.yaml").read_text()
     (tmp_path / "pasted.yaml").write_text("name: pasted\njudges: {metrics: {kind: metric}}\n" + head + block
                                           + f"gates: {{{name}: {{max_shift: 0.1}}}}\n")

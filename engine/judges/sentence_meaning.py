@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # numpy is imported where a measure is computed: checking a s
     import numpy as np
 
 # what a plug-in may use of this module, through the public API (held by tests/test_api_surface.py)
-__all__ = ["PREFIX", "counts", "definition", "is_measure", "parse", "split"]
+__all__ = ["PREFIX", "counted", "counts", "definition", "is_measure", "parse", "split"]
 
 PREFIX = "sentences:"  # a measure of meaning is named "sentences:<threshold>|<example>|<example>…"
 MIN_WORDS = 4
@@ -81,15 +81,36 @@ def counts(metric: str, texts: Sequence[str]) -> np.ndarray:
     text embedded in one batch (each distinct sentence once)."""
     import numpy as np
 
+    threshold, pieces, cosines = _cosines(metric, texts)
+    out = np.zeros(len(texts))
+    if len(cosines):
+        owner = np.repeat(np.arange(len(texts)), [len(p) for p in pieces])
+        np.add.at(out, owner, (cosines >= threshold).astype(float))
+    return out
+
+
+def counted(metric: str, texts: Sequence[str]) -> list[list[tuple[str, float]]]:
+    """Per text, the sentences the measure counts (as `counts` counts them), each with its cosine with the
+    examples' mean direction, in the text's order: what a reader is shown to see what a measure found."""
+    threshold, pieces, cosines = _cosines(metric, texts)
+    out: list[list[tuple[str, float]]] = []
+    start = 0
+    for sentences in pieces:
+        near = cosines[start:start + len(sentences)]
+        out.append([(s, float(c)) for s, c in zip(sentences, near, strict=True) if c >= threshold])
+        start += len(sentences)
+    return out
+
+
+def _cosines(metric: str, texts: Sequence[str]) -> tuple[float, list[list[str]], np.ndarray]:
+    """The measure's threshold, each text's sentences, and every sentence's cosine with the examples' mean
+    direction (all texts' sentences in one array, in order)."""
+    import numpy as np
+
     from engine.embeddings import embed
 
     threshold, examples = parse(metric)
     pieces = [split(text) for text in texts]
     flat = [s for sentences in pieces for s in sentences]
-    out = np.zeros(len(texts))
-    if not flat:
-        return out
-    near = (embed(flat) @ direction(examples)) >= threshold
-    owner = np.repeat(np.arange(len(texts)), [len(p) for p in pieces])
-    np.add.at(out, owner, near.astype(float))
-    return out
+    cosines = embed(flat) @ direction(examples) if flat else np.zeros(0, dtype=np.float32)
+    return threshold, pieces, cosines

@@ -1,5 +1,6 @@
 """A two-model vibecheck on the leaderboard: its section's figures, a page per vibe (definition, verdict
-distribution, measured values, telling examples, what the LLM judges said), the regressions page and the
+distribution, measured values, the sentences a measure of meaning counts in each model's answers, telling
+examples, what the LLM judges said), the regressions page and the
 explorer of every pair, which every chart, table row and vibe page links into with its filter set."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 from jinja2 import Environment
 
+from engine.api.judging import sentence_meaning
 from engine.api.records import Prepared, Result
 from engine.api.report import charts, slug, text_of
 from engine.builtin_plugins.methods.vibecheck import charts as own_charts
@@ -20,6 +22,8 @@ from engine.builtin_plugins.methods.vibecheck.heldout import Accuracy, HeldOutFi
 from engine.builtin_plugins.methods.vibecheck.records import PairVerdicts, VibeCheckResult, VibeScore
 
 EXAMPLES_PER_VIBE = 3
+MEANING_PAIRS = 12  # the clearest pairs each way whose sentences a measure of meaning's page reads
+MEANING_SENTENCES = 5  # the sentences it shows per model
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,7 @@ def _render_vibe_page(env: Environment, vc: VibeCheckResult, vibe: VibeScore, sa
     measure_spec = None if bins is None else own_charts.measure_chart(bins, vibe.metric or "", vc.model_a, vc.model_b)
     examples, against = _telling(samples, vibe)
     html = env.get_template("vibe.html.j2").render(vc=vc, vibe=vibe, dist=dist, measure=measure_spec,
+                                                   sentences=_counted_sentences(vc, vibe, samples),
                                                    examples=examples, against=against, links=links, counts=counts,
                                                    themes=vc.themes.get(vibe.name, []), kind_of_judge=kind_of_judge,
                                                    root="..")
@@ -115,12 +120,38 @@ def _telling(samples: list[Sample], vibe: VibeScore) -> tuple[list[Sample], list
     and one that goes against it, so a reader sees both what the number says and that it is a tendency."""
     lean = _lean(vibe)
     sign = 1 if lean > 0 else -1
-    decided = sorted((s for s in samples if s.pair.nu[vibe.name] not in (0, None)),
-                     key=lambda s: -_strength(s.pair, vibe.name))
+    decided = _decided(samples, vibe)
     if lean == 0:
         return decided[:EXAMPLES_PER_VIBE], []
     return ([s for s in decided if s.pair.nu[vibe.name] == sign][:EXAMPLES_PER_VIBE],
             [s for s in decided if s.pair.nu[vibe.name] == -sign][:1])
+
+
+def _counted_sentences(vc: VibeCheckResult, vibe: VibeScore, samples: list[Sample]) -> dict[str, Any] | None:
+    """For a measure of meaning (None for any other vibe): per model, the sentences of its answers the measure
+    counts, nearest the examples' mean direction first, each with its pair in the explorer, read from the
+    `MEANING_PAIRS` clearest pairs each way, so a page embeds a few hundred sentences at most, whatever the run's
+    size."""
+    if not sentence_meaning.is_measure(vibe.metric or ""):
+        return None
+    decided = _decided(samples, vibe)
+    read = [s for way in (1, -1) for s in [s for s in decided if s.pair.nu[vibe.name] == way][:MEANING_PAIRS]]
+    found = sentence_meaning.counted(str(vibe.metric), [s.output_a for s in read] + [s.output_b for s in read])
+    shown: dict[str, list[dict[str, Any]]] = {}
+    for model, per_answer in ((vc.model_a, found[:len(read)]), (vc.model_b, found[len(read):])):
+        nearest: dict[str, tuple[float, str]] = {}  # a sentence -> its cosine and its first pair's link
+        for sample, sentences in zip(read, per_answer, strict=True):
+            for text, cosine in sentences:
+                nearest.setdefault(text, (cosine, sample.link))
+        ranked = sorted(nearest.items(), key=lambda item: -item[1][0])[:MEANING_SENTENCES]
+        shown[model] = [{"text": text, "cosine": cosine, "link": where} for text, (cosine, where) in ranked]
+    return {"pairs": len(read), "threshold": sentence_meaning.parse(str(vibe.metric))[0], "by_model": shown}
+
+
+def _decided(samples: list[Sample], vibe: VibeScore) -> list[Sample]:
+    """The pairs with a verdict other than a tie on the vibe, clearest first."""
+    return sorted((s for s in samples if s.pair.nu[vibe.name] not in (0, None)),
+                  key=lambda s: -_strength(s.pair, vibe.name))
 
 
 def _strength(pair: PairVerdicts, vibe: str) -> float:
