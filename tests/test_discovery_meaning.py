@@ -307,6 +307,35 @@ def test_a_run_finds_it_an_llm_judge_names_it_and_the_vibe_pasted_into_a_spec_me
     assert {p.item_id: p.nu.get(name) for p in pasted.pairs} == before and any(v == -1 for v in before.values())
 
 
+def test_a_namer_never_takes_a_name_already_used_and_leaves_what_it_cannot_name(tmp_path: Path) -> None:
+    """Three measures of meaning and a metric vibe, named over real HTTP: the first gets the namer's line; the
+    second's answer names a vibe the spec declares and the third's is an explanation, not a name, so both keep
+    the names discovery gave them (a discovered vibe under a declared name would be dropped); the metric vibe is
+    not sent."""
+    from llm_server import LLMServer
+
+    from engine.api.execution import Cache
+    from engine.api.spec import Endpoint, Judge, Vibe
+    from engine.builtin_plugins.methods.vibecheck.discovery.naming import named
+
+    def measure(name: str, example: str) -> tuple[Vibe, str]:
+        return Vibe(name, "Rarely.", "Often says something.", sentence_meaning.definition(0.5, [example])), "origin"
+
+    proposed = [measure("meaning_a", "Don't worry about this."), measure("meaning_b", "In short, keep it simple."),
+                measure("meaning_c", "Think of it as a recipe."),
+                (Vibe("length", "Short.", "Long.", "length"), "metric")]
+    with LLMServer() as server, Cache(tmp_path / "c.sqlite") as cache:
+        server.state.replies = {"worry": "Reassures the user", "keep it simple": "Warmth",
+                                "recipe": "These sentences all compare the subject to something familiar to readers."}
+        judge = Judge("namer", "llm", Endpoint("namer", "openai-compatible", "n", base_url=server.base_url))
+        out = named(proposed, judge, cache, declared={"warmth"})
+        assert sum("have in common" in e.text for e in server.state.log) == 3
+    assert [(v.name, origin) for v, origin in out] == [
+        ("reassures_the_user", "origin, named by the LLM judge namer"), ("meaning_b", "origin"),
+        ("meaning_c", "origin"), ("length", "metric")]
+    assert out[0][0].high == "Reassures the user: often says something." and out[0][0].metric == proposed[0][0].metric
+
+
 def test_the_namers_line_is_read_from_what_llms_answer() -> None:
     """The namer's answer as models write it: a list mark, bold, quotes or a "Name:" lead-in around the line,
     a blank line first; an explanation longer than a name, or no words at all, names nothing."""

@@ -13,7 +13,7 @@ line, or a name another vibe already has, leaves the vibe as discovery named it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from engine.api.calls import run_calls
@@ -32,9 +32,10 @@ _MARK = re.compile(r"^\s*(?:[-+•>#]+|\d+[.)])\s+")  # a list mark, a heading m
 _LEAD_IN = re.compile(r"^\s*(?:name|behaviou?r)\s*:\s*", re.IGNORECASE)
 
 
-def named(proposed: Sequence[tuple[Vibe, str]], namer: Judge, cache: Cache) -> list[tuple[Vibe, str]]:
+def named(proposed: Sequence[tuple[Vibe, str]], namer: Judge, cache: Cache,
+          declared: Collection[str] = ()) -> list[tuple[Vibe, str]]:
     """`proposed` (vibe, origin) with each measure of meaning renamed from the namer's answer, the others as they
-    were, in order."""
+    were, in order; never to a name in `declared` (the spec's own vibes) or another proposed vibe's."""
     endpoint = namer.endpoint
     assert endpoint is not None
     tasks: dict[str, Task] = {}
@@ -47,7 +48,7 @@ def named(proposed: Sequence[tuple[Vibe, str]], namer: Judge, cache: Cache) -> l
             tasks[vibe.name] = Task(content_hash(request), "discovery", "discovery", endpoint.name, endpoint.provider,
                                     "", request)
     results = run_calls(list(tasks.values()), {endpoint.name: endpoint}, cache) if tasks else {}
-    taken = {vibe.name for vibe, _ in proposed}
+    taken = {vibe.name for vibe, _ in proposed} | set(declared)
     out = []
     for vibe, origin in proposed:
         task = tasks.get(vibe.name)

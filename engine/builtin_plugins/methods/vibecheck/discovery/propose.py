@@ -52,7 +52,7 @@ def propose(prepared: Prepared, analysis: Analysis, cache: Cache) -> list[tuple[
         if d.namer is not None:
             from engine.builtin_plugins.methods.vibecheck.discovery.naming import named
 
-            proposed = named(proposed, spec.judges[d.namer], cache)
+            proposed = named(proposed, spec.judges[d.namer], cache, {v.name for v in spec.vibes})
     return [(vibe, f"discovered ({origin}, {read})") for vibe, origin in proposed]
 
 
