@@ -135,7 +135,7 @@ def _counted_sentences(vc: VibeCheckResult, vibe: VibeScore, samples: list[Sampl
     if not sentence_meaning.is_measure(vibe.metric or ""):
         return None
     decided = _decided(samples, vibe)
-    read = [s for way in (1, -1) for s in [s for s in decided if s.pair.nu[vibe.name] == way][:MEANING_PAIRS]]
+    read = [s for way in (1, -1) for s in [d for d in decided if d.pair.nu[vibe.name] == way][:MEANING_PAIRS]]
     found = sentence_meaning.counted(str(vibe.metric), [s.output_a for s in read] + [s.output_b for s in read])
     shown: dict[str, list[dict[str, Any]]] = {}
     for model, per_answer in ((vc.model_a, found[:len(read)]), (vc.model_b, found[len(read):])):

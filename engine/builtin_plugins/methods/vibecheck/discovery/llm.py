@@ -60,17 +60,23 @@ def _batch_text(pairs: Sequence[discovery.TrainingPair], swap: bool) -> str:
 
 
 @dataclass
-class _Caller:
+class Caller:
+    """A judge asked during discovery: each request (its messages) a content-hashed task through the shared
+    scheduler and cache, so a re-run asks nothing again; the answers' texts in order, "" where a call failed.
+    With `axes` (every proposer and reducer prompt), a judge that answers in a schema is asked for a list of axes;
+    without, for free text (the namer's one line)."""
+
     judge: Judge
     cache: Cache
+    axes: bool = True
 
     def __call__(self, requests: list[list[dict[str, str]]]) -> list[str]:
         endpoint = self.judge.endpoint
         assert endpoint is not None
         tasks = []
         for messages in requests:
-            # every proposer and reducer prompt answers with a list of axes
-            answer = answers.request_field(answers.AXES) if kind_of(self.judge).answers_in_schema(self.judge) else None
+            answer = (answers.request_field(answers.AXES)
+                      if self.axes and kind_of(self.judge).answers_in_schema(self.judge) else None)
             request = Chat(endpoint.identity(), messages, endpoint.params.request_fields(), answer=answer).canonical()
             tasks.append(Task(content_hash(request), "discovery", "discovery", endpoint.name, endpoint.provider, "",
                               request))
@@ -78,7 +84,7 @@ class _Caller:
         return [str(results[t.id].output) if t.id in results else "" for t in tasks]
 
 
-def _propose(call: _Caller, pairs: Sequence[discovery.TrainingPair], d: Discovery,
+def _propose(call: Caller, pairs: Sequence[discovery.TrainingPair], d: Discovery,
              existing: list[Vibe]) -> list[Vibe]:
     batches = [pairs[i:i + d.batch] for i in range(0, len(pairs), d.batch)]
     requests = []
@@ -92,7 +98,7 @@ def _propose(call: _Caller, pairs: Sequence[discovery.TrainingPair], d: Discover
     return [v for answer in call(requests) for v in parse_axes(answer)]
 
 
-def _reduce(call: _Caller, proposed: list[Vibe], keep: int) -> list[Vibe]:
+def _reduce(call: Caller, proposed: list[Vibe], keep: int) -> list[Vibe]:
     if not proposed:
         return []
     axes = "\n".join(f"{v.name}: Low: {v.low}; High: {v.high}" for v in proposed)
@@ -147,7 +153,7 @@ def discover_with_llm(pairs: Sequence[discovery.TrainingPair], d: Discovery, pro
     """`score(vibes)` returns the panel verdicts ν (pairs × vibes) of the given vibes on `pairs`. Rounds go on
     while model matching still gets more than `pairs_per_round` training pairs wrong (the paper's stop:
     |E| ≤ d), for at most `iterations` rounds."""
-    call = _Caller(proposer, cache)
+    call = Caller(proposer, cache)
     rng = np.random.default_rng(seed)
     sample = [pairs[i] for i in sorted(rng.permutation(len(pairs))[: d.pairs_per_round])]
     proposed = _reduce(call, _propose(call, sample, d, []), d.max_vibes)

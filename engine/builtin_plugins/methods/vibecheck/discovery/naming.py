@@ -5,9 +5,9 @@ The words discovery names a measure by (`meaning_reassured_worry_tricky`) are th
 share; a reader still has to read the examples to see the behaviour. The namer reads them and answers with one
 short line ("Reassures the user before answering"), which becomes the vibe's name (in snake case) and heads its
 high end. Only the name and the description change: the measure, and so every number, is the one discovery
-found. The vibe's origin says which judge named it. Each request is a content-hashed task through the run's
-scheduler and cache, as the LLM proposer's are, so a re-run asks nothing again; an answer that gives no usable
-line, or a name another vibe already has, leaves the vibe as discovery named it.
+found. The vibe's origin says which judge named it. The namer is asked through the LLM proposer's `Caller`: each
+request a content-hashed task through the run's scheduler and cache, so a re-run asks nothing again. An answer
+that gives no usable line, or a name another vibe already has, leaves the vibe as discovery named it.
 """
 
 from __future__ import annotations
@@ -16,11 +16,10 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from engine.api.calls import run_calls
 from engine.api.execution import Cache
 from engine.api.judging import sentence_meaning
-from engine.api.records import Chat, Task, content_hash
 from engine.api.spec import Judge, Vibe
+from engine.builtin_plugins.methods.vibecheck.discovery.llm import Caller
 
 SYSTEM = "You name recurring behaviours of language models in a few plain words."
 USER = ("Each sentence below comes from a different answer by the same model, and each is one way of doing the "
@@ -36,23 +35,13 @@ def named(proposed: Sequence[tuple[Vibe, str]], namer: Judge, cache: Cache,
           declared: Collection[str] = ()) -> list[tuple[Vibe, str]]:
     """`proposed` (vibe, origin) with each measure of meaning renamed from the namer's answer, the others as they
     were, in order; never to a name in `declared` (the spec's own vibes) or another proposed vibe's."""
-    endpoint = namer.endpoint
-    assert endpoint is not None
-    tasks: dict[str, Task] = {}
-    for vibe, _ in proposed:
-        if sentence_meaning.is_measure(vibe.metric or ""):
-            examples = "\n".join(f"- {e}" for e in sentence_meaning.parse(str(vibe.metric))[1])
-            messages = [{"role": "system", "content": SYSTEM},
-                        {"role": "user", "content": USER.format(examples=examples)}]
-            request = Chat(endpoint.identity(), messages, endpoint.params.request_fields()).canonical()
-            tasks[vibe.name] = Task(content_hash(request), "discovery", "discovery", endpoint.name, endpoint.provider,
-                                    "", request)
-    results = run_calls(list(tasks.values()), {endpoint.name: endpoint}, cache) if tasks else {}
+    measures = [vibe for vibe, _ in proposed if sentence_meaning.is_measure(vibe.metric or "")]
+    answers = Caller(namer, cache, axes=False)([_request(vibe) for vibe in measures]) if measures else []
+    lines = {vibe.name: name_line(answer) for vibe, answer in zip(measures, answers, strict=True)}
     taken = {vibe.name for vibe, _ in proposed} | set(declared)
     out = []
     for vibe, origin in proposed:
-        task = tasks.get(vibe.name)
-        line = name_line(str(results[task.id].output)) if task is not None and task.id in results else None
+        line = lines.get(vibe.name)
         slug = _slug(line) if line else ""
         if line and slug and slug not in taken:
             taken.add(slug)
@@ -60,6 +49,12 @@ def named(proposed: Sequence[tuple[Vibe, str]], namer: Judge, cache: Cache,
             origin = f"{origin}, named by the LLM judge {namer.name}"
         out.append((vibe, origin))
     return out
+
+
+def _request(vibe: Vibe) -> list[dict[str, str]]:
+    """The namer's messages for one measure: its examples, one a line."""
+    examples = "\n".join(f"- {e}" for e in sentence_meaning.parse(str(vibe.metric))[1])
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": USER.format(examples=examples)}]
 
 
 def name_line(answer: str) -> str | None:
