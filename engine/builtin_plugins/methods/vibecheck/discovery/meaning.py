@@ -29,7 +29,7 @@ described by the examples themselves.
 What they cannot find: a behaviour spread over many sentences that none says alone (a tone, a structure), one
 shorter than `sentence_meaning.MIN_WORDS` words, one both sides show about as often, and one whose wordings lie
 apart in meaning and are each too rare for their answers' lack of overlap to show (with 200 of a side's answers,
-a wording in 10 answers must miss the rest of its behaviour's 73 or more, one in 6 answers 106 or more).
+a wording in 10 answers must miss the rest of its behaviour's 51 or more, one in 6 answers 78 or more).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ import numpy as np
 from engine.api.analysis import stats
 from engine.api.judging import sentence_meaning
 from engine.api.spec import Vibe
+from engine.builtin_plugins.methods.vibecheck.discovery import substitutes
 from engine.builtin_plugins.methods.vibecheck.discovery.pairs import TrainingPair, judged
 
 MAX_PAIRS = 400  # training pairs whose sentences are read (a seeded sample beyond)
@@ -60,8 +61,6 @@ SAME_WORDING = 0.85  # examples nearer each other than this are one wording (wit
 # (`_substitutes`): one wording glued to a heading, a citation mark or a table row lies at 0.70–0.96 of it, two
 # wordings of one behaviour at most about 0.6
 SAME_WORDING_COSINE = 0.65
-SUBSTITUTE_P = 0.01  # how improbably, by chance, each wording of a group must avoid the others' answers
-GROW_P = 0.5  # a group grows by wordings overlapping its answers no more than chance gives half the time
 MAX_CANDIDATES = 12
 _CHUNK = 2048  # seed rows compared at a time (a 2,048 × sentences block of cosines)
 
@@ -101,13 +100,14 @@ def meaning_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str
     incidence = sparse.csr_matrix((np.ones(len(rows)), (rows, answers)), shape=(len(distinct), 2 * n))
     vectors = embed(distinct)
     z = np.zeros(len(distinct))
-    carried: dict[int, np.ndarray] = {}  # a leaning seed -> which answers have a sentence near it (for `_substitutes`)
+    carried: dict[int, np.ndarray] = {}  # a leaning seed -> which answers have its wording (for `_substitutes`)
     for start in range(0, len(distinct), _CHUNK):
-        near = sparse.csr_matrix(vectors[start:start + _CHUNK] @ vectors.T >= SEED_COSINE)
-        counted = (near @ incidence).toarray()
+        cosines = vectors[start:start + _CHUNK] @ vectors.T
+        counted = (sparse.csr_matrix(cosines >= SEED_COSINE) @ incidence).toarray()
         z[start:start + _CHUNK] = _lean(counted, n)
-        carried.update((start + k, counted[k] > 0)
-                       for k in np.flatnonzero(np.abs(z[start:start + _CHUNK]) >= SEED_Z).tolist())
+        leaning = np.flatnonzero(np.abs(z[start:start + _CHUNK]) >= SEED_Z)
+        worded = (sparse.csr_matrix(cosines[leaning] >= SAME_WORDING_COSINE) @ incidence).toarray() > 0
+        carried.update(zip((start + leaning).tolist(), worded, strict=True))
     background: dict[str, int] = {}  # content word -> the sentences that use it
     for sentence in distinct:
         for word in _words(sentence):
@@ -179,68 +179,17 @@ def _groups(tree: np.ndarray) -> list[np.ndarray]:
 
 
 def _substitutes(tree: np.ndarray, carriers: np.ndarray) -> list[np.ndarray]:
-    """Groups of wordings that stand in for one another, whatever their cosines: one behaviour said a different
-    way in each answer puts one of its wordings in an answer, so each wording's answers avoid the others', while
-    two behaviours an answer shows independently overlap in the share their rates multiply to.
+    """Groups of wordings that stand in for one another, whatever their cosines (`substitutes`), each as each
+    wording's most over-used seed.
 
     The seeds (rows of `carriers`, most over-used first; its columns the over-using side's answers, true where an
-    answer has a sentence within `SEED_COSINE` of the seed) are first cut into wordings at `SAME_WORDING_COSINE`
-    (a wording with a word or two around it is one wording). A group is a set of wordings each of which avoids
-    the others' answers improbably: overlaps the union of the others' answers in so few that chance gives as few
-    with p ≤ `SUBSTITUTE_P` (the hypergeometric distribution of the overlap of two sets of their sizes among the
-    side's answers). That is evidence pooled over the group: two wordings in 9 of 120 answers each would miss
-    each other half the time by chance, but one that misses all seven others' 63 answers would do so with
-    p = 0.001. Such a group is searched for greedily from each wording (`_grown`, then `_avoiding`), the one
-    covering most answers kept, and the search repeated on the wordings left. Each group is returned as each
-    wording's most over-used seed."""
+    answer has a sentence within `SAME_WORDING_COSINE` of the seed: the seed's own wording, not the looser
+    neighbourhood that counts for its lean, where another wording or a sentence on the answer's topic would
+    stand in) are first cut into wordings at `SAME_WORDING_COSINE` (a wording with a word or two around it is
+    one wording), each wording's answers those of any of its seeds."""
     wordings = _cut(tree, SAME_WORDING_COSINE)
     answers = np.array([carriers[w].any(axis=0) for w in wordings])
-    left = np.arange(len(wordings))
-    groups: list[np.ndarray] = []
-    while len(left) >= 2:
-        rest = answers[left]
-        found = (_avoiding(rest, _grown(rest, start)) for start in range(len(left)))
-        best = max(found, key=lambda g: int(rest[g].any(axis=0).sum()) if g else 0)
-        if not best:
-            break
-        groups.append(np.array(sorted(int(wordings[w].min()) for w in left[best])))  # rows: most over-used first
-        left = np.delete(left, best)
-    return groups
-
-
-def _grown(answers: np.ndarray, start: int) -> list[int]:
-    """The wordings (rows of `answers`) gathered from `start` by adding, while one overlaps the group's answers
-    no more than chance would give half the time, the one whose overlap is least likely."""
-    from scipy.stats import hypergeom
-
-    members, union = [start], answers[start].copy()
-    counts, sizes = answers.astype(int), answers.sum(axis=1)
-    while True:
-        p = hypergeom.cdf(counts @ union, answers.shape[1], int(union.sum()), sizes)
-        p[members] = np.inf
-        best = int(np.argmin(p))
-        if p[best] > GROW_P:
-            return members
-        members.append(best)
-        union |= answers[best]
-
-
-def _avoiding(answers: np.ndarray, members: list[int]) -> list[int]:
-    """`members` less, one at a time, the wording whose answers avoid the others' least improbably, until each
-    avoids them with p ≤ `SUBSTITUTE_P`; empty when fewer than two are left."""
-    from scipy.stats import hypergeom
-
-    members = list(members)
-    while len(members) >= 2:
-        rows = answers[members].astype(int)
-        per_answer = rows.sum(axis=0)
-        overlap = rows @ (per_answer >= 2)  # each member's answers that another member has too
-        others = int((per_answer >= 1).sum()) - rows @ (per_answer == 1)  # the other members' answers
-        p = hypergeom.cdf(overlap, answers.shape[1], others, rows.sum(axis=1))
-        if p.max() <= SUBSTITUTE_P:
-            return members
-        members.pop(int(np.argmax(p)))
-    return []
+    return [np.array(sorted(int(wordings[w].min()) for w in group)) for group in substitutes.groups(answers)]
 
 
 def _examples(sentences: list[str], vectors: np.ndarray) -> tuple[list[str], np.ndarray]:
