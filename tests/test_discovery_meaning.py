@@ -4,6 +4,7 @@ goes; the measure itself by hand."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import sys
@@ -161,9 +162,11 @@ def test_a_group_keeps_the_rare_wordings_of_a_behaviour_on_half_the_answers() ->
     14, 13, 12, 11, 10, 9, 8, 5 and 4 answers) and a second one in every answer (ten wordings in 20 answers each,
     dealt to a seeded shuffle). The wording in 4 answers misses the others' 97 as chance does with
     p = C(103, 4) / C(200, 4) = 0.068, over `substitutes.MEMBER_P`, so it is left out; without it the one in 5
-    misses the others' 92 with p = C(108, 5) / C(200, 5) = 0.044, and is kept with the other eight. Each wording tested
-    alone at p ≤ 0.01 (the rule before the group's evidence was pooled) left nothing: dropping the two smallest
-    shrinks the others' answers, so the one in 8 (then p = 0.008) fails in turn, and so on down."""
+    misses the others' 92 with p = C(108, 5) / C(200, 5) = 0.044, and is kept with the other eight. Each wording
+    held to p ≤ 0.01 (the rule before a group was judged as a whole) left nothing: dropping the two smallest
+    shrinks the others' answers, so the one in 8 then misses the others' 84 with p = C(116, 8) / C(200, 8) =
+    0.012 and fails in turn, and so on down."""
+    assert math.comb(116, 8) / math.comb(200, 8) == pytest.approx(0.0115, abs=1e-4)
     assert math.comb(103, 4) / math.comb(200, 4) == pytest.approx(0.0684, abs=1e-4)
     assert math.comb(108, 5) / math.comb(200, 5) == pytest.approx(0.0440, abs=1e-4)
     carriers = np.zeros((20, 200), dtype=bool)
@@ -182,8 +185,6 @@ def test_the_pooled_p_is_the_chance_that_random_sets_cover_as_many_answers() -> 
     """`substitutes.pooled_p` against what it stands for, by hand: for two sets it is the hypergeometric chance
     that they do not meet (C(171, 29) / C(200, 29) for two of 29 among 200), and for three sets among 8 answers
     it is the share of all C(8, 2) · C(8, 3) · C(8, 2) ways to draw them that cover at least so many answers."""
-    import itertools
-
     assert substitutes.pooled_p(np.array([29, 29]), 58, 200) == pytest.approx(math.comb(171, 29) / math.comb(200, 29))
     draws = [len(set(a) | set(b) | set(c)) for a in itertools.combinations(range(8), 2)
              for b in itertools.combinations(range(8), 3) for c in itertools.combinations(range(8), 2)]
