@@ -110,16 +110,10 @@ def _at_most(overlap: np.ndarray, marked: np.ndarray | int, sizes: np.ndarray, a
     """Per set, the hypergeometric chance that a set of its size drawn from `answers`, `marked` of them marked,
     holds at most `overlap` marked ones (numpy's own sums of the probabilities: scipy's `hypergeom.cdf` costs
     more to call than to compute here, and this is called for every wording at every step of every search)."""
-    marked = np.broadcast_to(np.asarray(marked), np.shape(overlap))
-    log_factorial = _log_factorials(answers)
     drawn = np.arange(int(overlap.max(initial=0)) + 1)[None, :]
-    k, n, o = marked[:, None], sizes[:, None], drawn
-    possible = (o <= overlap[:, None]) & (o <= k) & (o <= n) & (n - o <= answers - k)
-    k, n, o = (np.where(possible, x, 0) for x in np.broadcast_arrays(k, n, o))
-    log_p = (log_factorial[k] - log_factorial[o] - log_factorial[k - o] + log_factorial[answers - k]
-             - log_factorial[n - o] - log_factorial[answers - k - n + o] - log_factorial[answers]
-             + log_factorial[n] + log_factorial[answers - n])
-    return np.asarray(np.where(possible, np.exp(log_p), 0.0).sum(axis=1))
+    marked = np.broadcast_to(np.asarray(marked), np.shape(overlap))[:, None]
+    chance = _hypergeometric(marked, drawn, sizes[:, None], answers)
+    return np.asarray(np.where(drawn <= overlap[:, None], chance, 0.0).sum(axis=1))
 
 
 def pooled_p(sizes: np.ndarray, union: int, answers: int) -> float:
@@ -127,23 +121,29 @@ def pooled_p(sizes: np.ndarray, union: int, answers: int) -> float:
     cover `union` answers or more: the chance that wordings with nothing in common avoid one another as much as
     a group's do. The distribution of the union is built one set at a time (each set's overlap with the union so
     far is hypergeometric), exactly."""
-    log_factorial = _log_factorials(answers)
     so_far = np.arange(answers + 1)[:, None]  # answers covered so far
     covered = np.zeros(answers + 1)
     covered[0] = 1.0
     for size in sizes.tolist():
-        overlap = np.arange(size + 1)[None, :]
-        possible = (overlap <= so_far) & (size - overlap <= answers - so_far)
-        k, o = np.where(possible, so_far, 0), np.where(possible, overlap, 0)
-        log_step = (log_factorial[k] - log_factorial[o] - log_factorial[k - o] + log_factorial[answers - k]
-                    - log_factorial[size - o] - log_factorial[answers - k - size + o] - log_factorial[answers]
-                    + log_factorial[size] + log_factorial[answers - size])
-        step = covered[:, None] * np.where(possible, np.exp(log_step), 0.0)
+        step = covered[:, None] * _hypergeometric(so_far, np.arange(size + 1)[None, :], size, answers)
         after = np.zeros(answers + 1)
         for met in range(size + 1):  # covered so far u, `met` of the set among them: u + size - met after
             after[size - met:] += step[:answers + 1 - (size - met), met]
         covered = after
     return float(min(1.0, covered[union:].sum()))
+
+
+def _hypergeometric(marked: np.ndarray, drawn: np.ndarray, size: np.ndarray | int, answers: int) -> np.ndarray:
+    """The chance that a set of `size` answers drawn from `answers`, `marked` of them marked, holds exactly
+    `drawn` marked ones (the arguments broadcast together); 0 where that cannot happen."""
+    log_factorial = _log_factorials(answers)
+    k, o, n = np.broadcast_arrays(marked, drawn, size)
+    possible = (o <= k) & (o <= n) & (n - o <= answers - k)
+    k, o, n = (np.where(possible, x, 0) for x in (k, o, n))
+    log_p = (log_factorial[k] - log_factorial[o] - log_factorial[k - o] + log_factorial[answers - k]
+             - log_factorial[n - o] - log_factorial[answers - k - n + o] - log_factorial[answers]
+             + log_factorial[n] + log_factorial[answers - n])
+    return np.where(possible, np.exp(log_p), 0.0)
 
 
 @functools.lru_cache(maxsize=8)
