@@ -72,9 +72,9 @@ def embed(texts: list[str], batch_size: int = 16) -> np.ndarray:
     once ever while a run cache keeps derived work).
 
     `batch_size` texts share a padded forward pass. Smaller batches ran faster, not slower, where this was
-    measured: on two cores, the 12,884 sentences of 800 Arena answers took 75–78 s at 16, 110–113 s at 64 and
-    87 s at 32 (8: 79 s), and 600 whole answers 21 s at 16 against 25 s at 64, the vectors the same to 6e-7 in
-    every cosine (`benchmarks/discovery_cost.py` reads the difference)."""
+    measured: on two cores, the 12,884 sentences of the 800 Arena answers `benchmarks/discovery_cost.py`'s
+    discovery samples took 75–78 s at 16, 110–113 s at 64 and 87 s at 32 (8: 79 s), and 600 whole answers 21 s
+    at 16 against 25 s at 64, the vectors the same to 6e-7 in every cosine."""
     new = [t for t in dict.fromkeys(texts) if t not in _memo]
     if len(_memo) + len(new) > MEMO_LIMIT:
         _memo.clear()
