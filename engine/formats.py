@@ -61,6 +61,8 @@ class DatasetFormat:
     needs: ClassVar[tuple[str, ...]] = ()  # the columns it needs mapped, beyond the prompt
     reads: ClassVar[tuple[str, ...]] = ()  # the columns it reads beyond the common ones
     columns: ClassVar[dict[str, str]] = {}  # columns only it reads, described for the schema (`fields.<x>`)
+    # fields that choose how it reads rather than name a column (`fields.model: agent` of agent logs): their values
+    choices: ClassVar[dict[str, tuple[str, ...]]] = {}
     reads_folders: ClassVar[bool] = False  # a source path may be a folder of its files
     conversations: ClassVar[bool] = False  # rows hold whole conversations; the dataset's `unit` says what is judged
 

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from engine.datasets import DatasetError
-from engine.datasets.sessions import conversation_messages, redact
+from engine.datasets.redaction import redact
+from engine.datasets.sessions import conversation_messages
 from engine.formats import dataset_format
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -87,11 +88,12 @@ def test_claude_code_prompts_are_what_the_human_typed(shared_data: Path) -> None
 @pytest.mark.parametrize(("name", "model", "tools", "failed"), [
     ("agtrace/codex_session.jsonl", "gpt-5.1-codex-max", {"shell_command": 4, "apply_patch": 1}, 2),
     ("codemie-code/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl", "gpt-5.5",
-     {"exec_command": 43, "write_stdin": 54, "web_search": 3, "apply_patch": 3, "update_plan": 2}, 0)])
+     {"exec_command": 43, "write_stdin": 54, "web_search": 3, "apply_patch": 3, "update_plan": 2}, 5)])
 def test_codex_rollouts_have_the_readmes_counts(shared_data: Path, name: str, model: str, tools: dict[str, int],
                                                 failed: int) -> None:
     """The prompts are the user_message events (not the injected context); calls pair with outputs by call_id;
-    the model is the turn context's; a shell call's non-zero exit code is a failed call."""
+    the model is the turn context's; a shell call's non-zero exit code is a failed call (the newer rollout's
+    unified exec: `Process exited with code 1` three times and `2` once, and a write to a closed stdin)."""
     (session,) = read("codex", shared_data / "agent_logs" / "codex" / name)
     assert set(session.models) == {model} and calls(session) == Counter(tools)
     assert sum(bool(m.get("error")) for m in session.messages) == failed
@@ -184,6 +186,72 @@ def test_secrets_are_redacted_and_code_is_not() -> None:
     }
     assert {text: redact(text)[0] for text in cases} == cases
     assert redact("ghp_" + "a" * 36 + " and AKIAABCDEFGHIJKLMNOP")[1] == Counter({"key": 2})
+
+
+# A setting's name with a prefix or a suffix around the secret word, as environments, configs and CLIs write them;
+# each value is a secret whether or not it mixes letters and digits
+NAMED_SECRETS = {
+    "export DB_PASSWORD=correcthorsebattery": "export DB_PASSWORD=[redacted secret]",
+    "MY_API_KEY=plumbuszebra cmd": "MY_API_KEY=[redacted secret] cmd",
+    "AWS_SECRET_ACCESS_KEY='wJalrXUtnFEMI/K7MDENG'": "AWS_SECRET_ACCESS_KEY='[redacted secret]'",
+    "secret_token: tangerinequokka": "secret_token: [redacted secret]",
+    '{"secret_token": "plainwords"}': '{"secret_token": "[redacted secret]"}',
+    "aws configure set aws_secret_access_key wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY":
+        "aws configure set aws_secret_access_key [redacted secret]",
+    "mysql --password hunter2hunter2 -u root": "mysql --password [redacted secret] -u root",
+    "postgres://app:s3cret-pw@db.internal:5432/app": "postgres://app:[redacted secret]@db.internal:5432/app",
+    'clientSecret = "abc"': 'clientSecret = "[redacted secret]"',
+}
+# what names a secret without holding one stays as written
+NOT_SECRETS = ["max_tokens=4096", "token_type: bearer", "DB_PASSWORD_FILE=/run/secrets/db", "password: Optional[str]",
+               "login(user=user, password=password)", "DB_PASSWORD=$DB_PASSWORD", "SECRET_KEY = settings.SECRET_KEY",
+               "Set the AWS_SECRET_ACCESS_KEY environment variable", "press key Enter"]
+
+
+def test_a_setting_named_with_a_prefix_or_suffix_is_redacted() -> None:
+    assert {text: redact(text)[0] for text in NAMED_SECRETS} == NAMED_SECRETS
+    assert {text: redact(text)[0] for text in NOT_SECRETS} == {text: text for text in NOT_SECRETS}
+
+
+def test_every_secret_shape_in_every_place_is_gone_from_every_file_of_the_run(tmp_path: Path) -> None:
+    """Each shape above, and the keys' own, planted in prompts, tool inputs (a command, a file's content),
+    tool results and answers of both agents' logs, and keys and a user's home folder in file paths: after
+    `vibe run`, no file of the run folder holds any of the secrets, read as it is, gunzipped, or unpacked
+    from an npz (every array's bytes and strings); nor does the run's cache."""
+    import gzip
+    import io
+    import zipfile
+
+    values = ["jdoe", "correcthorsebattery", "plumbuszebra", "wJalrXUtnFEMI/K7MDENG", "tangerinequokka", "plainwords",
+              "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY", "hunter2hunter2", "s3cret-pw", "sk-ant-api03-" + "Q" * 40,
+              "ghp_" + "R" * 36]
+    planted = [*NAMED_SECRETS, f"key {values[-2]}", f"token {values[-1]}"]
+    made = agent_logs.sessions(12, planted=False)
+    for agent in made.values():
+        for k, s in enumerate(agent):
+            secret = planted[k % len(planted)]
+            s.prompt += f" (config: {secret})"
+            s.calls[0].arguments["file_path"] = f"/home/jdoe/{values[-2 + k % 2]}/x.py"  # a key and a user in a path
+            s.calls[0].arguments["content"] = f"# settings\n{secret}\n"
+            s.calls[-1].arguments["command"] = f"{secret} && make"
+            s.calls[-1].result += f"\n{secret}"
+            s.answer += f" I used {secret}."
+    agent_logs.write_logs(tmp_path / "logs", made, ("claude-code", "codex"))
+    (tmp_path / "spec.yaml").write_text(agent_logs.spec(tmp_path / "logs", "agent-logs"))
+    done = subprocess.run([*VIBE, "run", "spec.yaml", "--quiet"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    written = [p for p in (tmp_path / "runs").rglob("*") if p.is_file()]  # the run folder and the cache beside it
+    assert any(p.suffix == ".gz" for p in written) and any(p.suffix == ".sqlite" for p in written)
+    for path in written:
+        data = path.read_bytes()
+        if path.suffix == ".gz":
+            data = gzip.decompress(data)
+        elif path.suffix == ".npz":
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                arrays = [np.load(io.BytesIO(archive.read(name)), allow_pickle=False) for name in archive.namelist()]
+            data = b"".join(a.tobytes() + " ".join(map(str, a.ravel()[:100000])).encode() for a in arrays)
+        for value in values:
+            assert value.encode() not in data, (path, value)
 
 
 def test_nothing_a_run_writes_holds_a_secret_from_the_logs(tmp_path: Path) -> None:
@@ -358,3 +426,153 @@ def test_each_formats_synthetic_logs_read_back_as_written(tmp_path: Path, form: 
             assert [c["function"] for m in messages for c in m.get("tool_calls", ())] == [c.name for c in wrote.calls]
             assert messages[-1]["role"] == "assistant" and messages[-1]["content"] == wrote.answer
             assert set(session.models) == {"m"}
+
+
+def _traced_session(tmp_path: Path, form: str) -> list:
+    """One traced conversation whose user says "yes" twice and whose agent answers "Done." twice, the second
+    "yes" opening a turn with a tool call of its own; every model call is given the whole history so far."""
+    item = agent_logs.Session("fix the bug", "Done.", [agent_logs.Call("Read", {"file_path": "a.py"}, "x = 1")])
+    history: list[dict] = [{"role": "user", "content": item.prompt}]
+    made = []
+    for prompt, call in ((None, True), ("yes", False), ("yes", True)):
+        if prompt:
+            history.append({"role": "user", "content": prompt})
+        if call:
+            cid = f"call_{len(history)}"
+            asked = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": cid, "type": "function", "function": {"name": "Read", "arguments": '{"file_path": "a.py"}'}}]}
+            made.append((list(history), asked))
+            history += [asked, {"role": "tool", "tool_call_id": cid, "content": "x = 1"}]
+        made.append((list(history), {"role": "assistant", "content": "Done."}))
+        history.append({"role": "assistant", "content": "Done."})
+    return made
+
+
+@pytest.mark.parametrize("form", ["otel-genai", "langfuse", "langsmith"])
+def test_a_message_that_repeats_an_earlier_one_is_kept(tmp_path: Path, form: str, monkeypatch) -> None:
+    """Three turns: "fix the bug" (a Read, then "Done."), "yes" ("Done."), "yes" (a Read, then "Done.").
+    Each model call carries the whole conversation so far, as chat APIs do; the repeated prompt, the
+    repeated answer and the last turn's tool call are all read."""
+    calls = _traced_session(tmp_path, form)
+    monkeypatch.setattr(agent_logs, "_calls_made", lambda n, item: calls)
+    agent_logs.WRITERS[form](tmp_path / form, [agent_logs.Session("fix the bug", "Done.")], "m")
+    (session,) = read(form, tmp_path / form)
+    messages, _ = conversation_messages(session)
+    assert [(m["role"], m["content"]) for m in messages if m["role"] != "tool" and m["content"]] == [
+        ("user", "fix the bug"), ("assistant", "Done."), ("user", "yes"), ("assistant", "Done."), ("user", "yes"),
+        ("assistant", "Done.")]
+    assert sum(len(m.get("tool_calls", ())) for m in messages) == 2
+    assert sum(m["role"] == "tool" for m in messages) == 2
+
+
+def test_a_trace_that_sends_only_what_is_new_keeps_a_repeated_prompt() -> None:
+    """Calls that send only their new messages, a system prompt before them: the second "yes" is new."""
+    from engine.datasets.trace_messages import conversation
+
+    system = {"role": "system", "content": "be brief"}
+    calls = [([system, {"role": "user", "content": "q"}], [{"role": "assistant", "content": "ok"}]),
+             ([system, {"role": "user", "content": "yes"}], [{"role": "assistant", "content": "ok"}]),
+             ([system, {"role": "user", "content": "yes"}], [{"role": "assistant", "content": "fine"}])]
+    assert [m["content"] for m in conversation(calls)] == ["be brief", "q", "ok", "yes", "ok", "yes", "fine"]
+
+
+def test_a_file_no_format_reads_is_named_and_an_empty_folder_is_said_as_such(tmp_path: Path) -> None:
+    """An HTML error page saved as `trace.json` beside real logs: the run goes on with the logs, and the
+    file is named with why on the console, in the manifest and on the page. A folder with no log at all is
+    an error saying so, not one blaming the spec's model names."""
+    made = agent_logs.sessions(8, planted=False)
+    agent_logs.write_logs(tmp_path / "logs", made, ("claude-code", "otel-genai"))
+    (tmp_path / "logs" / "b" / "trace.json").write_text("<html><body>502 Bad Gateway</body></html>")
+    (tmp_path / "spec.yaml").write_text(agent_logs.spec(tmp_path / "logs", "agent-logs"))
+    done = subprocess.run([*VIBE, "run", "spec.yaml", "--quiet"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    said = "trace.json: file not read: not JSON (line 1: Expecting value); it begins '<html><body>502 Bad Gateway"
+    assert said in done.stderr
+    run_dir = tmp_path / "runs" / "agents"
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert any(said in line for line in manifest["excluded"]["logs"])
+    assert "trace.json: file not read: not JSON" in (run_dir / "index.html").read_text()
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (tmp_path / "empty.yaml").write_text(agent_logs.spec(empty, "agent-logs"))
+    done = subprocess.run([*VIBE, "run", "empty.yaml", "--quiet"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no conversation was read from" in done.stderr and "holds no file its format reads" in done.stderr
+    assert "recorded model" not in done.stderr
+
+
+def test_newer_codex_rollouts_count_their_failed_calls() -> None:
+    """The unified exec's `Process exited with code N`, apply_patch's `metadata.exit_code`, a tool's own
+    `… failed:`; a process still running says nothing; the real rollout's counts (3 exits of 1, 1 of 2, the
+    closed stdin)."""
+    from engine.builtin_plugins.formats.codex import _failed
+
+    assert _failed("Chunk ID: a\nWall time: 0.1 seconds\nProcess exited with code 1\nOutput:\nboom") is True
+    assert _failed("Chunk ID: a\nProcess exited with code 0\nOutput:\nProcess exited with code 1") is False
+    assert _failed('{"output": "Success.", "metadata": {"exit_code": 0}}') is False
+    assert _failed('{"output": "x", "metadata": {"exit_code": 2}}') is True
+    assert _failed("write_stdin failed: stdin is closed for this session") is True
+    assert _failed("Chunk ID: a\nProcess running with session ID 4\nOutput:\n") is None
+    assert _failed("Exit code: 1\nWall time: 0.1 seconds\nOutput:\n") is True
+
+
+def test_fields_model_agent_and_tool_validate_and_a_wrong_value_is_located(tmp_path: Path) -> None:
+    made = agent_logs.sessions(4, planted=False)
+    agent_logs.write_logs(tmp_path / "logs", made, ("claude-code", "codex"))
+    for value, models, ok in (("agent", ["claude-code 2.0.64", "codex 0.66.0"], True),
+                              ("tool", ["claude-code", "codex"], True), ("author", ["a", "b"], False)):
+        text = agent_logs.spec(tmp_path / "logs", "agent-logs").replace(
+            "    format: agent-logs\n", f"    format: agent-logs\n    fields: {{model: {value}}}\n")
+        text = text.replace(f"model_names: {{{agent_logs.MODELS['a']}: a, {agent_logs.MODELS['b']}: b}}",
+                            f"model_names: {{'{models[0]}': a, '{models[1]}': b}}")
+        (tmp_path / f"{value}.yaml").write_text(text)
+        done = subprocess.run([*VIBE, "validate", f"{value}.yaml"], cwd=tmp_path, capture_output=True, text=True)
+        assert (done.returncode == 0) == ok, done.stderr + done.stdout
+        if not ok:
+            said = "fields.model is 'author'; format: agent-logs reads model or agent or tool"
+            assert said in done.stderr + done.stdout
+
+
+def test_init_groups_model_versions_under_their_agent_and_puts_the_shared_group_first(tmp_path: Path) -> None:
+    """Two agents, each under two model versions, and a third with more sessions on prompts no one else
+    answered: five models become the three tools (`fields: {model: tool}`), the agents that share prompts
+    first (the reference is the first), the bigger group that shares none last."""
+    made = agent_logs.sessions(6, planted=False)
+    agent_logs.write_claude_code(tmp_path / "logs" / "c1", made["a"][:3], "claude-sonnet-4")
+    agent_logs.write_claude_code(tmp_path / "logs" / "c2", made["a"][3:], "claude-sonnet-4-5")
+    agent_logs.write_codex(tmp_path / "logs" / "x1", made["b"][:3], "gpt-5.1-codex")
+    agent_logs.write_codex(tmp_path / "logs" / "x2", made["b"][3:], "gpt-5.5")
+    others = [agent_logs.Session(f"another request {k}", s.answer, s.calls) for k, s in
+              enumerate(agent_logs.sessions(10, planted=False)["a"])]
+    agent_logs.write_atif(tmp_path / "logs" / "h", others, "qwen3", agent="hermes")
+    done = subprocess.run([*VIBE, "init", "logs", "--out", "vibe.yaml"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    spec = (tmp_path / "vibe.yaml").read_text()
+    assert "models: [claude-code, codex, hermes]" in spec and "model: tool" in spec
+    assert "claude-code ran claude-sonnet-4, claude-sonnet-4-5" in spec.splitlines()[0]
+    assert subprocess.run([*VIBE, "validate", "vibe.yaml"], cwd=tmp_path).returncode == 0
+
+
+def test_no_shared_prompt_and_too_few_sessions_are_said_as_such(tmp_path: Path) -> None:
+    """Three agents, the third on prompts no one else answered, four sessions each: the profile's row for
+    the third says no prompt was shared (never that no vibe differs), and the behaviour box says no test ran,
+    with how many conversations a test needs (never that tool use is not told apart)."""
+    made = agent_logs.sessions(4, planted=True)
+    agent_logs.write_logs(tmp_path / "logs", made, ("claude-code", "codex"))
+    agent_logs.write_atif(tmp_path / "logs" / "c", [agent_logs.Session(f"another request {k}", s.answer, s.calls)
+                                                    for k, s in enumerate(made["a"])], "agent-c-model")
+    text = agent_logs.spec(tmp_path / "logs", "agent-logs").replace(
+        "  b: {provider: recorded}\n", "  b: {provider: recorded}\n  c: {provider: recorded}\n")
+    text = text.replace(f"{agent_logs.MODELS['b']}: b}}", f"{agent_logs.MODELS['b']}: b, agent-c-model: c}}")
+    text = text.replace("    models: [a, b]\n    judges", "    models: [a, b, c]\n    reference: a\n    judges")
+    (tmp_path / "spec.yaml").write_text(text)
+    done = subprocess.run([*VIBE, "run", "spec.yaml", "--quiet"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    page = " ".join((tmp_path / "runs" / "agents" / "index.html").read_text().split())
+    assert "<b>no prompt in common with a</b>: no answer was compared" in page
+    assert ("No test ran: 4 conversations of a and 4 of b, where a test needs at least 6 of each agent" in page
+            or "No test ran: 4 conversations both agents answered, where a test needs at least 6 shared ones" in page)
+    assert "tool use is not told apart" not in page
+    profile = " ".join((tmp_path / "runs" / "agents" / "profiles" / "vibecheck-c.html").read_text().split())
+    assert "c and a answered no prompt in common" in profile and "nothing here tells it apart" not in profile

@@ -21,7 +21,7 @@ from engine.datasets.conversations import content_text
 from engine.datasets.files import json_document, located_rows
 from engine.datasets.inspect_logs import LOG_SUFFIXES, holds_logs, log_files, log_model, log_rows
 from engine.datasets.rows import field_value, text_value
-from engine.datasets.sessions import Session, SessionRows, inner, log_format
+from engine.datasets.sessions import Session, SessionRows, inner, log_format, session_formats
 from engine.datasets.shapes import AnswerRows, BattleRows, ConversationRows, TableRecords, WideRows
 from engine.datasets.trace_messages import CallFacts, chat_messages, conversation, count, moment
 from engine.formats import DatasetFormat, Located, Sniffed, dataset_format, dataset_format_class
@@ -65,6 +65,7 @@ __all__ = [
     "moment",
     "named",
     "read_labels",
+    "session_formats",
     "text_value",
     "winner_side",
 ]

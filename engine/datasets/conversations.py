@@ -175,6 +175,13 @@ def gathered(ds: Dataset, records: list[tuple[str, dict[str, Any]]]) -> list[dic
             row[CONVERSATIONS][model] = (where, normalised(where, record["messages"]))
             if record.get("redactions"):
                 row.setdefault(REDACTED, Counter()).update(record["redactions"])
+    if wanted and not seen:  # recorded conversations were expected and none was read: the models are not to blame
+        said = [why for row in rows.values() for why in row.get(LEFT_OUT, ())]
+        raise DatasetError(f"dataset {ds.name!r}: no conversation was read from "
+                           f"{', '.join(str(p) for p in ds.source.paths) or 'its source'}"
+                           + (f"; {len(said)} left out: " + "; ".join(said[:3]) + (" …" if len(said) > 3 else "")
+                              if said else " (it holds no file its format reads)")
+                           + ", so there is nothing to compare")
     answered = {m for row in rows.values() for m in row[CONVERSATIONS]}
     missing = sorted(wanted - answered)
     if missing:

@@ -8,8 +8,8 @@ needs alike lives here:
 - the turns an agent's log makes are tidied to the shape a conversation has: a prompt nobody answered (a local
   command, an interrupted request, the log's last line) is dropped, an assistant's consecutive messages with no
   tool call between them are one message, and a tool result whose call is not in the log is dropped;
-- secrets are redacted before any text leaves the reader (`redact`), so nothing a run folder or a page holds
-  carries a key, a token or a user's home folder;
+- secrets are redacted before any text leaves the reader (`redaction.redact`), so nothing a run folder or a
+  page holds carries a key, a token or a user's home folder;
 - sessions pair across agents by the prompt that opens them (the k-th session of each agent opening with the
   same prompt pair), since two agents' logs share no session id; a dataset may pair on the log's own id instead.
 """
@@ -27,42 +27,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from engine.datasets.items import DatasetError
+from engine.datasets.redaction import redact
 from engine.datasets.shapes import ConversationRows
 from engine.formats import Located, Sniffed, dataset_format, format_names
 from engine.spec.data_model import Dataset
 
 Message = dict[str, Any]
-
-# (kind, pattern): what each replaces is written `[redacted <kind>]`; a pattern's group 1, where it has one,
-# is kept (the name of the setting whose value is the secret). A setting's value counts as a secret when it
-# mixes letters and digits, so that code such as `password = PasswordField` is left as it is.
-SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S)),
-    ("key", re.compile(r"\b(?:sk-ant-[\w-]{20,}|sk-(?:proj-)?[A-Za-z0-9_-]{20,}|[ps]k-lf-[\w-]{8,}"
-                       r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{20,}|AKIA[0-9A-Z]{16}|AIza[\w-]{35}"
-                       r"|xox[abprs]-[\w-]{10,}|hf_[A-Za-z0-9]{30,}|glpat-[\w-]{20,})")),
-    ("token", re.compile(r"\beyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}")),  # a JSON web token
-    ("token", re.compile(r"(?i)(\bbearer\s+)[\w.~+/-]{16,}=*")),
-    ("secret", re.compile(r"(?i)(\b(?:api[_-]?key|access[_-]?key|secret(?:[_-]?key)?|password|passwd|token)"
-                          r"[\"']?\s*[:=]\s*[\"']?)(?!\[redacted)(?=[^\s\"',;]*\d)(?=[^\s\"',;]*[A-Za-z])[^\s\"',;}{()]{8,}")),
-    ("email", re.compile(r"\b[\w+-](?:[\w.+-]*[\w+-])?@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")),
-    ("home", re.compile(r"(?<![\w/])((?:/Users|/home)/)(?!~/)[^/\s\"'`]+")),  # a user's name in a path
-    ("home", re.compile(r"(?i)\b([A-Z]:\\Users\\)[^\\\s\"'`]+")),
-)
-
-
-def redact(text: str) -> tuple[str, Counter[str]]:
-    """The text with every secret `SECRETS` finds replaced by its kind, and how many of each kind it held.
-    A home folder keeps its shape (`/Users/~/project`) so that paths still read."""
-    counts: Counter[str] = Counter()
-    for kind, pattern in SECRETS:
-        def mark(match: re.Match[str], kind: str = kind) -> str:
-            counts[kind] += 1
-            kept = match.group(1) if match.re.groups else ""
-            return f"{kept}~" if kind == "home" else f"{kept}[redacted {kind}]"
-        text = pattern.sub(mark, text)
-    return text, counts
-
 
 @dataclass
 class Session:
@@ -78,6 +48,7 @@ class Session:
     where: str  # the file (and line) it was read from, for errors
     subagent: str | None = None  # the subagent's id, for a subagent's own run; None for the main thread
     agent: str | None = None  # the tool that wrote the log, and its version, where the log says
+    tool: str | None = None  # that tool's name alone (`claude-code`), which its versions share
 
 
 def inner(record: Any, key: str) -> dict[str, Any]:
@@ -170,19 +141,19 @@ def session_records(sessions: Iterable[Session], pair_on: str = "prompt",
     """The sessions as the records a conversation format gathers: an id to pair on, the model, the messages.
     `pair_on`: `prompt` pairs the k-th session of each model that opens with the same prompt; `session` pairs
     on the log's own session id. `group_by`: `model` compares the models that wrote the sessions, `agent` the
-    tools (and versions) that ran them. Subagents' runs and sessions with no answered prompt are left out, as
-    are sessions whose assistant turns more than one model wrote, each with the reason in its record's
-    `left_out`."""
+    tools and their versions that ran them, `tool` the tools whatever their version or model. Subagents'
+    runs and sessions with no answered prompt are left out, as are sessions whose assistant turns more than
+    one model wrote (when models are compared), each with the reason in its record's `left_out`."""
     seen: Counter[tuple[str, str]] = Counter()
     out = []
     for session in sessions:
         messages, redactions = conversation_messages(session)
         prompt = next((m["content"] for m in messages if m["role"] == "user"), None)
         named = [m for m in dict.fromkeys(session.models) if m and m != "<synthetic>"]  # <synthetic>: made locally
-        model = session.agent if group_by == "agent" else named[0] if named else None
+        model = {"agent": session.agent, "tool": session.tool}.get(group_by, named[0] if named else None)
         record: dict[str, Any] = {"model": model or "unknown", "messages": messages, "session": session.id,
                                   "redactions": dict(redactions)}
-        if len(named) > 1 and group_by != "agent":
+        if len(named) > 1 and group_by == "model":
             record["left_out"] = (f"session {session.id}: its assistant turns come from {len(named)} models "
                                   f"({', '.join(named)}); split it by model to compare them")
         elif session.subagent is not None:
@@ -206,10 +177,12 @@ def session_records(sessions: Iterable[Session], pair_on: str = "prompt",
 class SessionRows(ConversationRows):
     """A format of agent logs: it says which files are its own (`owns`) and reads them into sessions
     (`sessions`); reading a file or a folder, pairing, redaction and `vibe init`'s recognition are shared.
-    `fields.id` is what sessions pair on (`prompt` or `session`), `fields.model` what is compared (`model`
-    or `agent`)."""
+    `fields.id` is what sessions pair on (`prompt` or `session`), `fields.model` what is compared (`model`,
+    `agent` or `tool`)."""
 
     fields: ClassVar[dict[str, str]] = {"id": "prompt", "prompt": "messages", "model": "model"}
+    reads: ClassVar[tuple[str, ...]] = ("model",)
+    choices: ClassVar[dict[str, tuple[str, ...]]] = {"id": ("prompt", "session"), "model": ("model", "agent", "tool")}
     reads_folders = True
     suffix: ClassVar[str] = ".json"  # its files' suffix
     noun: ClassVar[str] = "sessions"  # what `vibe init` calls what it found
@@ -248,28 +221,119 @@ class SessionRows(ConversationRows):
         return sorted(p for p in path.rglob("*") if p.is_file() and self.fits(p)) if path.is_dir() else [path]
 
     def records(self, path: Path, ds: Dataset) -> Located:
-        return session_records(self.sessions(self.files(path)), ds.fields.get("id", "prompt"),
-                               ds.fields.get("model", "model"))
+        for field, allowed in self.choices.items():
+            if ds.fields.get(field, allowed[0]) not in allowed:
+                raise DatasetError(f"dataset {ds.name!r}: fields.{field} is {ds.fields[field]!r}; format {self.name} "
+                                   f"reads {' or '.join(allowed)}")
+        found = session_records(self.sessions(self.files(path)), ds.fields.get("id", "prompt"),
+                                ds.fields.get("model", "model"))
+        return found + self.unread(path)
+
+    def log_suffixes(self) -> set[str]:
+        """The suffixes of the files this format reads (a file with one of them that it does not read is said)."""
+        return {self.suffix}
+
+    def unread(self, path: Path) -> Located:
+        """The files of a folder that carry a log's suffix but that this format does not read (an HTML error
+        page saved as `trace.json`, a truncated export, another tool's log), each a record left out with the
+        reason, so that the run says it on the console, in the manifest and on the page rather than dropping
+        the file unseen."""
+        if not path.is_dir():
+            return []
+        suffixes = self.log_suffixes()
+        return [(str(file), {"id": f"\0unread\0{file}", "left_out": f"file not read: {unread_reason(file, self)}"})
+                for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in suffixes)
+                if not self.fits(file)]
 
     def sniff(self, path: Path, rows: list[dict[str, Any]] | None) -> Sniffed | None:
         files = self.files(path) if path.is_dir() else [path] if self.fits(path) else []
         return self.sniffed(self.sessions(files) if files else [])
 
     def sniffed(self, sessions: list[Session]) -> Sniffed | None:
-        """What `vibe init` takes from sessions read: the models of their main threads, and whether any called
-        a tool; None when there is no main thread."""
+        """What `vibe init` takes from sessions read (`compared`): the groups to compare, the reference first,
+        and whether any session called a tool; None when there is no main thread."""
         found = [s for s in sessions if s.subagent is None]
         if not found:
             return None
-        models = sorted({m for s in found for m in s.models if m and m != "<synthetic>"})
+        group_by, groups, note = compared(found)
         acted = any(m.get("tool_calls") for s in found for m in s.messages)
-        return Sniffed("messages", models, f"{len(found)} {self.noun}", fields={"id": "prompt"}, actions=acted)
+        fields = {"id": "prompt", **({"model": group_by} if group_by != "model" else {})}
+        return Sniffed("messages", groups, f"{len(found)} {self.noun}{note}", fields=fields, actions=acted)
+
+
+def compared(sessions: list[Session]) -> tuple[str, list[str], str]:
+    """Who `vibe init` compares in a folder of main-thread sessions: (`fields.model`, the groups with the
+    reference first, a note for what it prints).
+
+    The models the logs name, unless more than two of them come from fewer tools that the logs name (two
+    agents, each under two model versions): then the tools, each model's sessions under the tool that ran
+    them, since a model version is a setting of an agent more than an agent of its own. Where a model ran
+    under more than one tool, or a log does not say its tool, the models stay. The reference (the group
+    every other is compared with) is the one that shares the most opening prompts with the others (paired
+    comparisons need them), then the one with the most sessions."""
+    def named(session: Session) -> str | None:
+        return next((m for m in session.models if m and m != "<synthetic>"), None)
+
+    models = sorted({m for s in sessions if (m := named(s))})
+    tools: dict[str, set[str | None]] = {m: set() for m in models}
+    for session in sessions:
+        if (model := named(session)) is not None:
+            tools[model].add(session.tool)
+    every = {t for ts in tools.values() for t in ts}
+    group_by, note = "model", ""
+    if len(models) > 2 and None not in every and all(len(ts) == 1 for ts in tools.values()) and 2 <= len(every) < len(
+            models):
+        group_by = "tool"
+        note = "; " + ", ".join(f"{t} ran {', '.join(m for m in models if t in tools[m])}" for t in sorted(
+            every, key=str)) + ": compared as agents (fields.model: tool)"
+
+    def group(session: Session) -> str | None:
+        return session.tool if group_by == "tool" else named(session)
+
+    prompts: dict[str, set[str]] = {}
+    sizes: Counter[str] = Counter()
+    for session in sessions:
+        key = group(session)
+        if key is None:
+            continue
+        opening = next((str(m.get("content")) for m in session.messages if m["role"] == "user"), "")
+        prompts.setdefault(key, set()).add(" ".join(opening.split()))
+        sizes[key] += 1
+
+    def shared(key: str) -> int:
+        return len(prompts[key] & set().union(*(p for k, p in prompts.items() if k != key)))
+
+    order = sorted(prompts, key=lambda k: (-shared(k), -sizes[k], k))
+    return group_by, order, note
+
+
+def unread_reason(path: Path, form: SessionRows) -> str:
+    """Why `form` does not read a file with a log's suffix: not UTF-8 text, not JSON (where, and what it
+    begins with), or JSON of a kind no installed log format recognises."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"not UTF-8 text ({exc})"
+    if not text.strip():
+        return "the file is empty"
+    lines = [line for line in text.splitlines() if line.strip()] if path.suffix == ".jsonl" else [text]
+    try:
+        json.loads(lines[0])
+    except json.JSONDecodeError as exc:
+        start = " ".join(text.split())[:40]
+        return f"not JSON (line {exc.lineno}: {exc.msg}); it begins {start!r}"
+    other = log_format(path)
+    if other is not None:
+        return f"a {other.noun} file, which format {form.name!r} does not read (format agent-logs reads every kind)"
+    return f"JSON, but not a log that format {form.name!r} recognises"
+
+
+def session_formats() -> list[SessionRows]:
+    """Every installed format that reads one kind of agent log."""
+    forms = [dataset_format(name) for name in format_names()]
+    return [form for form in forms if isinstance(form, SessionRows) and not form.any_kind]
 
 
 def log_format(path: Path) -> SessionRows | None:
     """The agent-log format whose file `path` is, asking every installed format that reads sessions."""
-    for name in format_names():
-        form = dataset_format(name)
-        if isinstance(form, SessionRows) and not form.any_kind and form.fits(path):
-            return form
-    return None
+    return next((form for form in session_formats() if form.fits(path)), None)

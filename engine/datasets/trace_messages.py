@@ -131,16 +131,22 @@ def count(value: Any) -> int | None:
 
 
 def conversation(calls: list[tuple[Any, Any]], facts: list[CallFacts] | None = None) -> list[Message]:
-    """One conversation from a trace's model calls (input, output), oldest first: each call's input adds the
-    messages not yet in the conversation (a call that resends the history adds nothing old), then its
-    output. Tool results are named after the call they answer. With `facts` (one per call), what a call's input
-    adds is timed at its start, its output at its end, and its last assistant message carries its tokens."""
+    """One conversation from a trace's model calls (input, output), oldest first: each call's input adds what
+    is new to the conversation (a call that resends the history adds nothing old), then its output. Tool
+    results are named after the call they answer. With `facts` (one per call), what a call's input adds is
+    timed at its start, its output at its end, and its last assistant message carries its tokens.
+
+    What is old is found by its place, never by its content alone: a message that repeats an earlier one
+    ("yes", "Done.") is a message of its own, and so is the turn it opens (`_new`)."""
     out: list[Message] = []
-    seen: set[str] = set()
+    keys: list[str] = []  # each message of `out`, as `_key` writes it
     for k, (given, answer) in enumerate(calls):
         fact = facts[k] if facts else CallFacts()
-        asked = _unseen(chat_messages(given, "user"), seen, fact.started)
-        answered = _unseen(chat_messages(answer, "assistant"), seen, fact.ended)
+        asked = _new(chat_messages(given, "user"), keys)
+        keys += [_key(m) for m in asked]
+        answered = _new(chat_messages(answer, "assistant"), keys)
+        keys += [_key(m) for m in answered]
+        asked, answered = _timed(asked, fact.started), _timed(answered, fact.ended)
         replies = [m for m in answered if m["role"] == "assistant"]
         if replies and fact.tokens is not None:
             replies[-1]["tokens"] = fact.tokens
@@ -152,12 +158,35 @@ def conversation(calls: list[tuple[Any, Any]], facts: list[CallFacts] | None = N
     return out
 
 
-def _unseen(messages: list[Message], seen: set[str], when: str | None) -> list[Message]:
-    """The messages not already in the conversation (by their content), marked with `when` where given."""
-    out = []
-    for message in messages:
-        key = json.dumps(message, sort_keys=True, default=str)
-        if key not in seen:
-            seen.add(key)
-            out.append({**message, "time": when} if when is not None else message)
-    return out
+def _key(message: Message) -> str:
+    return json.dumps(message, sort_keys=True, default=str)
+
+
+def _new(messages: list[Message], keys: list[str]) -> list[Message]:
+    """The messages of one call's input (or output) that the conversation so far (`keys`) does not hold.
+
+    The old ones come first: the history so far (whole, or a window of its last messages, or with a message
+    the tool wrote differently) ends where the conversation ends. So the new messages are those after the
+    longest run of the call's first messages that appears in the conversation in order and ends on its last
+    message; where none does, those after the first messages it shares with the conversation's beginning (a
+    system prompt resent before each call's new messages). A message whose text repeats an earlier one's
+    ("yes", "Done.") is new where its place says so, never dropped for its content."""
+    given = [_key(m) for m in messages]
+    if not keys or not given:
+        return list(messages)
+    for end in range(len(given), 0, -1):
+        if given[end - 1] == keys[-1] and _in_order(given[:end - 1], keys[:-1]):
+            return list(messages[end:])
+    shared = next((n for n, (a, b) in enumerate(zip(given, keys, strict=False)) if a != b),
+                  min(len(given), len(keys)))
+    return list(messages[shared:])
+
+
+def _in_order(sub: list[str], keys: list[str]) -> bool:
+    """Whether every key of `sub` appears in `keys`, in the same order (not necessarily side by side)."""
+    rest = iter(keys)
+    return all(key in rest for key in sub)
+
+
+def _timed(messages: list[Message], when: str | None) -> list[Message]:
+    return [{**m, "time": when} for m in messages] if when is not None else list(messages)

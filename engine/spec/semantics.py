@@ -138,6 +138,10 @@ def _check_format(c: SpecChecker, path: PathKey, ds: dict[str, Any]) -> None:
     for key in ("prompt", *fmt.needs):
         if key not in fields:
             c.report((*path, "fields"), f"format: {form} needs fields.{key}")
+    for key, allowed in fmt.choices.items():
+        if key in given and given[key] not in allowed:
+            c.report((*path, "fields", key), f"fields.{key} is {given[key]!r}; format: {form} reads "
+                     f"{' or '.join(allowed)}")
     owners = column_owners()
     for key in given:
         owner = owners.get(key, [])

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from engine.api.data import Session, SessionRows, Sniffed, dataset_format_class, log_format
+from engine.api.data import Session, SessionRows, Sniffed, dataset_format_class, log_format, session_formats
 
 
 @dataset_format_class("agent-logs")
@@ -20,6 +20,9 @@ class AgentLogs(SessionRows):
 
     def fits(self, path: Path) -> bool:
         return log_format(path) is not None
+
+    def log_suffixes(self) -> set[str]:
+        return {form.suffix for form in session_formats()}
 
     def sessions(self, files: list[Path]) -> list[Session]:
         return [session for form, group in _by_format(files).items() for session in form.sessions(group)]

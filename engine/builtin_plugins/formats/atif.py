@@ -90,7 +90,8 @@ def _session(path: Path, doc: dict[str, Any], subagent: str | None) -> Session:
     version = next((line for line in lines if name.lower() in line.lower()), lines[0] if lines else "")
     label = f"{name} {version}".strip()
     return Session(id=str(doc.get("session_id") or doc.get("trajectory_id") or path.stem), models=models,
-                   messages=messages, where=str(path), subagent=subagent, agent=label)
+                   messages=messages, where=str(path), subagent=subagent, agent=label,
+                   tool=name)
 
 
 def _last_prompt(messages: list[dict[str, Any]]) -> str | None:

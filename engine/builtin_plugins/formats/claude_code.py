@@ -64,7 +64,8 @@ def sessions(path: Path) -> list[Session]:
         version = first.get("version")
         out.append(Session(
             id=str(first.get("sessionId") or path.stem), models=_models(branch), messages=_messages(branch),
-            where=branch[0][0], subagent=thread, agent=f"claude-code {version}" if version else "claude-code"))
+            where=branch[0][0], subagent=thread, agent=f"claude-code {version}" if version else "claude-code",
+            tool="claude-code"))
     return out
 
 

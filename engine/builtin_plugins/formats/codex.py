@@ -9,6 +9,9 @@ left out: most are encrypted, and none is prose the user reads."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -87,7 +90,7 @@ def session(path: Path) -> Session:
               f"line{'s' * (len(wheres) > 1)})", file=sys.stderr)
     version = meta.get("cli_version")
     return Session(id=str(meta.get("id") or path.stem), models=models, messages=messages, where=lines[0][0] if lines
-                   else str(path), agent=f"codex {version}" if version else "codex")
+                   else str(path), agent=f"codex {version}" if version else "codex", tool="codex")
 
 
 def _count_tokens(messages: list[dict[str, Any]], payload: dict[str, Any]) -> None:
@@ -106,7 +109,24 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+EXIT = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)$", re.M)
+
+
 def _failed(output: Any) -> bool | None:
-    """A shell call's output starts `Exit code: N`; anything but 0 is a failure. Other outputs do not say."""
+    """Whether a tool call failed, where its output says: a shell call's `Exit code: N` (older CLIs) or
+    `Process exited with code N` (the unified exec of newer ones), a structured output's
+    `metadata.exit_code` (apply_patch), or an output that opens `<tool> failed:` (write_stdin on a closed
+    session). A process still running (`Process running with session ID …`) and other outputs do not say."""
+    if isinstance(output, str) and output.lstrip().startswith("{"):
+        with contextlib.suppress(json.JSONDecodeError):
+            output = json.loads(output)
+    if isinstance(output, dict):
+        code = inner(output, "metadata").get("exit_code", output.get("exit_code"))
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code != 0
+        output = output.get("output")
     text = output if isinstance(output, str) else ""
-    return not text.startswith("Exit code: 0\n") if text.startswith("Exit code: ") else None
+    found = EXIT.search(text.split("\nOutput:", 1)[0])  # the header, not what the command printed
+    if found:
+        return int(found.group(1)) != 0
+    return True if re.match(r"[\w ]{1,40} failed: ", text) else None

@@ -94,8 +94,13 @@ def sessions(files: list[Path]) -> list[Session]:
                                    moment(attributes.get(ENDED), NANOSECONDS),
                                    count(attributes.get("gen_ai.usage.output_tokens"))))
             models.append(str(attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model") or ""))
-    return [Session(id=key, models=models, messages=conversation(calls, facts), where=where)
-            for key, (where, calls, models, facts) in grouped.items()]
+    out = []
+    for key, (where, calls, models, facts) in grouped.items():
+        if all(fact.started for fact in facts):  # an export lists spans as they ended, not as they began
+            order = sorted(range(len(calls)), key=lambda k: str(facts[k].started))
+            calls, models, facts = [calls[k] for k in order], [models[k] for k in order], [facts[k] for k in order]
+        out.append(Session(id=key, models=models, messages=conversation(calls, facts), where=where))
+    return out
 
 
 def _call(attributes: dict[str, Any]) -> tuple[Any, Any] | None:

@@ -59,6 +59,18 @@ class AgentBehaviour:
     tools: list[str]
     measures: list[MeasureTest]
 
+    def too_few(self) -> str:
+        """Why no measure could be tested, and how many conversations it would take, for a page whose table
+        holds no p-value: too few conversations is no evidence that the agents act alike."""
+        if self.design == "paired":
+            have = f"{self.shared} conversations both agents answered"
+        else:
+            have = (f"{self.conversations_a} conversations of {self.model_a} and {self.conversations_b} of "
+                    f"{self.model_b}")
+        return (f"{have}, where a test needs at least {MIN_UNITS} "
+                + ("shared ones" if self.design == "paired" else "of each agent")
+                + " with the measure. Nothing here says whether their tool use differs; give more sessions.")
+
 
 def conversations(prepared: Prepared, analysis: Analysis) -> dict[str, dict[str, list[list[dict[str, Any]]]]]:
     """Each model's turns (assistant and tool messages) per conversation, from the dataset's items."""

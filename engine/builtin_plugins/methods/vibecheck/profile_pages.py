@@ -77,10 +77,12 @@ def render_profiles(env: Environment, result: ProfileResult, prepared: Prepared,
                  for vc in result.comparisons}
     rows = heatmap_rows(result, explorers)
     sort_options = ([own_charts.WIN_RATE] if result.winrates else []) + vibes
-    heatmap = own_charts.profile_heatmap(rows, vibes, result.reference, sort_options)
-    ranking = own_charts.vibe_ranking(rows, vibes, result.reference)
-    charts.export(heatmap, run_dir / "charts" / f"{prefix}-heatmap")
-    charts.export(ranking, run_dir / "charts" / f"{prefix}-ranking")
+    heatmap = ranking = None  # no vibe to draw (discovery kept none): the table says so
+    if vibes:
+        heatmap = own_charts.profile_heatmap(rows, vibes, result.reference, sort_options)
+        ranking = own_charts.vibe_ranking(rows, vibes, result.reference)
+        charts.export(heatmap, run_dir / "charts" / f"{prefix}-heatmap")
+        charts.export(ranking, run_dir / "charts" / f"{prefix}-ranking")
     sentences = {model: strongest(result, model) for model in result.models}
     pages = {}
     for vc in result.comparisons:
@@ -93,5 +95,6 @@ def render_profiles(env: Environment, result: ProfileResult, prepared: Prepared,
     kinds = sorted({kind for vc in result.comparisons for score in vc.vibes for kind in score.judge_kinds})
     return {"result": result, "heatmap": heatmap, "ranking": ranking, "pages": pages, "kinds": kinds,
             "explorers": explorers,
+            "shared": {vc.model_a: len({p.cluster for p in vc.pairs}) for vc in result.comparisons},
             "sentences": {model: lines[:2] for model, lines in sentences.items()},
             "heatmap_file": f"charts/{prefix}-heatmap.svg", "ranking_file": f"charts/{prefix}-ranking.svg"}
