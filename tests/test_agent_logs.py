@@ -576,3 +576,25 @@ def test_no_shared_prompt_and_too_few_sessions_are_said_as_such(tmp_path: Path) 
     assert "tool use is not told apart" not in page
     profile = " ".join((tmp_path / "runs" / "agents" / "profiles" / "vibecheck-c.html").read_text().split())
     assert "c and a answered no prompt in common" in profile and "nothing here tells it apart" not in profile
+
+
+def test_a_real_mixed_folder_goes_from_init_to_a_page_that_says_what_it_cannot_know(tmp_path: Path,
+                                                                                  shared_data: Path) -> None:
+    """The real Claude Code and Codex sessions of `../shared/data/agent_logs`: `vibe init` compares the two
+    tools (each ran two model versions), the run redacts the logs' e-mail addresses and home folders, and the
+    one conversation both answered goes to training, so the page says nothing is known yet rather than that
+    no vibe differs."""
+    import shutil
+
+    logs = tmp_path / "logs"
+    for part in ("claude_code/claude-code-viewer", "claude_code/agtrace", "codex/agtrace", "codex/codemie-code"):
+        shutil.copytree(shared_data / "agent_logs" / part, logs / part.replace("/", "-"))
+    done = subprocess.run([*VIBE, "init", "logs"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "models: claude-code, codex" in done.stdout
+    done = subprocess.run([*VIBE, "run", "vibe.yaml", "--quiet"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    page = " ".join((tmp_path / "runs" / "logs" / "index.html").read_text().split())
+    assert "Nothing is known yet of how claude-code and codex differ: they answered 1 prompt in common" in page
+    assert "No vibe separates" not in page
+    assert "secrets redacted from the logs" in page

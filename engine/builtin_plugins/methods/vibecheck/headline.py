@@ -47,6 +47,13 @@ def headline(vc: VibeCheckResult) -> str:
         return (f"{vc.model_a} and {vc.model_b} answered no prompt in common, so no answer of one is compared with "
                 "an answer of the other (agent sessions that open with different prompts, say); an agents analysis "
                 "compares the distributions of what each did.")
+    tested = {p.cluster for p in vc.pairs if p.split == "test"}
+    if not tested:
+        shared = len({p.cluster for p in vc.pairs})
+        return (f"Nothing is known yet of how {vc.model_a} and {vc.model_b} differ: they answered {shared} "
+                f"prompt{'s' * (shared != 1)} in common, all of {'them' if shared != 1 else 'it'} used to choose the "
+                "vibes, and none was left to test them on. Compare more shared prompts (or sessions) to test "
+                f"anything. {could_show(vc)}")
     if not vibes:
         return (f"No vibe separates {vc.model_a} from {vc.model_b} on the test pairs beyond chance (no kept vibe "
                 f"confirms its training direction at a weighted-Holm-adjusted p < 0.05). {could_show(vc)}")
