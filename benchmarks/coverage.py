@@ -7,6 +7,10 @@ interval is given for):
   interval of the two-model separability, of every profile and turn cell and of `vibe compare`'s shift over
   prompts (all call it). Exact: every outcome's trinomial probability, n = 10, 20, 50, 100 prompts, true
   (P(+1), P(−1)) on a grid of step 0.05.
+- winrate: the win rate of the two-model page and the profiles (`profiles.win_interval`: Tango's interval on
+  the 2y − 1 scale), exact over wins, ties and losses of 10 and 20 labelled prompts on a grid of step 0.05.
+- turn_change: the turn table's change from turn 1 (`stats.change_interval`, the betting interval on
+  [−2, 2]), by simulation: 10 and 20 conversations, a rare shift, changes both ways, and one way.
 - conversation_means: the same function on conversation means (the betting interval), 5–40 conversations of 2–6
   turns, three shapes: a shift in a tenth of the conversations only, turns that share their conversation's
   lean (each conversation's own P(+1), P(−1)), and every conversation leaning one way.
@@ -29,7 +33,8 @@ through `ternary.p_above` / `p_below` themselves), and by 20,000 seeded comparis
 `gate` at 2,000 prompts.
 
 The line before the last: max_gate_fail_size=<f> max_gate_pass_size=<f> sim_gate_fail_2000=<f> sim_gate_pass_2000=<f>
-Last line: min_coverage_separability=<f> min_coverage_conversation_means=<f> min_coverage_conversation_shift=<f>
+Last line: min_coverage_separability=<f> min_coverage_winrate=<f> min_coverage_turn_change=<f>
+  min_coverage_conversation_means=<f> min_coverage_conversation_shift=<f>
   min_coverage_agreement=<f> min_coverage_kappa=<f> min_coverage_ppi=<f> min_coverage_rankings=<f>
 """
 
@@ -47,6 +52,7 @@ from engine import stats, ternary
 from engine.analyze.people import agreement_with_people, corrected_separability
 from engine.analyze.people_labels import HumanLabel
 from engine.analyze.rankings import Outcome, rank
+from engine.builtin_plugins.methods.vibecheck.profiles import win_interval
 from engine.drift.shift import gate, shift_of
 
 ALPHA = 0.05
@@ -82,6 +88,49 @@ def separability() -> float:
                 here = min(here, float(_probabilities(ups, downs, log_ways, n, p_up, p_down)[inside].sum()))
         print(f"  separability n={n}: {here:.4f}")
         worst = min(worst, here)
+    return worst
+
+
+def winrate() -> float:
+    """The two-model page's and the profile's win rate (`profiles.win_interval`) over prompts: exact over
+    every outcome (wins, losses, ties) of 10 and 20 labelled prompts, true (P(win), P(loss)) on a grid of step
+    0.05 (A winning 95% of 20 is on it), the truth P(win) + P(tie) / 2."""
+    worst = 1.0
+    step = sizes.pick(0.05, 0.25)
+    for n in sizes.pick((10, 20), (10,)):
+        ups, downs, log_ways = _trinomial(n)
+        ends = np.array([win_interval(np.r_[np.ones(u), np.zeros(d), np.full(n - u - d, 0.5)], [], "prompts", 0,
+                                      0)[:2] for u, d in zip(ups, downs, strict=True)])
+        here = 1.0
+        for p_up in np.arange(0, 1 + 1e-9, step):
+            for p_down in np.arange(0, 1 - p_up + 1e-9, step):
+                truth = p_up + (1 - p_up - p_down) / 2
+                inside = (ends[:, 0] <= truth + 1e-9) & (truth - 1e-9 <= ends[:, 1])
+                here = min(here, float(_probabilities(ups, downs, log_ways, n, p_up, p_down)[inside].sum()))
+        print(f"  winrate n={n}: {here:.4f}")
+        worst = min(worst, here)
+    return worst
+
+
+# the change of a verdict from turn 1 to turn k within a conversation (−2 … 2): its distribution in three shapes
+CHANGES = {"rare shift": ([0, 1], [0.95, 0.05]), "both ways": ([-2, -1, 0, 1, 2], [0.05, 0.15, 0.5, 0.2, 0.1]),
+           "one way": ([0, 1, 2], [0.2, 0.3, 0.5])}
+
+
+def turn_change() -> float:
+    """The turn table's change from turn 1 (`stats.change_interval`, what `turns` prints), by seeded simulation:
+    10 and 20 conversations, each shape of `CHANGES`."""
+    worst = 1.0
+    rng = np.random.default_rng(29)
+    for shape, (values, weights) in CHANGES.items():
+        truth = float(np.dot(values, weights))
+        for n in sizes.pick((10, 20), (10,)):
+            covered = 0
+            for _ in range(SIMS):
+                low, high = stats.change_interval(rng.choice(values, size=n, p=weights))
+                covered += low <= truth <= high
+            print(f"  turn change ({shape}) n={n}: {covered / SIMS:.4f}")
+            worst = min(worst, covered / SIMS)
     return worst
 
 
@@ -320,7 +369,8 @@ def main() -> None:
     sim_fail, sim_pass = simulated_gate(sizes.pick(2000, 900))
     print(f"  simulated at 2,000 prompts: FAIL {sim_fail:.4f} PASS {sim_pass:.4f}")
     found = {}
-    for name, kind in (("separability", separability), ("conversation_means", conversation_means),
+    for name, kind in (("separability", separability), ("winrate", winrate), ("turn_change", turn_change),
+                       ("conversation_means", conversation_means),
                        ("conversation_shift", conversation_shift), ("agreement", agreement), ("kappa", kappa),
                        ("ppi", ppi), ("rankings", rankings)):
         print(f"{name}:")

@@ -16,9 +16,10 @@ from engine import betting, ternary
 
 # what a plug-in may use of this module, through the public API (held by tests/test_api_surface.py)
 __all__ = ["GLM_FAILURES", "agreement", "benjamini_hochberg", "binomial_glm", "bootstrap_interval",
-           "cluster_bootstrap_interval", "cluster_bootstrap_means", "cluster_index", "cluster_means", "ensemble",
-           "fit_failure", "fleiss_kappa", "holm", "length_covariate", "resampled_rows", "separability", "sign_test",
-           "sign_test_mde", "split", "strength", "strengths", "verdict_interval", "weighted_holm", "wilson"]
+           "change_interval", "cluster_bootstrap_interval", "cluster_bootstrap_means", "cluster_index",
+           "cluster_means", "ensemble", "fit_failure", "fleiss_kappa", "holm", "length_covariate", "resampled_rows",
+           "separability", "sign_test", "sign_test_mde", "split", "strength", "strengths", "verdict_interval",
+           "weighted_holm", "wilson"]
 
 
 def round_half_away(x: float) -> int:
@@ -99,6 +100,13 @@ def verdict_interval(values: Sequence[float] | np.ndarray) -> tuple[float, float
         plus, minus, n = ternary.counts(array)
         return ternary.interval(plus, minus, n)
     return betting.interval(array)
+
+
+def change_interval(changes: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """95% interval of the mean change of a verdict within units (a conversation's turn k less its turn 1:
+    each in [−2, 2]): the betting interval (`engine.betting`) over that range, which holds its level at every
+    number of units; a percentile bootstrap of such changes covered 64% at 20 conversations."""
+    return betting.interval(np.asarray(changes, dtype=float), low=-2.0, high=2.0)
 
 
 def bootstrap_interval(values: np.ndarray, seed: int, rounds: int) -> tuple[float, float]:

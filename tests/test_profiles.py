@@ -372,3 +372,33 @@ def test_every_discovered_habit_is_kept_or_dropped_on_discovery_s_own_cross_fit(
                                             .read_text().splitlines())}
         for name in lexicons:
             assert scores[name]["separability_train"] == pytest.approx(float(np.mean(columns[name][1][train])))
+
+
+def test_the_win_rate_interval_is_tangos_on_the_verdict_scale_and_never_collapses() -> None:
+    """7 wins, 3 losses and 2 ties of 12 prompts are verdicts +1 ×7, −1 ×3, 0 ×2 on the 2y − 1 scale: the
+    interval is Tango's for P(win) − P(loss), halved and shifted back. 20 wins of 20 leave room below 100%
+    (the percentile bootstrap printed [100%, 100%]); a graded annotator's shares take the betting interval."""
+    from engine import betting, ternary
+    from engine.builtin_plugins.methods.vibecheck.profiles import win_interval
+
+    y = np.r_[np.ones(7), np.zeros(3), np.full(2, 0.5)]
+    low, high, name = win_interval(y, [], "prompts", 0, 0)
+    tango = ternary.interval(7, 3, 12)
+    assert (low, high) == pytest.approx(((tango[0] + 1) / 2, (tango[1] + 1) / 2)) and name == "Tango's score interval"
+    low, high, _ = win_interval(np.ones(20), [], "prompts", 0, 0)
+    assert high == pytest.approx(1.0) and 0.8 < low < 0.97
+    shares = np.array([0.73, 0.2, 1.0, 0.6, 0.9, 0.4])
+    low, high, name = win_interval(shares, [], "prompts", 0, 0)
+    expected = betting.interval(2 * shares - 1)
+    assert (low, high) == pytest.approx(((expected[0] + 1) / 2, (expected[1] + 1) / 2)) and "betting" in name
+
+
+def test_the_change_from_turn_one_takes_the_betting_interval_on_its_range() -> None:
+    """Twenty conversations whose verdict did not move from turn 1: the change is 0 with an interval around it
+    (a percentile bootstrap printed [0, 0]), the betting interval over [−2, 2] the change can take."""
+    from engine import betting
+    from engine.api.analysis import stats
+
+    changes = np.zeros(20)
+    low, high = stats.change_interval(changes)
+    assert (low, high) == betting.interval(changes, low=-2.0, high=2.0) and low < 0 < high

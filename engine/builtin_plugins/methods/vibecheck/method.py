@@ -239,7 +239,7 @@ class VibeCheck(AnalysisMethod):
             vibes = [v for v in opts.measured(prepared.spec.vibes) if v.name in kept]
             # turn by turn on the test pairs, for the vibes the training pairs kept (and in the direction they
             # showed): a dropped vibe's turn cells were claims the page's own keep/drop had already declined
-            result.turns = turn_cells([result], vibes, {v.name: True for v in vibes}, split_seed(analysis), 1000)
+            result.turns = turn_cells([result], vibes, {v.name: True for v in vibes})
             result.turn_test = TURN_TEST
             result.winrate = win_rate(result, split_seed(analysis), BOOTSTRAP_ROUNDS)  # who won, by the labels
             write_vibecheck(result, run_dir)

@@ -251,6 +251,7 @@ class WinRate:
     shorter: float = 0.0  # share of labelled rows where the model's answer (all its turns) is the shorter one
     note: str = ""  # why the length-controlled rate is missing, or how many resamples had no fit
     unit: str = "prompts"  # what n counts: prompts, conversations, or turns (then resampled by conversation)
+    interval: str = "Tango's score interval"  # what gave ci_low and ci_high (`profiles.win_interval`)
 
     def extrapolates(self) -> bool:
         """Equal length is far outside what the labels saw: the length-controlled rate then rests on the

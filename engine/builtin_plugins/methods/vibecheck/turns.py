@@ -7,7 +7,7 @@ interval is Tango's score interval over their verdicts (−1, 0 or +1 each) and 
 (one-sided in the training direction, on held-out conversations only, for a discovered vibe; two-sided for a
 declared one). The change from turn 1 is
 paired within conversations (ν on turn k minus ν on turn 1, over conversations that have both), with a
-bootstrap interval over those conversations. Every turn cell of the profile is one family under
+betting interval over those conversations (`stats.change_interval`). Every turn cell of the profile is one family under
 Benjamini–Hochberg (5% false discovery rate); a profile adds its overall grid's cells to that family.
 """
 
@@ -23,12 +23,11 @@ from engine.builtin_plugins.methods.vibecheck.records import TurnCell, VibeCheck
 
 TURN_TEST = ("per turn: an exact sign test over conversations (one-sided in the training direction on held-out "
              "conversations for a discovered vibe, two-sided for a declared one), Benjamini–Hochberg over every turn "
-             "cell, a family of its own apart from the headline's; the change from turn 1: a bootstrap over the "
+             "cell, a family of its own apart from the headline's; the change from turn 1: a betting interval over the "
              "conversations that have both turns")
 
 
-def turn_cells(comparisons: list[VibeCheckResult], vibes: list[Vibe], held_out: dict[str, bool], seed: int,
-               rounds: int) -> list[TurnCell]:
+def turn_cells(comparisons: list[VibeCheckResult], vibes: list[Vibe], held_out: dict[str, bool]) -> list[TurnCell]:
     """Every (model, vibe, turn) cell of comparisons whose pairs are turns of conversations; none otherwise."""
     cells = []
     for vc in comparisons:
@@ -42,13 +41,13 @@ def turn_cells(comparisons: list[VibeCheckResult], vibes: list[Vibe], held_out: 
                            and (not held_out[vibe.name] or p.split == "test")} for t in turns}
             for t in turns:
                 first = by_turn[turns[0]] if t != turns[0] else None
-                cells.append(_cell(vc.model_a, vibe.name, t, by_turn[t], first, direction, seed, rounds))
+                cells.append(_cell(vc.model_a, vibe.name, t, by_turn[t], first, direction))
     adjusted = stats.benjamini_hochberg([c.p_value for c in cells])
     return [replace(c, p_adjusted=q) for c, q in zip(cells, adjusted, strict=True)]
 
 
 def _cell(model: str, vibe: str, turn: int, verdicts: dict[str, float], first: dict[str, float] | None,
-          direction: int, seed: int, rounds: int) -> TurnCell:
+          direction: int) -> TurnCell:
     """One turn's cell from its verdicts (conversation → ν), and its change from the first turn's (`first`)."""
     nu = np.array(list(verdicts.values()), dtype=float)
     if not len(nu):
@@ -59,6 +58,6 @@ def _cell(model: str, vibe: str, turn: int, verdicts: dict[str, float], first: d
     if first is None or not both:
         return cell
     change = np.array([verdicts[c] - first[c] for c in both])
-    change_low, change_high = stats.bootstrap_interval(change, seed, rounds)
+    change_low, change_high = stats.change_interval(change)
     return replace(cell, change=float(change.mean()), change_low=change_low, change_high=change_high,
                    change_n=len(both))
