@@ -5,6 +5,8 @@ it nothing to learn from is refused where it names it."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -301,3 +303,25 @@ def test_ratings_of_two_models_each_learned_from_the_other_alone() -> None:
                for n in range(20)]
     fitted = fit_ratings(answers, seed=0)
     assert all(r is not None and 1.0 <= r <= 5.0 for r in fitted.ratings) and "2 models have them" in fitted.description
+
+
+def test_a_learned_judge_short_of_labels_runs_to_its_page_and_says_why(tmp_path: Path) -> None:
+    """15 development labels against `min_labels: 20`: `vibe run` ends (no traceback from the table of judges
+    beside the trivial rules, where the judge has no test agreement), and the run says why it gave no verdict."""
+    rng = np.random.default_rng(5)
+    rows, lines = [], []
+    for n in range(60):
+        topic = TOPICS[n % len(TOPICS)]
+        a, b = _answer(rng, topic, int(rng.integers(1, 7))), _answer(rng, topic, int(rng.integers(1, 7)))
+        rows.append({"id": f"p{n}", "q": f"Tell me about {topic}.", "a": a, "b": b})
+        if n < 15 or n >= 40:
+            word = {1: "a", -1: "b", 0: "neither"}[_people(rng, a, b, 0.1)[1]]
+            lines.append(f"p{n},{word},{'dev' if n < 15 else 'test'},ann\n")
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "labels.csv").write_text("id,label_fuller,split,labeller\n" + "".join(lines))
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    done = subprocess.run([sys.executable, "-m", "engine", "run", "spec.yaml", "--quiet"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    page = (tmp_path / "runs" / "learned" / "index.html").read_text()
+    assert "15 development-labelled prompts" in page

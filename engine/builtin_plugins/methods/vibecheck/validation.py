@@ -133,8 +133,9 @@ def _beside_rules(out: Validation, labels: list[HumanLabel], pairs: Sequence[Pai
             for rule, verdicts in rules.items()]
     out.baselines += rows
     best = max(rows, key=lambda r: r.agreement or 0.0)
-    for row in out.agreements:
-        if row.vibe == vibe and row.split == "test" and (row.agreement or 0.0) <= (best.agreement or 0.0):
+    for row in out.agreements:  # a judge with no verdict on the test labels (a learned judge short of labels) has none
+        if (row.vibe == vibe and row.split == "test" and row.agreement is not None
+                and row.agreement <= (best.agreement or 0.0)):
             out.below_rules[f"{vibe}/{row.judge}"] = (f"{row.agreement:.1%} on the {row.labels} test labels, no better "
                                                       f"than the rule '{best.judge}' ({best.agreement:.1%})")
 
