@@ -17,9 +17,9 @@ from engine import betting, ternary
 # what a plug-in may use of this module, through the public API (held by tests/test_api_surface.py)
 __all__ = ["GLM_FAILURES", "agreement", "benjamini_hochberg", "binomial_glm", "bootstrap_interval",
            "change_interval", "cluster_bootstrap_interval", "cluster_bootstrap_means", "cluster_index",
-           "cluster_means", "ensemble", "fit_failure", "fleiss_kappa", "holm", "length_covariate", "resampled_rows",
-           "separability", "sign_test", "sign_test_mde", "split", "strength", "strengths", "verdict_interval",
-           "weighted_holm", "wilson"]
+           "cluster_means", "ensemble", "fit_failure", "fleiss_kappa", "gwet_ac1", "holm", "length_covariate",
+           "resampled_rows", "separability", "sign_test", "sign_test_mde", "split", "strength", "strengths",
+           "verdict_interval", "weighted_holm", "wilson"]
 
 
 def round_half_away(x: float) -> int:
@@ -229,6 +229,27 @@ def agreement(per_judge: Sequence[Sequence[int]]) -> float | None:
     if len(per_judge) == 2:
         return cohen_kappa(per_judge[0], per_judge[1])
     return fleiss_kappa([list(col) for col in zip(*per_judge, strict=True)])
+
+
+VERDICTS = (-1, 0, 1)
+
+
+def gwet_ac1(per_judge: Sequence[Sequence[int]], categories: Sequence[int] = VERDICTS) -> float | None:
+    """Gwet's AC1 across a panel (Gwet 2008, "Computing inter-rater reliability and its variance in the presence
+    of high agreement", Br. J. Math. Stat. Psychol. 61(1); his multi-rater form): (pₐ − pₑ) / (1 − pₑ), pₐ the
+    share of agreeing rater pairs per item, pₑ = Σ πₖ(1 − πₖ) / (q − 1) over the q `categories`, πₖ the mean
+    share of an item's ratings in category k. Unlike κ it does not collapse when nearly every verdict is one
+    category: two judges that give the same verdict on 98% of pairs, nearly all one way, have κ near 0 and AC1
+    near 0.98. None for a single judge or no item. (irrCAC, its authors' Python package, pins scipy 1.12.)"""
+    if len(per_judge) < 2 or not per_judge[0]:
+        return None
+    ratings = np.array(per_judge, dtype=int).T  # items × raters
+    raters = ratings.shape[1]
+    counts = np.stack([(ratings == c).sum(axis=1) for c in categories], axis=1)  # items × categories
+    agreed = float(np.mean((counts * (counts - 1)).sum(axis=1) / (raters * (raters - 1))))
+    shares = counts.mean(axis=0) / raters
+    chance = float((shares * (1 - shares)).sum() / (len(categories) - 1))
+    return 1.0 if chance == 1.0 else (agreed - chance) / (1 - chance)
 
 
 def split(ids: Sequence[str], train_fraction: float, seed: int) -> tuple[list[str], list[str]]:

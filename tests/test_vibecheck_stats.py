@@ -481,3 +481,20 @@ def test_strengths_of_arrays_equal_strength_pair_by_pair() -> None:
     b = np.array([1.0, 0.0, 2.0, -1.0, 1.0, 5.0])
     expected = [stats.strength(x, y) for x, y in zip(a, b, strict=True)]
     np.testing.assert_array_equal(stats.strengths(a, b), expected)
+
+
+def test_gwet_ac1_by_hand_and_a_panel_that_agrees_one_way_is_not_dropped() -> None:
+    """A = [+1, +1, 0, −1], B = [+1, 0, 0, −1]: pₐ = 3/4; the mean shares of −1, 0, +1 are 1/4, 3/8, 3/8, so
+    pₑ = (1/4·3/4 + 2·3/8·5/8) / 2 = 21/64 and AC1 = (3/4 − 21/64) / (1 − 21/64) = 27/43. Two judges that give the
+    same verdict on all but 2 of 100 pairs, 97 of them +1, have κ far below their agreement; a vibe is dropped
+    for disagreeing judges only when κ and AC1 are both under the floor."""
+    from engine.builtin_plugins.methods.vibecheck.keep import drop_reasons
+
+    assert stats.gwet_ac1([[1, 1, 0, -1], [1, 0, 0, -1]]) == pytest.approx(27 / 43)
+    one_way = [[1] * 97 + [0, 1, 1], [1] * 97 + [0, 0, 0]]
+    kappa, ac1 = stats.agreement(one_way), stats.gwet_ac1(one_way)
+    assert kappa < 0.5 < 0.97 < ac1
+    assert not any("judges disagree" in r for r in drop_reasons(0.9, 9.0, 0.0, 0.2, 0.05, ac1))
+    said = "judges disagree (κ 0.10, AC1 0.15 < 0.2 on training pairs)"
+    assert drop_reasons(0.9, 9.0, 0.1, 0.2, 0.05, 0.15) == [said]
+    assert drop_reasons(0.9, 9.0, 0.1, 0.2, 0.05) == ["judges disagree (κ 0.10 < 0.2 on training pairs)"]

@@ -170,25 +170,31 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
     # the turns of one conversation are one unit: tests and intervals read each conversation's mean verdict
     nu_train, nu_test = (stats.cluster_means([v for v, _ in vs], [c for _, c in vs]) for vs in (scored, tested))
 
-    def kappa(subset: list[PairVerdicts]) -> float | None:
-        if len(judges) < 2:  # one judge has nobody to agree with
+    def verdicts(subset: list[PairVerdicts]) -> list[list[int]] | None:
+        """Each judge's verdicts on the pairs every judge gave one; None with one judge (nobody to agree with)."""
+        if len(judges) < 2:
             return None
         complete = [p for p in subset if all(p.by_judge[vibe.name][j] is not None for j in judges)]
-        if not complete:
-            return None
-        return stats.agreement([[int(p.by_judge[vibe.name][j] or 0) for p in complete] for j in judges])
+        return [[int(p.by_judge[vibe.name][j] or 0) for p in complete] for j in judges] if complete else None
+
+    def kappa(subset: list[PairVerdicts]) -> float | None:
+        given = verdicts(subset)
+        return stats.agreement(given) if given else None
 
     kappa_train = kappa(train)
+    given_train = verdicts(train)
+    ac1_train = stats.gwet_ac1(given_train) if given_train else None
     decision = decide(nu_train, nu_test, kappa_train=kappa_train, kappa_min=kappa_min, sep_min=sep_min,
                       origin=origins.get(vibe.name, ""), sides=discovery_sides(analysis),
-                      ternary=len(nu_test) == len(tested))
+                      ternary=len(nu_test) == len(tested), ac1_train=ac1_train)
     return VibeScore(
         name=vibe.name, low=vibe.low, high=vibe.high, origin=origins.get(vibe.name, "declared"), metric=vibe.metric,
         judges=judges, judge_kinds=sorted({spec.judges[j].kind for j in judges}),
         separability=stats.separability(nu_test) if nu_test else None,
         separability_ci=stats.verdict_interval(nu_test) if len(nu_test) > 1 else None,
         separability_train=decision.separability_train, separability_train_ci=decision.train_ci, kappa=kappa(test),
-        kappa_train=kappa_train, kept=decision.kept, drop_reason="; ".join(decision.reasons), n_pairs=len(pairs),
+        kappa_train=kappa_train, ac1_train=ac1_train, kept=decision.kept, drop_reason="; ".join(decision.reasons),
+        n_pairs=len(pairs),
         invalid_verdicts=invalid,
         examples=vibe.examples, n_train=len(train), n_test=len(test),
         missing_verdicts=sum(p.nu[vibe.name] is None for p in pairs),

@@ -48,14 +48,15 @@ class Decision:
 
 
 def decide(train: Sequence[float], test: Sequence[float], *, kappa_train: float | None, kappa_min: float,
-           sep_min: float, origin: str, sides: tuple[str, str], ternary: bool = True) -> Decision:
+           sep_min: float, origin: str, sides: tuple[str, str], ternary: bool = True,
+           ac1_train: float | None = None) -> Decision:
     """Keep or drop on the training verdicts (`drop_reasons`, `against_own_lexicon`), then, for a kept vibe,
     the one-sided test of its training direction on the test verdicts. `ternary`: each test value is one
     −1/0/+1 verdict, not a conversation's mean, so the sign test's detectable separability has its formula."""
     sep_train, ci, z = stats.separability(train), stats.verdict_interval(train), training_z(train)
     if not len(train):  # not "does not separate": there was nothing to separate
         return Decision(sep_train, ci, ["no training pairs: the models answered no training prompt in common"])
-    reasons = drop_reasons(sep_train, z, kappa_train, kappa_min, sep_min)
+    reasons = drop_reasons(sep_train, z, kappa_train, kappa_min, sep_min, ac1_train)
     if against := against_own_lexicon(origin, sides, sep_train):
         reasons.append(against)
     if reasons:
@@ -85,13 +86,17 @@ def holm_weight(z: float) -> float:
 
 
 def drop_reasons(sep_train: float, z: float, kappa_train: float | None, kappa_min: float,
-                 sep_min: float) -> list[str]:
+                 sep_min: float, ac1_train: float | None = None) -> list[str]:
     """Why a vibe is dropped, from its training separability, that separability over its standard error (`z`)
-    and the judges' training κ (none: kept): its judges disagree, or it does not separate the models
-    (|separability| below `sep_min`, or within one standard error of 0)."""
+    and the judges' training agreement (none: kept): its judges disagree, or it does not separate the models
+    (|separability| below `sep_min`, or within one standard error of 0). The judges disagree when κ and Gwet's
+    AC1 (`ac1_train`, where given) are both below `kappa_min`: κ alone collapses towards 0 when nearly every
+    verdict is one category (two judges agreeing on 98% of pairs, nearly all one way, had κ 0.00 and dropped
+    the plainest vibe), where AC1 stays near their agreement."""
     reasons = []
-    if kappa_train is not None and kappa_train < kappa_min:
-        reasons.append(f"judges disagree (κ {kappa_train:.2f} < {kappa_min} on training pairs)")
+    if kappa_train is not None and kappa_train < kappa_min and (ac1_train is None or ac1_train < kappa_min):
+        ac1 = f", AC1 {ac1_train:.2f}" if ac1_train is not None else ""
+        reasons.append(f"judges disagree (κ {kappa_train:.2f}{ac1} < {kappa_min} on training pairs)")
     if abs(sep_train) < sep_min:
         reasons.append(f"does not separate the models (|sep| {abs(sep_train):.3f} < {sep_min} on training pairs)")
     elif not abs(z) > SCREEN_Z:

@@ -76,6 +76,7 @@ class VibeScore:
     test_verdicts: int = 0
     test_nonzero: int | None = None
     missing_verdicts: int = 0  # pairs where no judge gave a readable verdict: left out, never a tie
+    ac1_train: float | None = None  # Gwet's AC1 of the judges on the training pairs, beside κ (`keep.drop_reasons`)
 
 
 @dataclass(frozen=True)
