@@ -325,3 +325,30 @@ def test_a_learned_judge_short_of_labels_runs_to_its_page_and_says_why(tmp_path:
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
     page = (tmp_path / "runs" / "learned" / "index.html").read_text()
     assert "15 development-labelled prompts" in page
+
+
+def test_the_lasso_is_a_lasso_on_every_scikit_learn_the_pins_allow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before 1.8 scikit-learn reads `l1_ratio` only beside `penalty="elasticnet"`: there the penalty is named
+    (a lasso asked for by `l1_ratio` alone was a ridge on 1.4–1.7); from 1.8 on `l1_ratio` alone chooses it.
+    On the installed one, the lasso zeroes a coefficient of pure noise the ridge keeps, and two fits of the
+    same inputs give the same coefficients (liblinear seeded)."""
+    import sklearn
+    from sklearn.linear_model import LogisticRegression
+
+    from engine.builtin_plugins.judges.learned.pairs import penalty
+
+    for version, lasso, expected in (("1.6.1", 1.0, {"penalty": "l1"}), ("1.4.2", 0.0, {"penalty": "l2"}),
+                                     ("1.8.0", 1.0, {"l1_ratio": 1.0})):
+        monkeypatch.setattr(sklearn, "__version__", version)
+        assert penalty(lasso) == expected
+    monkeypatch.undo()
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 12))
+    y = (x[:, 0] + 0.3 * rng.normal(size=200) > 0).astype(int)
+
+    def coefficients(lasso: float) -> np.ndarray:
+        return LogisticRegression(C=0.05, solver="liblinear", fit_intercept=False, random_state=0,
+                                  **penalty(lasso)).fit(x, y).coef_.ravel()
+
+    assert (coefficients(1.0)[1:] == 0).sum() >= 8 and (coefficients(0.0)[1:] != 0).all()
+    assert (coefficients(1.0) == coefficients(1.0)).all()

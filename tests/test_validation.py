@@ -408,3 +408,57 @@ def test_judges_stand_beside_the_trivial_rules_on_the_same_test_labels() -> None
     rules = {r.judge: r.agreement for r in out.baselines}
     assert rules == {"longer answer wins": pytest.approx(0.75), "majority class (dev)": pytest.approx(0.25)}
     assert "no better than the rule 'longer answer wins' (75.0%)" in out.below_rules["tone/panel"]
+
+
+def test_the_label_view_keeps_a_conversations_turns_on_one_side_of_the_split(tmp_path: Path) -> None:
+    """12 conversations of three turns each (36 pairs): the 18 pairs the label view draws fall on dev or test
+    by conversation, so no test label sits in a conversation whose other turns teach the learned judge (the
+    view split them pair by pair: test agreement 0.451 against 0.426 on new conversations)."""
+    from test_report import BROWSER_ARGS, CHROMIUM
+
+    if CHROMIUM is None:
+        pytest.skip("Debian chromium is not installed (make install-test installs it)")
+    from playwright.sync_api import sync_playwright
+
+    from engine.pipeline import run_spec
+
+    for model, answer in (("a", "Great news! Here it is."), ("b", "Fine news.")):
+        rows = [{"id": f"c{n}", "model": model, "messages": [
+            m for k in range(3) for m in ({"role": "user", "content": f"question {n}.{k}"},
+                                          {"role": "assistant", "content": f"{answer} ({n}.{k})" + "!" * (n % 3)})]}
+                for n in range(12)]
+        (tmp_path / f"{model}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "spec.yaml").write_text("""\
+name: talks
+models: {a: {provider: recorded}, b: {provider: recorded}}
+judges: {m: {kind: metric}}
+datasets:
+  t: {format: openai-messages, unit: turn, source: {paths: [a.jsonl, b.jsonl]}}
+vibes: [{name: enthusiasm, low: calm, high: excited, metric: exclamations}]
+analyses:
+  vc: {method: vibecheck, dataset: t, models: [a, b], judges: [m]}
+""")
+    _, _, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        page = browser.new_page(accept_downloads=True)
+        page.goto((run_dir / "explore" / "vc-label.html").as_uri())
+        page.wait_for_selector("body[data-ready='1']")
+        page.fill("input[name=labeller]", "ann")
+        page.fill("input[name=size]", "18")
+        page.fill("input[name=seed]", "5")
+        page.click("#begin")
+        for k in range(18):
+            page.wait_for_selector(f"article.labelling[data-k='{k}']")
+            page.keyboard.press("120"[k % 3])
+        page.wait_for_function("document.getElementById('label-status').textContent.startsWith('All 18')")
+        with page.expect_download() as download:
+            page.click("#download")
+        download.value.save_as(tmp_path / "labels.csv")
+        browser.close()
+    labels = people_labels.read_labels(tmp_path / "labels.csv", ["enthusiasm"], "a", "b", several=True)
+    sides: dict[str, set[str]] = {}
+    for label in labels:
+        sides.setdefault(label.pair.split("#")[0], set()).add(label.split)
+    assert len(labels) == 18 and {s for found in sides.values() for s in found} == {"dev", "test"}
+    assert all(len(found) == 1 for found in sides.values()), sides

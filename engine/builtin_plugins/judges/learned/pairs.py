@@ -198,9 +198,22 @@ def _trained(x: np.ndarray, pairs: Sequence[PairToFit], rows: Sequence[int], las
     scale = np.sqrt(np.mean(features ** 2, axis=0))
     scale[scale == 0] = 1.0
     scale[:EMBEDDING] = scale[:EMBEDDING] / embedding_weight if embedding_weight else np.inf
-    model = LogisticRegression(C=strength, l1_ratio=lasso, solver="liblinear", fit_intercept=False,
-                               max_iter=5000).fit(features / scale, labels)
+    model = LogisticRegression(C=strength, solver="liblinear", fit_intercept=False, max_iter=5000, random_state=0,
+                               **penalty(lasso)).fit(features / scale, labels)
     return model, scale
+
+
+def penalty(lasso: float) -> dict[str, Any]:
+    """LogisticRegression's arguments for the lasso (1) or the ridge (0) on the installed scikit-learn. From 1.8
+    on `l1_ratio` alone chooses it (`penalty` is deprecated); before, `l1_ratio` is read only beside
+    `penalty="elasticnet"`, which liblinear lacks, so a lasso asked for by `l1_ratio` alone was fitted as a
+    ridge on 1.4–1.7, which the project's pins allow: there the penalty is named."""
+    import sklearn
+
+    major, minor = (int(part) for part in sklearn.__version__.split(".")[:2])
+    if (major, minor) >= (1, 8):
+        return {"l1_ratio": lasso}
+    return {"penalty": "l1" if lasso else "l2"}
 
 
 def _score(trained: Any, x: np.ndarray) -> np.ndarray:

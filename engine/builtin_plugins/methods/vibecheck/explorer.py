@@ -37,6 +37,7 @@ from urllib.parse import quote
 import orjson
 from jinja2 import Environment
 
+from engine.api.analysis import stats
 from engine.api.execution import Background, cached_each, compress, cores
 from engine.api.judging import verdict_reason
 from engine.api.records import Chat, Item, Prepared, Result
@@ -124,6 +125,10 @@ def _index(vc: VibeCheckResult, items: dict[str, Item], kinds: dict[str, str],
                    "lean": v.separability if v.separability is not None else v.separability_train,
                    "page": "../" + vibe_pages[v.name] if v.name in vibe_pages else None} for v in vc.vibes],
         "ids": [p.item_id for p in vc.pairs],
+        # each pair's conversation, numbered, where pairs are turns: the label view puts a conversation's turns on
+        # one side of its dev/test split, so no test label sits in a conversation the learned judge learned from
+        **({"unit": stats.cluster_index([p.cluster for p in vc.pairs]).tolist()}
+           if any(p.conversation for p in vc.pairs) else {}),
         "split": "".join("1" if p.split == "test" else "0" for p in vc.pairs),
         "label": "".join(str(LABEL_CODES.get(_side(p.preference, vc), 0)) for p in vc.pairs),
         "category": [categories.index(c) if (c := items[p.item_id].category) else -1 for p in vc.pairs],

@@ -32,7 +32,8 @@
 
   // `size` pairs stratified by the run's split and the panel's verdict on the first vibe asked, each stratum in
   // proportion to its share of the pairs (largest remainders), so the sample stays a fair one of all pairs; each
-  // pair shown in a seeded random order, and every other pair of the shuffled sample a test label (the rest dev)
+  // pair shown in a seeded random order, and every other unit of the shuffled sample a test label (the rest dev):
+  // a unit is a pair, or a conversation where pairs are its turns (`data.unit`), whose turns share one side
   function draw(size, seed, vibe) {
     var random = generator(seed), groups = {};
     data.ids.forEach(function (_, i) {
@@ -45,21 +46,27 @@
     keys.map(function (k, j) { return [n * groups[k].length / total - quota[j], j]; })
       .sort(function (x, y) { return y[0] - x[0] || x[1] - y[1]; })
       .slice(0, left).forEach(function (r) { quota[r[1]] += 1; });
-    var chosen = [];
+    var chosen = [], sides = {}, units = 0;
     keys.forEach(function (k, j) { chosen = chosen.concat(shuffled(groups[k], random).slice(0, quota[j])); });
-    return shuffled(chosen, random).map(function (i, k) {
-      return {i: i, flip: random() < 0.5, split: k % 2 ? "test" : "dev"};
+    return shuffled(chosen, random).map(function (i) {
+      var unit = data.unit ? data.unit[i] : i;
+      if (!(unit in sides)) { sides[unit] = units++ % 2 ? "test" : "dev"; }
+      return {i: i, flip: random() < 0.5, split: sides[unit]};
     });
   }
 
   // `size` more pairs, none already drawn, where the learned judge of `vibe` is least sure (its odds nearest
   // even; ties in a seeded order): labels that teach it most. They are no random sample, so they are dev labels
-  // marked "uncertain", which teach the judge and which no estimate reads
+  // marked "uncertain", which teach the judge and which no estimate reads; none from a conversation that holds a
+  // test label, which the judge must not have learned from
   function drawUnsure(size, seed, vibe) {
-    var taken = {}, random = generator(seed + 7919), unsure = data.unsure[vibe];
-    store.sample.forEach(function (s) { taken[s.i] = true; });
+    var taken = {}, tested = {}, random = generator(seed + 7919), unsure = data.unsure[vibe];
+    store.sample.forEach(function (s) {
+      taken[s.i] = true;
+      if (s.split === "test" && data.unit) { tested[data.unit[s.i]] = true; }
+    });
     var open = shuffled(data.ids.map(function (_, i) { return i; }), random).filter(function (i) {
-      return !taken[i] && unsure[i] !== null;
+      return !taken[i] && unsure[i] !== null && !(data.unit && tested[data.unit[i]]);
     });
     open.sort(function (x, y) { return unsure[x] - unsure[y]; });  // stable: the seeded order breaks ties
     return open.slice(0, size).map(function (i) {
