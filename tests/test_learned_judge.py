@@ -212,7 +212,8 @@ def test_the_label_view_adds_pairs_the_learned_judge_is_least_sure_of_and_they_o
     """In headless Chromium: after a random sample of 6 pairs is labelled, the label view adds 6 more, the pairs
     whose learned-judge odds lie nearest even among those not drawn, marked in the file (stratum uncertain, split
     dev). Read back by a run, they teach the judge (its fit counts them) and no estimate reads them."""
-    from test_report import BROWSER_ARGS, CHROMIUM
+    from test_report import CHROMIUM
+    from test_validation import download_labels, open_label_view
 
     if CHROMIUM is None:
         pytest.skip("Debian chromium is not installed (make install-test installs it)")
@@ -224,13 +225,7 @@ def test_the_label_view_adds_pairs_the_learned_judge_is_least_sure_of_and_they_o
     leans = {p.item_id: abs(p.leans["fuller"] - 0.5) for p in vc.pairs}
     run_dir = tmp_path / "one" / "run"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        page = browser.new_page(accept_downloads=True)
-        page.goto((run_dir / "explore" / "vc-label.html").as_uri())
-        page.wait_for_selector("body[data-ready='1']")
-        page.fill("input[name=labeller]", "bo")
-        page.fill("input[name=size]", "6")
-        page.click("#begin")
+        browser, page = open_label_view(p, run_dir, "bo", 6)
         seen = []
         for k in range(12):
             if k == 6:
@@ -240,10 +235,7 @@ def test_the_label_view_adds_pairs_the_learned_judge_is_least_sure_of_and_they_o
             seen.append(card.get_attribute("data-id"))
             assert ("chosen to teach the judge" in page.inner_text("#label-status")) == (k >= 6)
             page.keyboard.press("1")
-        page.wait_for_function("document.getElementById('label-status').textContent.startsWith('All 12')")
-        with page.expect_download() as download:
-            page.click("#download")
-        download.value.save_as(tmp_path / "taught.csv")
+        download_labels(page, 12, tmp_path / "taught.csv")
         browser.close()
     rows = (tmp_path / "taught.csv").read_text().splitlines()
     assert rows[0].endswith(",stratum") and len(rows) == 13

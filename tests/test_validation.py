@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -254,13 +255,38 @@ def test_a_run_against_a_reference_reads_each_comparisons_labels(tmp_path: Path)
         assert "People check the judges" in page and "100.0%" in page
 
 
+def open_label_view(p: Any, run_dir: Path, labeller: str, size: int, seed: int | None = None) -> tuple[Any, Any]:
+    """Headless Chromium on the run's label view (its `vc` analysis), a sample of `size` pairs begun by
+    `labeller` (with `seed`, where given): the browser and the page."""
+    from test_report import BROWSER_ARGS, CHROMIUM
+
+    browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+    page = browser.new_page(accept_downloads=True)
+    page.goto((run_dir / "explore" / "vc-label.html").as_uri())
+    page.wait_for_selector("body[data-ready='1']")
+    page.fill("input[name=labeller]", labeller)
+    page.fill("input[name=size]", str(size))
+    if seed is not None:
+        page.fill("input[name=seed]", str(seed))
+    page.click("#begin")
+    return browser, page
+
+
+def download_labels(page: Any, size: int, path: Path) -> None:
+    """Once all `size` pairs are labelled, the labels file the view downloads, saved at `path`."""
+    page.wait_for_function(f"document.getElementById('label-status').textContent.startsWith('All {size}')")
+    with page.expect_download() as download:
+        page.click("#download")
+    download.value.save_as(path)
+
+
 def test_twenty_pairs_labelled_by_keyboard_in_the_label_view_are_read_back_by_a_run(tmp_path: Path) -> None:
     """In headless Chromium, from disk: the label view draws 20 of a run's 40 pairs, shows them blind, takes a
     label per pair from the keyboard (1, 2 or 0 for neither), reveals the panel only after it (and takes it off
     the screen again when ← undoes a label, which left the undone pair's verdict showing), and downloads
     the labels; a run whose spec reads that file reports agreement and κ equal to a hand count of the file
     against the panel's verdicts, split by split."""
-    from test_report import BROWSER_ARGS, CHROMIUM
+    from test_report import CHROMIUM
 
     if CHROMIUM is None:
         pytest.skip("Debian chromium is not installed (make install-test installs it)")
@@ -276,14 +302,7 @@ def test_twenty_pairs_labelled_by_keyboard_in_the_label_view_are_read_back_by_a_
     (vc,) = results.of("vibecheck")
     panel = {p.item_id: p.nu["enthusiasm"] for p in vc.pairs}
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        page = browser.new_page(accept_downloads=True)
-        page.goto((run_dir / "explore" / "vc-label.html").as_uri())
-        page.wait_for_selector("body[data-ready='1']")
-        page.fill("input[name=labeller]", "ann")
-        page.fill("input[name=size]", "20")
-        page.fill("input[name=seed]", "3")
-        page.click("#begin")
+        browser, page = open_label_view(p, run_dir, "ann", 20, 3)
         seen = []
         for k in range(20):
             card = page.wait_for_selector(f"article.labelling[data-k='{k}']")
@@ -298,10 +317,7 @@ def test_twenty_pairs_labelled_by_keyboard_in_the_label_view_are_read_back_by_a_
                 assert "panel said" not in page.inner_text("#reveal") + page.inner_text("#label-card")
                 page.keyboard.press("1")
                 assert "Pair 1, enthusiasm: you said" in page.inner_text("#reveal")
-        page.wait_for_function("document.getElementById('label-status').textContent.startsWith('All 20')")
-        with page.expect_download() as download:
-            page.click("#download")
-        download.value.save_as(tmp_path / "labels.csv")
+        download_labels(page, 20, tmp_path / "labels.csv")
         browser.close()
     assert len(set(seen)) == 20 and set(seen) <= set(panel)
     header = (tmp_path / "labels.csv").read_text().splitlines()[0]
@@ -414,7 +430,7 @@ def test_the_label_view_keeps_a_conversations_turns_on_one_side_of_the_split(tmp
     """12 conversations of three turns each (36 pairs): the 18 pairs the label view draws fall on dev or test
     by conversation, so no test label sits in a conversation whose other turns teach the learned judge (the
     view split them pair by pair: test agreement 0.451 against 0.426 on new conversations)."""
-    from test_report import BROWSER_ARGS, CHROMIUM
+    from test_report import CHROMIUM
 
     if CHROMIUM is None:
         pytest.skip("Debian chromium is not installed (make install-test installs it)")
@@ -440,21 +456,11 @@ analyses:
 """)
     _, _, run_dir = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        page = browser.new_page(accept_downloads=True)
-        page.goto((run_dir / "explore" / "vc-label.html").as_uri())
-        page.wait_for_selector("body[data-ready='1']")
-        page.fill("input[name=labeller]", "ann")
-        page.fill("input[name=size]", "18")
-        page.fill("input[name=seed]", "5")
-        page.click("#begin")
+        browser, page = open_label_view(p, run_dir, "ann", 18, 5)
         for k in range(18):
             page.wait_for_selector(f"article.labelling[data-k='{k}']")
             page.keyboard.press("120"[k % 3])
-        page.wait_for_function("document.getElementById('label-status').textContent.startsWith('All 18')")
-        with page.expect_download() as download:
-            page.click("#download")
-        download.value.save_as(tmp_path / "labels.csv")
+        download_labels(page, 18, tmp_path / "labels.csv")
         browser.close()
     labels = people_labels.read_labels(tmp_path / "labels.csv", ["enthusiasm"], "a", "b", several=True)
     sides: dict[str, set[str]] = {}
