@@ -358,3 +358,46 @@ def test_a_slot_is_compared_on_its_original_prompt_and_first_sample(tmp_path: Pa
     (tmp_path / "s.yaml").write_text(SPEC.replace("DATA", "d.jsonl").replace("GATES", "{}"), encoding="utf-8")
     spec = load_spec(tmp_path / "s.yaml")
     assert _answers(tmp_path, spec) == {"chatty": {"p1": "the answer"}}
+
+
+def test_an_opener_and_a_closer_move_verbosity_and_no_rate(tmp_path: Path, shared_data: Path) -> None:
+    """80 real Arena answers, then the same answers with a sentence before and after (no list, bold, hedge or
+    exclamation in either): verbosity moves, and the rates that fell only because the answers grew (lists per
+    line, bold and hedges per 100 words) are said to have moved with length, not reported as moved; the other
+    slot, unchanged, moves nowhere."""
+    import csv
+
+    from engine.drift.compare import compare_runs
+    from engine.drift.summary import moved, moved_with_length
+
+    with (shared_data / "arena" / "vibecheck_llama3-70b_vs_not_llama_general_knowledge.csv").open(encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if "**" in r["llama-3-70b-instruct"]][:80]
+    spec = """\
+name: drift
+models: {x: {provider: recorded}, y: {provider: recorded}}
+judges: {metrics: {kind: metric}}
+datasets: {d: {source: {path: DATA}, fields: {id: id, prompt: q, outputs: {x: x, y: y}}}}
+vibes:
+  - {name: verbosity, low: short, high: long, metric: length_words}
+  - {name: formatting, low: prose, high: lists, metric: list_density}
+  - {name: emphasis, low: plain, high: bold, metric: bold_density}
+  - {name: hedging, low: certain, high: hedged, metric: hedging}
+  - {name: enthusiasm, low: calm, high: excited, metric: exclamations}
+analyses: {vibecheck: {dataset: d, models: [x, y], judges: [metrics]}}
+"""
+    runs = {}
+    for name, wrap in (("base", lambda t: t), ("head", lambda t: f"Here is the answer to that.\\n\\n{t}\\n\\nThat "
+                                                                  "covers the question.")):
+        lines = [{"id": f"p{i}", "q": r["question"], "x": wrap(r["llama-3-70b-instruct"]), "y": r["not_llama"]}
+                 for i, r in enumerate(rows)]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+        (tmp_path / f"{name}.yaml").write_text(spec.replace("DATA", f"{name}.jsonl"), encoding="utf-8")
+        done = _vibe(tmp_path, "run", f"{name}.yaml", "--out", f"runs/{name}", "--no-report", "--quiet")
+        assert done.returncode == 0, done.stderr
+        runs[name] = tmp_path / "runs" / name
+    slots, _, _ = compare_runs(runs["base"], runs["head"], tmp_path / "cmp", tmp_path / "c.sqlite", quiet=True)
+    shifts = {slot.model: {s.vibe: s for s in slot.shifts} for slot in slots}
+    assert [v for v, s in shifts["x"].items() if moved(s)] == ["verbosity"]
+    assert {v for v, s in shifts["x"].items() if moved_with_length(s)} >= {"formatting", "emphasis"}
+    assert all(s.count_difference == 0 for v, s in shifts["x"].items() if v != "verbosity")
+    assert not any(moved(s) or moved_with_length(s) for s in shifts["y"].values())

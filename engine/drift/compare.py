@@ -172,8 +172,8 @@ def compare_runs(base_dir: Path, head_dir: Path, out_dir: Path, cache: Path, *, 
         shifts = [shift_of(v["name"], nu[:, j], gates[v["name"]].margin if v["name"] in gates else None, clusters)
                   for j, v in enumerate(vibes)]
         pairs = ([base.answers[model][i] for i in judged.ids], [head.answers[model][i] for i in judged.ids])
-        shifts = [with_metric(s, v["metric"], *pairs) if v.get("metric") else s for s, v in zip(shifts, vibes,
-                                                                                                 strict=True)]
+        shifts = [with_metric(s, v["metric"], *pairs, clusters) if v.get("metric") else s
+                  for s, v in zip(shifts, vibes, strict=True)]
         out.append(SlotComparison(model, len(judged.ids), judged.only_base, judged.only_head, shifts,
                                   conversations=len(set(clusters or ())),
                                   people=people_shifts(people, judged.ids, nu, [v["name"] for v in vibes], clusters),

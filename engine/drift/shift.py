@@ -65,6 +65,17 @@ class Shift:
     metric_high: float | None = None
     unit: str = "prompts"  # what n counts: prompts, or conversations (each the mean over its turns)
     unit_sd: float | None = None  # conversations: the SD of their mean shifts (the t-tests' and power's)
+    # a rate's vibe (lists per line, hedges per 100 words): the mean over units of head's count less base's
+    # (`metrics.occurrences`), and the exact two-sided sign test of those differences
+    count_difference: float | None = None
+    p_count: float | None = None
+
+    @property
+    def with_length(self) -> bool:
+        """The vibe is a rate whose count did not move (its sign test at 5% finds no unit whose answers gained
+        or lost what it counts more often than the other way): where the rate moved, it moved because the
+        answers' length did, as when an opener and a closer are all a change adds."""
+        return self.p_count is not None and self.p_count >= ALPHA
 
     @property
     def tied(self) -> float:
@@ -131,14 +142,21 @@ def beyond_either_side(above: float, below: float) -> float:
     return min(1.0, 2 * min(above, below))
 
 
-def with_metric(s: Shift, metric: str, base: list[str], head: list[str]) -> Shift:
-    """`s` with the metric's paired difference, head − base, over the same prompts' answers."""
-    from engine.judges.metrics import measure
+def with_metric(s: Shift, metric: str, base: list[str], head: list[str], clusters: list[str] | None = None) -> Shift:
+    """`s` with the metric's paired difference, head − base, over the same prompts' answers; for a rate, also
+    the difference of what it counts, tested over the units (a conversation's turns averaged into one)."""
+    from engine.judges.metrics import measure, occurrences
 
     differences = [measure(metric, h) - measure(metric, b) for b, h in zip(base, head, strict=True)]
     low, high = stats.mean_interval(differences) if differences else (float("nan"), float("nan"))
-    return replace(s, metric=metric, metric_difference=float(np.mean(differences)) if differences else None,
-                   metric_low=low, metric_high=high)
+    out = replace(s, metric=metric, metric_difference=float(np.mean(differences)) if differences else None,
+                  metric_low=low, metric_high=high)
+    counted = [(occurrences(metric, h), occurrences(metric, b)) for b, h in zip(base, head, strict=True)]
+    if not counted or counted[0][0] is None:
+        return out
+    gained = [float(h or 0) - float(b or 0) for h, b in counted]
+    units = gained if clusters is None else stats.cluster_means(gained, clusters)
+    return replace(out, count_difference=float(np.mean(units)), p_count=stats.sign_test(np.sign(units)))
 
 
 def gate(slots: list[list[Shift]]) -> list[list[Shift]]:

@@ -77,8 +77,15 @@ def _detects(s: Shift) -> str:
 
 
 def moved(s: Shift) -> bool:
-    """The vibe moved: its Holm-adjusted sign-test p is under α (bold in the table, named in the verdict)."""
-    return s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA
+    """The vibe moved: its Holm-adjusted sign-test p is under α (bold in the table, named in the verdict), and
+    it is not a rate that moved with the answers' length alone (`Shift.with_length`), which the table says
+    apart."""
+    return s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA and not s.with_length
+
+
+def moved_with_length(s: Shift) -> bool:
+    """A rate that moved while what it counts did not: the answers' length moved it."""
+    return s.p_moved_adjusted is not None and s.p_moved_adjusted < ALPHA and s.with_length
 
 
 def pairs_link(c: SlotComparison, s: Shift, served_at: str = "") -> str | None:
@@ -138,7 +145,12 @@ def _metric(s: Shift) -> str:
     longer on every prompt is a tie for a 5% tolerance, and a difference here)."""
     if s.metric is None or s.metric_difference is None:
         return "—"
-    return f"{s.metric} {s.metric_difference:+.3g} [{_g(s.metric_low)}, {_g(s.metric_high)}]"
+    said = f"{s.metric} {s.metric_difference:+.3g} [{_g(s.metric_low)}, {_g(s.metric_high)}]"
+    if moved_with_length(s):
+        said += (f"; moved with length only: what it counts changed by {s.count_difference:+.3g} a "
+                 f"{s.unit.rstrip('s')} (sign test p {_p(s.p_count)}), so the rate moved because the answers' "
+                 "length did")
+    return said
 
 
 def _g(x: float | None) -> str:

@@ -73,8 +73,34 @@ def flesch_reading_ease(text: str) -> float:
     return 206.835 - 1.015 * len(ws) / _sentences(text) - 84.6 * syllables / len(ws)
 
 
-def _lexicon_rate(lexicon: frozenset[str]) -> Callable[[str], float]:
-    return lambda text: _per_100_words(sum(w in lexicon for w in _words(text)), text)
+def _lexicon_count(lexicon: frozenset[str]) -> Callable[[str], int]:
+    return lambda text: sum(w in lexicon for w in _words(text))
+
+
+# What each rate among the metrics counts in an answer, before it is divided by the answer's lines or words: a
+# change that only adds text (an opener, a closer) moves a rate and leaves its count as it was (`occurrences`)
+COUNTED: dict[str, Callable[[str], int]] = {
+    "list_density": lambda t: len(LIST_LINE.findall(t)),
+    "heading_density": lambda t: len(HEADING_LINE.findall(t)),
+    "bold_density": lambda t: len(BOLD.findall(t)),
+    "emoji": lambda t: len(EMOJI.findall(t)),
+    "exclamations": lambda t: t.count("!"),
+    "questions_to_user": lambda t: t.count("?"),
+    "hedging": _lexicon_count(HEDGES),
+    "personal_pronouns": _lexicon_count(FIRST_SECOND),
+    "warmth": _lexicon_count(WARM),
+    "formal_connectives": _lexicon_count(FORMAL),
+}
+
+
+def _per_line(name: str) -> Callable[[str], float]:
+    count = COUNTED[name]
+    return lambda text: count(text) / _lines(text)
+
+
+def _per_100(name: str) -> Callable[[str], float]:
+    count = COUNTED[name]
+    return lambda text: _per_100_words(count(text), text)
 
 
 # name: (function, what a low value looks like, what a high value looks like) -- the two texts become the
@@ -83,27 +109,27 @@ METRICS: dict[str, tuple[Callable[[str], float], str, str]] = {
     "length_words": (lambda t: float(len(_words(t))), "Short answers with few words.",
                      "Long answers with many words."),
     "words_per_sentence": (lambda t: len(_words(t)) / _sentences(t), "Short sentences.", "Long sentences."),
-    "list_density": (lambda t: len(LIST_LINE.findall(t)) / _lines(t), "Little or nothing in bullet or numbered lists.",
+    "list_density": (_per_line("list_density"), "Little or nothing in bullet or numbered lists.",
                      "Much of the answer in bullet or numbered lists."),
-    "heading_density": (lambda t: len(HEADING_LINE.findall(t)) / _lines(t), "No headings or section labels.",
+    "heading_density": (_per_line("heading_density"), "No headings or section labels.",
                         "Many headings and section labels."),
-    "bold_density": (lambda t: _per_100_words(len(BOLD.findall(t)), t), "No bold emphasis.",
+    "bold_density": (_per_100("bold_density"), "No bold emphasis.",
                      "Frequent bold emphasis."),
     "code_blocks": (lambda t: len(CODE_BLOCK.findall(t)) / 2 + 0.25 * len(INLINE_CODE.findall(t)),
                     "No code formatting.", "Code blocks and inline code."),
-    "emoji": (lambda t: _per_100_words(len(EMOJI.findall(t)), t), "No emoji.", "Uses emoji."),
-    "exclamations": (lambda t: _per_100_words(t.count("!"), t), "No exclamation marks.",
+    "emoji": (_per_100("emoji"), "No emoji.", "Uses emoji."),
+    "exclamations": (_per_100("exclamations"), "No exclamation marks.",
                      "Frequent exclamation marks."),
-    "questions_to_user": (lambda t: _per_100_words(t.count("?"), t), "Asks the user nothing.",
+    "questions_to_user": (_per_100("questions_to_user"), "Asks the user nothing.",
                           "Asks the user questions."),
-    "hedging": (_lexicon_rate(HEDGES), "Flat, certain statements.",
+    "hedging": (_per_100("hedging"), "Flat, certain statements.",
                 "Hedged statements (might, perhaps, usually, ...)."),
     "refusal": (lambda t: float(sum(p in t.lower() for p in REFUSALS)), "Complies without apology or refusal.",
                 "Apologizes or refuses (I'm sorry, I cannot, ...)."),
-    "personal_pronouns": (_lexicon_rate(FIRST_SECOND), "Impersonal; few first- and second-person pronouns.",
+    "personal_pronouns": (_per_100("personal_pronouns"), "Impersonal; few first- and second-person pronouns.",
                           "Personal; many first- and second-person pronouns (I, we, you)."),
-    "warmth": (_lexicon_rate(WARM), "Neutral wording.", "Warm, friendly wording (glad, great, hope, thanks, ...)."),
-    "formal_connectives": (_lexicon_rate(FORMAL), "Few formal connectives.",
+    "warmth": (_per_100("warmth"), "Neutral wording.", "Warm, friendly wording (glad, great, hope, thanks, ...)."),
+    "formal_connectives": (_per_100("formal_connectives"), "Few formal connectives.",
                            "Formal connectives (therefore, moreover, ...)."),
     "readability": (flesch_reading_ease, "Hard to read (low Flesch reading ease).",
                     "Easy to read (high Flesch reading ease)."),
@@ -131,13 +157,18 @@ def _joined_tokens(text: str) -> tuple[str, int, dict[str, int]]:
 
 def phrase_rate(phrases: str, text: str) -> float:
     """Occurrences of any of the phrases (token n-grams, `|`-separated) per 100 tokens."""
-    joined, n_tokens, counts = _joined_tokens(text)
+    return 100.0 * phrase_hits(phrases, text) / max(1, _joined_tokens(text)[1])
+
+
+def phrase_hits(phrases: str, text: str) -> int:
+    """Occurrences of any of the phrases in the text."""
+    joined, _, counts = _joined_tokens(text)
     hits = 0
     for padded in _padded(phrases):
         if padded not in counts:
             counts[padded] = joined.count(padded)
         hits += counts[padded]
-    return 100.0 * hits / max(1, n_tokens)
+    return hits
 
 
 @functools.lru_cache(maxsize=1024)
@@ -151,6 +182,15 @@ def is_metric(name: str) -> bool:
     sentences' meaning."""
     return (name in METRICS or (name.startswith(PHRASES_PREFIX) and len(name) > len(PHRASES_PREFIX))
             or sentence_meaning.is_measure(name))
+
+
+def occurrences(metric: str, text: str) -> float | None:
+    """What a rate counts in the text before it is divided by the text's length (`COUNTED`; a phrase list's
+    hits); None for a metric that is no rate (length, a count already, readability)."""
+    if metric.startswith(PHRASES_PREFIX):
+        return float(phrase_hits(metric[len(PHRASES_PREFIX):], text))
+    count = COUNTED.get(metric)
+    return None if count is None else float(count(text))
 
 
 def measure(metric: str, text: str) -> float:
