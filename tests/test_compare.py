@@ -370,7 +370,8 @@ def test_an_opener_and_a_closer_move_verbosity_and_no_rate(tmp_path: Path, share
     from engine.drift.compare import compare_runs
     from engine.drift.summary import moved, moved_with_length
 
-    with (shared_data / "arena" / "vibecheck_llama3-70b_vs_not_llama_general_knowledge.csv").open(encoding="utf-8") as fh:
+    arena = shared_data / "arena" / "vibecheck_llama3-70b_vs_not_llama_general_knowledge.csv"
+    with arena.open(encoding="utf-8") as fh:
         rows = [r for r in csv.DictReader(fh) if "**" in r["llama-3-70b-instruct"]][:80]
     spec = """\
 name: drift
