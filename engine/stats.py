@@ -103,9 +103,8 @@ def verdict_interval(values: Sequence[float] | np.ndarray) -> tuple[float, float
 
 
 def change_interval(changes: Sequence[float] | np.ndarray) -> tuple[float, float]:
-    """95% interval of the mean change of a verdict within units (a conversation's turn k less its turn 1:
-    each in [−2, 2]): the betting interval (`engine.betting`) over that range, which holds its level at every
-    number of units; a percentile bootstrap of such changes covered 64% at 20 conversations."""
+    """95% interval of a mean change of verdict within units (turn k less turn 1, in [−2, 2]): the betting interval
+    on that range (`engine.betting`), at its level at every n, where a percentile bootstrap covered 64% at 20."""
     return betting.interval(np.asarray(changes, dtype=float), low=-2.0, high=2.0)
 
 
@@ -231,21 +230,15 @@ def agreement(per_judge: Sequence[Sequence[int]]) -> float | None:
     return fleiss_kappa([list(col) for col in zip(*per_judge, strict=True)])
 
 
-VERDICTS = (-1, 0, 1)
-
-
-def gwet_ac1(per_judge: Sequence[Sequence[int]], categories: Sequence[int] = VERDICTS) -> float | None:
-    """Gwet's AC1 across a panel (Gwet 2008, "Computing inter-rater reliability and its variance in the presence
-    of high agreement", Br. J. Math. Stat. Psychol. 61(1); his multi-rater form): (pₐ − pₑ) / (1 − pₑ), pₐ the
-    share of agreeing rater pairs per item, pₑ = Σ πₖ(1 − πₖ) / (q − 1) over the q `categories`, πₖ the mean
-    share of an item's ratings in category k. Unlike κ it does not collapse when nearly every verdict is one
-    category: two judges that give the same verdict on 98% of pairs, nearly all one way, have κ near 0 and AC1
-    near 0.98. None for a single judge or no item. (irrCAC, its authors' Python package, pins scipy 1.12.)"""
+def gwet_ac1(per_judge: Sequence[Sequence[int]], categories: Sequence[int] = (-1, 0, 1)) -> float | None:
+    """Gwet's AC1 of a panel (Gwet 2008, Br. J. Math. Stat. Psychol. 61(1), multi-rater form): (pₐ − pₑ)/(1 − pₑ),
+    pₐ the share of agreeing rater pairs per item, pₑ = Σ πₖ(1 − πₖ)/(q − 1), πₖ category k's mean share. κ falls
+    towards 0 when nearly every verdict is one category; AC1 does not. None for one judge (irrCAC pins scipy 1.12)."""
     if len(per_judge) < 2 or not per_judge[0]:
         return None
     ratings = np.array(per_judge, dtype=int).T  # items × raters
-    raters = ratings.shape[1]
     counts = np.stack([(ratings == c).sum(axis=1) for c in categories], axis=1)  # items × categories
+    raters = ratings.shape[1]
     agreed = float(np.mean((counts * (counts - 1)).sum(axis=1) / (raters * (raters - 1))))
     shares = counts.mean(axis=0) / raters
     chance = float((shares * (1 - shares)).sum() / (len(categories) - 1))

@@ -51,7 +51,8 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
     """Head's chatty answers have 10 words instead of 40 on every prompt: the metric judge calls the base longer on
     all 40 pairs (ν = +1), so verbosity's shift is −1 exactly, far beyond ±0.1: the gate fails (exit 1). Enthusiasm
     (exclamation marks per word) is not gated: the 20 answers with a '!' have it in 10 words instead of 40, so the
-    head sits higher on those 20 and ties on the rest, a shift of +0.5. A re-run of the base (the same answers in
+    head sits higher on those 20 and ties on the rest, a shift of +0.5; but each still holds one '!', so the rate
+    moved with the length alone, and the comparison says so rather than naming it as moved. A re-run of the base (the same answers in
     another folder) moved nothing: every verdict is a tie, and the gate passes with an exact TOST p no lower than
     0.9⁴⁰ = 0.0148 (the chance of 40 ties at a true shift of +0.1 made by one-way moves alone).
     A head whose answers are one word longer (41 against 40, inside the metric judge's 5% tolerance) ties on every
@@ -76,11 +77,11 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
     comment = (out / "compare.md").read_text()
     link = "chatty/run/explore/drift.html#vibe=verbosity&dir=1"  # the base (the explorer's model A) sits higher
     assert f"| [**verbosity**]({link}) | -1.000 | [-1.000, -0.803]" in comment
-    assert "[**enthusiasm**](chatty/run/explore/drift.html#vibe=enthusiasm&dir=-1)" in comment
-    assert _pairs_behind(out / link.split("#")[0], ["#" + link.split("#")[1], "#vibe=enthusiasm&dir=-1"]) == [40, 20]
+    assert "[**enthusiasm**]" not in comment and "exclamations +3.75 [+2.54, +4.96]; moved with length only: what " \
+        "it counts changed by +0 a prompt (sign test p 1), so the rate moved because the answers' length did" in comment
+    assert _pairs_behind(out / link.split("#")[0], ["#" + link.split("#")[1]]) == [40]
     # the verdict leads, before the tables and the method paragraph
-    assert comment.splitlines()[3] == "**1 of 1 gates fail**: chatty · verbosity. Moved: chatty · verbosity, " \
-                                      "chatty · enthusiasm.", comment
+    assert comment.splitlines()[3] == "**1 of 1 gates fail**: chatty · verbosity. Moved: chatty · verbosity.", comment
     assert comment.index("| vibe | shift") < comment.index("Judged by the panel")
     page = (out / "index.html").read_text()
     assert "<strong>1 of 1 gates fail</strong>" in page and "`" not in page.split("<footer")[0]
