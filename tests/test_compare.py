@@ -52,9 +52,9 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
     all 40 pairs (ν = +1), so verbosity's shift is −1 exactly, far beyond ±0.1: the gate fails (exit 1). Enthusiasm
     (exclamation marks per word) is not gated: the 20 answers with a '!' have it in 10 words instead of 40, so the
     head sits higher on those 20 and ties on the rest, a shift of +0.5; but each still holds one '!', so the rate
-    moved with the length alone, and the comparison says so rather than naming it as moved. A re-run of the base (the same answers in
-    another folder) moved nothing: every verdict is a tie, and the gate passes with an exact TOST p no lower than
-    0.9⁴⁰ = 0.0148 (the chance of 40 ties at a true shift of +0.1 made by one-way moves alone).
+    moved with the length alone, and the comparison says so rather than naming it as moved. A re-run of the base
+    (the same answers in another folder) moved nothing: every verdict is a tie, and the gate passes with an exact
+    TOST p no lower than 0.9⁴⁰ = 0.0148 (the chance of 40 ties at a true shift of +0.1 made by one-way moves alone).
     A head whose answers are one word longer (41 against 40, inside the metric judge's 5% tolerance) ties on every
     prompt too: its pass says that every prompt tied, and the metric's own difference shows the +1 word."""
     base, head, again = _run(tmp_path, "base", 40), _run(tmp_path, "head", 10), _run(tmp_path, "again", 40)
