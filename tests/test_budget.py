@@ -40,4 +40,6 @@ def test_the_regression_it_guards_against_is_named_by_its_phase() -> None:
                                                 "execute discovered": 279.2, "analyze": 286.5, "report": 439.8})
     assert after.broken() == [] and after.phase_kb_per_pair()["analyze"] == pytest.approx(7.3 * 1024 / 3000)
     slow = budget.Measured(3_000, 70.0, 6.0, after.peaks_mb)
-    assert slow.broken() == ["wall: 70.0 s is 11.7× the floor's 6.0 s (budget 10.0×)"]
+    assert slow.broken() == []  # 11.7×: within the 15× a run beside another test worker is allowed
+    slower = budget.Measured(3_000, 100.0, 6.0, after.peaks_mb)
+    assert slower.broken() == ["wall: 100.0 s is 16.7× the floor's 6.0 s (budget 15.0×)"]
