@@ -218,32 +218,31 @@ class SessionRows(ConversationRows):
         return path.suffix == self.suffix and self.owns(path)
 
     def files(self, path: Path) -> list[Path]:
-        return sorted(p for p in path.rglob("*") if p.is_file() and self.fits(p)) if path.is_dir() else [path]
+        return self._sorted_out(path)[0]
 
     def records(self, path: Path, ds: Dataset) -> Located:
-        for field, allowed in self.choices.items():
-            if ds.fields.get(field, allowed[0]) not in allowed:
-                raise DatasetError(f"dataset {ds.name!r}: fields.{field} is {ds.fields[field]!r}; format {self.name} "
-                                   f"reads {' or '.join(allowed)}")
-        found = session_records(self.sessions(self.files(path)), ds.fields.get("id", "prompt"),
-                                ds.fields.get("model", "model"))
-        return found + self.unread(path)
+        files, unread = self._sorted_out(path)
+        found = session_records(self.sessions(files), ds.fields.get("id", "prompt"), ds.fields.get("model", "model"))
+        # a file with a log's suffix that this format does not read (an HTML error page saved as `trace.json`, a
+        # truncated export) is a record left out with why: the run says it on the console, in the manifest and on
+        # the page rather than dropping the file unseen
+        return found + [(str(file), {"id": f"\0unread\0{file}", "left_out": f"file not read: "
+                                                                          f"{unread_reason(file, self)}"})
+                        for file in unread]
 
     def log_suffixes(self) -> set[str]:
         """The suffixes of the files this format reads (a file with one of them that it does not read is said)."""
         return {self.suffix}
 
-    def unread(self, path: Path) -> Located:
-        """The files of a folder that carry a log's suffix but that this format does not read (an HTML error
-        page saved as `trace.json`, a truncated export, another tool's log), each a record left out with the
-        reason, so that the run says it on the console, in the manifest and on the page rather than dropping
-        the file unseen."""
+    def _sorted_out(self, path: Path) -> tuple[list[Path], list[Path]]:
+        """A folder's files with a log's suffix, in one walk and one `fits` each: those this format reads, and
+        those it does not. A file given by name is read."""
         if not path.is_dir():
-            return []
+            return [path], []
         suffixes = self.log_suffixes()
-        return [(str(file), {"id": f"\0unread\0{file}", "left_out": f"file not read: {unread_reason(file, self)}"})
-                for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in suffixes)
-                if not self.fits(file)]
+        candidates = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in suffixes)
+        fitting = {p: self.fits(p) for p in candidates}
+        return [p for p in candidates if fitting[p]], [p for p in candidates if not fitting[p]]
 
     def sniff(self, path: Path, rows: list[dict[str, Any]] | None) -> Sniffed | None:
         files = self.files(path) if path.is_dir() else [path] if self.fits(path) else []
