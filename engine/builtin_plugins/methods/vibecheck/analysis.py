@@ -181,8 +181,8 @@ def _vibe_score(vibe: Vibe, pairs: list[PairVerdicts], analysis: Analysis, prepa
         given = verdicts(subset)
         return stats.agreement(given) if given else None
 
-    kappa_train = kappa(train)
-    given_train = verdicts(train)
+    given_train = verdicts(train)  # κ and AC1 read the same verdicts
+    kappa_train = stats.agreement(given_train) if given_train else None
     ac1_train = stats.gwet_ac1(given_train) if given_train else None
     decision = decide(nu_train, nu_test, kappa_train=kappa_train, kappa_min=kappa_min, sep_min=sep_min,
                       origin=origins.get(vibe.name, ""), sides=discovery_sides(analysis),
