@@ -312,7 +312,7 @@ analyses:
 
 def run(folder: Path, form: str, tmp: Path) -> tuple[list[tuple[str, str | None, int]], list[tuple[str, float]]]:
     """`vibe run` of `spec` on the logs in `folder`: the vibes its headline confirms (name, metric, +1 where a
-    sits higher) and the agents measures differing at 5% after Holm (name, a's mean less b's)."""
+    sits higher) and the agents measures differing at 5% after Holm (name, a's Hodges–Lehmann shift over b)."""
     from engine.builtin_plugins.methods.vibecheck.headline import confirmed
     from engine.pipeline import run_spec
 
@@ -321,7 +321,7 @@ def run(folder: Path, form: str, tmp: Path) -> tuple[list[tuple[str, str | None,
     (vc,) = results.of("vibecheck")
     (behaviour,) = results.of("agents")
     found = [(v.name, v.metric, 1 if (v.separability or 0) > 0 else -1) for v in confirmed(vc)]
-    differing = [(m.name, m.difference) for m in behaviour.measures if m.p_holm is not None and m.p_holm <= 0.05]
+    differing = [(m.name, m.shift) for m in behaviour.measures if m.p_holm is not None and m.p_holm <= 0.05]
     return found, differing
 
 

@@ -11,6 +11,12 @@ interval is given for):
   the 2y − 1 scale), exact over wins, ties and losses of 10 and 20 labelled prompts on a grid of step 0.05.
 - turn_change: the turn table's change from turn 1 (`stats.change_interval`, the betting interval on
   [−2, 2]), by simulation: 10 and 20 conversations, a rare shift, changes both ways, and one way.
+- agents: the agents method's shift of a measure (`rank_shift`: Hodges–Lehmann with the interval that inverts
+  Wilcoxon's signed-rank test, paired, or the rank-sum test, two samples), by simulation: 6, 10 and 20
+  conversations (a side), tool calls per turn (negative binomial means over 1–6 turns, each conversation's own
+  difficulty shared by the two agents when paired) where one agent calls more and where they are alike, and the
+  share of failed calls (binomial, 5% against 15%: two spreads, where the two-sample interval falls short). Truth:
+  the estimate's own target, the median of (D₁ + D₂)/2 (paired) or of X − Y, from 200,000 draws.
 - conversation_means: the same function on conversation means (the betting interval), 5–40 conversations of 2–6
   turns, three shapes: a shift in a tenth of the conversations only, turns that share their conversation's
   lean (each conversation's own P(+1), P(−1)), and every conversation leaning one way.
@@ -33,7 +39,7 @@ through `ternary.p_above` / `p_below` themselves), and by 20,000 seeded comparis
 `gate` at 2,000 prompts.
 
 The line before the last: max_gate_fail_size=<f> max_gate_pass_size=<f> sim_gate_fail_2000=<f> sim_gate_pass_2000=<f>
-Last line: min_coverage_separability=<f> min_coverage_winrate=<f> min_coverage_turn_change=<f>
+Last line: min_coverage_separability=<f> min_coverage_winrate=<f> min_coverage_turn_change=<f> min_coverage_agents=<f>
   min_coverage_conversation_means=<f> min_coverage_conversation_shift=<f>
   min_coverage_agreement=<f> min_coverage_kappa=<f> min_coverage_ppi=<f> min_coverage_rankings=<f>
 """
@@ -48,7 +54,7 @@ import sizes
 from scipy import stats as scipy_stats
 from scipy.special import gammaln, xlogy
 
-from engine import stats, ternary
+from engine import rank_shift, stats, ternary
 from engine.analyze.people import agreement_with_people, corrected_separability
 from engine.analyze.people_labels import HumanLabel
 from engine.analyze.rankings import Outcome, rank
@@ -131,6 +137,52 @@ def turn_change() -> float:
                 covered += low <= truth <= high
             print(f"  turn change ({shape}) n={n}: {covered / SIMS:.4f}")
             worst = min(worst, covered / SIMS)
+    return worst
+
+
+def _calls(rng: np.random.Generator, mean: float, difficulty: np.ndarray) -> np.ndarray:
+    """Each conversation's mean tool calls per turn: 1–6 turns (1 + Poisson(2), capped), negative binomial calls
+    around `mean` times the conversation's difficulty."""
+    turns = np.minimum(1 + rng.poisson(2, len(difficulty)), 6)
+    return np.array([rng.negative_binomial(2, 2 / (2 + mean * d), t).mean()
+                     for t, d in zip(turns, difficulty, strict=True)])
+
+
+def _failed(rng: np.random.Generator, n: int, p: float) -> np.ndarray:
+    calls = 1 + rng.poisson(5, n)
+    return rng.binomial(calls, p) / calls
+
+
+# an agents measure per conversation for agent a and agent b (a conversation's difficulty shared when paired)
+AGENT_SHAPES: dict[str, Callable[[np.random.Generator, int], tuple[np.ndarray, np.ndarray]]] = {
+    "calls, a busier": lambda rng, n: (lambda d: (_calls(rng, 3, d), _calls(rng, 2, d)))(rng.lognormal(0, 0.5, n)),
+    "calls alike": lambda rng, n: (lambda d: (_calls(rng, 2, d), _calls(rng, 2, d)))(rng.lognormal(0, 0.5, n)),
+    "failed share, two spreads": lambda rng, n: (_failed(rng, n, 0.05), _failed(rng, n, 0.15)),
+}
+
+
+def agents() -> float:
+    """The agents method's shift and interval (`rank_shift.paired` / `two_sample`, what the page prints), by
+    seeded simulation over `AGENT_SHAPES` at 6, 10 and 20 conversations a side."""
+    worst = 1.0
+    rng = np.random.default_rng(41)
+    for design, interval in (("paired", rank_shift.paired), ("two samples", rank_shift.two_sample)):
+        for shape, draw in AGENT_SHAPES.items():
+            a, b = draw(np.random.default_rng(99), 400_000)
+            if design == "paired":
+                truth = float(np.median((a[::2] - b[::2] + a[1::2] - b[1::2]) / 2))
+            else:
+                truth = float(np.median(a[::2] - b[1::2]))
+            for n in sizes.pick((6, 10, 20), (10,)):
+                covered = 0
+                for _ in range(SIMS):
+                    x, y = draw(rng, n)
+                    if design == "two samples":
+                        y = draw(rng, n)[1]
+                    _, low, high = interval(x, y)
+                    covered += low <= truth <= high
+                print(f"  agents {design} ({shape}) n={n}: {covered / SIMS:.4f}")
+                worst = min(worst, covered / SIMS)
     return worst
 
 
@@ -370,6 +422,7 @@ def main() -> None:
     print(f"  simulated at 2,000 prompts: FAIL {sim_fail:.4f} PASS {sim_pass:.4f}")
     found = {}
     for name, kind in (("separability", separability), ("winrate", winrate), ("turn_change", turn_change),
+                       ("agents", agents),
                        ("conversation_means", conversation_means),
                        ("conversation_shift", conversation_shift), ("agreement", agreement), ("kappa", kappa),
                        ("ppi", ppi), ("rankings", rankings)):

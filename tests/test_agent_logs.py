@@ -336,7 +336,9 @@ def test_planted_habits_are_found_end_to_end_and_nothing_on_a_null_split(tmp_pat
     confirmed, differing = agent_logs.run(tmp_path / "logs", "agent-logs", tmp_path)
     if planted:
         assert any(side > 0 and agent_logs.tracks_summary(metric) for _, metric, side in confirmed), confirmed
-        assert ("turns opening with Read", pytest.approx(0.8, abs=0.1)) in [(n, d) for n, d in differing]
+        # a opens every turn with Read in 80% of its sessions, b never: the Hodges–Lehmann shift is the typical
+        # session's difference, all of its turns
+        assert ("turns opening with Read", 1.0) in differing
     else:
         assert confirmed == [] and differing == []
 

@@ -5,9 +5,11 @@ measure is compared within conversations: Wilcoxon's signed-rank test on the per
 (scipy; exact for small samples without ties, its normal approximation otherwise). Where they did not, as
 logs of two agents' everyday sessions are, the same measures are compared between the agents' sessions:
 Mann-Whitney's U (scipy, two-sided). Paired needs six shared conversations or more, and at least half of
-those of the agent with fewer; the result says which design ran and why. Each difference of means has a
-percentile bootstrap interval over conversations (resampled in pairs, or within each agent), and the family of
-measures gets Holm's correction, so a reader may read every row of the table at once."""
+those of the agent with fewer; the result says which design ran and why. Each measure's shift is the
+Hodges–Lehmann estimate that goes with its test, with the interval that inverts that test (`engine.rank_shift`):
+without ties it leaves out 0 exactly where the test rejects; a percentile bootstrap of the difference of means
+covered 81–90% at 6–20 conversations. The family of measures gets Holm's correction, so a reader may read every
+row of the table at once."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as scipy_stats
 
+from engine import rank_shift
 from engine.api.analysis import stats
 from engine.api.records import Prepared
 from engine.api.spec import Analysis
@@ -34,7 +37,7 @@ class MeasureTest:
     description: str
     mean_a: float | None
     mean_b: float | None
-    difference: float | None  # mean of model A less mean of model B
+    shift: float | None  # Hodges–Lehmann: how far model A's values sit above model B's (`engine.rank_shift`)
     ci_low: float | None
     ci_high: float | None
     units: int  # conversations the test read (pairs, or both agents' sessions together)
@@ -118,7 +121,6 @@ def _compare(name: str, a: str, b: str, turns_a: dict[str, list[Any]], turns_b: 
         why = (f"the agents share {len(shared)} conversations of {len(values_a)} and {len(values_b)}: too few to "
                "pair, so the measures' distributions over each agent's conversations are compared instead")
         test = "Mann-Whitney U between the agents' conversations"
-    rng = np.random.default_rng(opts.seed)
     rows = []
     for k, label in enumerate(labels):
         if paired:
@@ -130,7 +132,7 @@ def _compare(name: str, a: str, b: str, turns_a: dict[str, list[Any]], turns_b: 
             x = np.array([v[k] for v in values_a.values()])
             y = np.array([v[k] for v in values_b.values()])
             x, y = x[~np.isnan(x)], y[~np.isnan(y)]
-        rows.append(_row(label, x, y, paired, rng, opts.bootstrap))
+        rows.append(_row(label, x, y, paired))
     adjusted = stats.holm([r.p for r in rows])
     rows = [replace(r, p_holm=p) for r, p in zip(rows, adjusted, strict=True)]
     return AgentBehaviour(name, a, b, "paired" if paired else "unpaired", test, why, len(values_a), len(values_b),
@@ -138,24 +140,18 @@ def _compare(name: str, a: str, b: str, turns_a: dict[str, list[Any]], turns_b: 
                           sum(len(measures.calls(t)) for ts in turns_b.values() for t in ts), tools, rows)
 
 
-def _row(label: str, x: np.ndarray, y: np.ndarray, paired: bool, rng: np.random.Generator,
-         rounds: int) -> MeasureTest:
+def _row(label: str, x: np.ndarray, y: np.ndarray, paired: bool) -> MeasureTest:
     units = len(x) if paired else len(x) + len(y)
     if min(len(x), len(y)) == 0:
         return MeasureTest(label, measures.describe(label), None, None, None, None, None, units, None, None,
                            "no conversation has this measure for both agents")
     mean_a, mean_b = float(x.mean()), float(y.mean())
+    shift, low, high = (rank_shift.paired if paired else rank_shift.two_sample)(x, y)
     if min(len(x), len(y)) < MIN_UNITS:
-        return MeasureTest(label, measures.describe(label), mean_a, mean_b, mean_a - mean_b, None, None, units, None,
+        return MeasureTest(label, measures.describe(label), mean_a, mean_b, shift, None, None, units, None,
                            None, f"fewer than {MIN_UNITS} conversations to test on")
-    if paired:
-        diffs = (x - y)[rng.integers(0, len(x), (rounds, len(x)))].mean(axis=1)
-    else:
-        diffs = x[rng.integers(0, len(x), (rounds, len(x)))].mean(axis=1) - y[
-            rng.integers(0, len(y), (rounds, len(y)))].mean(axis=1)
-    low, high = (float(v) for v in np.percentile(diffs, [2.5, 97.5]))
-    return MeasureTest(label, measures.describe(label), mean_a, mean_b, mean_a - mean_b, low, high, units,
-                       _p(x, y, paired), None)
+    return MeasureTest(label, measures.describe(label), mean_a, mean_b, shift, low, high, units, _p(x, y, paired),
+                       None)
 
 
 def _p(x: np.ndarray, y: np.ndarray, paired: bool) -> float:

@@ -14,6 +14,3 @@ class AgentOptions(Options):
                                   "of their own (default 8).", minimum=0, maximum=50)] = 8
     min_calls: Annotated[int, Setting("A tool called fewer times than this, both agents together, gets no measure "
                                       "of its own (default 5).", minimum=1)] = 5
-    bootstrap: Annotated[int, Setting("Resamples of conversations behind each difference's 95% interval (default "
-                                      "2000).", minimum=0, maximum=100000)] = 2000
-    seed: Annotated[int, Setting("Seed of the bootstrap.")] = 0
