@@ -78,12 +78,28 @@ def test_prediction_powered_separability_by_hand() -> None:
     corrected = people.corrected_separability(labels, panel, {}, "tone")
     assert corrected is not None and (corrected.pairs, corrected.labelled) == (8, 4)
     assert corrected.weight == pytest.approx(7 / 12) and corrected.estimate == pytest.approx(7 / 24)
-    residual = np.array([1, 0, 0, -1]) - 7 / 12 * np.array([1, 1, 0, -1])
-    variance = np.var(residual, ddof=1) / 4 + (7 / 12) ** 2 * np.var([1, 1, 1, 0], ddof=1) / 4
+    # the labelled part's variance is counted with two pseudo-values one step either side of its mean
+    residual = np.array([1, 0, 0, -1]) - 7 / 12 * np.array([1, 1, 0, -1])  # 5/12, −7/12, 0, −5/12: mean −7/48
+    steadied = np.r_[residual, -7 / 48 - 1, -7 / 48 + 1]
+    variance = np.var(steadied, ddof=1) / 4 + (7 / 12) ** 2 * np.var([1, 1, 1, 0], ddof=1) / 4
     t = 3.182446  # the t quantile at 97.5% on 3 degrees of freedom (four labelled pairs)
-    assert corrected.high - corrected.estimate == pytest.approx(t * math.sqrt(variance))
+    assert corrected.estimate - corrected.low == pytest.approx(t * math.sqrt(variance))  # 1.238: low −0.946
+    assert corrected.high == 1  # 7/24 + 1.238 is past the verdicts' range
     assert corrected.labels_only == 0 and corrected.panel == pytest.approx(4 / 8)
-    assert corrected.labels_high == pytest.approx(t * math.sqrt(np.var([1, 0, 0, -1], ddof=1) / 4))
+    # the labels alone: t · √(Var(1, 0, 0, −1, −1, 1) / 4) = 1.42 either side, past the range both ways
+    assert t * math.sqrt(np.var([1, 0, 0, -1, -1, 1], ddof=1) / 4) > 1
+    assert (corrected.labels_low, corrected.labels_high) == (-1, 1)
+
+
+def test_labels_that_all_agree_give_an_interval_of_some_width() -> None:
+    """20 labels that all say 'tied', where the panel said 'tied' too: a plain variance of 0 made the interval
+    [0, 0] (a mostly tied vibe draws such a sample one time in five); the steadied one keeps it open, and within
+    the verdicts' range."""
+    pairs = _pairs([0] * 20 + [0, 1] * 50)
+    panel = validation.judge_verdicts(pairs, "tone", "panel")
+    corrected = people.corrected_separability(_labels([0] * 20), panel, {}, "tone")
+    assert corrected is not None and corrected.low < 0 < corrected.high and corrected.labels_low < 0
+    assert -1 <= corrected.low and corrected.high <= 1
 
 
 def test_prediction_powered_interval_covers_and_is_narrower_than_the_labels_alone() -> None:
