@@ -197,6 +197,9 @@ def test_recorded_scores_are_ranked_per_difficulty_as_vibe_eval_reports_them(tmp
     assert by_subset["normal"].ratings[0].model == "A" and by_subset["hard"].ratings[0].model == "B"
     page = (run_dir / "index.html").read_text()
     assert "By difficulty" in page and "hard (3 prompts)" in page and "normal (4 prompts)" in page
+    # named for what they cover: percentile intervals cover a little less than their nominal 95%
+    assert "percentile intervals from 1000 bootstrap rounds (nominal 95%" in page
+    assert "<th>percentile interval</th>" in page
 
 
 @pytest.mark.parametrize("block_rounds", [16, 1000])

@@ -99,7 +99,7 @@ def test_labels_that_all_agree_give_an_interval_of_some_width() -> None:
     panel = validation.judge_verdicts(pairs, "tone", "panel")
     corrected = people.corrected_separability(_labels([0] * 20), panel, {}, "tone")
     assert corrected is not None and corrected.low < 0 < corrected.high and corrected.labels_low < 0
-    assert -1 <= corrected.low and corrected.high <= 1
+    assert corrected.low >= -1 and corrected.high <= 1
 
 
 def test_prediction_powered_interval_covers_and_is_narrower_than_the_labels_alone() -> None:

@@ -140,10 +140,10 @@ def corrected_separability(labels: Sequence[HumanLabel], panel: dict[str, int], 
     labelled and its mean on the labelled ones, with λ = Cov(people, panel) / ((1 + n/N) Var(panel)) clipped
     to [0, 1] (0: the labels alone; 1: classical prediction-powered inference), and its 95% interval (t
     quantiles, n − 1 degrees of freedom: normal ones covered 92% at 20 and 50 labels; the labelled part's
-    variance steadied by `_steady_variance`, so that labels that all agree give no zero-width interval;
-    ends kept within [−1, 1]); beside the labels-only mean and interval, steadied alike. Valid for a random sample of labelled pairs (or one stratified
-    in proportion to the panel's verdicts). A pair's several labels count as their mean; a conversation counts
-    once (its turns' means)."""
+    variance steadied by `_steady_variance`, so that labels that all agree give no zero-width interval; ends
+    kept within [−1, 1]); beside the labels-only mean and interval, steadied alike. Valid for a random sample
+    of labelled pairs (or one stratified in proportion to the panel's verdicts). A pair's several labels count
+    as their mean; a conversation counts once (its turns' means)."""
     by_pair: dict[str, list[int]] = {}
     for label in labels:
         if label.pair in panel:

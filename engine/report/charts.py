@@ -96,7 +96,7 @@ def write_vega_bundle(assets: Path) -> None:
 
 @kept
 def ratings_chart(rows: list[dict[str, Any]], title: str) -> dict[str, Any]:
-    """Rating per model with its bootstrap 95% interval."""
+    """Rating per model with its percentile bootstrap interval (nominal 95%, `Ranking.interval_kind`)."""
     frame = pd.DataFrame(rows)
     order = frame.sort_values("rating", ascending=False)["model"].tolist()
     base = alt.Chart(frame).encode(y=alt.Y("model:N", sort=order, title=None))
