@@ -286,3 +286,26 @@ def test_conversations_are_the_unit_of_a_look(tmp_path: Path) -> None:
     assert look["unit"] == "conversations" and len(look["ids"]) == 4
     assert look["values"]["verbosity"] == pytest.approx([1 / 3] * 4)
     assert "4 conversations" in (out / "monitor.md").read_text()
+
+
+def test_a_margin_changed_in_the_spec_is_refused_never_ignored(tmp_path: Path) -> None:
+    """Only a gate's max_shift changes and the baseline is run again into its folder: the plan's tasks are the
+    same, yet the folder's spec.json now holds the new margin, so the monitor whose state was started on the old
+    one refuses the next look rather than judging it on the old margin."""
+    base = _baseline(tmp_path)
+    days = tmp_path / "days"
+    days.mkdir()
+    _runs(days, "a-day", {}, range(30))
+    first = _vibe(tmp_path, "monitor", str(base), "days/a-day.jsonl", "--model", "chatty", "--out", "mon",
+                  "--cache", "c.sqlite", "--quiet")
+    assert first.returncode == 0, first.stderr
+    (tmp_path / "base.yaml").write_text(SPEC.replace("DATA", "base.jsonl").replace("max_shift: 0.1", "max_shift: 0.3"),
+                                        encoding="utf-8")
+    again = _vibe(tmp_path, "run", "base.yaml", "--out", "runs/base", "--no-report", "--quiet", "--cache", "c.sqlite")
+    assert again.returncode == 0, again.stderr
+    written = json.loads((base / "spec.json").read_text(encoding="utf-8"))["document"]
+    assert written["gates"]["verbosity"]["max_shift"] == 0.3
+    _runs(days, "b-day", {}, range(30, 60))
+    second = _vibe(tmp_path, "monitor", str(base), "days/b-day.jsonl", "--model", "chatty", "--out", "mon",
+                   "--cache", "c.sqlite", "--quiet")
+    assert second.returncode == 2 and "started with margins" in second.stderr, second.stderr

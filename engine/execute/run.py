@@ -37,7 +37,7 @@ from engine.execute.progress import RunProgress
 from engine.execute.providers import Provider, ProviderError, create_provider
 from engine.execute.recorded import hold_recorded
 from engine.execute.scheduler import Failure, Scheduler
-from engine.execute.snapshot import stage_file, write_measures, write_snapshot
+from engine.execute.snapshot import stage_file, write_measures, write_snapshot, write_spec
 from engine.gzip_members import gzip_text
 from engine.plan import reference_corpora
 from engine.plugins import load_named
@@ -321,6 +321,7 @@ def _write_outputs(prepared: Prepared, run_dir: Path, cache: Cache, summary: Run
         _write_task_files(plan, run_dir, results, previous.get("by_stage", {}))  # else they hold these already
         write_measures(run_dir, summary.measures)
         write_snapshot(prepared, run_dir)
+    write_spec(prepared, run_dir)
     failed_ids = {f.task_id for f in summary.failed}
     (run_dir / "failures.jsonl").write_text(
         "".join(json.dumps(asdict(f)) + "\n" for f in summary.failed if f.task_id not in results), encoding="utf-8")

@@ -25,11 +25,16 @@ ITEMS_FILE = "items.jsonl.gz"
 MEASURES_FILE = "measures.npz"
 
 
-def write_snapshot(prepared: Prepared, run_dir: Path) -> None:
-    """The spec's merged document and its datasets' items, beside the answers."""
+def write_spec(prepared: Prepared, run_dir: Path) -> None:
+    """The spec's merged document, on every run: a change the plan does not see (a gate's margin, a page's
+    setting) must still reach the folder, since `vibe monitor` and `vibe compare` read their settings here."""
     spec = prepared.spec
     (run_dir / SPEC_FILE).write_text(json.dumps({"path": str(spec.path), "document": spec.document}, indent=1,
                                                 ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def write_snapshot(prepared: Prepared, run_dir: Path) -> None:
+    """The datasets' items, beside the answers."""
     # an item at a time: never the file as one string
     with GzipMembers(run_dir / ITEMS_FILE) as fh:
         for name, items in prepared.items.items():
