@@ -234,6 +234,12 @@ def test_a_look_the_monitor_cannot_read_is_a_located_error_and_keeps_the_looks_b
     assert "error: look b-other (days/b-other.jsonl): model 'chatty': the runs share no prompt" in done.stderr
     assert [look["name"] for look in json.loads((tmp_path / "mon" / "monitor-state.json").read_text())["looks"]] \
         == ["a-good"]
+    # the look judged before the error is on the console, the page, the comment and monitor.json, with the error
+    assert "a-good" in done.stdout
+    page = (tmp_path / "mon" / "index.html").read_text(encoding="utf-8")
+    assert "the last, a-good" in page and "Stopped: look b-other (days/b-other.jsonl)" in page
+    assert "**Stopped:** look b-other" in (tmp_path / "mon" / "monitor.md").read_text(encoding="utf-8")
+    assert json.loads((tmp_path / "mon" / "monitor.json").read_text())["stopped"].startswith("look b-other")
     slot = _vibe(tmp_path, "monitor", str(base), "days/a-good.jsonl", "--out", "mon2", "--cache", "c.sqlite")
     assert slot.returncode == 2 and "name the one to watch with --model" in slot.stderr
     other = tmp_path / "other"
@@ -288,6 +294,7 @@ def test_conversations_are_the_unit_of_a_look(tmp_path: Path) -> None:
     assert "4 conversations" in (out / "monitor.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_margin_changed_in_the_spec_is_refused_never_ignored(tmp_path: Path) -> None:
     """Only a gate's max_shift changes and the baseline is run again into its folder: the plan's tasks are the
     same, yet the folder's spec.json now holds the new margin, so the monitor whose state was started on the old

@@ -56,8 +56,9 @@ def looks_of(paths: list[str]) -> list[tuple[str, Path]]:
 
 
 def monitor(args: argparse.Namespace) -> int:
-    """Judge every look not yet in the monitor's state, one line each, then write the page and, with --gate,
-    turn a crossed gate into the exit status."""
+    """Judge every look not yet in the monitor's state, one line each, with the state and the page written after
+    each look (a look that cannot be judged stops the call, and the page shows the looks before it and why it
+    stopped); then, with --gate, turn a crossed gate into the exit status."""
     from engine.drift.compare import CompareError, Run
     from engine.drift.monitor import (
         batch_run,
@@ -79,32 +80,44 @@ def monitor(args: argparse.Namespace) -> int:
     try:
         base = Run.open(base_dir)
         state = start(base, base_dir, args.model, read_state(out))
-        known = {look.name: look for look in state.looks}
-        added = []
-        for name, path in looks:
+    except CompareError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    known = {look.name: look for look in state.looks}
+    stopped = None
+    judged = 0
+    for name, path in looks:
+        try:
             if name in known:
                 if Path(known[name].source).resolve() != path.resolve():
                     raise CompareError(f"{path}: the monitor already holds a look named {name!r}, read from "
                                        f"{known[name].source}")
                 continue
-            try:
-                run = path if path.is_dir() else batch_run(base, path, out / "looks" / name / "answers", cache,
-                                                           args.quiet)
-                batch = judge_look(state, base, run, name, path, out, cache, args.quiet)
-            except CompareError as exc:
-                raise CompareError(f"look {name} ({path}): {exc}") from None
-            state.looks.append(batch)
-            write_state(state, out)  # each look kept as soon as it is judged
-            added.append(len(state.looks) - 1)
-    except CompareError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+            run = path if path.is_dir() else batch_run(base, path, out / "looks" / name / "answers", cache,
+                                                       args.quiet)
+            batch = judge_look(state, base, run, name, path, out, cache, args.quiet)
+        except CompareError as exc:
+            stopped = f"look {name} ({path}): {exc}"
+            break
+        state.looks.append(batch)
+        write_state(state, out)  # each look kept, shown and written as soon as it is judged
+        watches = watch(state)
+        print(look_line(state, watches, len(state.looks) - 1), flush=True)
+        write(state, watches, out)
+        judged += 1
+    if not state.looks:
+        print(f"error: {stopped}", file=sys.stderr)
         return EXIT_USAGE
     watches = watch(state)
-    for k in added or [len(state.looks) - 1]:
-        print(look_line(state, watches, k))
-    write(state, watches, out)
+    if not judged:
+        print(look_line(state, watches, len(state.looks) - 1))
+    if stopped or not judged:
+        write(state, watches, out, stopped)
     print(f"written: {out / 'monitor.md'}, {out / 'monitor.json'}, {out / 'index.html'} (state: {out}/"
           "monitor-state.json)")
+    if stopped:
+        print(f"error: {stopped}", file=sys.stderr)
+        return EXIT_USAGE
     if not args.gate:
         return EXIT_OK
     broken = gate_broken(state, watches)

@@ -90,9 +90,11 @@ def to_markdown(state: State, said: str, table: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def write(state: State, watches: list[VibeWatch], out: Path) -> None:
-    """monitor.json, monitor.md and index.html in `out`, beside the state."""
+def write(state: State, watches: list[VibeWatch], out: Path, stopped: str | None = None) -> None:
+    """monitor.json, monitor.md and index.html in `out`, beside the state; `stopped`: why the call judged no
+    further look (the looks shown are those judged before it)."""
     body = {"baseline": state.baseline, "model": state.model, "alpha": state.alpha, "claims": state.claims,
+            "stopped": stopped,
             "threshold": state.threshold, "estimator": ESTIMATOR,
             "looks": [{"name": look.name, "source": look.source, "unit": look.unit, "units": len(look.ids),
                        "only_base": look.only_base, "only_look": look.only_look, "explorer": look.explorer}
@@ -100,17 +102,22 @@ def write(state: State, watches: list[VibeWatch], out: Path) -> None:
             "vibes": [asdict(w) for w in watches]}
     (out / "monitor.json").write_text(json.dumps(json_ready(body), indent=1) + "\n", encoding="utf-8")
     said, table = headline(state, watches), rows(state, watches)
-    (out / "monitor.md").write_text(to_markdown(state, said, table), encoding="utf-8")
-    _page(state, watches, out, said, table)
+    markdown = to_markdown(state, said, table)
+    if stopped:
+        markdown = markdown.replace("\n\n", f"\n\n> **Stopped:** {stopped}. The looks before it are judged and "
+                                    "shown here.\n\n", 1)
+    (out / "monitor.md").write_text(markdown, encoding="utf-8")
+    _page(state, watches, out, said, table, stopped)
 
 
-def _page(state: State, watches: list[VibeWatch], out: Path, said: str, table: list[dict[str, Any]]) -> None:
+def _page(state: State, watches: list[VibeWatch], out: Path, said: str, table: list[dict[str, Any]],
+          stopped: str | None) -> None:
     from markupsafe import Markup
 
     env = page_environment(out)
     charts = {w.vibe: Markup(_chart(state, w)) for w in watches}
     page = env.get_template("monitor.html.j2").render(
-        state=state, headline=_plain(said), rows=table, charts=charts,
+        state=state, headline=_plain(said), rows=table, charts=charts, stopped=stopped,
         estimator=ESTIMATOR, threshold=e_value(state.threshold), root=".", results=None)
     (out / "index.html").write_text(page, encoding="utf-8")
 
