@@ -30,6 +30,10 @@ interval is given for):
 - ppi: `people.corrected_separability` (PPI++, t quantiles, the labelled part's variance steadied by two
   pseudo-values), 20–100 labelled pairs of 400 the panel judged: a vibe with a lean, the panel agreeing with
   people 40–80% of the time, and a mostly tied one (92% ties) at 80% and 95%, where 20 labels often all agree.
+- monitor: `vibe monitor`'s always-valid interval (`anytime.running_interval`, through `anytime.track`) over 30
+  looks of 50 prompts whose true shift moves from 0 to +0.2 at look 10 (and one that never moves): the share of
+  monitors whose interval holds the average of the units' true means at every look at once, at the level of a
+  family of 10 claims (α = 0.05 / 10, as the monitor of five gated vibes uses), and how many intervals were empty.
 - rankings: Bradley–Terry percentile intervals (`rankings.rank`, 200 bootstrap rounds by battle), four models of
   known strength, 240 battles, mean-anchored truth, 300 runs (1,200 intervals).
 
@@ -43,7 +47,7 @@ The line before the last: max_gate_fail_size=<f> max_gate_pass_size=<f> sim_gate
 Last line: min_coverage_separability=<f> min_coverage_winrate=<f> min_coverage_turn_change=<f> min_coverage_agents=<f>
   min_coverage_conversation_means=<f> min_coverage_conversation_shift=<f>
   min_coverage_agreement=<f> min_coverage_kappa=<f> min_coverage_ppi=<f> min_coverage_ppi20=<f>
-  min_coverage_rankings=<f>
+  min_coverage_rankings=<f> min_coverage_monitor=<f> monitor_interval_empty=<n>
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ from engine.analyze.people import agreement_with_people, corrected_separability
 from engine.analyze.people_labels import HumanLabel
 from engine.analyze.rankings import Outcome, rank
 from engine.builtin_plugins.methods.vibecheck.profiles import win_interval
+from engine.drift.anytime import track
 from engine.drift.shift import gate, shift_of
 
 ALPHA = 0.05
@@ -336,6 +341,30 @@ def ppi() -> dict[str, float]:
     return {"ppi": worst, "ppi20": worst_at_20}
 
 
+def monitor() -> dict[str, float]:
+    """The monitor's interval over time, by seeded simulation: a shift that moves at look 10, and none."""
+    rng = np.random.default_rng(53)
+    looks, batch, threshold = 30, 50, 10 / ALPHA
+    worst, empty = 1.0, 0
+    for name, after in (("moves 0 → +0.2 at look 10", (0.3, 0.1)), ("never moves", (0.1, 0.1))):
+        covered = 0
+        for _ in range(SIMS):
+            ups = np.r_[np.full(10 * batch, 0.1), np.full((looks - 10) * batch, after[0])]
+            downs = np.r_[np.full(10 * batch, 0.1), np.full((looks - 10) * batch, after[1])]
+            u = rng.random(looks * batch)
+            x = np.where(u < ups, 1.0, np.where(u < ups + downs, -1.0, 0.0))
+            truth = np.cumsum(ups - downs) / np.arange(1, looks * batch + 1)  # the average of the units' means
+            found = track([x[k * batch:(k + 1) * batch] for k in range(looks)], 0.1, threshold)
+            ends = [(k + 1) * batch - 1 for k in range(looks)]
+            covered += all(f.low <= truth[e] + 1e-12 and truth[e] - 1e-12 <= f.high
+                           for f, e in zip(found, ends, strict=True))
+            empty += sum(not f.low <= f.high for f in found)
+        print(f"  monitor ({name}): {covered / SIMS:.4f} covered at every look")
+        worst = min(worst, covered / SIMS)
+    print(f"  monitor: {empty} empty intervals")
+    return {"monitor": worst, "monitor_interval_empty": float(empty)}
+
+
 def rankings() -> float:
     truth = {"m1": 1150.0, "m2": 1050.0, "m3": 950.0, "m4": 850.0}
     models = list(truth)
@@ -435,14 +464,16 @@ def main() -> None:
                        ("agents", agents),
                        ("conversation_means", conversation_means),
                        ("conversation_shift", conversation_shift), ("agreement", agreement), ("kappa", kappa),
-                       ("ppi", ppi), ("rankings", rankings)):
+                       ("ppi", ppi), ("rankings", rankings), ("monitor", monitor)):
         print(f"{name}:")
         value = kind()
         found.update(value if isinstance(value, dict) else {name: value})
     print(f"{time.perf_counter() - start:.0f} s; targets: gate sizes ≤ 0.05, every coverage ≥ 0.93")
     print(f"max_gate_fail_size={fail:.4f} max_gate_pass_size={passes:.4f} sim_gate_fail_2000={sim_fail:.4f} "
           f"sim_gate_pass_2000={sim_pass:.4f}")
-    print(" ".join(f"min_coverage_{name}={value:.4f}" for name, value in found.items()))
+    empty = found.pop("monitor_interval_empty")
+    print(" ".join(f"min_coverage_{name}={value:.4f}" for name, value in found.items())
+          + f" monitor_interval_empty={empty:.0f}")
 
 
 if __name__ == "__main__":

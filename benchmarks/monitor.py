@@ -58,13 +58,13 @@ def stream(rng: np.random.Generator, shapes: list[tuple[float, float]],
     return out.reshape(LOOKS, BATCH, VIBES)
 
 
-def monitored(shifts: np.ndarray, grid: int = 0) -> tuple[State, list]:
+def monitored(shifts: np.ndarray) -> tuple[State, list]:
     """The monitor's state after every look of `shifts`, and its watches (through `unit_batch` and `watch`)."""
     state = State("baseline", "model", NAMES, dict.fromkeys(NAMES, MARGIN))
     for k, look in enumerate(shifts):
         ids = [f"d{k}-p{i:03d}" for i in range(BATCH)]
         state.looks.append(unit_batch(f"day{k + 1}", "sim", ids, -look, None, NAMES))  # ν: + when base higher
-    return state, watch(state, grid)
+    return state, watch(state)
 
 
 def fixed_gate_alarms(draws: list[np.ndarray]) -> int:
@@ -108,7 +108,7 @@ def main() -> None:
           f"{rate(int(detected.sum()), DRAWS)}")
     covered = 0
     for _ in range(COVERAGE_DRAWS):
-        _, watches = monitored(stream(rng, nulls["no shift"]), grid=801)
+        _, watches = monitored(stream(rng, nulls["no shift"]))
         covered += all(look.low <= 0 <= look.high for look in watches[0].looks)
     print(f"always-valid interval at no shift covers 0 at all {LOOKS} looks: {rate(covered, COVERAGE_DRAWS)} "
           f"(family level {1 - ALPHA})")

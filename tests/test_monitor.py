@@ -40,7 +40,7 @@ def test_the_e_process_by_hand() -> None:
     assert np.exp(log_wealth(x, 0.1, 1))[-1] == pytest.approx(0.74394, abs=1e-5)
     # the mirror image ("below −0.1") stakes nothing while the units sit above it
     assert (stakes(x, -0.1, -1)[:3] == 0).all()
-    looks = track([x[:2], x[2:]], 0.1, threshold=20, grid=0)
+    looks = track([x[:2], x[2:]], 0.1, threshold=20)
     assert [look.units for look in looks] == [2, 5]
     assert looks[1].e_above == pytest.approx(0.74394, abs=1e-5)
     assert looks[0].batch_mean == 1.0 and looks[1].running_mean == pytest.approx(0.4)
@@ -80,10 +80,10 @@ def test_seeded_streams_on_the_margin_almost_never_cross_and_a_planted_move_is_f
     alarms, caught, early = 0, 0, 0
     for _ in range(400):
         still = np.stack([draw(0.2, 0.1, 1500), draw(0.1, 0.2, 1500)], axis=-1).reshape(30, 50, 2)
-        alarms += any(w.crossed is not None for w in watch(_state(still), grid=0))
+        alarms += any(w.crossed is not None for w in watch(_state(still)))
         moving = still.copy().reshape(1500, 2)
         moving[450:, 0] = draw(0.25, 0.05, 1050)
-        crossed = watch(_state(moving.reshape(30, 50, 2)), grid=0)[0].crossed
+        crossed = watch(_state(moving.reshape(30, 50, 2)))[0].crossed
         caught += crossed is not None and crossed >= 9
         early += crossed is not None and crossed < 9
     assert alarms / 400 <= 0.05
@@ -91,16 +91,25 @@ def test_seeded_streams_on_the_margin_almost_never_cross_and_a_planted_move_is_f
     assert caught / 400 >= 0.6
 
 
-def test_the_interval_is_the_set_of_means_neither_side_rejects() -> None:
-    """Every look's interval holds its running mean and excludes a margin the vibe was claimed beyond."""
+def test_the_interval_by_hand_and_never_empty_after_a_move() -> None:
+    """The confidence sequence is the running mean ± √((t + ρ)·log((t + ρ)/(ρα²)))/t, within [−1, 1]: by hand at
+    α = 0.01 after 100 units. A stream that moves from 0 to +0.5 halfway keeps an interval holding the average of
+    the units' means (0.25 over both halves), where the set of constant means neither side rejects was empty."""
+    from engine.drift.anytime import _rho, running_interval
+
+    rho = _rho(0.01)
+    bound = (500 + rho) * np.log((500 + rho) / (rho * 1e-4))  # the narrowest at 500 units among nearby ρ
+    assert all(bound <= (500 + r) * np.log((500 + r) / (r * 1e-4)) for r in (rho * 0.9, rho * 1.1))
+    x = np.r_[np.zeros(50), np.ones(50)]
+    low, high = running_interval(x, 0.01)
+    half = np.sqrt((100 + rho) * np.log((100 + rho) / (rho * 1e-4))) / 100
+    assert (low[-1], high[-1]) == pytest.approx((0.5 - half, min(1.0, 0.5 + half)))
     rng = np.random.default_rng(3)
-    x = np.where(rng.random(600) < 0.6, -1.0, 0.0)  # the look sits lower on 60% of prompts: a shift of −0.6
-    looks = track([x[k * 50:(k + 1) * 50] for k in range(12)], 0.1, threshold=100)
-    for look in looks:
-        assert look.low <= look.running_mean <= look.high
-        if look.e_below >= 100:
-            assert look.high < -0.1
-    assert looks[-1].e_below >= 100 and looks[-1].high < -0.4
+    moved = np.r_[rng.choice([-1.0, 0.0, 1.0], 500, p=[0.1, 0.8, 0.1]),
+                  rng.choice([-1.0, 0.0, 1.0], 500, p=[0.0, 0.5, 0.5])]
+    looks = track([moved[k * 50:(k + 1) * 50] for k in range(20)], 0.1, threshold=100)
+    assert all(look.low <= look.running_mean <= look.high for look in looks)
+    assert looks[-1].low <= 0.25 <= looks[-1].high and looks[-1].e_above >= 100
 
 
 def _runs(folder: Path, name: str, chatty: dict[int, int], prompts: range) -> Path:

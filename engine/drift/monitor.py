@@ -178,15 +178,14 @@ def unit_batch(name: str, source: Path, ids: list[str], verdicts: np.ndarray, cl
     return Batch(name, str(source), "conversations" if clusters is not None else "prompts", order, values)
 
 
-def watch(state: State, grid: int = 801) -> list[VibeWatch]:
-    """Every vibe's figures at every look, and the first look at which each claim was made (`grid`: the
-    confidence sequence's, `anytime.track`; 0 leaves it out, for simulations that read the claims only)."""
+def watch(state: State) -> list[VibeWatch]:
+    """Every vibe's figures at every look (`anytime.track`), and the first look at which each claim was made."""
     out = []
     gated = set(state.gated)
     for vibe in state.vibes:
         batches = [np.array([np.nan if v is None else v for v in look.values[vibe]], dtype=float)
                    for look in state.looks]
-        looks = track(batches, state.margins[vibe], state.threshold, grid)
+        looks = track(batches, state.margins[vibe], state.threshold)
         out.append(VibeWatch(vibe, state.margins[vibe], vibe in gated, looks,
                              _first(looks, state.threshold, "e_above"), _first(looks, state.threshold, "e_below"),
                              _first(looks, state.threshold, "e_within") if vibe in gated else None))

@@ -19,10 +19,11 @@ ESTIMATOR = ("Each look's answers are paired with the baseline's answers to the 
              "(Waudby-Smith & Ramdas 2024, JRSS-B: the stake on a unit is the approximate growth-optimal bet from the "
              "last 150 units before it, at most half of what keeps wealth ≥ 0), made when its e-value reaches the "
              "number of claims in the family divided by α; by Ville's inequality the chance of any false claim, over "
-             "every vibe and every look, past and future, is at most α. The interval is the confidence sequence of the "
-             "same e-processes at the same level: it covers the shift at every look at once while the shift stays what "
-             "it was since the baseline; after a move it shows the average since the baseline, and the claim says when "
-             "it moved. A batch's own mean is one look's figure, with no interval.")
+             "every vibe and every look, past and future, is at most α. The interval is a confidence sequence at the "
+             "same level for the average shift since the baseline (Howard et al. 2021, Ann. Statist.: the normal "
+             "mixture, each unit's range 2): it covers that average at every look at once, whether or not the model "
+             "moved, so after a move it holds the average over before and after, and the claim says when it moved. A "
+             "batch's own mean is one look's figure, with no interval.")
 
 
 def rows(state: State, watches: list[VibeWatch]) -> list[dict[str, Any]]:
