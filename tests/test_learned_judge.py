@@ -126,6 +126,9 @@ def test_a_run_reports_its_agreement_on_test_labels_it_never_learned_from(tmp_pa
     page = (tmp_path / "one" / "run" / "index.html").read_text()
     assert "dev (cross-fitted)" in page and "its test rows are labels it never saw" in page
     assert "rule: longer answer wins" in page and "rule: majority class (dev)" in page
+    # it asks the plan nothing, yet it is in the list of judges with its agreement with people
+    judges = page[page.index("<h2>Judges</h2>"):]
+    assert "<b>taught</b>" in judges and "agrees with people on fuller" in judges
     vibe_page = (tmp_path / "one" / "run" / "vibes" / "vc-fuller.html").read_text()
     assert "dev (cross-fitted)" in vibe_page and "rule: longer answer wins" in vibe_page
     _, turned, flipped = _run(tmp_path / "two", flip_test=True)

@@ -123,13 +123,14 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
             for name in method.assets:
                 shutil.copy(folder / name, assets / name)
     failures = read_failures(run_dir)
-    judges, failed_judges = _judges(prepared, outputs, failures)
+    judges, failed_judges, unasked = _judges(prepared, outputs, failures)
     for name, method in section_order():  # what each method says of a judge (agreement with people, …)
         for result in results.sections.get(name, []):
             for judge, lines in method.judge_notes(name, result).items():
-                for row in judges:
+                for row in judges + unasked:
                     if row["name"] == judge:
                         row["notes"].extend(lines)
+    judges += [row for row in unasked if row["notes"]]  # a judge fitted at analysis time, that a method speaks of
     incomplete = incomplete_work(prepared.plan, outputs, failures, set(prepared.spec.judges))
     page = Page(env, prepared, run_dir, outputs)
     sections = [{"name": name, "template": f"sections/{name}.html.j2",
@@ -142,10 +143,11 @@ def render_report(results: RunResults, prepared: Prepared, run_dir: Path, output
     return run_dir / "index.html"
 
 
-def _judges(prepared: Prepared, outputs: dict[str, Result],
-            failures: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The judges that produced at least one verdict, and those planned that produced none, each with the
-    first error its calls met (from failures.jsonl) so the page can say why and what to do."""
+def _judges(prepared: Prepared, outputs: dict[str, Result], failures: list[dict[str, Any]]
+            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The judges that produced at least one verdict; those planned that produced none, each with the first
+    error its calls met (from failures.jsonl) so the page can say why and what to do; and those the plan asks
+    nothing of (a judge whose verdicts come from a fit when the analysis runs, or one no analysis uses)."""
     planned: dict[str, int] = {}
     for task in prepared.plan.tasks:
         if task.endpoint in prepared.spec.judges:
@@ -158,7 +160,7 @@ def _judges(prepared: Prepared, outputs: dict[str, Result],
     for task in prepared.plan.tasks:
         if "answer" in task.request and task.id in outputs:
             asked_schema.setdefault(task.endpoint, []).append(outputs[task.id])
-    ran, failed = [], []
+    ran, failed, unasked = [], [], []
     for j in prepared.spec.judges.values():
         kind = kind_of(j)
         form = None if kind.offline else _answer_form(kind.answers_in_schema(j), asked_schema.get(j.name, []))
@@ -169,7 +171,9 @@ def _judges(prepared: Prepared, outputs: dict[str, Result],
         elif planned.get(j.name):
             failed.append({**row, "tasks": planned[j.name], "error": errors.get(j.name, "its tasks did not finish"),
                            "key": j.endpoint.api_key_env if j.endpoint else None})
-    return ran, failed
+        else:
+            unasked.append(row)
+    return ran, failed, unasked
 
 
 def _answer_form(in_schema: bool, answers: list[Result]) -> str:

@@ -230,8 +230,10 @@ class Validation:
                     continue
                 kappa = "" if row.kappa is None else f", κ {row.kappa:.2f}"
                 flag = " (flagged)" if vibe in self.flagged else ""
+                rules = ("; no better than a trivial rule on the same labels"
+                         if f"{vibe}/{row.judge}" in self.below_rules else "")
                 out.setdefault(judge, []).append(f"agrees with people on {vibe}{flag}: {row.agreement:.0%} of "
-                                                 f"{row.labels} {row.split} labels{kappa}, {where}")
+                                                 f"{row.labels} {row.split} labels{kappa}{rules}, {where}")
         return out
 
 
