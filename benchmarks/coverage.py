@@ -60,10 +60,11 @@ import sizes
 from scipy import stats as scipy_stats
 from scipy.special import gammaln, xlogy
 
-from engine import rank_shift, stats, ternary
+from engine import stats, ternary
 from engine.analyze.people import agreement_with_people, corrected_separability
 from engine.analyze.people_labels import HumanLabel
 from engine.analyze.rankings import Outcome, rank
+from engine.builtin_plugins.methods.agents import rank_shift
 from engine.builtin_plugins.methods.vibecheck.profiles import win_interval
 from engine.drift.anytime import track
 from engine.drift.shift import gate, shift_of

@@ -1,4 +1,4 @@
-"""The agents method's shift and interval (`engine.rank_shift`): hand-computed cases, the brute-force listing of
+"""The agents method's shift and interval (`rank_shift`): hand-computed cases, the brute-force listing of
 every Walsh average or difference, and the interval's ends where scipy's exact tests start to reject."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from engine import rank_shift
+from engine.builtin_plugins.methods.agents import rank_shift
 
 
 def test_six_paired_differences_by_hand() -> None:

@@ -6,7 +6,7 @@ measure is compared within conversations: Wilcoxon's signed-rank test on the per
 logs of two agents' everyday sessions are, the same measures are compared between the agents' sessions:
 Mann-Whitney's U (scipy, two-sided). Paired needs six shared conversations or more, and at least half of
 those of the agent with fewer; the result says which design ran and why. Each measure's shift is the
-Hodges–Lehmann estimate that goes with its test, with the interval that inverts that test (`engine.rank_shift`):
+Hodges–Lehmann estimate that goes with its test, with the interval that inverts that test (`rank_shift`):
 without ties it leaves out 0 exactly where the test rejects; a percentile bootstrap of the difference of means
 covered 81–90% at 6–20 conversations. The family of measures gets Holm's correction, so a reader may read every
 row of the table at once."""
@@ -21,11 +21,10 @@ from typing import Any
 import numpy as np
 from scipy import stats as scipy_stats
 
-from engine import rank_shift
 from engine.api.analysis import stats
 from engine.api.records import Prepared
 from engine.api.spec import Analysis
-from engine.builtin_plugins.methods.agents import measures
+from engine.builtin_plugins.methods.agents import measures, rank_shift
 from engine.builtin_plugins.methods.agents.options import AgentOptions
 
 MIN_UNITS = 6  # fewer conversations than this per side (or shared) give no test and no interval
@@ -37,7 +36,7 @@ class MeasureTest:
     description: str
     mean_a: float | None
     mean_b: float | None
-    shift: float | None  # Hodges–Lehmann: how far model A's values sit above model B's (`engine.rank_shift`)
+    shift: float | None  # Hodges–Lehmann: how far model A's values sit above model B's (`rank_shift`)
     ci_low: float | None
     ci_high: float | None
     units: int  # conversations the test read (pairs, or both agents' sessions together)

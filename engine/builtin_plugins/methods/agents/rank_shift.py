@@ -25,6 +25,8 @@ from functools import cache
 import numpy as np
 from scipy import stats as scipy_stats
 
+__all__ = ["EXACT_UP_TO", "paired", "two_sample"]
+
 EXACT_UP_TO = 50  # values a side: the null distribution is listed exactly up to here
 
 
