@@ -364,6 +364,11 @@ def test_sessions_on_different_prompts_are_compared_unpaired(tmp_path: Path) -> 
     assert behaviour.design == "unpaired" and behaviour.shared == 0 and "Mann-Whitney" in behaviour.test
     read_first = next(m for m in behaviour.measures if m.name == "turns opening with Read")
     assert read_first.units == 80 and read_first.p_holm is not None and read_first.p_holm < 0.05
+    # the prose habit (a's closing summary: a 'What I did:' label over a list) is found from the answers'
+    # distributions, unpaired, as a heading (the label line); nothing else of the answers moves
+    prose = [(m.name, (m.shift or 0) > 0) for m in behaviour.measures
+             if m.name.startswith("answers: ") and m.p_holm is not None and m.p_holm < 0.05]
+    assert prose == [("answers: heading_density", True)]
 
 
 def test_compare_of_two_log_folders_finds_the_agent_that_changed(tmp_path: Path) -> None:

@@ -3,7 +3,9 @@ messages with their tool calls, the tools' results), one value per conversation,
 are one unit for every test.
 
 Every measure is a mean over the conversation's turns (or a share over its tool calls), so a long session and
-a short one weigh the same. A value that does not exist (the share of failed calls in a conversation with no
+a short one weigh the same. Beside the tool habits, every built-in metric measures the turns' answers (the
+agent's text), so that two agents' prose is compared even where their sessions share no prompt, which the
+pairwise comparison of answers needs. A value that does not exist (the share of failed calls in a conversation with no
 call) is NaN and leaves that conversation out of that measure's test only."""
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from engine.api import judging
+from engine.api.judging import METRICS
 
 Turn = Sequence[dict[str, Any]]  # a turn's assistant and tool messages
 
@@ -44,13 +49,21 @@ def chosen_tools(counts: Counter[str], most: int, least: int) -> list[str]:
     return [name for name, n in counts.most_common() if n >= least][:most]
 
 
+ANSWERS = "answers: "  # the prefix of a measure of the answers' text: one per built-in metric
+
+
 def names(tools: Sequence[str]) -> list[str]:
-    return [*GENERAL, *(f"share of calls to {t}" for t in tools), *(f"turns opening with {t}" for t in tools)]
+    return [*GENERAL, *(f"share of calls to {t}" for t in tools), *(f"turns opening with {t}" for t in tools),
+            *(ANSWERS + metric for metric in METRICS)]
 
 
 def describe(name: str) -> str:
     if name in GENERAL:
         return GENERAL[name]
+    if name.startswith(ANSWERS):
+        metric = name.removeprefix(ANSWERS)
+        return (f"the turns' answers (the agent's text in the turn) measured by {metric}, a mean over the turns "
+                f"with text; higher: {METRICS[metric][2].rstrip('.').lower()}")
     if name.startswith("share of calls to "):
         return f"share of the conversation's tool calls that call {name.removeprefix('share of calls to ')}"
     return f"share of turns with tool calls whose first call is to {name.removeprefix('turns opening with ')}"
@@ -75,7 +88,16 @@ def measure(turns: Sequence[Turn], tools: Sequence[str]) -> np.ndarray:
     opened = [c[0] for c in made if c]
     values += [flat.count(t) / len(flat) if flat else np.nan for t in tools]
     values += [opened.count(t) / len(opened) if opened else np.nan for t in tools]
+    answers = [text for turn in turns if (text := answer(turn))]
+    values += [float(np.mean([judging.measure(metric, text) for text in answers])) if answers else np.nan
+               for metric in METRICS]
     return np.array(values, dtype=float)
+
+
+def answer(turn: Turn) -> str:
+    """What the agent wrote in a turn: its messages' text, tool calls aside."""
+    return "\n\n".join(text for m in turn if m["role"] == "assistant"
+                        and isinstance(text := m.get("content"), str) and text.strip())
 
 
 def _share_failed(results: Sequence[dict[str, Any]]) -> float:
