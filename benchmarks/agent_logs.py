@@ -23,9 +23,12 @@ formats in turn.
   the planted summary itself scores above zero (it tracks the prose habit: a list, a heading, its phrases);
 - tool_habit_found: share of arms whose agents analysis finds "turns opening with Read" higher for "a" at 5%
   after Holm's correction (the tool habit);
-- null_confirmed: share of null arms with any confirmed vibe or any measure differing at 5% after Holm.
+- null_confirmed: share of null arms with any confirmed vibe or any measure differing at 5% after Holm;
+- unpaired_found: 6 planted arms whose b sessions open with prompts of their own (no conversation shared, as in
+  everyday logs): share whose agents analysis finds a measure of the answers higher for "a" at 5% after Holm,
+  one the planted summary scores above zero (the prose habit, from the answers' distributions).
 
-Last line: planted_found=<f> tool_habit_found=<f> null_confirmed=<f>
+Last line: planted_found=<f> tool_habit_found=<f> null_confirmed=<f> unpaired_found=<f>
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 ANSWERS = SHARED / "alpaca_eval" / "Mixtral-8x7B-Instruct-v0.1" / "alpaca_eval_gpt4_turbo_fn" / "annotations.json"
 FORMATS = ("claude-code", "codex", "atif")
+ANSWER_MEASURES = "answers: "  # the agents method's measures of the answers' text, one per built-in metric
 SUMMARY = ("\n\nWhat I did:\n- read the request and the files it names\n- made the change in {file}\n"
            "- checked that it runs")
 
@@ -332,29 +336,40 @@ def tracks_summary(metric: str | None) -> bool:
     return metric is not None and measure(metric, SUMMARY.format(file="src/module_0.py").strip()) > 0
 
 
+def unpaired(made: dict[str, list[Session]]) -> dict[str, list[Session]]:
+    """The same sessions with b's prompts made its own: no conversation is shared, as in everyday logs."""
+    return {**made, "b": [Session(f"another request {k}: {s.prompt}", s.answer, s.calls)
+                          for k, s in enumerate(made["b"])]}
+
+
 def main() -> None:
     from sizes import pick, positional
 
     n = positional(0, pick(200, 8))
-    found, tools, nulls = [], [], []
+    found, tools, nulls, prose = [], [], [], []
     pairs = [("claude-code", "codex"), ("codex", "atif"), ("atif", "otel-genai"), ("otel-genai", "langfuse"),
              ("langfuse", "langsmith"), ("langsmith", "claude-code")]
-    arms = [(True, seed, pairs[seed]) for seed in range(pick(6, 1))]
-    arms += [(False, seed, pairs[seed % 6]) for seed in range(pick(30, 1))]
-    for planted, seed, formats in arms:
+    arms = [("planted", seed, pairs[seed]) for seed in range(pick(6, 1))]
+    arms += [("unpaired", seed, pairs[seed]) for seed in range(pick(6, 1))]
+    arms += [("null", seed, pairs[seed % 6]) for seed in range(pick(30, 1))]
+    for kind, seed, formats in arms:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp) / "logs"
-            write_logs(folder, sessions(n, planted, seed=seed), formats)
+            made = sessions(n, kind != "null", seed=seed)
+            write_logs(folder, unpaired(made) if kind == "unpaired" else made, formats)
             confirmed, differing = run(folder, "agent-logs", Path(tmp))
-        print(f"{'planted' if planted else 'null'} {formats[0]} + {formats[1]}, seed {seed}, {n} sessions each: "
+        print(f"{kind} {formats[0]} + {formats[1]}, seed {seed}, {n} sessions each: "
               f"confirmed {confirmed}; measures differing {differing}", flush=True)
-        if planted:
+        if kind == "planted":
             found.append(any(side > 0 and tracks_summary(metric) for _, metric, side in confirmed))
             tools.append(any(name == "turns opening with Read" and d > 0 for name, d in differing))
+        elif kind == "unpaired":
+            prose.append(any(name.startswith(ANSWER_MEASURES) and d > 0
+                             and tracks_summary(name.removeprefix(ANSWER_MEASURES)) for name, d in differing))
         else:
             nulls.append(bool(confirmed or differing))
     print(f"planted_found={sum(found) / len(found):.3f} tool_habit_found={sum(tools) / len(tools):.3f} "
-          f"null_confirmed={sum(nulls) / len(nulls):.3f}")
+          f"null_confirmed={sum(nulls) / len(nulls):.3f} unpaired_found={sum(prose) / len(prose):.3f}")
 
 
 if __name__ == "__main__":

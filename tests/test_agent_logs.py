@@ -350,8 +350,7 @@ def test_sessions_on_different_prompts_are_compared_unpaired(tmp_path: Path) -> 
     from engine.builtin_plugins.methods.vibecheck.headline import headline
     from engine.pipeline import run_spec
 
-    made = agent_logs.sessions(40, planted=True)
-    made["b"] = [agent_logs.Session(f"another request {k}", s.answer, s.calls) for k, s in enumerate(made["b"])]
+    made = agent_logs.unpaired(agent_logs.sessions(40, planted=True))
     agent_logs.write_logs(tmp_path / "logs", made, ("codex", "atif"))
     (tmp_path / "spec.yaml").write_text(agent_logs.spec(tmp_path / "logs", "agent-logs"))
     _, results, _ = run_spec(tmp_path / "spec.yaml", tmp_path / "run", tmp_path / "c.sqlite", quiet=True,
