@@ -28,7 +28,11 @@ formats in turn.
   everyday logs): share whose agents analysis finds a measure of the answers higher for "a" at 5% after Holm,
   one the planted summary scores above zero (the prose habit, from the answers' distributions).
 
-Last line: planted_found=<f> tool_habit_found=<f> null_confirmed=<f> unpaired_found=<f>
+- aa_false_findings: 30 A/A arms, one agent's 400 null sessions dealt at random to four "agents" (one format,
+  no prompt shared), the agents method alone (the first against each other, Holm over every measure of the three
+  comparisons): share of arms with any measure differing at 5%.
+
+Last line: planted_found=<f> tool_habit_found=<f> null_confirmed=<f> unpaired_found=<f> aa_false_findings=<f>
 """
 
 from __future__ import annotations
@@ -277,12 +281,12 @@ def write_langsmith(folder: Path, items: list[Session], model: str) -> None:
 
 WRITERS = {"claude-code": write_claude_code, "codex": write_codex, "atif": write_atif, "otel-genai": write_otel,
            "langfuse": write_langfuse, "langsmith": write_langsmith}
-MODELS = {"a": "agent-a-model", "b": "agent-b-model"}
+MODELS = {name: f"agent-{name}-model" for name in "abcd"}
 
 
-def write_logs(folder: Path, made: dict[str, list[Session]], formats: tuple[str, str]) -> None:
-    """Agent a's sessions in the first format, b's in the second, in one folder."""
-    for agent, form in zip(("a", "b"), formats, strict=True):
+def write_logs(folder: Path, made: dict[str, list[Session]], formats: tuple[str, ...]) -> None:
+    """Each agent's sessions (a, b, …) in its format (the first, the second, …), in one folder."""
+    for agent, form in zip(made, formats, strict=True):
         WRITERS[form](folder / agent, made[agent], MODELS[agent])
 
 
@@ -312,6 +316,24 @@ analyses:
     dataset: logs
     models: [a, b]
 """
+
+
+def board(folder: Path, agents: list[str], tmp: Path) -> list[tuple[str, str, float]]:
+    """`vibe run` of the agents method alone on several agents' logs: the measures differing at 5% after Holm
+    over every comparison (the first agent against each other one), as (other agent, measure, shift)."""
+    from engine.pipeline import run_spec
+
+    names = ", ".join(f"{MODELS[a]}: {a}" for a in agents)
+    (tmp / "spec.yaml").write_text(f"""name: board
+models: {{{", ".join(f"{a}: {{provider: recorded}}" for a in agents)}}}
+datasets:
+  logs: {{source: {{path: {folder}}}, format: agent-logs, model_names: {{{names}}}}}
+analyses:
+  behaviour: {{method: agents, dataset: logs, models: [{", ".join(agents)}]}}
+""", encoding="utf-8")
+    _, results, _ = run_spec(tmp / "spec.yaml", tmp / "run", tmp / "cache.sqlite", quiet=True, report=False)
+    return [(b.model_b, m.name, m.shift or 0.0) for b in results.of("agents") for m in b.measures
+            if m.p_holm is not None and m.p_holm <= 0.05]
 
 
 def run(folder: Path, form: str, tmp: Path) -> tuple[list[tuple[str, str | None, int]], list[tuple[str, float]]]:
@@ -352,6 +374,17 @@ def main() -> None:
     arms = [("planted", seed, pairs[seed]) for seed in range(pick(6, 1))]
     arms += [("unpaired", seed, pairs[seed]) for seed in range(pick(6, 1))]
     arms += [("null", seed, pairs[seed % 6]) for seed in range(pick(30, 1))]
+    false_findings = []
+    for seed in range(pick(30, 1)):  # A/A: one agent's sessions dealt at random to four "agents"
+        made = sessions(2 * n, False, seed=100 + seed)["a"]
+        random.Random(seed).shuffle(made)
+        with tempfile.TemporaryDirectory() as tmp:
+            write_logs(Path(tmp) / "logs", {name: made[k::4] for k, name in enumerate("abcd")},
+                       (pairs[seed % 6][0],) * 4)
+            differing = board(Path(tmp) / "logs", list("abcd"), Path(tmp))
+        print(f"a/a {pairs[seed % 6][0]}, seed {seed}, {len(made) // 4} sessions each: measures differing "
+              f"{differing}", flush=True)
+        false_findings.append(bool(differing))
     for kind, seed, formats in arms:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp) / "logs"
@@ -369,7 +402,8 @@ def main() -> None:
         else:
             nulls.append(bool(confirmed or differing))
     print(f"planted_found={sum(found) / len(found):.3f} tool_habit_found={sum(tools) / len(tools):.3f} "
-          f"null_confirmed={sum(nulls) / len(nulls):.3f} unpaired_found={sum(prose) / len(prose):.3f}")
+          f"null_confirmed={sum(nulls) / len(nulls):.3f} unpaired_found={sum(prose) / len(prose):.3f} "
+          f"aa_false_findings={sum(false_findings) / len(false_findings):.3f}")
 
 
 if __name__ == "__main__":

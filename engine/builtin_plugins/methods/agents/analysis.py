@@ -8,8 +8,8 @@ Mann-Whitney's U (scipy, two-sided). Paired needs six shared conversations or mo
 those of the agent with fewer; the result says which design ran and why. Each measure's shift is the
 Hodges–Lehmann estimate that goes with its test, with the interval that inverts that test (`rank_shift`):
 without ties it leaves out 0 exactly where the test rejects; a percentile bootstrap of the difference of means
-covered 81–90% at 6–20 conversations. The family of measures gets Holm's correction, so a reader may read every
-row of the table at once."""
+covered 81–90% at 6–20 conversations. Every measure of every comparison (the first agent against each other
+one) is one family for Holm's correction, so a reader may read every row of every table at once."""
 
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ class AgentBehaviour:
     calls_b: int
     tools: list[str]
     measures: list[MeasureTest]
+    family: int = 0  # the p-values Holm's correction ran over: every measure of every comparison of the analysis
 
     def too_few(self) -> str:
         """Why no measure could be tested, and how many conversations it would take, for a page whose table
@@ -96,11 +97,16 @@ def _turns(messages: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 def analyze_agents(prepared: Prepared, analysis: Analysis) -> list[AgentBehaviour]:
+    """The first model against each other one; Holm's correction over every measure of every comparison at
+    once, so that a board of several agents may be read whole at the stated level."""
     opts = AgentOptions.of(analysis)
     found = conversations(prepared, analysis)
     first = analysis.models[0]
-    return [_compare(analysis.name, first, other, found[first], found[other], opts)
-            for other in analysis.models[1:]]
+    compared = [_compare(analysis.name, first, other, found[first], found[other], opts)
+                for other in analysis.models[1:]]
+    adjusted = iter(stats.holm([r.p for c in compared for r in c.measures]))
+    return [replace(c, family=sum(len(d.measures) for d in compared),
+                    measures=[replace(r, p_holm=next(adjusted)) for r in c.measures]) for c in compared]
 
 
 def _compare(name: str, a: str, b: str, turns_a: dict[str, list[Any]], turns_b: dict[str, list[Any]],
@@ -132,8 +138,6 @@ def _compare(name: str, a: str, b: str, turns_a: dict[str, list[Any]], turns_b: 
             y = np.array([v[k] for v in values_b.values()])
             x, y = x[~np.isnan(x)], y[~np.isnan(y)]
         rows.append(_row(label, x, y, paired))
-    adjusted = stats.holm([r.p for r in rows])
-    rows = [replace(r, p_holm=p) for r, p in zip(rows, adjusted, strict=True)]
     return AgentBehaviour(name, a, b, "paired" if paired else "unpaired", test, why, len(values_a), len(values_b),
                           len(shared), sum(len(measures.calls(t)) for ts in turns_a.values() for t in ts),
                           sum(len(measures.calls(t)) for ts in turns_b.values() for t in ts), tools, rows)
