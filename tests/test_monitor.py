@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from test_compare import SPEC as COMPARED
 
-from engine.drift.anytime import CAP, log_wealth, stakes, track
+from engine.drift.anytime import CAP, log_wealth, running_interval, stakes, track
 from engine.drift.monitor import State, unit_batch, watch
 
 SPEC = COMPARED.replace("GATES", "{verbosity: {max_shift: 0.1}}")  # two recorded models, a metric panel
@@ -95,7 +95,7 @@ def test_the_interval_by_hand_and_never_empty_after_a_move() -> None:
     """The confidence sequence is the running mean ± √((t + ρ)·log((t + ρ)/(ρα²)))/t, within [−1, 1]: by hand at
     α = 0.01 after 100 units. A stream that moves from 0 to +0.5 halfway keeps an interval holding the average of
     the units' means (0.25 over both halves), where the set of constant means neither side rejects was empty."""
-    from engine.drift.anytime import _rho, running_interval
+    from engine.drift.anytime import _rho
 
     rho = _rho(0.01)
     bound = (500 + rho) * np.log((500 + rho) / (rho * 1e-4))  # the narrowest at 500 units among nearby ρ
@@ -166,7 +166,10 @@ def test_daily_log_files_a_planted_move_fails_the_gate_at_the_look_it_crosses(tm
     verbosity = next(v for v in body["vibes"] if v["vibe"] == "verbosity")
     assert verbosity["below"] == 2 and verbosity["above"] is None
     third = verbosity["looks"][2]
-    assert third["batch_mean"] == -1.0 and third["high"] < -0.1
+    # the interval is the normal-mixture confidence sequence around the running mean −1/3 (120 units, α = 1/100)
+    assert third["batch_mean"] == -1.0 and third["running_mean"] == pytest.approx(-1 / 3)
+    low, high = running_interval(np.r_[np.zeros(80), -np.ones(40)], 0.01)
+    assert (third["low"], third["high"]) == pytest.approx((low[-1], high[-1]))
     assert verbosity["looks"][1]["e_below"] == 1.0  # ties only: nothing staked
     stream = np.r_[np.zeros(80), -np.ones(40)]  # the units in the order bet on: two quiet looks, then 40 moves
     assert third["e_below"] == pytest.approx(float(np.exp(log_wealth(stream, -0.1, -1))[-1]), rel=1e-9)

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -117,8 +118,9 @@ def _page(state: State, watches: list[VibeWatch], out: Path, said: str, table: l
 
     env = page_environment(out)
     charts = {w.vibe: Markup(_chart(state, w)) for w in watches}
+    baseline = os.path.relpath(state.baseline, out.resolve())  # as a link from the page's folder
     page = env.get_template("monitor.html.j2").render(
-        state=state, headline=_plain(said), rows=table, charts=charts, stopped=stopped,
+        state=state, headline=_plain(said), rows=table, charts=charts, stopped=stopped, baseline=baseline,
         estimator=ESTIMATOR, threshold=e_value(state.threshold), root=".", results=None)
     (out / "index.html").write_text(page, encoding="utf-8")
 
@@ -137,7 +139,7 @@ def _chart(state: State, w: VibeWatch) -> str:
     frame = pd.DataFrame([{"look": k + 1, "name": state.looks[k].name, "running": look.running_mean,
                            "low": look.low, "high": look.high, "batch": look.batch_mean}
                           for k, look in enumerate(w.looks)])
-    x = alt.X("look:Q", title="look", axis=alt.Axis(tickMinStep=1))
+    x = alt.X("name:N", sort=None, title="look (its file or run folder)", axis=alt.Axis(labelAngle=-45))
     y = alt.Scale(domain=[-1, 1])
     band = alt.Chart(frame).mark_area(opacity=0.25, color="#4C78A8").encode(
         x=x, y=alt.Y("low:Q", scale=y, title="shift, head − base"), y2="high:Q")
@@ -149,8 +151,9 @@ def _chart(state: State, w: VibeWatch) -> str:
         edges = pd.DataFrame({"y": [w.margin, -w.margin]})
         layers.append(alt.Chart(edges).mark_rule(strokeDash=[4, 3], color="#666666").encode(y="y:Q"))
     if w.crossed is not None:
-        layers.append(alt.Chart(pd.DataFrame({"x": [w.crossed + 1]})).mark_rule(color="#d62728").encode(x="x:Q"))
-    chart = alt.layer(*layers).properties(width=520, height=160, title=w.vibe)
+        crossed = pd.DataFrame({"name": [state.looks[w.crossed].name]})
+        layers.append(alt.Chart(crossed).mark_rule(color="#d62728").encode(x=alt.X("name:N", sort=None)))
+    chart = alt.layer(*layers).properties(width=320, height=140, title=w.vibe)  # small multiples, a grid
     svg: str = vlc.vegalite_to_svg(chart.to_dict())
     return svg
 

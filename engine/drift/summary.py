@@ -310,12 +310,14 @@ def page_environment(out: Path) -> Environment:
     stylesheet copied into out/assets/."""
     from jinja2 import ChoiceLoader, Environment, FileSystemLoader, select_autoescape
 
-    from engine.report.render import TEMPLATES
+    from engine.report.render import TEMPLATES, use_kinds
 
     (out / "assets").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(TEMPLATES / "style.css", out / "assets" / "style.css")
-    return Environment(loader=ChoiceLoader([FileSystemLoader([Path(__file__).parent / "templates", TEMPLATES])]),
-                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
+    env = Environment(loader=ChoiceLoader([FileSystemLoader([Path(__file__).parent / "templates", TEMPLATES])]),
+                      autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
+    use_kinds(env, [], out / "assets")  # the shared page links assets/kinds.css: these pages show no verdict badge
+    return env
 
 
 def json_ready(value: object) -> object:
