@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from test_compare import SPEC as COMPARED
+from test_report import open_pages
 
 from engine.drift.anytime import CAP, log_wealth, running_interval, stakes, track
 from engine.drift.monitor import State, unit_batch, watch
@@ -179,6 +180,9 @@ def test_daily_log_files_a_planted_move_fails_the_gate_at_the_look_it_crosses(tm
     assert body["looks"][3]["only_look"] == 0 and body["looks"][0]["units"] == 40
     page = (tmp_path / "mon" / "index.html").read_text()
     assert page.count("<svg") == 2
+    assert "2026-11-03" in page and "since <code title=" in page and ">../runs/base</code>" in page
+    # in a browser, at a desktop's width and a phone's: every asset there, nothing wider than the window
+    assert open_pages([tmp_path / "mon" / "index.html"], tmp_path, widths=(1280, 390)) == []
     link = next(r for r in _links(page) if "#vibe=verbosity" in r)
     assert (tmp_path / "mon" / link.split("#")[0]).is_file() and link.endswith("&dir=1")  # the base sat higher
     assert link.startswith("looks/2026-11-03/judged/run/explore/")

@@ -22,8 +22,9 @@ BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-r
                 "--disable-component-update", "--disable-sync"]
 
 
-def open_pages(pages: list[Path], shots: Path) -> list[tuple[str, str]]:
-    """Load each page in Chromium; return console errors, page errors and dialogs; save screenshots."""
+def open_pages(pages: list[Path], shots: Path, widths: tuple[int, ...] = (1280,)) -> list[tuple[str, str]]:
+    """Load each page in Chromium at each window width; return console errors (a missing asset among them),
+    page errors, dialogs and pages wider than the window; save screenshots."""
     if CHROMIUM is None:
         pytest.skip("Debian chromium is not installed (make install-test installs it)")
     from playwright.sync_api import sync_playwright
@@ -31,11 +32,12 @@ def open_pages(pages: list[Path], shots: Path) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = browser.new_page(viewport={"width": widths[0], "height": 900})
         page.on("console", lambda m: problems.append(("console", m.text)) if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(("pageerror", str(e))))
         page.on("dialog", lambda d: (problems.append(("dialog", d.message)), d.dismiss()))
-        for n, path in enumerate(pages):
+        for n, (path, window) in enumerate((p, w) for w in widths for p in pages):
+            page.set_viewport_size({"width": window, "height": 900})
             page.goto(path.resolve().as_uri())
             if path.parent.name == "explore":  # the pair explorer fills itself from its data files
                 page.wait_for_selector("body[data-ready]", timeout=15000)
