@@ -11,8 +11,8 @@ The batched path (engine.builtin_plugins.methods.separability.similarity) scores
 `bert_score.score` call per pair, as research code does) is timed on a seeded random sample of 500 of those pairs and
 extrapolated; both must agree to 1e-4 on that sample. The batched path runs its chunks on one thread each (for
 scores that do not depend on the thread count), spread over the cores as worker processes. Peak RSS is this
-process's maximum plus, for each worker, the largest worker's, read before the naive loop runs (that loop
-reloads the model on every call).
+process and its workers together, sampled from /proc while the batched path runs (that is, before the naive
+loop, which reloads the model on every call).
 
 Last line: speedup=<float> max_abs_diff=<float> peak_rss_mb=<float>
 """
@@ -20,7 +20,9 @@ Last line: speedup=<float> max_abs_diff=<float> peak_rss_mb=<float>
 from __future__ import annotations
 
 import json
+import os
 import resource
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -28,7 +30,6 @@ from pathlib import Path
 import numpy as np
 from sizes import pick
 
-from engine.background import cores
 from engine.builtin_plugins.methods.separability.similarity import grouped_bertscore
 from engine.embeddings import default_encoder, model_path
 
@@ -56,12 +57,51 @@ def pairs_of(groups: list[tuple[list[str], list[str]]]) -> list[tuple[str, str]]
     return out
 
 
+class TreePeak:
+    """The largest resident memory of this process and every process below it together (its workers are
+    the forkserver's children, which getrusage never counts), sampled from /proc every 0.2 s."""
+
+    def __init__(self) -> None:
+        self.peak = 0.0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        while not self.done.wait(0.2):
+            self.peak = max(self.peak, _tree_rss_mb(os.getpid()))
+
+    def stop(self) -> float:
+        self.done.set()
+        self.thread.join()
+        return max(self.peak, _tree_rss_mb(os.getpid()))
+
+
+def _tree_rss_mb(root: int) -> float:
+    parents, rss = {}, {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                parents[int(entry.name)] = int(fields[1])
+                rss[int(entry.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+            except (OSError, IndexError, ValueError):
+                continue
+    tree, grown = {root}, True
+    while grown:
+        below = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= below
+        grown = bool(below)
+    return sum(rss.get(pid, 0) for pid in tree) / 2**20
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     groups = load()
     pairs = pairs_of(groups)
     assert len(pairs) == 45 * PROMPTS, len(pairs)  # 10 + 10 self pairs, 25 cross
 
+    sampler = TreePeak()
     start = time.perf_counter()
     texts_per_group = [a + b for a, b in groups]
     batched: dict[tuple[str, str], float] = {}
@@ -70,10 +110,7 @@ def main() -> None:
             for j in range(2 * K):
                 batched[(texts[i], texts[j])] = float(matrix[i, j])
     batched_s = time.perf_counter() - start
-    # before the naive loop runs: this process and, at most, each of its workers at the largest one's peak
-    workers = min(cores(), len(range(0, len(texts_per_group), 16)))
-    batched_peak_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                       + workers * resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    batched_peak_mb = sampler.stop()  # before the naive loop runs: this process and its workers together
     distinct = len({t for texts in texts_per_group for t in texts})
     print(f"batched: {len(pairs):,} pairs in {batched_s:.1f} s ({len(pairs) / batched_s:,.0f} pairs/s), "
           f"{distinct:,} distinct texts, each encoded once per chunk of 16 items that holds it")
