@@ -58,8 +58,8 @@ def pairs_of(groups: list[tuple[list[str], list[str]]]) -> list[tuple[str, str]]
 
 
 class TreePeak:
-    """The largest resident memory of this process and every process below it together (its workers are
-    the forkserver's children, which getrusage never counts), sampled from /proc every 0.2 s."""
+    """The largest memory of this process and every process below it together (its workers are the
+    forkserver's children, which getrusage never counts), sampled from /proc every 0.2 s."""
 
     def __init__(self) -> None:
         self.peak = 0.0
@@ -78,13 +78,13 @@ class TreePeak:
 
 
 def _tree_rss_mb(root: int) -> float:
-    parents, rss = {}, {}
+    """The proportional set size (shared pages split between the processes that map them, so the workers'
+    copy-on-write share of the forkserver's modules counts once) of `root` and every process below it."""
+    parents = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                parents[int(entry.name)] = int(fields[1])
-                rss[int(entry.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, IndexError, ValueError):
                 continue
     tree, grown = {root}, True
@@ -92,7 +92,14 @@ def _tree_rss_mb(root: int) -> float:
         below = {pid for pid, parent in parents.items() if parent in tree} - tree
         tree |= below
         grown = bool(below)
-    return sum(rss.get(pid, 0) for pid in tree) / 2**20
+    total = 0
+    for pid in tree:
+        try:
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        total += next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
+    return total / 1024
 
 
 def main() -> None:
