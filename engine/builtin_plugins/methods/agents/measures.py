@@ -5,8 +5,8 @@ are one unit for every test.
 Every measure is a mean over the conversation's turns (or a share over its tool calls), so a long session and
 a short one weigh the same. Beside the tool habits, every built-in metric measures the turns' answers (the
 agent's text), so that two agents' prose is compared even where their sessions share no prompt, which the
-pairwise comparison of answers needs. A value that does not exist (the share of failed calls in a conversation with no
-call) is NaN and leaves that conversation out of that measure's test only."""
+pairwise comparison of answers needs. A value that does not exist (the share of failed calls in a conversation
+with no call) is NaN and leaves that conversation out of that measure's test only."""
 
 from __future__ import annotations
 
