@@ -216,7 +216,9 @@ def test_a_run_reads_the_labels_and_shows_the_judges_against_people(tmp_path: Pa
     assert "Against 1 labeller(s)' labels:" in page  # the one-line reading, near the top of the section
     # all 20 labels are test labels: 30 more pairs reach the 50 prompts κ's interval is given from
     assert "label at least 30 more pairs for κ between the panel and people to have an interval at all" in page
-    assert "agrees with people on enthusiasm: 80% of 20 test labels, κ 0.60, vc, a vs b" in page  # the judge list
+    # the judge list; "Great news!" is the longer answer, so the rule "the longer answer wins" agrees as often
+    assert ("agrees with people on enthusiasm: 80% of 20 test labels, κ 0.60; no better than a trivial rule on "
+            "the same labels, vc, a vs b") in page
     written = json.loads((run_dir / "vc" / "validation.json").read_text())
     assert written["unmatched"] == 3 and written["agreements"][0]["agreement"] == pytest.approx(0.8)
     vibe_page = (run_dir / "vibes" / "vc-enthusiasm.html").read_text()
