@@ -347,3 +347,61 @@ def test_the_lasso_is_a_lasso_on_every_scikit_learn_the_pins_allow(monkeypatch: 
 
     assert (coefficients(1.0)[1:] == 0).sum() >= 8 and (coefficients(0.0)[1:] != 0).all()
     assert (coefficients(1.0) == coefficients(1.0)).all()
+
+
+PANEL_SPEC = """\
+name: learned-panel
+models: {a: {provider: recorded}, b: {provider: recorded}}
+judges: {words: {kind: metric}, taught: {kind: learned, min_labels: 30}}
+vibes:
+  - {name: verbosity, low: a brief answer, high: a fuller answer, metric: length_words}
+datasets:
+  d:
+    source: {path: d.jsonl}
+    fields: {id: id, prompt: q, outputs: {a: a, b: b}}
+analyses:
+  vc:
+    method: vibecheck
+    dataset: d
+    models: [a, b]
+    judges: [words, taught]
+    validation: {files: [labels.csv]}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dev_labels", [10, 20, 100])
+def test_the_learned_judge_beside_a_metric_through_the_cli(tmp_path: Path, dev_labels: int) -> None:
+    """A panel of the word count and a learned judge on verbosity, 160 prompts, `dev_labels` development labels
+    (people follow the longer answer, 10% noise) and 40 test labels, run by `vibe run` in two processes with
+    caches of their own. Below `min_labels` the learned judge gives no verdict and says why; at 100 it does.
+    Either way the run ends without a traceback, verbosity is kept (the two judges agree on nearly every pair,
+    all one way, where κ alone would have dropped it), and the two processes write the same verdicts."""
+    rng = np.random.default_rng(dev_labels)
+    rows, lines = [], []
+    for n in range(160):
+        topic = TOPICS[n % len(TOPICS)]
+        a, b = _answer(rng, topic, int(rng.integers(3, 8))), _answer(rng, topic, int(rng.integers(1, 3)))
+        rows.append({"id": f"p{n}", "q": f"Tell me about {topic}.", "a": a, "b": b})
+        split = "dev" if n < dev_labels else "test" if n >= 120 else None
+        if split:
+            lines.append(f"p{n},{ {1: 'a', -1: 'b', 0: 'neither'}[_people(rng, a, b, 0.1)[1]]},{split},ann\n")
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "labels.csv").write_text("id,label_verbosity,split,labeller\n" + "".join(lines))
+    (tmp_path / "spec.yaml").write_text(PANEL_SPEC)
+    written = []
+    for name in ("one", "two"):
+        done = subprocess.run([sys.executable, "-m", "engine", "run", "spec.yaml", "--out", name, "--cache",
+                               f"{name}.sqlite", "--quiet"], cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+        written.append((tmp_path / name / "vc" / "pairs.jsonl").read_text())
+        vibes = [json.loads(line) for line in (tmp_path / name / "vc" / "vibes.jsonl").read_text().splitlines()]
+        (verbosity,) = [v for v in vibes if v["name"] == "verbosity"]
+        assert verbosity["kept"], verbosity["drop_reason"]
+    assert written[0] == written[1]
+    taught = [json.loads(line)["by_judge"]["verbosity"].get("taught") for line in written[0].splitlines()]
+    page = (tmp_path / "one" / "index.html").read_text()
+    if dev_labels < 30:
+        assert set(taught) == {None} and f"{dev_labels} development-labelled prompts" in page
+    else:
+        assert None not in taught
