@@ -176,7 +176,7 @@ def agents() -> float:
     rng = np.random.default_rng(41)
     for design, interval in (("paired", rank_shift.paired), ("two samples", rank_shift.two_sample)):
         for shape, draw in AGENT_SHAPES.items():
-            a, b = draw(np.random.default_rng(99), 400_000)
+            a, b = draw(np.random.default_rng(99), sizes.pick(400_000, 4_000))
             if design == "paired":
                 truth = float(np.median((a[::2] - b[::2] + a[1::2] - b[1::2]) / 2))
             else:
