@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_report import open_pages
 
 from engine.drift.shift import gate, shift_of
 
@@ -85,10 +86,12 @@ def test_a_planted_shift_fails_the_gate_and_a_rerun_passes_it(tmp_path: Path) ->
     assert comment.index("| vibe | shift") < comment.index("Judged by the panel")
     page = (out / "index.html").read_text()
     assert "<strong>1 of 1 gates fail</strong>" in page and "`" not in page.split("<footer")[0]
-    assert f'<td><a href="{link.replace("&", "&amp;")}"><strong>verbosity</strong></a></td><td>-1.000</td>' \
-           "<td>[-1.000, -0.803]" in page
+    assert f'<td><a href="{link.replace("&", "&amp;")}"><strong>verbosity</strong></a></td><td class="num">-1.000' \
+           '</td><td class="num">[-1.000, -0.803]' in page
     assert "<td>length_words -30 [-30, -30]</td>" in page
-    assert (out / "assets" / "style.css").is_file()
+    assert (out / "assets" / "style.css").is_file() and (out / "assets" / "kinds.css").is_file()
+    # in a browser: every asset there, nothing wider than the window, a p-value on one line, at 1280 and 390 px
+    assert open_pages([out / "index.html"], tmp_path, widths=(1280, 390)) == []
     same = _vibe(tmp_path, "compare", str(base), str(again), "--out", str(tmp_path / "same"), "--gate",
                  "--cache", str(tmp_path / "c.sqlite"), "--quiet")
     assert same.returncode == 0, same.stderr
