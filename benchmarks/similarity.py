@@ -10,9 +10,9 @@ batched path encodes once per chunk of 16 items) — real lengths and vocabulary
 The batched path (engine.builtin_plugins.methods.separability.similarity) scores all 22,500 pairs. The naive loop (one
 `bert_score.score` call per pair, as research code does) is timed on a seeded random sample of 500 of those pairs and
 extrapolated; both must agree to 1e-4 on that sample. The batched path runs its chunks on one thread each (for
-scores that do not depend on the thread count), spread over the cores as worker processes. Peak RSS is this
-process and its workers together, sampled from /proc while the batched path runs (that is, before the naive
-loop, which reloads the model on every call).
+scores that do not depend on the thread count), side by side on a thread per core. Peak memory is this process
+and any below it together, sampled from /proc while the batched path runs (that is, before the naive loop,
+which reloads the model on every call).
 
 Last line: speedup=<float> max_abs_diff=<float> peak_rss_mb=<float>
 """

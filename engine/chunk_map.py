@@ -1,5 +1,6 @@
 """Where chunked work runs: on a cluster's actor pool while a run uses the Ray backend; otherwise encoder work
-in this process (`map_chunks`) and pure-Python work on this machine's cores (`map_parts`).
+in this process (`map_chunks`, or on a thread per core with `map_threads`) and pure-Python work on this
+machine's cores (`map_parts`).
 
 The encoders (MiniLM sentence embeddings, BERTScore token embeddings) split their work into chunks that are
 each one self-contained call of a module-level function, the same chunks on every backend. A text's vector
@@ -16,7 +17,7 @@ import multiprocessing
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, TypeVar
 
@@ -45,6 +46,21 @@ def map_chunks(fn: Callable[[T], R], chunks: Sequence[T]) -> list[R]:
     if _mapper:
         return _mapper[0](fn, list(chunks))
     return [fn(chunk) for chunk in chunks]
+
+
+def map_threads(fn: Callable[[T], R], chunks: Sequence[T]) -> list[R]:
+    """[fn(chunk) for chunk in chunks] for work that spends its time in native code that lets go of the GIL
+    (an encoder's forward pass on one thread each): on the cluster while one is in use, else on a thread per
+    core of this process, which holds the model once where worker processes would each load it. `fn` must be
+    importable by name, as for `map_chunks`."""
+    if not chunks:
+        return []
+    if _mapper:
+        return _mapper[0](fn, list(chunks))
+    if len(chunks) < 2 or cores() < 2:
+        return [fn(chunk) for chunk in chunks]
+    with ThreadPoolExecutor(min(cores(), len(chunks))) as pool:
+        return list(pool.map(fn, chunks))
 
 
 MIN_PARTS = 8  # fewer parts than this run in this process: starting workers would cost more than they save

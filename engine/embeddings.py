@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -126,6 +127,8 @@ class TokenEncoder:
         self.model.encoder.layer = self.model.encoder.layer[:num_layers]
         self.batch_size = batch_size
         self.special = {self.tokenizer.cls_token_id, self.tokenizer.sep_token_id}
+        # a fast tokenizer sets its truncation on each call: two threads encoding at once would race on it
+        self.tokenizing = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> dict[str, Encoded]:
         """Every distinct text once, batched by length (ties in the order given, so the batches, and with them
@@ -137,8 +140,9 @@ class TokenEncoder:
         out: dict[str, Encoded] = {}
         for start in range(0, len(unique), self.batch_size):
             batch = unique[start:start + self.batch_size]
-            ids = [self.tokenizer.encode(t.strip(), add_special_tokens=True, truncation=True,
-                                         max_length=self.tokenizer.model_max_length) for t in batch]
+            with self.tokenizing:
+                ids = [self.tokenizer.encode(t.strip(), add_special_tokens=True, truncation=True,
+                                             max_length=self.tokenizer.model_max_length) for t in batch]
             width = max(len(i) for i in ids)
             tokens = torch.zeros(len(ids), width, dtype=torch.long)
             mask = torch.zeros(len(ids), width, dtype=torch.long)

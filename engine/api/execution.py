@@ -4,7 +4,7 @@ parallel maps over parts of the data, background work, and discovery's records o
 Part of the public API (see `engine.api`): plug-ins, built-in or not, import from here."""
 
 from engine.background import Background, cores
-from engine.chunk_map import map_chunks, map_parts, release_workers, run_beside
+from engine.chunk_map import map_chunks, map_parts, map_threads, release_workers, run_beside
 from engine.derived import active as run_store
 from engine.derived import cached, cached_each, holds
 from engine.discover.stage import vibe_from_record, with_vibes
@@ -25,6 +25,7 @@ __all__ = [
     "holds",
     "map_chunks",
     "map_parts",
+    "map_threads",
     "measure_part",
     "release_workers",
     "run_beside",

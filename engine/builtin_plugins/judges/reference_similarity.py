@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from engine.api.execution import map_chunks
+from engine.api.execution import map_threads
 from engine.api.judging import JudgeKind, RatingInput, RatingScore, judge_kind_class
 from engine.api.records import Rating
 
@@ -107,7 +107,7 @@ def rate(requests: Sequence[Rating], texts: dict[str, str],
     its references."""
     if not requests:
         return []
-    from engine.api.embeddings import embed
+    from engine.api.embeddings import embed, one_thread
 
     answers = [texts[r.output] for r in requests]
     references = [r.fields["reference"] or "" for r in requests]
@@ -118,7 +118,8 @@ def rate(requests: Sequence[Rating], texts: dict[str, str],
     for request, answer, reference, cosine in zip(requests, answers, references, cosines, strict=True):
         assert request.config is not None
         work.append((request, answer, reference, corpora[request.config["corpus"]], cosine))
-    chunks = map_chunks(_rate_chunk, [work[i:i + RATE_CHUNK] for i in range(0, len(work), RATE_CHUNK)])
+    with one_thread():  # held at one for the whole map: the chunks' digits are those of one chunk at a time
+        chunks = map_threads(_rate_chunk, [work[i:i + RATE_CHUNK] for i in range(0, len(work), RATE_CHUNK)])
     return [rating for chunk in chunks for rating in chunk]
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from engine.api.embeddings import Encoded, TokenEncoder, default_encoder, one_thread, token_encoder
-from engine.api.execution import map_parts, release_workers
+from engine.api.execution import map_threads
 from engine.api.judging import words
 
 METRICS = ("bertscore_length_adjusted", "bertscore", "rouge1", "bleu", "embedding_cosine")
@@ -86,13 +86,13 @@ def grouped_bertscore(groups: Sequence[Sequence[str]], encoder: TokenEncoder | N
 
     Groups are scored `chunk` at a time, each chunk encoding its own distinct texts once: memory stays bounded
     however many groups there are, and a chunk's numbers do not depend on where it runs (see `chunk_map`). A
-    chunk runs on one thread (`one_thread`: a threaded product's last digits depend on the thread count), so
-    the chunks are spread over this machine's cores as worker processes (`map_parts`, or the cluster's actors),
-    each loading the encoder once; the workers are let go when the scores are in, with the encoder's memory."""
+    chunk's products run on one thread (`one_thread`: a threaded product's last digits depend on the thread
+    count), held at one for the whole map, so the chunks run side by side on a thread per core (`map_threads`,
+    or the cluster's actors) and share one encoder; the digits are those of one chunk at a time."""
     source = (encoder or default_encoder()).source
-    parts = map_parts(_bertscore_chunk, [(source, groups[start:start + chunk])
-                                         for start in range(0, len(groups), chunk)])
-    release_workers()
+    with one_thread():
+        parts = map_threads(_bertscore_chunk, [(source, groups[start:start + chunk])
+                                               for start in range(0, len(groups), chunk)])
     return [matrix for part in parts for matrix in part]
 
 
