@@ -10,8 +10,8 @@ batched path encodes once per chunk of 16 items) — real lengths and vocabulary
 The batched path (engine.builtin_plugins.methods.separability.similarity) scores all 22,500 pairs. The naive loop (one
 `bert_score.score` call per pair, as research code does) is timed on a seeded random sample of 500 of those pairs and
 extrapolated; both must agree to 1e-4 on that sample. The batched path runs its chunks on one thread each (for
-scores that do not depend on the thread count), side by side on a thread per core. Peak memory is this process
-and any below it together, sampled from /proc while the batched path runs (that is, before the naive loop,
+scores that do not depend on the thread count), side by side on a thread per core. Peak memory is the summed
+RSS of this process and any below it, sampled while the batched path runs (that is, before the naive loop,
 which reloads the model on every call).
 
 Last line: speedup=<float> max_abs_diff=<float> peak_rss_mb=<float>
@@ -28,6 +28,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from scale import tree_rss_mb
 from sizes import pick
 
 from engine.builtin_plugins.methods.separability.similarity import grouped_bertscore
@@ -58,8 +59,8 @@ def pairs_of(groups: list[tuple[list[str], list[str]]]) -> list[tuple[str, str]]
 
 
 class TreePeak:
-    """The largest memory of this process and every process below it together (its workers are the
-    forkserver's children, which getrusage never counts), sampled from /proc every 0.2 s."""
+    """The largest resident memory of this process and every process below it together (`scale.tree_rss_mb`:
+    work spread over worker processes counts whole, which getrusage's own peak does not), sampled every 0.2 s."""
 
     def __init__(self) -> None:
         self.peak = 0.0
@@ -69,37 +70,12 @@ class TreePeak:
 
     def _watch(self) -> None:
         while not self.done.wait(0.2):
-            self.peak = max(self.peak, _tree_rss_mb(os.getpid()))
+            self.peak = max(self.peak, tree_rss_mb(os.getpid()))
 
     def stop(self) -> float:
         self.done.set()
         self.thread.join()
-        return max(self.peak, _tree_rss_mb(os.getpid()))
-
-
-def _tree_rss_mb(root: int) -> float:
-    """The proportional set size (shared pages split between the processes that map them, so the workers'
-    copy-on-write share of the forkserver's modules counts once) of `root` and every process below it."""
-    parents = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    tree, grown = {root}, True
-    while grown:
-        below = {pid for pid, parent in parents.items() if parent in tree} - tree
-        tree |= below
-        grown = bool(below)
-    total = 0
-    for pid in tree:
-        try:
-            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
-        except OSError:
-            continue
-        total += next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
-    return total / 1024
+        return max(self.peak, tree_rss_mb(os.getpid()))
 
 
 def main() -> None:
