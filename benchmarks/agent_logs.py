@@ -29,10 +29,16 @@ formats in turn.
   one the planted summary scores above zero (the prose habit, from the answers' distributions).
 
 - aa_false_findings: 30 A/A arms, one agent's 400 null sessions dealt at random to four "agents" (one format,
-  no prompt shared), the agents method alone (the first against each other, Holm over every measure of the three
-  comparisons): share of arms with any measure differing at 5%.
+  no prompt shared), the agents method alone (the board: every pair of agents, Holm over every measure of the six
+  comparisons): share of arms whose board finds any two agents apart on any measure at 5%.
+- agents4_found: 6 arms of four agents, two tools' logs with two model versions each (a and b in one format, c
+  and d in another), c and d on the shared requests on half their sessions and on their own on the other half; a
+  reads before it edits and c closes with the bulleted summary, on 80% of their sessions: share of arms whose
+  board puts a above others on "turns opening with Read" and c above others on a measure of the answers the
+  summary scores, and puts no other agent above anyone on either.
 
 Last line: planted_found=<f> tool_habit_found=<f> null_confirmed=<f> unpaired_found=<f> aa_false_findings=<f>
+  agents4_found=<f>
 """
 
 from __future__ import annotations
@@ -84,13 +90,19 @@ def sessions(n: int, planted: bool, rate: float = 0.8, seed: int = 0) -> dict[st
     """Both agents' sessions on the same n requests. With `planted`, agent a closes its answer with a
     bulleted summary and reads before it edits on a `rate` share of its sessions, and b never does; without,
     each agent does both on half its sessions, at random."""
+    return habits(n, {"a": (rate, rate), "b": (0.0, 0.0)} if planted else {"a": (0.5, 0.5), "b": (0.5, 0.5)}, seed)
+
+
+def habits(n: int, rates: dict[str, tuple[float, float]], seed: int = 0) -> dict[str, list[Session]]:
+    """Each agent's sessions on the same n requests, the agent closing its answer with the bulleted summary and
+    reading before it edits on the shares `rates[agent]` gives (summary, read) of its sessions. The agents take
+    the request's two answers in turn (the first agent the first, the second the second, …)."""
     rng = random.Random(seed + 1)
-    out: dict[str, list[Session]] = {"a": [], "b": []}
-    for k, (prompt, answer_a, answer_b) in enumerate(requests(n, seed)):
+    out: dict[str, list[Session]] = {agent: [] for agent in rates}
+    for k, (prompt, *answers) in enumerate(requests(n, seed)):
         file = f"src/module_{k}.py"
-        for agent, answer in (("a", answer_a), ("b", answer_b)):
-            share = (rate if agent == "a" else 0.0) if planted else 0.5
-            summary, reads = rng.random() < share, rng.random() < share
+        for turn, (agent, (summary_share, read_share)) in enumerate(rates.items()):
+            summary, reads = rng.random() < summary_share, rng.random() < read_share
             shown = f"     1\tdef main():\n     2\t    return {k}\n"
             calls = [Call("Read", {"file_path": file}, shown)] if reads else []
             calls.append(Call("Edit", {"file_path": file, "old_string": f"return {k}", "new_string": "return 0"},
@@ -98,6 +110,7 @@ def sessions(n: int, planted: bool, rate: float = 0.8, seed: int = 0) -> dict[st
             failed = rng.random() < 0.2
             calls.append(Call("Bash", {"command": f"python {file}"}, "Traceback (most recent call last)" if failed
                               else "ok", error=failed))
+            answer = answers[turn % 2]
             out[agent].append(Session(prompt, answer + (SUMMARY.format(file=file) if summary else ""), calls))
     return out
 
@@ -318,9 +331,9 @@ analyses:
 """
 
 
-def board(folder: Path, agents: list[str], tmp: Path) -> list[tuple[str, str, float]]:
-    """`vibe run` of the agents method alone on several agents' logs: the measures differing at 5% after Holm
-    over every comparison (the first agent against each other one), as (other agent, measure, shift)."""
+def board(folder: Path, agents: list[str], tmp: Path) -> dict[str, list[str]]:
+    """`vibe run` of the agents method alone on several agents' logs: each measure on which the board finds
+    agents apart (at 5% after Holm over every comparison), with its claims ("a > b, c")."""
     from engine.pipeline import run_spec
 
     names = ", ".join(f"{MODELS[a]}: {a}" for a in agents)
@@ -332,8 +345,25 @@ analyses:
   behaviour: {{method: agents, dataset: logs, models: [{", ".join(agents)}]}}
 """, encoding="utf-8")
     _, results, _ = run_spec(tmp / "spec.yaml", tmp / "run", tmp / "cache.sqlite", quiet=True, report=False)
-    return [(b.model_b, m.name, m.shift or 0.0) for b in results.of("agents") for m in b.measures
-            if m.p_holm is not None and m.p_holm <= 0.05]
+    (summary,) = results.of("agent_board")
+    return {row.measure: row.differing for row in summary.differing()}
+
+
+def four_agents(n: int, seed: int) -> dict[str, list[Session]]:
+    """Four agents on n requests: a reads before it edits on 80% of its sessions, c closes with the bulleted
+    summary on 80% of its, b and d do neither; a and b answer every request, c and d the same requests on half
+    their sessions and requests of their own on the other half (partly shared prompts)."""
+    made = habits(n, {"a": (0.0, 0.8), "b": (0.0, 0.0), "c": (0.8, 0.0), "d": (0.0, 0.0)}, seed)
+    for agent in "cd":
+        made[agent] = [Session(f"another request {k}: {s.prompt}" if k % 2 else s.prompt, s.answer, s.calls)
+                       for k, s in enumerate(made[agent])]
+    return made
+
+
+def found_for(claims: dict[str, list[str]], measure: str, agent: str) -> bool:
+    """Whether the board puts `agent` above another on `measure`, and no other agent above anyone on it."""
+    said = claims.get(measure, [])
+    return bool(said) and all(claim.startswith(f"{agent} > ") for claim in said)
 
 
 def run(folder: Path, form: str, tmp: Path) -> tuple[list[tuple[str, str | None, int]], list[tuple[str, float]]]:
@@ -385,6 +415,18 @@ def main() -> None:
         print(f"a/a {pairs[seed % 6][0]}, seed {seed}, {len(made) // 4} sessions each: measures differing "
               f"{differing}", flush=True)
         false_findings.append(bool(differing))
+    board_found = []
+    for seed in range(pick(6, 1)):  # four agents: two tools' logs, two model versions each, partly shared prompts
+        formats = (pairs[seed][0],) * 2 + (pairs[seed][1],) * 2
+        with tempfile.TemporaryDirectory() as tmp:
+            write_logs(Path(tmp) / "logs", four_agents(n, seed), formats)
+            claims = board(Path(tmp) / "logs", list("abcd"), Path(tmp))
+        prose = [m for m in claims if m.startswith(ANSWER_MEASURES)
+                 and tracks_summary(m.removeprefix(ANSWER_MEASURES))]
+        right = (found_for(claims, "turns opening with Read", "a")
+                 and bool(prose) and all(found_for(claims, m, "c") for m in prose))
+        print(f"four agents {formats}, seed {seed}, {n} sessions each: {claims}", flush=True)
+        board_found.append(right)
     for kind, seed, formats in arms:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp) / "logs"
@@ -403,7 +445,8 @@ def main() -> None:
             nulls.append(bool(confirmed or differing))
     print(f"planted_found={sum(found) / len(found):.3f} tool_habit_found={sum(tools) / len(tools):.3f} "
           f"null_confirmed={sum(nulls) / len(nulls):.3f} unpaired_found={sum(prose) / len(prose):.3f} "
-          f"aa_false_findings={sum(false_findings) / len(false_findings):.3f}")
+          f"aa_false_findings={sum(false_findings) / len(false_findings):.3f} "
+          f"agents4_found={sum(board_found) / len(board_found):.3f}")
 
 
 if __name__ == "__main__":

@@ -8,11 +8,13 @@ Mann-Whitney's U (scipy, two-sided). Paired needs six shared conversations or mo
 those of the agent with fewer; the result says which design ran and why. Each measure's shift is the
 Hodges–Lehmann estimate that goes with its test, with the interval that inverts that test (`rank_shift`):
 without ties it leaves out 0 exactly where the test rejects; a percentile bootstrap of the difference of means
-covered 81–90% at 6–20 conversations. Every measure of every comparison (the first agent against each other
-one) is one family for Holm's correction, so a reader may read every row of every table at once."""
+covered 81–90% at 6–20 conversations. Every measure of every comparison (each pair of agents, up to the
+`comparisons` option) is one family for Holm's correction, so a reader may read every row of the board and of
+every table at once; the board itself (`board`) ranks the agents by their median conversation."""
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -24,7 +26,8 @@ from scipy import stats as scipy_stats
 from engine.api.analysis import stats
 from engine.api.records import Prepared
 from engine.api.spec import Analysis
-from engine.builtin_plugins.methods.agents import measures, rank_shift
+from engine.builtin_plugins.methods.agents import board, measures, rank_shift
+from engine.builtin_plugins.methods.agents.board import BoardRow
 from engine.builtin_plugins.methods.agents.options import AgentOptions
 
 MIN_UNITS = 6  # fewer conversations than this per side (or shared) give no test and no interval
@@ -96,26 +99,91 @@ def _turns(messages: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return [t for t in turns if t]
 
 
-def analyze_agents(prepared: Prepared, analysis: Analysis) -> list[AgentBehaviour]:
-    """The first model against each other one; Holm's correction over every measure of every comparison at
-    once, so that a board of several agents may be read whole at the stated level."""
+@dataclass(frozen=True)
+class AgentBoard:
+    """Every agent of the analysis on every measure, and the pairwise comparisons behind the rows' claims."""
+    analysis: str
+    agents: list[str]
+    conversations: dict[str, int]
+    calls: dict[str, int]
+    tools: list[str]
+    rows: list[BoardRow]
+    comparisons: list[AgentBehaviour]
+    family: int  # the p-values Holm's correction ran over
+    not_compared: list[str]  # pairs left out by the `comparisons` cap, said
+    absent: list[str]  # measures no agent's logs hold (no times in a trace, say)
+
+    def differing(self) -> list[BoardRow]:
+        return [row for row in self.rows if row.differing]
+
+    def ordered(self) -> list[BoardRow]:
+        """The rows that tell agents apart first, the rest after, each group in the measures' order."""
+        return self.differing() + [row for row in self.rows if not row.differing]
+
+    def tested(self) -> bool:
+        return any(m.p is not None for c in self.comparisons for m in c.measures)
+
+    def headline(self) -> str:
+        """The board's finding in a sentence: which agents differ, that none do, or that nothing was tested."""
+        agents = f"the {len(self.agents)} agents" if len(self.agents) > 2 else " and ".join(self.agents)
+        if not self.tested():
+            fewest = min(self.conversations.values())
+            return (f"No test ran: {agents} have as few as {fewest} conversations, where a comparison needs "
+                    f"{MIN_UNITS} of each agent (or {MIN_UNITS} shared ones). Nothing here says whether they "
+                    "differ; give more sessions.")
+        found = self.differing()
+        tests = f"at 5% after Holm's correction over {self.family} tests"
+        if not found:
+            return f"No measure tells {agents} apart {tests}."
+        claims = "; ".join(f"{' and '.join(r.differing)} on {r.measure}" for r in found[:3])
+        more = f"; and {len(found) - 3} more below" if len(found) > 3 else ""
+        return f"{len(found)} of {len(self.rows)} measures tell {agents} apart {tests}: {claims}{more}."
+
+
+def analyze_agents(prepared: Prepared, analysis: Analysis) -> tuple[AgentBoard, list[AgentBehaviour]]:
+    """Every agent's standing on every measure, and the pairs of agents compared: those sharing the most
+    conversations first, then the largest, up to the `comparisons` option. Holm's correction runs over every
+    measure of every comparison at once, so the whole board may be read at the stated level."""
     opts = AgentOptions.of(analysis)
     found = conversations(prepared, analysis)
-    first = analysis.models[0]
-    compared = [_compare(analysis.name, first, other, found[first], found[other], opts)
-                for other in analysis.models[1:]]
+    agents = list(analysis.models)
+    # the tools are chosen by how often all the agents together call them, not by whom, once for every pair
+    tools = measures.chosen_tools(measures.tool_counts([t for a in agents for t in found[a].values()]),
+                                  opts.tools, opts.min_calls)
+    values = {a: {c: measures.measure(t, tools) for c, t in found[a].items()} for a in agents}
+    pairs = sorted(itertools.combinations(agents, 2),
+                   key=lambda p: (-len(values[p[0]].keys() & values[p[1]].keys()),
+                                  -(len(values[p[0]]) + len(values[p[1]]))))
+    chosen = sorted(pairs[:opts.comparisons], key=lambda p: (agents.index(p[0]), agents.index(p[1])))
+    compared = [_compare(analysis.name, a, b, values[a], values[b], found[a], found[b], tools) for a, b in chosen]
     adjusted = iter(stats.holm([r.p for c in compared for r in c.measures]))
-    return [replace(c, family=sum(len(d.measures) for d in compared),
-                    measures=[replace(r, p_holm=next(adjusted)) for r in c.measures]) for c in compared]
-
-
-def _compare(name: str, a: str, b: str, turns_a: dict[str, list[Any]], turns_b: dict[str, list[Any]],
-             opts: AgentOptions) -> AgentBehaviour:
-    counts = measures.tool_counts([*turns_a.values(), *turns_b.values()])
-    tools = measures.chosen_tools(counts, opts.tools, opts.min_calls)
+    family = sum(len(c.measures) for c in compared)
+    compared = [replace(c, family=family, measures=[replace(r, p_holm=next(adjusted)) for r in c.measures])
+                for c in compared]
     labels = measures.names(tools)
-    values_a = {c: measures.measure(t, tools) for c, t in turns_a.items()}
-    values_b = {c: measures.measure(t, tools) for c, t in turns_b.items()}
+    rows, absent = [], []
+    for k, label in enumerate(labels):
+        standings = [board.standing(a, np.array([v[k] for v in values[a].values()], dtype=float)) for a in agents]
+        if all(s.median is None for s in standings):
+            absent.append(label)
+            continue
+        above: dict[str, list[str]] = defaultdict(list)  # agent -> the agents it sits above, at 5% after Holm
+        for c in compared:
+            if (r := c.measures[k]).p_holm is not None and r.p_holm <= 0.05:
+                higher, lower = (c.model_a, c.model_b) if (r.shift or 0) > 0 else (c.model_b, c.model_a)
+                above[higher].append(lower)
+        differing = [f"{a} > {', '.join(above[a])}" for a in agents if a in above]
+        rows.append(BoardRow(label, measures.describe(label), board.ranks(standings), differing))
+    skipped = [f"{a} and {b}" for a, b in pairs[opts.comparisons:]]
+    summary = AgentBoard(analysis.name, agents, {a: len(values[a]) for a in agents},
+                         {a: sum(len(measures.calls(t)) for ts in found[a].values() for t in ts) for a in agents},
+                         tools, rows, compared, family, skipped, absent)
+    return summary, compared
+
+
+def _compare(name: str, a: str, b: str, values_a: dict[str, np.ndarray], values_b: dict[str, np.ndarray],
+             turns_a: dict[str, list[Any]], turns_b: dict[str, list[Any]], tools: list[str]) -> AgentBehaviour:
+    labels = measures.names(tools)
     shared = sorted(set(values_a) & set(values_b))
     paired = len(shared) >= max(MIN_UNITS, 0.5 * min(len(values_a), len(values_b)))
     if paired:

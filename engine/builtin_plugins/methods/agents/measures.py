@@ -44,7 +44,7 @@ def tool_counts(conversations: Sequence[Sequence[Turn]]) -> Counter[str]:
 
 
 def chosen_tools(counts: Counter[str], most: int, least: int) -> list[str]:
-    """The tools measured one by one: the `most` called at least `least` times, by both agents together. The
+    """The tools measured one by one: the `most` called at least `least` times, by all the agents together. The
     choice reads how often a tool is called, not by whom, so it cannot favour a difference between the agents."""
     return [name for name, n in counts.most_common() if n >= least][:most]
 
