@@ -421,10 +421,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             write_logs(Path(tmp) / "logs", four_agents(n, seed), formats)
             claims = board(Path(tmp) / "logs", list("abcd"), Path(tmp))
-        prose = [m for m in claims if m.startswith(ANSWER_MEASURES)
-                 and tracks_summary(m.removeprefix(ANSWER_MEASURES))]
+        summary_rows = [m for m in claims if m.startswith(ANSWER_MEASURES)
+                        and tracks_summary(m.removeprefix(ANSWER_MEASURES))]
         right = (found_for(claims, "turns opening with Read", "a")
-                 and bool(prose) and all(found_for(claims, m, "c") for m in prose))
+                 and bool(summary_rows) and all(found_for(claims, m, "c") for m in summary_rows))
         print(f"four agents {formats}, seed {seed}, {n} sessions each: {claims}", flush=True)
         board_found.append(right)
     for kind, seed, formats in arms:

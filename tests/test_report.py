@@ -22,9 +22,29 @@ BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-r
                 "--disable-component-update", "--disable-sync"]
 
 
+# Words of at most 20 characters that the layout split over two lines, in tables, headings and summaries: a column
+# squeezed narrower than its longest word (a break after a hyphen, underscore or slash is a place a name may break)
+BROKEN_WORDS = """() => {
+  const found = [];
+  for (const el of document.querySelectorAll("th, td, h1, h2, h3, summary, .headline")) {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node && found.length < 10; node = walker.nextNode()) {
+      for (const m of node.textContent.matchAll(/[^\\s\\-_\\/]+/g)) {
+        if (m[0].length > 20 || m[0].length < 2) continue;
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+        if (tops.size > 1) found.push(m[0]);
+      }
+    }
+  }
+  return found;
+}"""
+
+
 def open_pages(pages: list[Path], shots: Path, widths: tuple[int, ...] = (1280,)) -> list[tuple[str, str]]:
     """Load each page in Chromium at each window width; return console errors (a missing asset among them),
-    page errors, dialogs and pages wider than the window; save screenshots."""
+    page errors, dialogs, pages wider than the window and words split over two lines; save screenshots."""
     if CHROMIUM is None:
         pytest.skip("Debian chromium is not installed (make install-test installs it)")
     from playwright.sync_api import sync_playwright
@@ -47,6 +67,8 @@ def open_pages(pages: list[Path], shots: Path, widths: tuple[int, ...] = (1280,)
             width = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
             if width[0] > width[1]:  # a long name or value widens the page past the viewport
                 problems.append(("width", f"{path.name}: {width[0]} px wide in a {width[1]} px window"))
+            problems += [("broken word", f"{path.name} at {window} px: {word!r}")
+                         for word in page.evaluate(BROKEN_WORDS)]
             page.screenshot(path=str(shots / f"page-{n}.png"), full_page=True)
         browser.close()
     return problems
@@ -75,8 +97,8 @@ def test_arena_report_renders_in_browser(tmp_path: Path, shared_data: Path) -> N
     assert "Model matching" in regressions and "p-value" in regressions
     pages = [run_dir / "index.html", vibe_page, run_dir / "explore" / "vibecheck.html",
              run_dir / "vibecheck-regressions.html"]
-    assert open_pages(pages, tmp_path) == []
-    assert len(list(tmp_path.glob("page-*.png"))) == 4
+    assert open_pages(pages, tmp_path, widths=(1280, 390)) == []
+    assert len(list(tmp_path.glob("page-*.png"))) == 8
 
 
 def chart_specs(html: str) -> dict[str, dict]:

@@ -32,6 +32,7 @@ from jinja2 import (
     StrictUndefined,
     select_autoescape,
 )
+from markupsafe import Markup, escape
 
 from engine import user_cache
 from engine.analyze.reliability import CONSISTENCY_MIN
@@ -90,6 +91,8 @@ def environment() -> Environment:
     env.filters["pval"] = lambda p: "—" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
     env.filters["clip"] = lambda text, n=PREVIEW_CHARS: text if len(text) <= n else text[:n] + " …"
     env.filters["reason"] = verdict_reason
+    # a long snake_case name may break after its underscores, never inside a word
+    env.filters["breakable"] = lambda name: Markup("_<wbr>").join(escape(str(name)).split("_"))
     env.filters["signed"] = lambda v: "—" if v is None else f"{v:+d}"
     env.globals["consistency_min"] = CONSISTENCY_MIN
     env.globals["judge_kinds"] = []  # the run's judge kinds (`kind_badges.badges`): the footer and badges' titles
