@@ -16,6 +16,7 @@ from engine.builtin_plugins.methods.agents import board
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import agent_logs
+from test_report import open_pages
 
 
 def test_the_medians_interval_by_hand() -> None:
@@ -61,7 +62,7 @@ def test_four_agents_on_one_board(tmp_path: Path) -> None:
     before it edits and c closing with a bulleted summary on 80% of their sessions: every pair is compared
     (paired where they share enough prompts), one Holm family over all six, the board puts a above the three
     others on "turns opening with Read" and no one else above anyone there, c alone above others on its answers'
-    headings, and the page leads with that sentence."""
+    headings, and the page leads with that sentence, whole in a browser at 1280 and 390 px."""
     from engine.pipeline import run_spec
 
     agent_logs.write_logs(tmp_path / "logs", agent_logs.four_agents(40, seed=0),
@@ -97,6 +98,7 @@ analyses:
     page = " ".join((tmp_path / "run" / "index.html").read_text().split())
     assert str(escape(summary.headline())) in page
     assert page.index(str(escape(summary.headline()))) < page.index("The 6 pairwise comparisons behind the board")
+    assert open_pages([tmp_path / "run" / "index.html"], tmp_path, widths=(1280, 390)) == []
 
 
 def test_a_cap_on_comparisons_keeps_the_pairs_sharing_most_and_names_the_rest(tmp_path: Path) -> None:
