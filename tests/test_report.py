@@ -42,11 +42,17 @@ BROKEN_WORDS = """() => {
 }"""
 
 
+# preload off: axe would fetch the stylesheets again by XMLHttpRequest, which a file:// page refuses (a console error)
+AXE_OPTIONS = {"resultTypes": ["violations"], "preload": False}
+
+
 def open_pages(pages: list[Path], shots: Path, widths: tuple[int, ...] = (1280,)) -> list[tuple[str, str]]:
     """Load each page in Chromium at each window width; return console errors (a missing asset among them),
-    page errors, dialogs, pages wider than the window and words split over two lines; save screenshots."""
+    page errors, dialogs, pages wider than the window, words split over two lines and axe-core's serious or
+    critical accessibility violations; save screenshots."""
     if CHROMIUM is None:
         pytest.skip("Debian chromium is not installed (make install-test installs it)")
+    from axe_playwright_python.sync_playwright import Axe
     from playwright.sync_api import sync_playwright
 
     problems: list[tuple[str, str]] = []
@@ -69,6 +75,10 @@ def open_pages(pages: list[Path], shots: Path, widths: tuple[int, ...] = (1280,)
                 problems.append(("width", f"{path.name}: {width[0]} px wide in a {width[1]} px window"))
             problems += [("broken word", f"{path.name} at {window} px: {word!r}")
                          for word in page.evaluate(BROKEN_WORDS)]
+            if window == widths[0]:  # axe-core's checks do not depend on the width
+                problems += [("axe", f"{path.name}: {v['id']} ({v['impact']}) at {v['nodes'][0]['target']}")
+                             for v in Axe().run(page, options=AXE_OPTIONS).response["violations"]
+                             if v["impact"] in ("serious", "critical")]
             page.screenshot(path=str(shots / f"page-{n}.png"), full_page=True)
         browser.close()
     return problems

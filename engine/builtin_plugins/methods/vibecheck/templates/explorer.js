@@ -195,7 +195,7 @@
 
   function answer(side, t, name) {
     var box = el("div", {cls: "answer-box"});
-    var body = el("div", {cls: "answer"});
+    var body = el("div", {cls: "answer", tabindex: "0"});  // it scrolls: the keyboard must reach it
     var raw = state.raw === "1";
     function show() {
       body.textContent = "";
@@ -275,7 +275,7 @@
         (label ? " · " + data.labelled_by + " preferred " + label : " · unlabelled"))]);
     return el("article", {cls: "pair", "data-id": data.ids[i],
                           "data-nu": state.vibe ? String(data.nu[state.vibe][i]) : ""}, [
-      head, el("div", {cls: "prompt", text: (t.turn ? "turn " + t.turn + ": " : "") + t.prompt}),
+      head, el("div", {cls: "prompt", tabindex: "0", text: (t.turn ? "turn " + t.turn + ": " : "") + t.prompt}),
       el("div", {cls: "outputs"}, [answer("a", t, data.model_a), answer("b", t, data.model_b)]),
       verdictTable(i, t)]);
   }

@@ -126,13 +126,13 @@
              " · vibe “" + vibe.name + "” · keys: 1, 2, 0 (neither), ← (back)");
       card = {k: todo.k, vibe: todo.vibe};
       var answers = [first, second].map(function (key, n) {
-        var body = el("div", {cls: "answer md"});
+        var body = el("div", {cls: "answer md", tabindex: "0"});  // it scrolls: the keyboard must reach it
         body.innerHTML = t[key + "_html"];
         return el("div", {cls: "answer-box"}, [el("h4", {text: "Answer " + (n + 1)}), body]);
       });
       list.appendChild(el("article", {cls: "pair labelling", "data-id": data.ids[i], "data-k": String(todo.k),
                                       "data-vibe": vibe.name}, [
-        el("div", {cls: "prompt", text: (t.turn ? "turn " + t.turn + ": " : "") + t.prompt}),
+        el("div", {cls: "prompt", tabindex: "0", text: (t.turn ? "turn " + t.turn + ": " : "") + t.prompt}),
         el("div", {cls: "outputs"}, answers),
         el("p", {}, [el("b", {text: vibe.name + ": "}), el("span", {cls: "low", text: vibe.low}),
                      document.createTextNode(" → "), el("span", {cls: "high", text: vibe.high})]),
