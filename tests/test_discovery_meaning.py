@@ -419,3 +419,14 @@ def test_a_measure_of_meaning_asks_for_the_embeddings_extra_and_a_bad_one_is_loc
                                                           "the user., metric: 'METRIC'}", f"  - discover: {discover}"))
         said = validate("named.yaml")
         assert said.returncode != 0 and "named.yaml:6:" in said.stderr and wrong in said.stderr, said.stderr
+
+
+def test_a_measure_whose_examples_share_no_word_is_named_by_its_first_examples_rarest_words() -> None:
+    """Two examples with no content word in common: the name takes the first example's three rarest content
+    words (never a number, `meaning_12`, which tells a reader nothing); shared words win where there are some."""
+    background = {"hope": 40, "helps": 3, "today": 9}
+    lone = meaning._vibe(["I hope this helps you today.", "Good luck with the project!"], 0.6, "a", "b", 12,
+                         background, 100)
+    assert lone.name == "meaning_helps_today_hope"
+    shared = meaning._vibe(["Good luck with the exam.", "Good luck on the trip!"], 0.6, "a", "b", 12, background, 100)
+    assert shared.name == "meaning_good_luck"

@@ -262,3 +262,18 @@ def test_kappa_from_confusion_counts_is_scikit_learn_s() -> None:
             assert kappa[0] == pytest.approx(stats.cohen_kappa(people.tolist(), judge.tolist()), abs=1e-12)
         else:
             assert np.isnan(kappa[0])
+
+
+def test_a_mined_lexicon_is_named_by_its_phrases_in_the_headline() -> None:
+    """A phrase lexicon discovery mined is named in the headline by its two strongest phrases (its name says only
+    whose phrasing it is: `phrasing_llama_3_70b_instruct`); a declared vibe keeps its own name."""
+    from dataclasses import replace
+
+    from engine.builtin_plugins.methods.vibecheck.headline import words
+    from engine.builtin_plugins.methods.vibecheck.records import VibeScore
+
+    mined = VibeScore("phrasing_llama_3_70b_instruct", "low", "high",
+                      "discovered (phrases:llama-3-70b-instruct, 80 training pairs)", "phrases:what a|can be a|move",
+                      [], [], 0.3, 0.3, (0.1, 0.5), None, None, True, "", 10, 0)
+    assert words(mined) == "phrasing such as ‘what a’ and ‘can be a’"
+    assert words(replace(mined, name="my_phrases", origin="declared")) == "my phrases"

@@ -16,6 +16,7 @@ import itertools
 from typing import Any
 
 from engine.api.analysis import stats
+from engine.api.judging import PHRASES_PREFIX
 from engine.builtin_plugins.methods.vibecheck.records import VibeCheckResult, VibeScore
 
 MAX_NAMED = 4  # vibes named per model; the chart and the table carry the rest
@@ -33,6 +34,11 @@ def confirmed(vc: VibeCheckResult) -> list[VibeScore]:
 
 
 def words(vibe: VibeScore) -> str:
+    """The vibe as a headline names it: a phrase lexicon discovery mined by its two strongest phrases (its name
+    says only whose phrasing it is), any other vibe by its name."""
+    if vibe.origin.startswith("discovered (phrases") and vibe.metric and vibe.metric.startswith(PHRASES_PREFIX):
+        phrases = vibe.metric.removeprefix(PHRASES_PREFIX).split("|")[:2]
+        return "phrasing such as " + " and ".join(f"‘{p}’" for p in phrases)
     return vibe.name.replace("_", " ")
 
 

@@ -35,6 +35,7 @@ a wording in 10 answers must miss the rest of its behaviour's 51 or more, one in
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -126,7 +127,10 @@ def meaning_candidates(pairs: Sequence[TrainingPair], model_a: str, model_b: str
             threshold, strength = _threshold(vectors @ direction, incidence, n, side)
             vibe = _vibe(examples, threshold, model, other, len(found), background, len(distinct))
             if all(vibe.metric != f[1].metric for f in found):  # two groups can give one measure: it counts once
-                found.append((strength, vibe, model))
+                taken, suffix = {f[1].name for f in found}, 1
+                while (name := vibe.name + (f"_{suffix}" if suffix > 1 else "")) in taken:
+                    suffix += 1  # two measures whose examples share their words: the names stay apart
+                found.append((strength, replace(vibe, name=name), model))
     found.sort(key=lambda f: -f[0])  # those whose training verdicts lean furthest first
     return [(vibe, model) for _, vibe, model in found[:MAX_CANDIDATES]]
 
@@ -222,13 +226,19 @@ def _threshold(cosines: np.ndarray, incidence: object, n: int, side: int) -> tup
 def _vibe(examples: list[str], threshold: float, model: str, other: str, number: int,
           background: dict[str, int], sentences: int) -> Vibe:
     """The vibe that names a group's measure (see the module docstring, step 4)."""
-    words = _label(examples, background, sentences)
+    words = _label(examples, background, sentences) or _rarest(examples[0], background)
     name = "meaning_" + ("_".join(words) if words else str(number))
     shown = "; ".join(f"'{e}'" for e in examples[:3])
     return Vibe(name=name, low=f"Rarely says anything like {shown}.",
                 high=f"Often says something like {shown} (sentences of this meaning, in any wording: more typical "
                      f"of {model} than of {other}).",
                 metric=sentence_meaning.definition(threshold, examples))
+
+
+def _rarest(example: str, background: dict[str, int]) -> list[str]:
+    """Where no word is shared by two examples, the first example's three rarest content words: a name a reader
+    can place, where a number (`meaning_12`) says nothing."""
+    return sorted(_words(example), key=lambda w: (background.get(w, 0), w))[:3]
 
 
 def _words(sentence: str) -> set[str]:
