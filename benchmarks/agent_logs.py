@@ -37,14 +37,23 @@ formats in turn.
   board puts a above others on "turns opening with Read" and c above others on a measure of the answers the
   summary scores, and puts no other agent above anyone on either.
 
+- log_monitor_false_alarm, log_monitor_median_days: 40 monitors of agent a over 30 day folders of 10 sessions
+  (each day's requests its own, the formats in turn), against a baseline run of a's and b's logs, with `vibe
+  monitor` (unpaired: each session ranked among all before it on four metric vibes, 8 claims at α = 0.05): in 20
+  nothing changes, in 20 a switches on day 11 to a model that closes 80% of its answers with the bulleted summary.
+  False alarm: share of the 40 with a claim where nothing had changed (a null monitor's any claim, or a switched
+  one's before day 11); median days: from the switch to the first claim, day 11 counting as 1, over the switched
+  monitors that found it (their share is printed above).
+
 Last line: planted_found=<f> tool_habit_found=<f> null_confirmed=<f> unpaired_found=<f> aa_false_findings=<f>
-  agents4_found=<f>
+  agents4_found=<f> log_monitor_false_alarm=<f> log_monitor_median_days=<f>
 """
 
 from __future__ import annotations
 
 import json
 import random
+import statistics
 import sys
 import tempfile
 import uuid
@@ -394,6 +403,53 @@ def unpaired(made: dict[str, list[Session]]) -> dict[str, list[Session]]:
                           for k, s in enumerate(made["b"])]}
 
 
+def day_logs(root: Path, days: int, per_day: int, switch: int | None, seed: int = 0,
+             form: str = "claude-code") -> None:
+    """A baseline folder of two agents' sessions (no prompt shared, 3 days' worth of a's), then `days` day folders
+    of agent a alone in `form`, each day on requests of its own; from day `switch` on (1-based), a is a model that
+    closes 80% of its answers with the bulleted summary (a model switch the log's model name does not show)."""
+    base = habits(3 * per_day, {"a": (0.1, 0.5), "b": (0.1, 0.5)}, seed=seed)
+    base["b"] = [Session(f"b's own request {k}: {s.prompt}", s.answer, s.calls) for k, s in enumerate(base["b"])]
+    write_logs(root / "baseline", base, ("claude-code", "codex"))
+    pool = habits(days * per_day, {"a": (0.1, 0.5), "z": (0.8, 0.5)}, seed=seed + 1)
+    for d in range(days):
+        who = "z" if switch is not None and d + 1 >= switch else "a"
+        made = [Session(f"day {d} request {k}: {s.prompt}", s.answer, s.calls)
+                for k, s in enumerate(pool[who][d * per_day:(d + 1) * per_day])]
+        WRITERS[form](root / "days" / f"day-{d + 1:02d}", made, MODELS["a"])
+
+
+MONITOR_SPEC = """name: agents
+judges: {{metrics: {{kind: metric}}}}
+models: {{a: {{provider: recorded}}, b: {{provider: recorded}}}}
+datasets:
+  logs: {{source: {{path: baseline}}, format: agent-logs, model_names: {{{a}: a, {b}: b}}}}
+vibes:
+  - {{name: formatting, low: prose, high: lists, metric: list_density}}
+  - {{name: headings, low: none, high: headings, metric: heading_density}}
+  - {{name: verbosity, low: short, high: long, metric: length_words}}
+  - {{name: hedging, low: direct, high: hedged, metric: hedging}}
+analyses:
+  vibecheck: {{dataset: logs, models: [a, b], judges: [metrics]}}
+"""
+
+
+def monitor_days(root: Path) -> int | None:
+    """`vibe run` of the baseline folder, then `vibe monitor` of agent a over the day folders (unpaired: a look
+    per day): the first day (1-based) on which any claim was made, or None."""
+    import subprocess
+
+    (root / "spec.yaml").write_text(MONITOR_SPEC.format(a=MODELS["a"], b=MODELS["b"]), encoding="utf-8")
+    for command in (["run", "spec.yaml", "--out", "base", "--cache", "c.sqlite", "--quiet", "--no-report"],
+                    ["monitor", "base", "days", "--model", "a", "--out", "mon", "--cache", "c.sqlite", "--quiet"]):
+        done = subprocess.run([sys.executable, "-m", "engine", *command], cwd=root, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"vibe {command[0]} failed:\n{done.stderr[-2000:]}")
+    said = json.loads((root / "mon" / "monitor.json").read_text(encoding="utf-8"))
+    first = [k for w in said["vibes"] for k in (w["above"], w["below"]) if k is not None]
+    return min(first) + 1 if first else None
+
+
 def main() -> None:
     from sizes import pick, positional
 
@@ -443,10 +499,26 @@ def main() -> None:
                              and tracks_summary(name.removeprefix(ANSWER_MEASURES)) for name, d in differing))
         else:
             nulls.append(bool(confirmed or differing))
+    alarms, delays = [], []
+    days, switch = pick(30, 4), pick(11, 3)
+    for seed in range(pick(20, 1)):  # a log monitor over day folders: half never switch, half switch on day 11
+        for switched in (False, True):
+            with tempfile.TemporaryDirectory() as tmp:
+                day_logs(Path(tmp), days, pick(10, 3), switch if switched else None, seed=200 + seed,
+                         form=FORMATS[seed % len(FORMATS)])
+                first = monitor_days(Path(tmp))
+            print(f"log monitor, seed {seed}, {'switch on day ' + str(switch) if switched else 'no switch'}: "
+                  f"first claim on day {first}", flush=True)
+            if switched and first is not None and first >= switch:
+                delays.append(first - switch + 1)
+            alarms.append(first is not None and (not switched or first < switch))
+    print(f"log monitor: the switch found in {len(delays)} of {len(alarms) // 2} switched monitors", flush=True)
     print(f"planted_found={sum(found) / len(found):.3f} tool_habit_found={sum(tools) / len(tools):.3f} "
           f"null_confirmed={sum(nulls) / len(nulls):.3f} unpaired_found={sum(prose) / len(prose):.3f} "
           f"aa_false_findings={sum(false_findings) / len(false_findings):.3f} "
-          f"agents4_found={sum(board_found) / len(board_found):.3f}")
+          f"agents4_found={sum(board_found) / len(board_found):.3f} "
+          f"log_monitor_false_alarm={sum(alarms) / len(alarms):.3f} "
+          f"log_monitor_median_days={statistics.median(delays) if delays else float('nan'):.1f}")
 
 
 if __name__ == "__main__":

@@ -23,14 +23,19 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from engine.datasets.items import DatasetError, Item
+from engine.datasets.load import load_items
+from engine.datasets.sessions import SessionRows
 from engine.drift.anytime import Look, track
 from engine.drift.compare import CompareError, Run, slot_verdicts
+from engine.drift.unpaired import AnswerMeasures, answer_measures, rank_shifts, tie_breaks, unit_values
+from engine.formats import dataset_format
 
 ALPHA = 0.05
 STATE = "monitor-state.json"
@@ -49,6 +54,7 @@ class Batch:
     only_base: int = 0  # the baseline's prompts this look did not answer (or not whole conversations)
     only_look: int = 0  # this look's prompts the baseline did not ask: left out
     explorer: str | None = None  # the look's pairs in the explorer, from the output folder
+    measured: dict[str, list[float | None]] = field(default_factory=dict)  # unpaired: vibe -> each unit's value
 
 
 @dataclass
@@ -62,6 +68,11 @@ class State:
     alpha: float = ALPHA
     looks: list[Batch] = field(default_factory=list)
     version: int = STATE_VERSION
+    # "paired": each look's answers paired with the baseline's to the same prompts; "unpaired": looks that share
+    # no prompt (a day's logs), each unit ranked among every unit before it (`engine.drift.unpaired`)
+    design: str = "paired"
+    reference: dict[str, list[float | None]] = field(default_factory=dict)  # unpaired: the baseline's unit values
+    left_out: dict[str, str] = field(default_factory=dict)  # unpaired: vibes no judge measures on one answer
 
     @property
     def gated(self) -> list[str]:
@@ -126,9 +137,12 @@ def write_state(state: State, out: Path) -> None:
     os.replace(partial, out / STATE)
 
 
-def start(base: Run, base_dir: Path, model: str | None, state: State | None) -> State:
+def start(base: Run, base_dir: Path, model: str | None, state: State | None, unpaired: bool = False) -> State:
     """The monitor's state: the one found in the output folder (checked against this baseline and slot), or a new
-    one whose family is the baseline panel's vibes and gates."""
+    one whose family is the baseline panel's vibes and gates (`unpaired`: the vibes a judge measures on one answer,
+    each watched for any move, with the baseline's units as the first reference)."""
+    if unpaired:
+        return _start_unpaired(base, base_dir, model, state)
     slots = list(base.answers)
     if model is None:
         if state is not None:
@@ -148,15 +162,88 @@ def start(base: Run, base_dir: Path, model: str | None, state: State | None) -> 
         raise MonitorError(f"gates: {', '.join(unknown)} name no vibe the baseline's panel measures "
                            f"({', '.join(vibes)})")
     fresh = State(str(base_dir.resolve()), model, vibes, {v: float(gates.get(v, 0.0)) for v in vibes})
+    return _kept(fresh, state)
+
+
+def _kept(fresh: State, state: State | None) -> State:
+    """`state` where it was started as `fresh` would be, else the reason it cannot go on; `fresh` if none."""
     if state is None:
         return fresh
-    for what, now, then in (("baseline", fresh.baseline, state.baseline), ("model slot", model, state.model),
-                            ("vibes", fresh.vibes, state.vibes), ("margins", fresh.margins, state.margins)):
+    for what, now, then in (("baseline", fresh.baseline, state.baseline), ("model slot", fresh.model, state.model),
+                            ("vibes", fresh.vibes, state.vibes), ("margins", fresh.margins, state.margins),
+                            ("design", fresh.design, state.design)):
         if now != then:
             raise MonitorError(f"this monitor's state was started with {what} {then!r}, and now it is {now!r}: "
                                "a family that changes midway loses its guarantee; start a new monitor with another "
                                "--out")
     return state
+
+
+def _start_unpaired(base: Run, base_dir: Path, model: str | None, state: State | None) -> State:
+    slots = sorted({m for item in base.items.values() for m in item.outputs})
+    if model is None:
+        model = state.model if state is not None else (slots[0] if len(slots) == 1 else None)
+        if model is None:
+            raise MonitorError(f"{base_dir}: the baseline holds answers of {len(slots)} models "
+                               f"({', '.join(slots) or 'none'}); name the one to watch with --model")
+    if model not in slots:
+        raise MonitorError(f"--model {model}: the baseline {base_dir} has no answers of it (it has "
+                           f"{', '.join(slots) or 'none'})")
+    measures = panel_measures(base)
+    vibes = [v for v in (e["name"] for e in base.vibe_entries()) if v in measures.by_vibe]
+    if not vibes:
+        raise MonitorError(f"{base_dir}: no vibe of the panel is measured on one answer alone, so looks that share "
+                           "no prompt with the baseline cannot be watched (" + "; ".join(
+                               f"{v}: {why}" for v, why in measures.left_out.items()) + ")")
+    _, _, reference = unit_values(list(base.items.values()), model, measures)
+    fresh = State(str(base_dir.resolve()), model, vibes, dict.fromkeys(vibes, 0.0), design="unpaired",
+                  reference={v: reference[v] for v in vibes}, left_out=measures.left_out)
+    return _kept(fresh, state)
+
+
+def _read(base: Run, source: Path, model: str) -> list[Item]:
+    """`model`'s items of the baseline panel's dataset, read from `source` instead of its own files (a look holds
+    the watched model's answers, not every model's)."""
+    name, _ = base.panel()
+    dataset = base.spec.datasets[base.spec.analyses[name].dataset]
+    try:
+        return load_items(replace(dataset, source=replace(dataset.source, paths=(source,), urls=(), hub=None,
+                                                          hub_files=()),
+                                  outputs={m: c for m, c in dataset.outputs.items() if m == model}))
+    except DatasetError as exc:
+        raise MonitorError(str(exc)) from None
+
+
+def reads_sessions(base: Run) -> bool:
+    """Whether the baseline panel's dataset is agent sessions (an agent log format), whose looks are a day's
+    folder of logs and share no prompt with the baseline."""
+    name, _ = base.panel()
+    return isinstance(dataset_format(base.spec.datasets[base.spec.analyses[name].dataset].format), SessionRows)
+
+
+def panel_measures(base: Run) -> AnswerMeasures:
+    """How the baseline panel's judges measure each of its vibes on one answer (`unpaired.answer_measures`)."""
+    by_name = {v.name: v for v in (*base.spec.vibes, *base.discovered)}
+    _, judges = base.panel()
+    return answer_measures([by_name[e["name"]] for e in base.vibe_entries() if e["name"] in by_name],
+                           [base.spec.judges[j] for j in judges if j in base.spec.judges])
+
+
+def measure_look(state: State, base: Run, name: str, source: Path) -> Batch:
+    """One look that shares no prompt with the baseline (a run folder, or data the baseline's dataset reads: a
+    day's folder of logs): its units' values on each vibe, and each unit's rank shift among every unit before it
+    (the baseline's, every earlier look's, this look's before it). Nothing of it is written but those values."""
+    items = (list(Run.open(source).items.values()) if (source / "manifest.json").is_file()
+             else _read(base, source, state.model))
+    ids, unit, values = unit_values(items, state.model, panel_measures(base))
+    if not ids:
+        raise MonitorError(f"{source}: no answer of {state.model!r} (the look holds "
+                           f"{', '.join(sorted({m for i in items for m in i.outputs})) or 'none'})")
+    shifts: dict[str, list[float | None]] = {}
+    for vibe in state.vibes:
+        before = [*state.reference[vibe], *(v for look in state.looks for v in look.measured[vibe])]
+        shifts[vibe] = rank_shifts(before, values[vibe], tie_breaks([f"{vibe}|{name}|{i}" for i in ids]))
+    return Batch(name, str(source), unit, ids, shifts, measured={v: values[v] for v in state.vibes})
 
 
 def unit_batch(name: str, source: Path, ids: list[str], verdicts: np.ndarray, clusters: list[str] | None,
@@ -237,9 +324,11 @@ def _crossing_e(w: VibeWatch) -> float:
 
 
 def gate_broken(state: State, watches: list[VibeWatch]) -> list[str]:
-    """A line per gated vibe that has moved beyond its margin by the last look: a crossed gate stays crossed."""
+    """A line per gated vibe that has moved beyond its margin by the last look: a crossed gate stays crossed. An
+    unpaired monitor holds no margin (a rank has none): every vibe that moved at all."""
     return [f"{state.model} · {w.vibe}: {status(w, len(state.looks) - 1)} at look {w.crossed + 1} "
-            f"({state.looks[w.crossed].name})" for w in watches if w.gated and w.crossed is not None]
+            f"({state.looks[w.crossed].name})" for w in watches
+            if (w.gated or state.design == "unpaired") and w.crossed is not None]
 
 
 def judge_look(state: State, base: Run, head_dir: Path, name: str, source: Path, out: Path, cache: Path,

@@ -18,27 +18,38 @@ def add_monitor(sub: Any) -> None:
                        "with claims that hold however often it is looked at")
     p.add_argument("baseline", metavar="BASE_RUN", help="the baseline run folder")
     p.add_argument("looks", nargs="+", metavar="LOOK", help="later run folders, data files in the baseline "
-                   "dataset's format, or a folder of such files (each file a look, in name order); looks already "
-                   "in the monitor's state are not judged again")
+                   "dataset's format, or a folder of such files (each file a look, in name order); for a baseline of "
+                   "agent logs, a folder of logs (one look) or a folder of such folders (each a look: a day's logs, "
+                   "in name order); looks already in the monitor's state are not judged again")
     p.add_argument("--out", metavar="DIR", help="where the state, monitor.md, monitor.json and index.html live "
                    "(default: monitor-BASE beside the baseline)")
     p.add_argument("--model", metavar="SLOT", help="the model slot to watch (needed when the baseline has several)")
     p.add_argument("--cache", metavar="PATH", help="cache database (default: runs/cache.sqlite)")
     p.add_argument("--gate", action="store_true", help="exit 1 once a gated vibe has moved beyond its max_shift "
-                   "(at the look it crosses and every look after: a crossed gate stays crossed)")
+                   "(at the look it crosses and every look after: a crossed gate stays crossed); unpaired, once any "
+                   "vibe has moved")
+    p.add_argument("--unpaired", action="store_true", help="the looks share no prompt with the baseline: rank "
+                   "each unit among every unit before it on each vibe a judge measures on one answer (the default "
+                   "for a baseline of agent logs, whose sessions rarely repeat a prompt)")
     p.add_argument("--quiet", action="store_true", help="no plan or progress display while a look is judged")
     p.set_defaults(func=monitor)
 
 
-def looks_of(paths: list[str]) -> list[tuple[str, Path]]:
+def looks_of(paths: list[str], folders: bool = False) -> list[tuple[str, Path]]:
     """Each look's name and path, in the order given: a run folder, a data file, or every data file of a folder
-    that is not a run folder (sorted by name). Names must be unique: they key the monitor's state."""
+    that is not a run folder (sorted by name); with `folders` (a baseline dataset read from folders, as agent logs
+    are), a folder is one look, and a folder holding only folders is one look per folder (sorted by name). Names
+    must be unique: they key the monitor's state."""
     out: list[tuple[str, Path]] = []
     for text in paths:
         path = Path(text)
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such run folder, data file or folder of data files")
-        if path.is_dir() and not (path / "manifest.json").is_file():
+        if folders and path.is_dir() and not (path / "manifest.json").is_file():
+            inside = sorted(p for p in path.iterdir() if not p.name.startswith("."))
+            days = inside if inside and all(p.is_dir() for p in inside) else [path]
+            out += [(p.name, p) for p in days]
+        elif path.is_dir() and not (path / "manifest.json").is_file():
             files = sorted(p for p in path.iterdir() if p.suffix in DATA_SUFFIXES and p.is_file())
             if not files:
                 raise FileNotFoundError(f"{path}: neither a run folder (no manifest.json) nor a folder of data files "
@@ -65,7 +76,9 @@ def monitor(args: argparse.Namespace) -> int:
         gate_broken,
         judge_look,
         look_line,
+        measure_look,
         read_state,
+        reads_sessions,
         start,
         watch,
         write_state,
@@ -76,13 +89,14 @@ def monitor(args: argparse.Namespace) -> int:
     base_dir = Path(args.baseline)
     out = Path(args.out) if args.out else base_dir.parent / f"monitor-{base_dir.name}"
     cache = Path(args.cache) if args.cache else default_cache_path()
-    looks = looks_of(args.looks)
     try:
         base = Run.open(base_dir)
-        state = start(base, base_dir, args.model, read_state(out))
+        folders = reads_sessions(base)
+        state = start(base, base_dir, args.model, read_state(out), unpaired=args.unpaired or folders)
     except CompareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    looks = looks_of(args.looks, folders)
     known = {look.name: look for look in state.looks}
     stopped = None
     judged = 0
@@ -93,9 +107,12 @@ def monitor(args: argparse.Namespace) -> int:
                     raise CompareError(f"{path}: the monitor already holds a look named {name!r}, read from "
                                        f"{known[name].source}")
                 continue
-            run = path if path.is_dir() else batch_run(base, path, out / "looks" / name / "answers", cache,
-                                                       args.quiet)
-            batch = judge_look(state, base, run, name, path, out, cache, args.quiet)
+            if state.design == "unpaired":
+                batch = measure_look(state, base, name, path)
+            else:
+                run = (path if (path / "manifest.json").is_file()
+                       else batch_run(base, path, out / "looks" / name / "answers", cache, args.quiet))
+                batch = judge_look(state, base, run, name, path, out, cache, args.quiet)
         except CompareError as exc:
             stopped = f"look {name} ({path}): {exc}"
             break
@@ -123,7 +140,7 @@ def monitor(args: argparse.Namespace) -> int:
     broken = gate_broken(state, watches)
     for line in broken:
         print(f"gate: {line}", file=sys.stderr)
-    if not state.gated:
+    if not state.gated and state.design != "unpaired":
         print("gate: the baseline spec declares no gates (gates: {vibe: {max_shift: ...}}); nothing to hold",
               file=sys.stderr)
     return EXIT_GATE if broken else EXIT_OK

@@ -25,6 +25,30 @@ ESTIMATOR = ("Each look's answers are paired with the baseline's answers to the 
              "mixture, each unit's range 2): it covers that average at every look at once, whether or not the model "
              "moved, so after a move it holds the average over before and after, and the claim says when it moved. A "
              "batch's own mean is one look's figure, with no interval.")
+UNPAIRED = ("The looks share no prompt with the baseline (a day's logs, say), so no answer is paired: each unit (a "
+            "conversation, or a prompt) gets its value on each vibe, the mean over its answers of the measure the "
+            "panel's judge compares, and is ranked among every unit before it, the baseline's first: its smoothed "
+            "conformal p-value p (Vovk, Gammerman & Shafer 2022), and x = 1 − 2p. While the model is unchanged, "
+            "the units are exchangeable and every p is uniform and independent of the ones before, so x has mean "
+            "0 given the past. Each claim (moved up, moved down: no margin applies to a rank) is an e-process by "
+            "betting on x (Waudby-Smith & Ramdas 2024, JRSS-B), made when its e-value reaches the number of claims "
+            "in the family divided by α; by Ville's inequality the chance of any false claim, over every vibe and "
+            "every look, past and future, is at most α. The running figure is the mean rank shift (+1: every new "
+            "unit above every unit before it; 0: as a fresh draw of the old ones would rank), with a confidence "
+            "sequence at the same level (Howard et al. 2021).")
+
+
+def estimator(state: State) -> str:
+    """How the page's figures were made: paired verdicts, or ranks for looks that share no prompt."""
+    if state.design != "unpaired":
+        return ESTIMATOR
+    left = "; ".join(f"{vibe}: {why}" for vibe, why in state.left_out.items())
+    return UNPAIRED + (f" Not watched: {left}." if left else "")
+
+
+def figure(state: State) -> str:
+    """What the running figure is: a shift in verdict units, or a rank shift where no answer is paired."""
+    return "rank shift" if state.design == "unpaired" else "shift"
 
 
 def rows(state: State, watches: list[VibeWatch]) -> list[dict[str, Any]]:
@@ -36,7 +60,8 @@ def rows(state: State, watches: list[VibeWatch]) -> list[dict[str, Any]]:
         crossed = w.crossed
         since = crossed if crossed is not None else w.within  # the look its status was first said at
         link = _explorer(state, w, crossed if crossed is not None else last)
-        out.append({"vibe": w.vibe, "margin": f"±{w.margin:g}" if w.gated else "not gated (0)",
+        margin = f"±{w.margin:g}" if w.gated else ("none (a rank)" if state.design == "unpaired" else "not gated (0)")
+        out.append({"vibe": w.vibe, "margin": margin,
                     "status": status(w, last), "moved": crossed is not None, "gated": w.gated,
                     "since": "—" if since is None else f"look {since + 1} ({state.looks[since].name})",
                     "running": signed(now.running_mean), "interval": f"[{signed(now.low)}, {signed(now.high)}]",
@@ -70,7 +95,14 @@ def headline(state: State, watches: list[VibeWatch]) -> str:
         within = sum(w.within is not None for w in gated)
         return (f"All {len(gated)} gated vibes hold: none moved beyond its margin in {looks}; {within} of "
                 f"{len(gated)} shown within it.")
-    return f"No gate is declared (the baseline spec's `gates`); {looks} watched for any move."
+    moved = [w for w in watches if w.crossed is not None]
+    why = ("no pair, so no margin: a rank has none" if state.design == "unpaired"
+           else "no gate is declared in the baseline spec's `gates`")
+    if moved:
+        return (f"**{len(moved)} of {len(watches)} vibes moved**: "
+                + "; ".join(f"{w.vibe} {status(w, last)} at look {(w.crossed or 0) + 1} "
+                            f"({state.looks[w.crossed or 0].name})" for w in moved) + f" ({looks}; {why}).")
+    return f"No vibe moved in {looks} ({why}: any move is watched)."
 
 
 def to_markdown(state: State, said: str, table: list[dict[str, Any]]) -> str:
@@ -81,14 +113,15 @@ def to_markdown(state: State, said: str, table: list[dict[str, Any]]) -> str:
              + (f" ({last.only_look} of its prompts not in the baseline, left out)" if last.only_look else "")
              + f". Family: {state.claims} claims over {len(state.vibes)} vibes, each made at e ≥ "
                f"{e_value(state.threshold)} (α = {state.alpha:g}).", "",
-             "| vibe | margin | status | since | running shift [always-valid 95%] | last batch | e above | e below "
+             f"| vibe | margin | status | since | running {figure(state)} [always-valid 95%] | last batch | e above "
+             "| e below "
              "| e within | pairs |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in table:
         pairs = f"[pairs]({r['pairs']})" if r["pairs"] else "—"
         name = f"**{r['vibe']}**" if r["moved"] else r["vibe"]
         lines.append(f"| {name} | {r['margin']} | {r['status']} | {r['since']} | {r['running']} {r['interval']} | "
                      f"{r['batch']} | {r['e_above']} | {r['e_below']} | {r['e_within']} | {pairs} |")
-    lines += ["", ESTIMATOR, ""]
+    lines += ["", estimator(state), ""]
     return "\n".join(lines)
 
 
@@ -97,7 +130,7 @@ def write(state: State, watches: list[VibeWatch], out: Path, stopped: str | None
     further look (the looks shown are those judged before it)."""
     body = {"baseline": state.baseline, "model": state.model, "alpha": state.alpha, "claims": state.claims,
             "stopped": stopped,
-            "threshold": state.threshold, "estimator": ESTIMATOR,
+            "threshold": state.threshold, "estimator": estimator(state), "design": state.design,
             "looks": [{"name": look.name, "source": look.source, "unit": look.unit, "units": len(look.ids),
                        "only_base": look.only_base, "only_look": look.only_look, "explorer": look.explorer}
                       for look in state.looks],
@@ -121,7 +154,7 @@ def _page(state: State, watches: list[VibeWatch], out: Path, said: str, table: l
     baseline = os.path.relpath(state.baseline, out.resolve())  # as a link from the page's folder
     page = env.get_template("monitor.html.j2").render(
         state=state, headline=_plain(said), rows=table, charts=charts, stopped=stopped, baseline=baseline,
-        estimator=ESTIMATOR, threshold=e_value(state.threshold), root=".", results=None)
+        estimator=estimator(state), threshold=e_value(state.threshold), root=".", results=None, figure=figure(state))
     (out / "index.html").write_text(page, encoding="utf-8")
 
 
@@ -142,7 +175,8 @@ def _chart(state: State, w: VibeWatch) -> str:
     x = alt.X("name:N", sort=None, title="look (its file or run folder)", axis=alt.Axis(labelAngle=-45))
     y = alt.Scale(domain=[-1, 1])
     band = alt.Chart(frame).mark_area(opacity=0.25, color="#4C78A8").encode(
-        x=x, y=alt.Y("low:Q", scale=y, title="shift, head − base"), y2="high:Q")
+        x=x, y=alt.Y("low:Q", scale=y, title="rank shift" if state.design == "unpaired" else "shift, head − base"),
+        y2="high:Q")
     line = alt.Chart(frame).mark_line(color="#4C78A8", point=True).encode(
         x=x, y=alt.Y("running:Q", scale=y), tooltip=["name", "running", "low", "high", "batch"])
     dots = alt.Chart(frame).mark_point(color="#F58518", filled=True, size=20).encode(x=x, y=alt.Y("batch:Q", scale=y))
