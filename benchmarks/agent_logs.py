@@ -405,17 +405,21 @@ def unpaired(made: dict[str, list[Session]]) -> dict[str, list[Session]]:
 
 def day_logs(root: Path, days: int, per_day: int, switch: int | None, seed: int = 0,
              form: str = "claude-code") -> None:
-    """A baseline folder of two agents' sessions (no prompt shared, 3 days' worth of a's), then `days` day folders
-    of agent a alone in `form`, each day on requests of its own; from day `switch` on (1-based), a is a model that
-    closes 80% of its answers with the bulleted summary (a model switch the log's model name does not show)."""
-    base = habits(3 * per_day, {"a": (0.1, 0.5), "b": (0.1, 0.5)}, seed=seed)
-    base["b"] = [Session(f"b's own request {k}: {s.prompt}", s.answer, s.calls) for k, s in enumerate(base["b"])]
-    write_logs(root / "baseline", base, ("claude-code", "codex"))
-    pool = habits(days * per_day, {"a": (0.1, 0.5), "z": (0.8, 0.5)}, seed=seed + 1)
+    """A baseline folder of two agents' sessions (b's on prompts of its own; a's 3 days' worth), then `days` day
+    folders of agent a alone in `form`; from day `switch` on (1-based), a is a model that closes 80% of its answers
+    with the bulleted summary (a model switch the log's model name does not show). a's sessions, the baseline's and
+    every day's, are one seeded shuffle of the requests: AlpacaEval's file is ordered by source, and days cut from it
+    in order would differ in content (longer, more formatted answers later on) with no model changing."""
+    n = (3 + days) * per_day
+    pool = habits(n, {"a": (0.1, 0.5), "z": (0.8, 0.5), "b": (0.1, 0.5)}, seed=seed + 1)
+    order = random.Random(seed).sample(range(n), n)
+    before = [pool["a"][i] for i in order[:3 * per_day]]
+    b = [Session(f"b's own request {k}: {s.prompt}", s.answer, s.calls) for k, s in enumerate(pool["b"][:3 * per_day])]
+    write_logs(root / "baseline", {"a": before, "b": b}, ("claude-code", "codex"))
     for d in range(days):
         who = "z" if switch is not None and d + 1 >= switch else "a"
-        made = [Session(f"day {d} request {k}: {s.prompt}", s.answer, s.calls)
-                for k, s in enumerate(pool[who][d * per_day:(d + 1) * per_day])]
+        made = [Session(f"day {d} request {k}: {pool[who][i].prompt}", pool[who][i].answer, pool[who][i].calls)
+                for k, i in enumerate(order[(3 + d) * per_day:(4 + d) * per_day])]
         WRITERS[form](root / "days" / f"day-{d + 1:02d}", made, MODELS["a"])
 
 

@@ -108,6 +108,17 @@ def test_arena_report_renders_in_browser(tmp_path: Path, shared_data: Path) -> N
     pages = [run_dir / "index.html", vibe_page, run_dir / "explore" / "vibecheck.html",
              run_dir / "vibecheck-regressions.html"]
     assert open_pages(pages, tmp_path, widths=(1280, 390)) == []
+    # the README's figures of a demo run are read from its page and regressions the way this run's are
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import readme_demo
+
+    from engine.builtin_plugins.methods.vibecheck.headline import headline
+
+    assert readme_demo.figures(run_dir) == (
+        f"**{headline(vc)}** Model matching on the {vc.model_matching.n_test} test pairs: "
+        f"{vc.model_matching.test_accuracy:.1%} (95% interval {vc.model_matching.ci_low:.1%}–"
+        f"{vc.model_matching.ci_high:.1%}), against {vc.model_matching.baselines[0].accuracy:.1%} for the rule "
+        "\"the longer answer wins\".")
     assert len(list(tmp_path.glob("page-*.png"))) == 8
 
 
