@@ -106,7 +106,7 @@ def test_arena_report_renders_in_browser(tmp_path: Path, shared_data: Path) -> N
     regressions = (run_dir / "vibecheck-regressions.html").read_text()
     assert "Model matching" in regressions and "p-value" in regressions
     pages = [run_dir / "index.html", vibe_page, run_dir / "explore" / "vibecheck.html",
-             run_dir / "vibecheck-regressions.html"]
+             run_dir / "explore" / "vibecheck-label.html", run_dir / "vibecheck-regressions.html"]
     assert open_pages(pages, tmp_path, widths=(1280, 390)) == []
     # the README's figures of a demo run are read from its page and regressions the way this run's are
     sys.path.insert(0, str(ROOT / "scripts"))
@@ -119,7 +119,7 @@ def test_arena_report_renders_in_browser(tmp_path: Path, shared_data: Path) -> N
         f"{vc.model_matching.test_accuracy:.1%} (95% interval {vc.model_matching.ci_low:.1%}–"
         f"{vc.model_matching.ci_high:.1%}), against {vc.model_matching.baselines[0].accuracy:.1%} for the rule "
         "\"the longer answer wins\".")
-    assert len(list(tmp_path.glob("page-*.png"))) == 8
+    assert len(list(tmp_path.glob("page-*.png"))) == 10
 
 
 def chart_specs(html: str) -> dict[str, dict]:
@@ -358,6 +358,8 @@ def test_publish_and_strict_mkdocs_build(tmp_path: Path, shared_data: Path) -> N
     built = site / "site"
     assert (built / "runs" / "pub" / "index.html").exists() and (built / "runs" / "index.html").exists()
     assert "fonts.googleapis" not in (built / "index.html").read_text()
+    assert open_pages([built / "runs" / "pub" / "index.html", built / "runs" / "index.html"], tmp_path,
+                      widths=(1280, 390)) == []
 
 
 @pytest.mark.slow
