@@ -106,5 +106,6 @@ def test_a_model_switch_in_day_folders_of_logs_is_found_and_said(tmp_path: Path)
     assert again.returncode == 0 and again.stdout.splitlines()[0] == lines[-2], again.stdout
     page = " ".join((tmp_path / "mon" / "index.html").read_text().split())
     assert "vibes moved" in page and "headings moved up" in page and "running rank shift" in page
-    assert "smoothed conformal p-value" in page
+    assert "smoothed conformal p-value" in page and "Measured: formatting by metrics" in page
+    assert "warmth by minilm" in page
     assert open_pages([tmp_path / "mon" / "index.html"], tmp_path, widths=(1280, 390)) == []

@@ -73,6 +73,7 @@ class State:
     design: str = "paired"
     reference: dict[str, list[float | None]] = field(default_factory=dict)  # unpaired: the baseline's unit values
     left_out: dict[str, str] = field(default_factory=dict)  # unpaired: vibes no judge measures on one answer
+    measured_by: dict[str, str] = field(default_factory=dict)  # unpaired: vibe -> the judge whose measure ranks it
 
     @property
     def gated(self) -> list[str]:
@@ -197,7 +198,8 @@ def _start_unpaired(base: Run, base_dir: Path, model: str | None, state: State |
                                f"{v}: {why}" for v, why in measures.left_out.items()) + ")")
     _, _, reference = unit_values(list(base.items.values()), model, measures)
     fresh = State(str(base_dir.resolve()), model, vibes, dict.fromkeys(vibes, 0.0), design="unpaired",
-                  reference={v: reference[v] for v in vibes}, left_out=measures.left_out)
+                  reference={v: reference[v] for v in vibes}, left_out=measures.left_out,
+                  measured_by={v: measures.judge[v] for v in vibes})
     return _kept(fresh, state)
 
 

@@ -43,7 +43,8 @@ def estimator(state: State) -> str:
     if state.design != "unpaired":
         return ESTIMATOR
     left = "; ".join(f"{vibe}: {why}" for vibe, why in state.left_out.items())
-    return UNPAIRED + (f" Not watched: {left}." if left else "")
+    by = ", ".join(f"{vibe} by {judge}" for vibe, judge in state.measured_by.items())
+    return UNPAIRED + (f" Measured: {by}." if by else "") + (f" Not watched: {left}." if left else "")
 
 
 def figure(state: State) -> str:
