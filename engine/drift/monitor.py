@@ -196,10 +196,11 @@ def _start_unpaired(base: Run, base_dir: Path, model: str | None, state: State |
         raise MonitorError(f"{base_dir}: no vibe of the panel is measured on one answer alone, so looks that share "
                            "no prompt with the baseline cannot be watched (" + "; ".join(
                                f"{v}: {why}" for v, why in measures.left_out.items()) + ")")
-    _, _, reference = unit_values(list(base.items.values()), model, measures)
     fresh = State(str(base_dir.resolve()), model, vibes, dict.fromkeys(vibes, 0.0), design="unpaired",
-                  reference={v: reference[v] for v in vibes}, left_out=measures.left_out,
-                  measured_by={v: measures.judge[v] for v in vibes})
+                  left_out=measures.left_out, measured_by={v: measures.judge[v] for v in vibes})
+    if state is None:  # the baseline's units are measured once, at the first look; a restart reads them back
+        _, _, reference = unit_values(list(base.items.values()), model, measures)
+        fresh.reference = {v: reference[v] for v in vibes}
     return _kept(fresh, state)
 
 

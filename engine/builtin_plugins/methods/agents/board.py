@@ -40,9 +40,6 @@ class BoardRow:
     standings: list[Standing]  # in the analysis' order of the agents
     differing: list[str]  # "a > b, c": each agent above the agents it differs from at 5% after Holm
 
-    def ranked(self) -> list[Standing]:
-        return sorted(self.standings, key=lambda s: (s.rank or math.inf, s.agent))
-
 
 @cache
 def _order_statistic(n: int, level: float = LEVEL) -> int:
